@@ -1,0 +1,49 @@
+// swift-tools-version: 6.0
+// FetchLab: replay phone usage traces against background-fetch policies and
+// score staleness at app open against energy and cellular data.
+//
+// Layers, one way only:
+//   FetchTraces -> FetchModels -> FetchSimulation -> FetchBenchmark
+//   -> FetchReports -> fetchlab (CLI)
+// FetchLinearAlgebra is the only module that touches C (OpenBLAS, LAPACKE).
+import PackageDescription
+
+let package = Package(
+  name: "FetchLab",
+  products: [
+    .executable(name: "fetchlab", targets: ["fetchlab"]),
+    .library(name: "FetchLab", targets: [
+      "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark",
+      "FetchReports",
+    ]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+  ],
+  targets: [
+    .systemLibrary(
+      name: "CBLAS", pkgConfig: "openblas",
+      providers: [.apt(["libopenblas-dev"])]),
+    .systemLibrary(
+      name: "CLAPACKE", pkgConfig: "lapacke",
+      providers: [.apt(["liblapacke-dev"])]),
+    .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE"]),
+    .target(name: "FetchTraces"),
+    .target(name: "FetchModels", dependencies: ["FetchTraces", "FetchLinearAlgebra"]),
+    .target(name: "FetchSimulation", dependencies: ["FetchTraces", "FetchModels"]),
+    .target(name: "FetchBenchmark", dependencies: ["FetchTraces", "FetchModels", "FetchSimulation"]),
+    .target(name: "FetchReports", dependencies: ["FetchTraces", "FetchSimulation", "FetchBenchmark"]),
+    .executableTarget(
+      name: "fetchlab",
+      dependencies: [
+        "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark", "FetchReports",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
+    .testTarget(name: "FetchLinearAlgebraTests", dependencies: ["FetchLinearAlgebra"]),
+    .testTarget(name: "FetchTracesTests", dependencies: ["FetchTraces"], resources: [.copy("Fixtures")]),
+    .testTarget(name: "FetchModelsTests", dependencies: ["FetchModels"]),
+    .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSimulation", "FetchModels", "FetchTraces"]),
+    .testTarget(name: "FetchReportsTests", dependencies: ["FetchReports", "FetchBenchmark"], resources: [.copy("Golden")]),
+    .testTarget(name: "FetchLabCLITests", dependencies: ["FetchTraces"]),
+  ]
+)

@@ -1,0 +1,93 @@
+import Foundation
+
+/// RFC 4180 CSV writing and locale-independent number formatting.
+public enum CSV {
+  /// `s` quoted when it contains a comma, quote, CR or LF; inner quotes doubled.
+  public static func field(_ s: String) -> String {
+    let needsQuotes = s.contains { $0 == "," || $0 == "\"" || $0.isNewline }
+    return needsQuotes ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
+  }
+
+  /// One CSV line (with the trailing LF) from already formatted fields.
+  public static func line(_ fields: [String]) -> String {
+    fields.map(field).joined(separator: ",") + "\n"
+  }
+
+  /// A number as text, the same on every machine and locale.
+  ///
+  /// Integral values of magnitude below 2^53 print without a fraction
+  /// (`42`); others use `Double.description` (shortest round-trip form).
+  /// NaN prints as `NaN`, infinities as `inf` / `-inf`; empty when `nil`.
+  public static func number(_ x: Double?) -> String {
+    guard let x else { return "" }
+    if x.isNaN { return "NaN" }
+    if x.isInfinite { return x < 0 ? "-inf" : "inf" }
+    if x == x.rounded(), abs(x) < 9_007_199_254_740_992 {
+      return String(Int64(x))
+    }
+    return x.description
+  }
+
+  /// `x` rounded to `digits` decimals, then formatted by ``number(_:)``.
+  public static func number(_ x: Double, decimals digits: Int) -> String {
+    guard x.isFinite else { return number(x) }
+    var p = 1.0
+    for _ in 0..<digits { p *= 10 }
+    return number((x * p).rounded() / p)
+  }
+}
+
+/// Writes text to a file through a buffer, atomically: the data goes to
+/// `path.tmp-<pid>` and is renamed onto `path` by ``commit()``; a writer that is
+/// never committed leaves no file at `path`.
+public final class AtomicTextFile {
+  public let path: String
+  private let tmpPath: String
+  private let handle: UnsafeMutablePointer<FILE>
+  private var buffer: [UInt8] = []
+  private var finished = false
+
+  public init(path: String) throws {
+    self.path = path
+    self.tmpPath = path + ".tmp-\(getpid())"
+    guard let h = fopen(tmpPath, "wb") else {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot create file: \(String(cString: strerror(errno)))")
+    }
+    handle = h
+    buffer.reserveCapacity(1 << 16)
+  }
+
+  deinit {
+    if !finished {
+      fclose(handle)
+      unlink(tmpPath)
+    }
+  }
+
+  /// Appends `s` (UTF-8).
+  public func write(_ s: String) throws {
+    buffer.append(contentsOf: s.utf8)
+    if buffer.count >= 1 << 16 { try flush() }
+  }
+
+  private func flush() throws {
+    guard !buffer.isEmpty else { return }
+    let n = buffer.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, handle) }
+    guard n == buffer.count else {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "write failed: \(String(cString: strerror(errno)))")
+    }
+    buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// Flushes, closes and renames the file into place.
+  public func commit() throws {
+    try flush()
+    finished = true
+    let ok = fflush(handle) == 0 && fsync(fileno(handle)) == 0
+    fclose(handle)
+    guard ok, rename(tmpPath, path) == 0 else {
+      unlink(tmpPath)
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot finish file: \(String(cString: strerror(errno)))")
+    }
+  }
+}

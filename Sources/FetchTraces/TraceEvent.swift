@@ -1,0 +1,158 @@
+/// The kinds of rows in a canonical FetchLab trace.
+///
+/// Each user's block starts with ``begin`` and ends with ``end``; the events
+/// between them are what the device and its user did. See the README section
+/// "Trace format" for the CSV encoding of each kind.
+public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+  /// The user opened `app` in the foreground; `value` is the session length in s.
+  case open
+  /// Another app or the system woke the device and used the network for
+  /// `value` seconds (push delivery, sync, ...). `app` is optional.
+  case wake
+  /// A battery level sample; `value` is the level in percent, 0...100.
+  case battery
+  /// The device was plugged in.
+  case chargeStart
+  /// The device was unplugged.
+  case chargeEnd
+  /// The active network changed; `value` is a ``NetworkKind`` raw value.
+  case network
+  /// The server-side content of `app` changed (optional in traces).
+  case update
+
+  /// The name used in the `event` column.
+  public var description: String {
+    switch self {
+    case .open: "open"
+    case .wake: "wake"
+    case .battery: "battery"
+    case .chargeStart: "charge_start"
+    case .chargeEnd: "charge_end"
+    case .network: "network"
+    case .update: "update"
+    }
+  }
+}
+
+/// The network a device is on; the cellular cases select a radio profile.
+public enum NetworkKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+  case offline
+  case wifi
+  /// Cellular of the configured default technology (LTE unless configured).
+  case cellular
+  case lte
+  case umts3g
+  case nr5g
+
+  /// The name used in the trace's `value` column.
+  public var description: String {
+    switch self {
+    case .offline: "offline"
+    case .wifi: "wifi"
+    case .cellular: "cellular"
+    case .lte: "lte"
+    case .umts3g: "3g"
+    case .nr5g: "5g"
+    }
+  }
+
+  /// Parses a `network` value; `nil` for an unknown name.
+  public init?(name: some StringProtocol) {
+    guard let k = NetworkKind.allCases.first(where: { $0.description == name }) else {
+      return nil
+    }
+    self = k
+  }
+
+  /// Whether traffic on this network counts as cellular data.
+  public var isCellular: Bool {
+    switch self {
+    case .cellular, .lte, .umts3g, .nr5g: true
+    case .offline, .wifi: false
+    }
+  }
+}
+
+/// One event of one user, in memory.
+///
+/// 24 bytes, no references: a user's trace is a flat array of these.
+public struct TraceEvent: Sendable, Equatable {
+  /// Unix time in seconds (UTC).
+  public var time: Double
+  /// Meaning depends on ``kind``: session length (s), wake duration (s),
+  /// battery level (%), or a ``NetworkKind`` raw value; 0 otherwise.
+  public var value: Double
+  /// Index into ``UserTrace/apps``, or -1 when the event names no app.
+  public var app: Int32
+  public var kind: EventKind
+
+  public init(time: Double, kind: EventKind, app: Int32 = -1, value: Double = 0) {
+    self.time = time
+    self.kind = kind
+    self.app = app
+    self.value = value
+  }
+
+  /// The network of a ``EventKind/network`` event.
+  public var network: NetworkKind? {
+    guard kind == .network else { return nil }
+    return NetworkKind(rawValue: UInt8(value))
+  }
+}
+
+/// Everything one user's trace holds: the observation window, the time zone,
+/// the app names, and the time-ordered events.
+public struct UserTrace: Sendable, Equatable {
+  /// The user id from the `user` column.
+  public var user: String
+  /// The user's time zone, from the `begin` row.
+  public var timeZone: TraceTimeZone
+  /// Start of the observation window, Unix s (the `begin` row).
+  public var start: Double
+  /// End of the observation window, Unix s (the `end` row).
+  public var end: Double
+  /// App names; ``TraceEvent/app`` indexes this array.
+  public var apps: [String]
+  /// Events strictly between `begin` and `end`, non-decreasing in time.
+  public var events: [TraceEvent]
+
+  public init(
+    user: String, timeZone: TraceTimeZone = .utc, start: Double, end: Double,
+    apps: [String] = [], events: [TraceEvent] = []
+  ) {
+    self.user = user
+    self.timeZone = timeZone
+    self.start = start
+    self.end = end
+    self.apps = apps
+    self.events = events
+  }
+
+  /// Length of the observation window in days (86,400 s).
+  public var days: Double { (end - start) / 86_400 }
+
+  /// The index of `name` in ``apps``, appending it if new.
+  public mutating func appIndex(_ name: String) -> Int32 {
+    if let i = apps.firstIndex(of: name) { return Int32(i) }
+    apps.append(name)
+    return Int32(apps.count - 1)
+  }
+
+  /// Number of ``EventKind/open`` events per app index.
+  public func openCounts() -> [Int] {
+    var counts = [Int](repeating: 0, count: apps.count)
+    for e in events where e.kind == .open { counts[Int(e.app)] += 1 }
+    return counts
+  }
+
+  /// Checks the invariants the reader guarantees; for tests and debug builds.
+  public func _checkInvariants() {
+    precondition(start <= end, "trace window ends before it starts")
+    var last = start
+    for e in events {
+      precondition(e.time >= last && e.time <= end, "events out of order or window")
+      precondition(e.app < Int32(apps.count), "app index out of range")
+      last = e.time
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// A user's time zone: a fixed UTC offset or an IANA zone name.
+///
+/// Written in the `value` of the `begin` row as `UTC`, `+01:00`, `-05:30` or an
+/// IANA name such as `Europe/Vienna`.
+public enum TraceTimeZone: Sendable, Equatable, CustomStringConvertible {
+  /// A fixed offset east of UTC, in seconds.
+  case fixed(Int)
+  /// An IANA time zone name, with daylight saving time.
+  case named(String)
+
+  public static let utc = TraceTimeZone.fixed(0)
+
+  /// Parses the `begin` row's value; `nil` for an unknown zone.
+  public init?(parsing s: String) {
+    if s == "UTC" || s == "Z" || s.isEmpty {
+      self = .utc
+      return
+    }
+    let b = Array(s.utf8)
+    if b.count == 6, b[0] == UInt8(ascii: "+") || b[0] == UInt8(ascii: "-"), b[3] == UInt8(ascii: ":") {
+      let digits = [b[1], b[2], b[4], b[5]]
+      guard digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+      let h = Int(b[1] - 48) * 10 + Int(b[2] - 48)
+      let m = Int(b[4] - 48) * 10 + Int(b[5] - 48)
+      guard h <= 14, m < 60 else { return nil }
+      let sign = b[0] == UInt8(ascii: "-") ? -1 : 1
+      self = .fixed(sign * (h * 3600 + m * 60))
+      return
+    }
+    guard TimeZone(identifier: s) != nil else { return nil }
+    self = .named(s)
+  }
+
+  /// The canonical text: `UTC`, `+HH:MM` or the IANA name.
+  public var description: String {
+    switch self {
+    case .fixed(0): return "UTC"
+    case .fixed(let off):
+      let a = abs(off)
+      let h = a / 3600, m = (a % 3600) / 60
+      return (off < 0 ? "-" : "+") + (h < 10 ? "0" : "") + "\(h):" + (m < 10 ? "0" : "") + "\(m)"
+    case .named(let n): return n
+    }
+  }
+}
+
+/// Converts Unix times to local wall-clock positions for one time zone.
+///
+/// Caches the current UTC-offset interval, so a time-ordered sweep costs one
+/// Foundation call per daylight-saving transition, not per event.
+public struct LocalClock: Sendable {
+  private let zone: TimeZone?
+  private var fixedOffset: Double
+  private var validFrom = Double.infinity
+  private var validTo = -Double.infinity
+  private var cached = 0.0
+
+  public init(_ tz: TraceTimeZone) {
+    switch tz {
+    case .fixed(let off):
+      zone = nil
+      fixedOffset = Double(off)
+    case .named(let name):
+      zone = TimeZone(identifier: name)
+      fixedOffset = 0
+    }
+  }
+
+  /// Offset east of UTC at `t`, in seconds.
+  public mutating func offset(at t: Double) -> Double {
+    guard let zone else { return fixedOffset }
+    if t >= validFrom && t < validTo { return cached }
+    let d = Date(timeIntervalSince1970: t)
+    cached = Double(zone.secondsFromGMT(for: d))
+    validFrom = t
+    validTo = zone.nextDaylightSavingTimeTransition(after: d)?.timeIntervalSince1970 ?? .infinity
+    return cached
+  }
+
+  /// Local time as seconds since the Unix epoch in local wall-clock terms.
+  public mutating func local(_ t: Double) -> Double { t + offset(at: t) }
+
+  /// Local hour of day in [0, 24).
+  public mutating func hourOfDay(_ t: Double) -> Double {
+    let l = local(t)
+    let s = l - (l / 86_400).rounded(.down) * 86_400
+    return s / 3600
+  }
+
+  /// Local day of week, 0 = Monday ... 6 = Sunday.
+  public mutating func dayOfWeek(_ t: Double) -> Int {
+    let day = Int((local(t) / 86_400).rounded(.down))
+    // 1970-01-01 was a Thursday (index 3).
+    return ((day + 3) % 7 + 7) % 7
+  }
+
+  /// Local hour of the week in [0, 168), Monday 00:00 = 0.
+  public mutating func hourOfWeek(_ t: Double) -> Double {
+    Double(dayOfWeek(t)) * 24 + hourOfDay(t)
+  }
+}

@@ -1,0 +1,23 @@
+import ArgumentParser
+import FetchTraces
+import Foundation
+
+@main
+struct FetchLab: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fetchlab",
+    abstract: "Replay phone usage traces against background-fetch policies; score staleness at app open against energy and cellular data.",
+    version: fetchLabVersion,
+    subcommands: [
+      Validate.self,
+    ]
+  )
+}
+
+/// The version recorded in outputs.
+let fetchLabVersion = "0.1.0"
+
+/// Writes a line to standard error (progress, warnings, logs).
+func log(_ s: String) {
+  FileHandle.standardError.write(Data((s + "\n").utf8))
+}
