@@ -1,0 +1,100 @@
+import FetchBenchmark
+import FetchModels
+import FetchSimulation
+import FetchTraces
+
+/// Columns of `summary.csv`: one row per (user, app, policy). Names are
+/// stable, snake_case, with units in the name. Declared once; the header and
+/// the rows both come from here.
+public enum SummaryColumn: String, CaseIterable, Sendable {
+  case user, app, policy
+  case days
+  case opens, fetches, new_data, no_data, failed, wasted
+  case updates
+  case mean_age_s, p50_age_s, p90_age_s, p99_age_s
+  case fresh_ratio
+  case mean_aoi_s
+  case time_avg_age_s, time_fresh_ratio
+  case energy_j, energy_j_per_day, battery_pct_per_day
+  case fetches_per_day
+  case cellular_bytes, cellular_bytes_per_day, wifi_bytes
+
+  /// This column's value for one replay.
+  func value(user: String, app: String, policy: String, _ s: AppSummary, capacityJ: Double) -> String {
+    switch self {
+    case .user: user
+    case .app: app
+    case .policy: policy
+    case .days: CSV.number(s.days, decimals: 6)
+    case .opens: String(s.opens)
+    case .fetches: String(s.fetches)
+    case .new_data: String(s.newData)
+    case .no_data: String(s.noData)
+    case .failed: String(s.failed)
+    case .wasted: String(s.wasted)
+    case .updates: String(s.updates)
+    case .mean_age_s: CSV.number(s.meanAgeS, decimals: 3)
+    case .p50_age_s: CSV.number(s.p50AgeS, decimals: 3)
+    case .p90_age_s: CSV.number(s.p90AgeS, decimals: 3)
+    case .p99_age_s: CSV.number(s.p99AgeS, decimals: 3)
+    case .fresh_ratio: CSV.number(s.freshRatio, decimals: 6)
+    case .mean_aoi_s: CSV.number(s.meanAoiS, decimals: 3)
+    case .time_avg_age_s: CSV.number(s.timeAvgAgeS, decimals: 3)
+    case .time_fresh_ratio: CSV.number(s.timeFreshRatio, decimals: 6)
+    case .energy_j: CSV.number(s.energyJ, decimals: 6)
+    case .energy_j_per_day: CSV.number(s.energyJPerDay, decimals: 6)
+    case .battery_pct_per_day: CSV.number(s.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .fetches_per_day: CSV.number(s.fetchesPerDay, decimals: 6)
+    case .cellular_bytes: CSV.number(s.cellularBytes, decimals: 0)
+    case .cellular_bytes_per_day: CSV.number(s.cellularBytesPerDay, decimals: 3)
+    case .wifi_bytes: CSV.number(s.wifiBytes, decimals: 0)
+    }
+  }
+}
+
+/// Columns of `opens.csv`: one row per open of a replayed app.
+public enum OpenColumn: String, CaseIterable, Sendable {
+  case user, app, policy, time, age_s, aoi_s, fresh
+}
+
+/// Columns of `fetches.csv`: one row per background fetch.
+public enum FetchColumn: String, CaseIterable, Sendable {
+  case user, app, policy, time, end_time, duration_s, result, failure, bytes, energy_j, network
+}
+
+/// Columns of `policies.csv`: one row per policy, pooled over (user, app) pairs.
+public enum PolicyColumn: String, CaseIterable, Sendable {
+  case policy, pairs, days, opens, fetches, fetches_per_day
+  case new_data, no_data, failed, wasted
+  case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day
+  case fresh_ratio, mean_age_s, p50_age_s, p90_age_s, p99_age_s, mean_aoi_s
+
+  func value(_ a: PolicyAggregate, capacityJ: Double) -> String {
+    switch self {
+    case .policy: a.policy
+    case .pairs: String(a.pairs)
+    case .days: CSV.number(a.days, decimals: 6)
+    case .opens: String(a.opens)
+    case .fetches: String(a.fetches)
+    case .fetches_per_day: CSV.number(a.fetchesPerDay, decimals: 6)
+    case .new_data: String(a.newData)
+    case .no_data: String(a.noData)
+    case .failed: String(a.failed)
+    case .wasted: String(a.wasted)
+    case .energy_j_per_day: CSV.number(a.energyJPerDay, decimals: 6)
+    case .battery_pct_per_day: CSV.number(a.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .cellular_bytes_per_day: CSV.number(a.cellularBytesPerDay, decimals: 3)
+    case .fresh_ratio: CSV.number(a.freshRatio, decimals: 6)
+    case .mean_age_s: CSV.number(a.meanAgeS, decimals: 3)
+    case .p50_age_s: CSV.number(a.ages.quantile(0.5), decimals: 3)
+    case .p90_age_s: CSV.number(a.ages.quantile(0.9), decimals: 3)
+    case .p99_age_s: CSV.number(a.ages.quantile(0.99), decimals: 3)
+    case .mean_aoi_s: CSV.number(a.meanAoiS, decimals: 3)
+    }
+  }
+}
+
+extension RawRepresentable where Self: CaseIterable, RawValue == String {
+  /// The CSV header line of this column set.
+  static var headerLine: String { allCases.map(\.rawValue).joined(separator: ",") + "\n" }
+}

@@ -1,0 +1,74 @@
+import FetchModels
+import FetchTraces
+
+/// The clairvoyant floor: knows the future opens, content updates and
+/// network, and fetches once just before an open, only when the server has
+/// something the device lacks, timed to finish exactly at the open (or at
+/// the moment the device goes offline before it).
+///
+/// Because every fetch brings the content as of its completion, no policy
+/// can show fresher content at an open: the oracle's age at each open is ≤
+/// any other policy's on the same trace, and it makes at most one fetch per
+/// open. Its energy is not a lower bound: it ignores radio tails.
+public struct OraclePolicy: FetchPolicy {
+  let user: PreparedUser
+  let opens: [Double]
+  let updates: [Double]
+  var next = 0
+  var synced = 0
+  var deadline = 0.0
+
+  /// - Parameters:
+  ///   - user: the prepared trace (its future is what the oracle knows).
+  ///   - app: the app whose content is fetched.
+  ///   - content: the app's update times.
+  public init(user: PreparedUser, app: Int32, content: ContentTimeline) {
+    self.user = user
+    opens = user.trace.events.filter { $0.kind == .open && $0.app == app }.map(\.time)
+    updates = content.updates
+  }
+
+  func serverVersion(at t: Double) -> Int {
+    var lo = 0, hi = updates.count
+    while lo < hi {
+      let mid = (lo + hi) / 2
+      if updates[mid] <= t { lo = mid + 1 } else { hi = mid }
+    }
+    return lo
+  }
+
+  /// The last moment at or before `t` at which a fetch can finish online.
+  func onlineDeadline(_ t: Double) -> Double {
+    var i = user.networkIndex(at: t)
+    guard user.netKinds[i] == .offline else { return t }
+    while i > 0 && user.netKinds[i - 1] == .offline { i -= 1 }
+    return i == 0 ? -.infinity : user.netTimes[i]
+  }
+
+  mutating func schedule(_ ctx: inout PolicyContext) {
+    ctx.cancelTimer()
+    guard next < opens.count else { return }
+    let d = onlineDeadline(opens[next])
+    guard d >= ctx.now, serverVersion(at: d) > synced else { return }
+    deadline = d
+    // Wake early enough for any fetch; the engine times the start exactly.
+    ctx.setTimer(at: max(ctx.now, d - user.world.fetchBudgetS))
+  }
+
+  public mutating func start(_ ctx: inout PolicyContext) { schedule(&ctx) }
+
+  public mutating func timerFired(_ ctx: inout PolicyContext) {
+    ctx.requestFetch(completingAt: deadline)
+  }
+
+  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+    if outcome.result == .newData { synced = max(synced, serverVersion(at: outcome.end)) }
+  }
+
+  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    guard event.kind == .open, event.app == ctx.app else { return }
+    if user.world.foregroundRefresh { synced = max(synced, serverVersion(at: event.time)) }
+    while next < opens.count && opens[next] <= event.time { next += 1 }
+    if !ctx.fetchInFlight { schedule(&ctx) }
+  }
+}

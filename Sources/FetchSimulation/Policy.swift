@@ -1,0 +1,118 @@
+import FetchTraces
+
+/// The result a background launch reports, as in iOS's
+/// `UIBackgroundFetchResult`.
+public enum FetchResult: UInt8, Sendable, CustomStringConvertible {
+  case newData, noData, failed
+
+  public var description: String {
+    switch self {
+    case .newData: "new_data"
+    case .noData: "no_data"
+    case .failed: "failed"
+    }
+  }
+}
+
+/// What a policy learns when one of its fetches finishes.
+public struct FetchOutcome: Sendable, Equatable {
+  /// When the fetch started and finished, Unix s.
+  public var start: Double
+  public var end: Double
+  public var result: FetchResult
+  /// Bytes moved (both directions).
+  public var bytes: Double
+  /// Energy charged to the fetch (CPU and marginal radio), J.
+  public var energyJ: Double
+  /// The network the fetch used.
+  public var network: NetworkKind
+}
+
+/// A fetch-scheduling policy: the thing FetchLab compares.
+///
+/// The engine calls the policy in time order with only what it may legally
+/// observe: the user's past events (opens of any app, wakes, battery,
+/// charging and network changes, never content updates), its own fetch
+/// outcomes, and the device state in ``PolicyContext``. The policy acts by
+/// asking for a fetch or setting its one timer on the context.
+///
+/// Policies are value types; the engine is generic over them, so calls are
+/// static and a replay allocates nothing per event. Policies that know the
+/// future (oracles) get it through their own initialiser, never through the
+/// engine.
+public protocol FetchPolicy {
+  /// Called once at the start of the replay window.
+  mutating func start(_ ctx: inout PolicyContext)
+  /// Called after each observable trace event has been applied.
+  mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext)
+  /// Called when the timer set with ``PolicyContext/setTimer(at:)`` fires.
+  mutating func timerFired(_ ctx: inout PolicyContext)
+  /// Called when a fetch the policy asked for has finished.
+  mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext)
+}
+
+extension FetchPolicy {
+  public mutating func start(_ ctx: inout PolicyContext) {}
+  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {}
+  public mutating func timerFired(_ ctx: inout PolicyContext) {}
+  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {}
+}
+
+/// The policy's view of the device and its means to act.
+public struct PolicyContext: Sendable {
+  /// Current time, Unix s.
+  public internal(set) var now: Double
+  /// The app whose content the policy fetches: index into the trace's apps.
+  public let app: Int32
+  /// The app's name.
+  public let appName: String
+  /// Start of the replay window, Unix s.
+  public let windowStart: Double
+  /// The user's time zone (for time-of-day habits).
+  public let timeZone: TraceTimeZone
+  /// The network the device is on now.
+  public internal(set) var network: NetworkKind
+  /// Whether the device is on the charger.
+  public internal(set) var isCharging = false
+  /// Battery level in %, `nil` while unknown.
+  public internal(set) var batteryPct: Double?
+  /// Whether a fetch is running (or scheduled to start); a new request is
+  /// ignored until it finishes.
+  public internal(set) var fetchInFlight = false
+  /// When the policy's timer fires; `.infinity` when unset.
+  public internal(set) var timerAt = Double.infinity
+
+  enum Request: Equatable { case now, completing(at: Double) }
+  var request: Request?
+
+  init(now: Double, app: Int32, appName: String, windowStart: Double, timeZone: TraceTimeZone, network: NetworkKind) {
+    self.now = now
+    self.app = app
+    self.appName = appName
+    self.windowStart = windowStart
+    self.timeZone = timeZone
+    self.network = network
+  }
+
+  /// Asks for a background fetch starting now.
+  public mutating func requestFetch() {
+    request = .now
+  }
+
+  /// Asks for a fetch timed to finish exactly at `t` (≥ now plus the fetch's
+  /// duration). The engine computes the start from its radio model, which
+  /// needs knowledge of the future: for oracle policies only.
+  public mutating func requestFetch(completingAt t: Double) {
+    request = .completing(at: t)
+  }
+
+  /// Sets the policy's single timer to `t`, replacing any earlier one.
+  public mutating func setTimer(at t: Double) {
+    timerAt = max(t, now)
+  }
+
+  /// Cancels the timer.
+  public mutating func cancelTimer() {
+    timerAt = .infinity
+  }
+}

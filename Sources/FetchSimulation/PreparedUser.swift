@@ -1,0 +1,89 @@
+import FetchModels
+import FetchTraces
+
+/// One user's trace prepared for replay: the network timeline and the radio
+/// activity of everything but the policy (the user's sessions and other
+/// apps' wakes), per interface. Built once per user and shared by every app
+/// and policy replayed for that user.
+public struct PreparedUser: Sendable {
+  public let trace: UserTrace
+  public let world: WorldParameters
+  /// Times at which the network changes; the first is the window start.
+  let netTimes: [Double]
+  let netKinds: [NetworkKind]
+  /// Merged busy intervals of background activity: [0] WiFi, [1] cellular.
+  let busy: [[BusyInterval]]
+
+  /// Shortest radio activity attributed to an open or wake, s: a 0-second
+  /// session still refreshes its content.
+  public static let minimumActivityS = 1.0
+
+  public init(trace: UserTrace, world: WorldParameters) {
+    self.trace = trace
+    self.world = world
+    var times = [trace.start]
+    var kinds = [world.defaultNetwork]
+    var busy: [[BusyInterval]] = [[], []]
+    for e in trace.events {
+      switch e.kind {
+      case .network:
+        let n = e.network ?? .offline
+        if times.last == e.time { kinds[kinds.count - 1] = n } else {
+          times.append(e.time)
+          kinds.append(n)
+        }
+      case .open, .wake:
+        guard let k = PreparedUser.interface(kinds.last!) else { continue }
+        let iv = BusyInterval(start: e.time, end: e.time + max(e.value, PreparedUser.minimumActivityS))
+        if let last = busy[k].last, iv.start <= last.end {
+          busy[k][busy[k].count - 1].end = max(last.end, iv.end)
+        } else {
+          busy[k].append(iv)
+        }
+      default: break
+      }
+    }
+    netTimes = times
+    netKinds = kinds
+    self.busy = busy
+  }
+
+  /// 0 for WiFi, 1 for any cellular network, `nil` offline.
+  static func interface(_ n: NetworkKind) -> Int? {
+    switch n {
+    case .offline: nil
+    case .wifi: 0
+    default: 1
+    }
+  }
+
+  /// Index into the network timeline of the network in force at `t`.
+  func networkIndex(at t: Double) -> Int {
+    var lo = 0, hi = netTimes.count - 1
+    while lo < hi {
+      let mid = (lo + hi + 1) / 2
+      if netTimes[mid] <= t { lo = mid } else { hi = mid - 1 }
+    }
+    return lo
+  }
+
+  /// The network in force at `t`.
+  public func network(at t: Double) -> NetworkKind { netKinds[networkIndex(at: t)] }
+
+  /// The first network change strictly after `t`, or `.infinity`.
+  func nextNetworkChange(after t: Double) -> Double {
+    let i = networkIndex(at: t) + 1
+    return i < netTimes.count ? netTimes[i] : .infinity
+  }
+
+  /// Index of the first background interval on interface `k` ending at or after `t`.
+  func firstBusy(_ k: Int, endingAtOrAfter t: Double) -> Int {
+    let b = busy[k]
+    var lo = 0, hi = b.count
+    while lo < hi {
+      let mid = (lo + hi) / 2
+      if b[mid].end < t { lo = mid + 1 } else { hi = mid }
+    }
+    return lo
+  }
+}
