@@ -99,10 +99,12 @@ public struct PolicyContext: Sendable {
     request = .now
   }
 
-  /// Asks for a fetch timed to finish exactly at `t` (≥ now plus the fetch's
-  /// duration). The engine computes the start from its radio model, which
-  /// needs knowledge of the future: for oracle policies only.
-  public mutating func requestFetch(completingAt t: Double) {
+  /// Asks for a fetch timed to finish as late as possible but no later than
+  /// `t`: exactly at `t` when it can run whole in the network segment that
+  /// ends there, else at the end of the latest earlier online segment where
+  /// it fits (else it starts now). The engine computes the start from its
+  /// radio model and the future network, so this is for oracle policies only.
+  public mutating func requestFetch(completingBy t: Double) {
     request = .completing(at: t)
   }
 

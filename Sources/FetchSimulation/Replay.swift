@@ -232,7 +232,11 @@ struct ReplayEngine {
     case .now:
       inflight = plan(start: ctx.now, completion: nil)
     case .completing(let t):
-      inflight = plan(start: startToComplete(by: t), completion: t)
+      if let (start, end) = latestCompletion(by: t) {
+        inflight = plan(start: start, completion: end)
+      } else {
+        inflight = plan(start: ctx.now, completion: nil)
+      }
     }
     ctx.fetchInFlight = true
   }
@@ -247,10 +251,29 @@ struct ReplayEngine {
     return t - last
   }
 
-  /// The latest start from which a fetch finishes by `t` (oracles).
-  func startToComplete(by t: Double) -> Double {
-    let net = u.network(at: t)
-    guard let k = PreparedUser.interface(net), let radio = w.radio(for: net) else { return ctx.now }
+  /// The latest (start, end) at or before `t` at which a fetch can run
+  /// whole inside one online network segment, starting no earlier than now;
+  /// `nil` if there is none (oracles).
+  func latestCompletion(by t: Double) -> (Double, Double)? {
+    var d = t
+    while d > ctx.now {
+      // The segment a fetch ending at d runs in: the last change before d.
+      var i = u.networkIndex(at: d)
+      if i > 0 && u.netTimes[i] == d { i -= 1 }
+      let segStart = u.netTimes[i]
+      if u.netKinds[i] != .offline {
+        let s = startToComplete(by: d, on: u.netKinds[i])
+        if s >= max(segStart, ctx.now) { return (s, d) }
+      }
+      guard i > 0 else { return nil }
+      d = segStart
+    }
+    return nil
+  }
+
+  /// The latest start from which a fetch on `net` finishes by `t`.
+  func startToComplete(by t: Double, on net: NetworkKind) -> Double {
+    guard let k = PreparedUser.interface(net), let radio = w.radio(for: net) else { return t }
     let v = serverVersion(at: t)
     let bytes = v > version ? content.newDataBytes(version: v) : w.noDataBytes
     let x = radio.transferTime(downBytes: bytes, upBytes: w.requestBytes)
@@ -259,7 +282,7 @@ struct ReplayEngine {
     var s = t - base - p0
     let p1 = radio.promotion(afterGap: quietGap(k, at: s)).timeS
     if p1 > p0 { s = t - base - p1 }
-    return max(s, ctx.now)
+    return s
   }
 
   /// Works out a fetch starting at `s`: its end, failure, bytes and energy.
