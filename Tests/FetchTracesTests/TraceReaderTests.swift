@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+
+@testable import FetchTraces
+
+/// Writes `text` to a temporary file and returns its path.
+func tempFile(_ text: String, name: String = "trace.csv") -> String {
+  let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-tests-\(getpid())-\(UUID().uuidString)")
+  try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+  let path = dir.appendingPathComponent(name).path
+  try! text.write(toFile: path, atomically: true, encoding: .utf8)
+  return path
+}
+
+/// Reads every user of a trace file.
+func readAll(_ path: String) throws -> [UserTrace] {
+  let r = try TraceReader(path: path)
+  var out: [UserTrace] = []
+  while let u = try r.next() { out.append(u) }
+  return out
+}
+
+@Suite("Trace reader")
+struct TraceReaderTests {
+  static let good = """
+    # a comment
+    user,time,event,app,value
+    u1,1000,begin,,+01:00
+    u1,1000,network,,wifi
+    u1,1010.5,open,news,35
+    u1,1020,wake,,3
+    u1,1030,battery,,54.5
+    u1,1040,charge_start,,
+    u1,1050,update,news,
+    u1,1060,charge_end,,
+    u1,1070,network,,lte
+    u1,1080,open,"mail, work",0
+    u1,2000,end,,
+    u2,500,begin,,Europe/Vienna
+    u2,600,end,,
+
+    """
+
+  @Test("reads every event kind, quoted fields and comments")
+  func readsGoodTrace() throws {
+    let users = try readAll(tempFile(Self.good))
+    #expect(users.count == 2)
+    let u = users[0]
+    #expect(u.user == "u1" && u.start == 1000 && u.end == 2000)
+    #expect(u.timeZone == .fixed(3600))
+    #expect(u.apps == ["news", "mail, work"])
+    #expect(u.events.map(\.kind) == [.network, .open, .wake, .battery, .chargeStart, .update, .chargeEnd, .network, .open])
+    #expect(u.events[0].network == .wifi && u.events[7].network == .lte)
+    #expect(u.events[1].value == 35 && u.events[1].time == 1010.5)
+    #expect(u.events[2].app == -1 && u.events[3].value == 54.5)
+    #expect(users[1].timeZone == .named("Europe/Vienna") && users[1].events.isEmpty)
+    u._checkInvariants()
+  }
+
+  @Test("writer and reader round-trip exactly")
+  func roundTrip() throws {
+    let users = try readAll(tempFile(Self.good))
+    let out = tempFile("", name: "out.csv")
+    let w = try TraceWriter(path: out, comments: ["round trip", "second line"])
+    for u in users { try w.write(u) }
+    try w.commit()
+    #expect(try readAll(out) == users)
+  }
+
+  @Test("an uncommitted writer leaves no file")
+  func atomicWriter() throws {
+    let path = tempFile("", name: "never.csv")
+    try FileManager.default.removeItem(atPath: path)
+    do {
+      let w = try TraceWriter(path: path)
+      try w.write(UserTrace(user: "x", start: 0, end: 1))
+    }
+    #expect(!FileManager.default.fileExists(atPath: path))
+  }
+
+  /// (trace body after the header, expected line, field, message fragment)
+  static let bad: [(String, Int, String, String)] = [
+    ("u1,10,begin,,UTC\nu1,5,open,a,1\nu1,20,end,,\n", 3, "time", "earlier than the previous"),
+    ("u1,10,begin,,UTC\nu1,x,open,a,1\nu1,20,end,,\n", 3, "time", "finite number"),
+    ("u1,10,begin,,UTC\nu1,11,open,a,NaN\nu1,20,end,,\n", 3, "value", "finite number"),
+    ("u1,10,begin,,UTC\nu1,11,open,a,-1\nu1,20,end,,\n", 3, "value", "outside"),
+    ("u1,10,begin,,UTC\nu1,11,open,,5\nu1,20,end,,\n", 3, "app", "needs an app"),
+    ("u1,10,begin,,UTC\nu1,11,fly,a,5\nu1,20,end,,\n", 3, "event", "unknown event"),
+    ("u1,10,begin,,UTC\nu1,11,network,,satellite\nu1,20,end,,\n", 3, "value", "unknown network"),
+    ("u1,10,begin,,UTC\nu1,11,battery,,140\nu1,20,end,,\n", 3, "value", "outside 0...100"),
+    ("u1,10,begin,,Mars/Olympus\nu1,20,end,,\n", 2, "value", "unknown time zone"),
+    ("u1,10,begin,,UTC\nu1,11,open,a\nu1,20,end,,\n", 3, "-", "expected 5 fields"),
+    ("u1,10,begin,,UTC\nu2,11,open,a,1\n", 3, "user", "before user 'u1' has its 'end' row"),
+    ("u1,10,begin,,UTC\nu1,20,end,,\nu1,30,begin,,UTC\nu1,40,end,,\n", 4, "user", "appears again"),
+    ("u1,10,open,a,1\n", 2, "event", "before any 'begin'"),
+    ("u1,10,begin,,UTC\nu1,11,open,a,1\n", 3, "-", "no 'end' row"),
+    ("u1,10,begin,,UTC\nu1,11,open,\"a,1\nu1,20,end,,\n", 3, "app", "unterminated"),
+    ("u1,10,begin,,UTC\nu1,11,charge_start,,1\nu1,20,end,,\n", 3, "value", "takes no value"),
+    ("u1,10,begin,,UTC\nu1,1e300,open,a,1\nu1,20,end,,\n", 3, "time", "plausible Unix time"),
+  ]
+
+  @Test("malformed traces give file:line: field: message", arguments: bad.indices)
+  func malformed(_ i: Int) {
+    let (body, line, field, fragment) = Self.bad[i]
+    let path = tempFile("user,time,event,app,value\n" + body)
+    do {
+      _ = try readAll(path)
+      Issue.record("no error for case \(i)")
+    } catch let e as TraceFormatError {
+      #expect(e.file == path)
+      #expect(e.line == line, "case \(i): \(e)")
+      #expect(e.field == field, "case \(i): \(e)")
+      #expect(e.message.contains(fragment), "case \(i): \(e)")
+      #expect(e.description.hasPrefix("\(path):\(line): \(field): "))
+    } catch {
+      Issue.record("unexpected error \(error)")
+    }
+  }
+
+  @Test("missing header, empty file, invalid UTF-8 and over-long lines are errors")
+  func structuralErrors() throws {
+    #expect(throws: TraceFormatError.self) { try readAll(tempFile("")) }
+    #expect(throws: TraceFormatError.self) { try readAll(tempFile("a,b,c\n")) }
+    let bytes: [UInt8] = Array("user,time,event,app,value\nu1,10,begin,,UTC\nu1,11,open,".utf8) + [0xFF, 0xFE] + Array(",1\nu1,20,end,,\n".utf8)
+    let p = tempFile("")
+    try Data(bytes).write(to: URL(fileURLWithPath: p))
+    #expect(throws: TraceFormatError.self) { try readAll(p) }
+    let long = "user,time,event,app,value\nu1,10,begin,,UTC\nu1,11,open," + String(repeating: "x", count: TraceReader.maxLineBytes + 10) + ",1\n"
+    do {
+      _ = try readAll(tempFile(long))
+      Issue.record("no error for a long line")
+    } catch let e as TraceFormatError {
+      #expect(e.line == 3 && e.message.contains("longer than"))
+    }
+  }
+
+  @Test("CRLF line endings and a missing final newline are accepted")
+  func lineEndings() throws {
+    let users = try readAll(tempFile("user,time,event,app,value\r\nu1,10,begin,,UTC\r\nu1,11,open,a,1\r\nu1,20,end,,"))
+    #expect(users.count == 1 && users[0].events.count == 1)
+  }
+
+  @Test("fast decimal parsing agrees with Double(String)", arguments: ["0", "1", "-2.5", "1700000000.123", "0.000001", "123456789012345678", "9007199254740993"])
+  func fastDecimal(_ s: String) throws {
+    let parsed = TraceReader.fastDecimal(Array(s.utf8)[...])
+    if let parsed { #expect(parsed == Double(s)!) }
+  }
+}
+
+@Suite("Time zones and CSV")
+struct TimeZoneAndCSVTests {
+  @Test("offsets parse and print canonically")
+  func offsets() {
+    #expect(TraceTimeZone(parsing: "+05:30") == .fixed(19_800))
+    #expect(TraceTimeZone(parsing: "-08:00")?.description == "-08:00")
+    #expect(TraceTimeZone(parsing: "UTC") == .utc)
+    #expect(TraceTimeZone(parsing: "+25:00") == nil)
+    #expect(TraceTimeZone(parsing: "Nowhere/City") == nil)
+  }
+
+  @Test("local clock: hour of day and day of week, with DST for IANA zones")
+  func localClock() {
+    var c = LocalClock(.fixed(3600))
+    // 1970-01-05 00:00 UTC was a Monday; +01:00 makes it 01:00 local.
+    #expect(c.dayOfWeek(4 * 86_400) == 0)
+    #expect(abs(c.hourOfDay(4 * 86_400) - 1) < 1e-9)
+    var v = LocalClock(.named("Europe/Vienna"))
+    // 2026-01-15 12:00 UTC is 13:00 CET; 2026-07-15 12:00 UTC is 14:00 CEST.
+    #expect(abs(v.hourOfDay(1_768_478_400) - 13) < 1e-9)
+    #expect(abs(v.hourOfDay(1_784_116_800) - 14) < 1e-9)
+  }
+
+  @Test("CSV quoting follows RFC 4180; numbers are locale-free")
+  func csv() {
+    #expect(CSV.field("plain") == "plain")
+    #expect(CSV.field("a,b") == "\"a,b\"")
+    #expect(CSV.field("say \"hi\"") == "\"say \"\"hi\"\"\"")
+    #expect(CSV.field("two\r\nlines") == "\"two\r\nlines\"")
+    #expect(CSV.number(42) == "42")
+    #expect(CSV.number(-0.5) == "-0.5")
+    #expect(CSV.number(1.0 / 3, decimals: 3) == "0.333")
+    #expect(CSV.number(.nan) == "NaN" && CSV.number(nil) == "")
+  }
+
+  @Test("SplitMix64 streams are stable and keyed")
+  func rng() {
+    var a = SplitMix64(seed: 1, keys: "x", "y")
+    var b = SplitMix64(seed: 1, keys: "x", "y")
+    var c = SplitMix64(seed: 1, keys: "x", "z")
+    let va = (0..<4).map { _ in a.next() }
+    #expect(va == (0..<4).map { _ in b.next() })
+    #expect(va != (0..<4).map { _ in c.next() })
+    // Fixed value: guards against accidental changes to the generator.
+    var d = SplitMix64(seed: 0)
+    #expect(d.next() == 0xE220_A839_7B1D_CDAF)
+    #expect(StableHash.fnv1a("") == 0xCBF2_9CE4_8422_2325)
+  }
+}
