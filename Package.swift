@@ -44,6 +44,6 @@ let package = Package(
     .testTarget(name: "FetchModelsTests", dependencies: ["FetchModels"]),
     .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSimulation", "FetchModels", "FetchTraces"]),
     .testTarget(name: "FetchReportsTests", dependencies: ["FetchReports", "FetchBenchmark"], resources: [.copy("Golden")]),
-    .testTarget(name: "FetchLabCLITests", dependencies: ["FetchTraces"]),
+    .testTarget(name: "FetchLabCLITests", dependencies: ["fetchlab"]),
   ]
 )

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// Runs the built `fetchlab` executable.
+struct CLI {
+  static let executable: URL = {
+    var candidates: [URL] = []
+    if let b = Bundle.main.executableURL { candidates.append(b.deletingLastPathComponent()) }
+    candidates.append(Bundle.main.bundleURL)
+    candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
+    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+    for c in candidates {
+      let u = c.appendingPathComponent("fetchlab")
+      if FileManager.default.isExecutableFile(atPath: u.path) { return u }
+    }
+    fatalError("fetchlab executable not found near \(candidates)")
+  }()
+
+  struct Result {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+  }
+
+  static func run(_ args: [String]) throws -> Result {
+    let p = Process()
+    p.executableURL = executable
+    p.arguments = args
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+  }
+}
+
+func scratch() -> String {
+  let d = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-cli-\(UUID().uuidString)").path
+  try! FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+  return d
+}
+
+let smallTrace = """
+  user,time,event,app,value
+  u1,1767571200,begin,,UTC
+  u1,1767571200,network,,lte
+  u1,1767575000,open,news,40
+  u1,1767580000,open,news,10
+  u1,1767590000,network,,wifi
+  u1,1767600000,open,chat,20
+  u1,1767610000,open,news,30
+  u1,1767657600,end,,
+
+  """
+
+@Suite("fetchlab command line", .serialized)
+struct CLITests {
+  @Test("validate: ok on a good trace, file:line: field: message and exit 1 on a bad one")
+  func validate() throws {
+    let dir = scratch()
+    try smallTrace.write(toFile: dir + "/t.csv", atomically: true, encoding: .utf8)
+    let ok = try CLI.run(["validate", dir + "/t.csv"])
+    #expect(ok.status == 0)
+    #expect(ok.stdout.contains("ok: 1 users"))
+    let bad = smallTrace.replacingOccurrences(of: "u1,1767580000,open", with: "u1,1767000000,open")
+    try bad.write(toFile: dir + "/bad.csv", atomically: true, encoding: .utf8)
+    let r = try CLI.run(["validate", dir + "/bad.csv"])
+    #expect(r.status == 1)
+    #expect(r.stderr.contains("\(dir)/bad.csv:5: time: "), "\(r.stderr)")
+  }
+
+  @Test("run: writes every file, prints the comparison, and is byte-identical for the same seed")
+  func runTwice() throws {
+    let dir = scratch()
+    try smallTrace.write(toFile: dir + "/t.csv", atomically: true, encoding: .utf8)
+    var outputs: [[Data?]] = []
+    for (i, jobs) in ["1", "2"].enumerated() {
+      let r = try CLI.run([
+        "run", "--trace", dir + "/t.csv", "--policy", "never", "--policy", "periodic:30m", "--policy", "oracle",
+        "--seed", "3", "--jobs", jobs, "--out", dir + "/out\(i)",
+      ])
+      #expect(r.status == 0, "\(r.stderr)")
+      #expect(r.stdout.contains("periodic:30m") && r.stdout.contains("J/day") && r.stdout.contains("oracle"))
+      outputs.append(["summary.csv", "opens.csv", "fetches.csv", "policies.csv"].map {
+        FileManager.default.contents(atPath: dir + "/out\(i)/" + $0)
+      })
+      #expect(FileManager.default.fileExists(atPath: dir + "/out\(i)/manifest.json"))
+    }
+    #expect(outputs[0].allSatisfy { $0 != nil })
+    #expect(outputs[0] == outputs[1])
+  }
+
+  @Test("bad input exits non-zero with a clear message and writes no report", arguments: [
+    (["--policy", "sometimes"], Int32(64), "unknown policy 'sometimes'"),
+    (["--policy", "periodic:soon"], Int32(64), "bad interval"),
+    (["--apps", "best:3"], Int32(64), "bad app selection"),
+    (["--set", "radio.lte.tail_s=-1"], Int32(64), "radio.lte.tail_s"),
+    (["--config", "MISSING.json"], Int32(1), "cannot read config"),
+  ])
+  func badInput(args: [String], status: Int32, fragment: String) throws {
+    let dir = scratch()
+    try smallTrace.write(toFile: dir + "/t.csv", atomically: true, encoding: .utf8)
+    let r = try CLI.run(["run", "--trace", dir + "/t.csv", "--out", dir + "/out"] + args)
+    #expect(r.status == status, "\(r.stderr)")
+    #expect(r.stderr.contains(fragment), "\(r.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir + "/out/summary.csv"))
+  }
+
+  @Test("params lists every parameter with a source")
+  func params() throws {
+    let r = try CLI.run(["params"])
+    #expect(r.status == 0)
+    #expect(r.stdout.contains("`radio.lte.tail_s` | 10.12 | s |"))
+    #expect(r.stdout.contains("`device.battery_wh` | 12.98 | Wh |"))
+  }
+}
