@@ -1,6 +1,8 @@
 import Foundation
 
-/// The header row every canonical trace starts with (after `#` comments).
+/// The header row every canonical trace starts with (after optional `#`
+/// comment lines; comments may only come before it, so a user id may start
+/// with `#`).
 public let traceHeader = "user,time,event,app,value"
 
 /// Reads a canonical trace one user at a time, validating as it goes.
@@ -172,7 +174,9 @@ public final class TraceReader {
       }
       i += 1
     }
-    guard digits > 0 else { return nil }
+    // Above 2^53 the mantissa itself would round, and dividing a rounded
+    // mantissa rounds twice; let the slow path parse those exactly.
+    guard digits > 0, mant <= 1 << 53 else { return nil }
     var x = Double(mant)
     if scale > 0 { x /= TraceReader.pow10[scale] }
     return neg ? -x : x
@@ -183,7 +187,8 @@ public final class TraceReader {
   /// The next complete user, or `nil` after the last one.
   public func next() throws -> UserTrace? {
     while let raw = try nextLine() {
-      if raw.isEmpty || raw.first == 35 { continue }  // blank or '#' comment
+      if raw.isEmpty { continue }
+      if !sawHeader && raw.first == 35 { continue }  // '#' comments, before the header only
       if !sawHeader {
         guard raw.elementsEqual(traceHeader.utf8) else {
           throw fail("-", "expected header '\(traceHeader)'")

@@ -10,6 +10,9 @@ struct FetchLab: ParsableCommand {
     version: fetchLabVersion,
     subcommands: [
       Validate.self,
+      Run.self,
+      Params.self,
+      ImportUbiqLog.self,
     ]
   )
 }

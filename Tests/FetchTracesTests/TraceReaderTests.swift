@@ -134,6 +134,12 @@ struct TraceReaderTests {
     }
   }
 
+  @Test("comments only before the header: a user id may start with '#'")
+  func hashUser() throws {
+    let users = try readAll(tempFile("# comment\nuser,time,event,app,value\n#u,10,begin,,UTC\n#u,20,end,,\n"))
+    #expect(users.map(\.user) == ["#u"])
+  }
+
   @Test("CRLF line endings and a missing final newline are accepted")
   func lineEndings() throws {
     let users = try readAll(tempFile("user,time,event,app,value\r\nu1,10,begin,,UTC\r\nu1,11,open,a,1\r\nu1,20,end,,"))

@@ -1,0 +1,73 @@
+import ArgumentParser
+import FetchTraces
+import Foundation
+
+extension FetchLab {
+  /// `fetchlab import-ubiqlog`: derive an open trace from the UbiqLog
+  /// Application records (see `UbiqLogAdapter` and `datasets/ubiqlog/README.md`).
+  struct ImportUbiqLog: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "import-ubiqlog",
+      abstract: "Derive foreground app opens from the UbiqLog Application records and write a canonical trace.",
+      discussion: """
+        Reads the parsed UbiqLog TSV (.tsv, or .tsv.xz through 'xz -dc'), drops clock-reset rows and \
+        background/system processes by name, merges each app's chunked records and writes one 'open' \
+        per merged record. Times are phone-local wall time encoded as UTC. The output starts with '#' \
+        lines carrying the CC BY 4.0 attribution and the options used.
+        """)
+
+    @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz).")
+    var input = "../shared/datasets/ubiqlog-apps/ubiqlog_application_parsed.tsv.xz"
+
+    @Option(help: "Output trace (canonical FetchLab CSV).")
+    var out = "datasets/ubiqlog/ubiqlog-opens.csv"
+
+    @Option(name: .customLong("merge-gap"), help: ArgumentHelp("Merge an app's record into its previous one when it starts less than this many seconds after that one ended.", valueName: "seconds"))
+    var mergeGap: Double = 60
+
+    @Option(name: .customLong("max-session"), help: ArgumentHelp("Cap on a session length, in seconds (running processes overstate foreground time).", valueName: "seconds"))
+    var maxSession: Double = 1_800
+
+    @Flag(help: "Also print the statistics next to the domain.md §5.1 reference, as Markdown.")
+    var statistics = false
+
+    func validate() throws {
+      guard mergeGap.isFinite, mergeGap >= 0 else { throw ValidationError("--merge-gap must be a number ≥ 0") }
+      guard maxSession > 0, maxSession <= 86_400 else { throw ValidationError("--max-session must be in (0, 86400]") }
+    }
+
+    func run() throws {
+      let options = UbiqLogAdapter.Options(mergeGap: mergeGap, maximumSession: maxSession)
+      let adapter = UbiqLogAdapter(options: options)
+      let result: UbiqLogAdapter.Output
+      do {
+        result = try adapter.read(path: input)
+      } catch let e as TraceFormatError {
+        log("error: \(e)")
+        throw ExitCode.failure
+      }
+      if !result.usersWithoutOpens.isEmpty {
+        log("warning: no opens left for \(result.usersWithoutOpens.joined(separator: ", ")); omitted")
+      }
+      let dir = (out as NSString).deletingLastPathComponent
+      if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+      let inputName = (input as NSString).lastPathComponent
+      do {
+        let writer = try TraceWriter(path: out, comments: adapter.commentLines(input: inputName, output: result))
+        for u in result.users { try writer.write(u) }
+        try writer.commit()
+      } catch let e as TraceFormatError {
+        log("error: \(e)")
+        throw ExitCode.failure
+      }
+      let stats = UbiqLogAdapter.Statistics(users: result.users)
+      print(
+        "\(out): \(stats.participants) users, \(stats.activeUserDays) active user-days, \(stats.opens) opens"
+          + " (median \(CSV.number(stats.opensPerActiveDay.median, decimals: 1)) per active day) from"
+          + " \(result.keptRecords) kept of \(result.rows) rows; dropped \(result.droppedBeforeMinimumYear) before"
+          + " \(options.minimumYear), \(result.droppedInconsistentTimes) with inconsistent times,"
+          + " \(result.droppedByName) by name")
+      if statistics { print("\n" + stats.markdownComparison(), terminator: "") }
+    }
+  }
+}
