@@ -89,6 +89,11 @@ public struct UbiqLogAdapter: Sendable {
     public var mergeGap: Double
     /// Cap on an open's session length, in s; in (0, 86,400].
     public var maximumSession: Double
+    /// A user's window is cut to the block of days with the most opens in
+    /// which no two consecutive active days are more than this many days
+    /// apart (0 keeps everything). Logging gaps of weeks or months (2_F has
+    /// 18 active days in 381) would otherwise count as days of phone use.
+    public var maximumIdleDays: Int
     /// Drop names with a `:` (secondary processes).
     public var dropSecondaryProcesses: Bool
     /// Background markers: a name containing one is dropped (rule 2).
@@ -104,6 +109,7 @@ public struct UbiqLogAdapter: Sendable {
       maximumRecordDuration: Double = 86_400,
       mergeGap: Double = 60,
       maximumSession: Double = 1_800,
+      maximumIdleDays: Int = 21,
       dropSecondaryProcesses: Bool = true,
       dropSubstrings: [String] = Options.defaultDropSubstrings,
       keepAppNames: [String] = Options.defaultKeepAppNames,
@@ -113,6 +119,7 @@ public struct UbiqLogAdapter: Sendable {
       self.maximumRecordDuration = maximumRecordDuration
       self.mergeGap = mergeGap
       self.maximumSession = maximumSession
+      self.maximumIdleDays = maximumIdleDays
       self.dropSecondaryProcesses = dropSecondaryProcesses
       self.dropSubstrings = dropSubstrings
       self.keepAppNames = keepAppNames
@@ -180,7 +187,7 @@ public struct UbiqLogAdapter: Sendable {
     public var commentLines: [String] {
       [
         "adapter options: minimumYear=\(minimumYear) maximumRecordDuration=\(CSV.number(maximumRecordDuration))s"
-          + " mergeGap=\(CSV.number(mergeGap))s maximumSession=\(CSV.number(maximumSession))s"
+          + " mergeGap=\(CSV.number(mergeGap))s maximumSession=\(CSV.number(maximumSession))s maximumIdleDays=\(maximumIdleDays)"
           + " dropSecondaryProcesses=\(dropSecondaryProcesses)",
         "dropSubstrings: " + dropSubstrings.joined(separator: " "),
         "keepAppNames (last name component): " + keepAppNames.joined(separator: " "),
@@ -459,6 +466,26 @@ public struct UbiqLogAdapter: Sendable {
     }
     for a in 0..<appCount where active[a] { merged.append(open[a]) }
     merged.sort { ($0.start, $0.seq) < ($1.start, $1.seq) }
+    let day: Int64 = 86_400
+    var firstDay = UbiqLogAdapter.floorDiv(p.firstStart, day)
+    var lastDay = UbiqLogAdapter.floorDiv(p.lastEnd, day)
+    if options.maximumIdleDays > 0, !merged.isEmpty {
+      // Blocks of opens separated by more than maximumIdleDays idle days; keep the largest.
+      var best = (from: 0, to: 0), from = 0
+      for i in 1...merged.count {
+        let gap = i < merged.count
+          ? UbiqLogAdapter.floorDiv(merged[i].start, day) - UbiqLogAdapter.floorDiv(merged[i - 1].start, day) : Int64.max
+        if gap > Int64(options.maximumIdleDays) {
+          if i - from > best.to - best.from { best = (from, i) }
+          from = i
+        }
+      }
+      if best.to - best.from < merged.count {
+        firstDay = UbiqLogAdapter.floorDiv(merged[best.from].start, day)
+        lastDay = UbiqLogAdapter.floorDiv(merged[best.to - 1].end, day)
+        merged = Array(merged[best.from..<best.to])
+      }
+    }
 
     // App indices in order of first open, as a reader of the written file sees them.
     var remap = [Int32](repeating: -1, count: appCount)
@@ -474,9 +501,8 @@ public struct UbiqLogAdapter: Sendable {
       let session = min(Double(m.end - m.start), options.maximumSession)
       events.append(TraceEvent(time: Double(m.start), kind: .open, app: remap[a], value: session))
     }
-    let day: Int64 = 86_400
-    let begin = UbiqLogAdapter.floorDiv(p.firstStart, day) * day
-    let end = (UbiqLogAdapter.floorDiv(p.lastEnd, day) + 1) * day
+    let begin = firstDay * day
+    let end = (lastDay + 1) * day
     let trace = UserTrace(
       user: p.id, timeZone: .utc, start: Double(begin), end: Double(end), apps: apps, events: events)
     #if DEBUG

@@ -28,16 +28,20 @@ extension FetchLab {
     @Option(name: .customLong("max-session"), help: ArgumentHelp("Cap on a session length, in seconds (running processes overstate foreground time).", valueName: "seconds"))
     var maxSession: Double = 1_800
 
+    @Option(name: .customLong("max-idle-days"), help: ArgumentHelp("Cut each user's window to the largest block of activity without a gap of more than this many days (0 keeps all).", valueName: "days"))
+    var maxIdleDays: Int = 21
+
     @Flag(help: "Also print the statistics next to the domain.md §5.1 reference, as Markdown.")
     var statistics = false
 
     func validate() throws {
       guard mergeGap.isFinite, mergeGap >= 0 else { throw ValidationError("--merge-gap must be a number ≥ 0") }
+      guard maxIdleDays >= 0 else { throw ValidationError("--max-idle-days must be at least 0") }
       guard maxSession > 0, maxSession <= 86_400 else { throw ValidationError("--max-session must be in (0, 86400]") }
     }
 
     func run() throws {
-      let options = UbiqLogAdapter.Options(mergeGap: mergeGap, maximumSession: maxSession)
+      let options = UbiqLogAdapter.Options(mergeGap: mergeGap, maximumSession: maxSession, maximumIdleDays: maxIdleDays)
       let adapter = UbiqLogAdapter(options: options)
       let result: UbiqLogAdapter.Output
       do {
