@@ -84,28 +84,65 @@ extension WorldParameters {
     typealias P = ParameterInfo
     let pos = 0.0...1e12
     var r: [P] = []
-    func radio(_ tech: String, _ p: WritableKeyPath<WorldParameters, RadioProfile>, _ src: String, tailStages: [String]) {
-      r.append(.number("radio.\(tech).promotion_s", p.appending(path: \.promotionTimeS), "s", pos, src))
-      r.append(.number("radio.\(tech).promotion_w", p.appending(path: \.promotionPowerW), "W", pos, src))
-      r.append(.number("radio.\(tech).connected_w", p.appending(path: \.connectedPowerW), "W", pos, src))
-      r.append(.number("radio.\(tech).alpha_down_w_per_mbps", p.appending(path: \.downlinkWPerMbps), "W/Mbps", pos, src))
-      r.append(.number("radio.\(tech).alpha_up_w_per_mbps", p.appending(path: \.uplinkWPerMbps), "W/Mbps", pos, src))
-      r.append(.number("radio.\(tech).down_mbps", p.appending(path: \.downlinkMbps), "Mbps", 1e-6...1e6, src))
-      r.append(.number("radio.\(tech).up_mbps", p.appending(path: \.uplinkMbps), "Mbps", 1e-6...1e6, src))
+    /// `src` names the source of each field: promotion_s, promotion_w,
+    /// connected_w, alpha_down, alpha_up, down_mbps, up_mbps, and per tail
+    /// stage `<stage>_s` / `<stage>_w` (and `_promotion_s` / `_promotion_w`).
+    func radio(_ tech: String, _ p: WritableKeyPath<WorldParameters, RadioProfile>, tailStages: [String], _ src: [String: String]) {
+      func s(_ k: String) -> String { src[k] ?? src["*"]! }
+      r.append(.number("radio.\(tech).promotion_s", p.appending(path: \.promotionTimeS), "s", pos, s("promotion_s")))
+      r.append(.number("radio.\(tech).promotion_w", p.appending(path: \.promotionPowerW), "W", pos, s("promotion_w")))
+      r.append(.number("radio.\(tech).connected_w", p.appending(path: \.connectedPowerW), "W", pos, s("connected_w")))
+      r.append(.number("radio.\(tech).alpha_down_w_per_mbps", p.appending(path: \.downlinkWPerMbps), "W/Mbps", pos, s("alpha_down")))
+      r.append(.number("radio.\(tech).alpha_up_w_per_mbps", p.appending(path: \.uplinkWPerMbps), "W/Mbps", pos, s("alpha_up")))
+      r.append(.number("radio.\(tech).down_mbps", p.appending(path: \.downlinkMbps), "Mbps", 1e-6...1e6, s("down_mbps")))
+      r.append(.number("radio.\(tech).up_mbps", p.appending(path: \.uplinkMbps), "Mbps", 1e-6...1e6, s("up_mbps")))
       for (i, stage) in tailStages.enumerated() {
         let t = p.appending(path: \.tail[i])
-        r.append(.number("radio.\(tech).\(stage)_s", t.appending(path: \.durationS), "s", pos, src))
-        r.append(.number("radio.\(tech).\(stage)_w", t.appending(path: \.powerW), "W", pos, src))
+        r.append(.number("radio.\(tech).\(stage)_s", t.appending(path: \.durationS), "s", pos, s("\(stage)_s")))
+        r.append(.number("radio.\(tech).\(stage)_w", t.appending(path: \.powerW), "W", pos, s("\(stage)_w")))
         if i > 0 {
-          r.append(.number("radio.\(tech).\(stage)_promotion_s", t.appending(path: \.promotionTimeS), "s", pos, src))
-          r.append(.number("radio.\(tech).\(stage)_promotion_w", t.appending(path: \.promotionPowerW), "W", pos, src))
+          r.append(.number("radio.\(tech).\(stage)_promotion_s", t.appending(path: \.promotionTimeS), "s", pos, s("\(stage)_promotion_s")))
+          r.append(.number("radio.\(tech).\(stage)_promotion_w", t.appending(path: \.promotionPowerW), "W", pos, s("\(stage)_promotion_w")))
         }
       }
     }
-    radio("lte", \.lte, "AT&T ARO lte.conf (V); Huang et al. MobiSys 2012 throughputs 13/6 Mbps (V abstract); paper tail 11.576 s, β 1.288 W (M)", tailStages: ["tail"])
-    radio("3g", \.umts3g, "PowerTutor/ARO: DCH→FACH 5 s, FACH→IDLE 12 s (V), IDLE→DCH 2.0 s, FACH→DCH 1.5 s (V ARO i997), DCH 570 / FACH 401 mW (V Dream), promotion 0.65 W (V ARO range); throughput NV", tailStages: ["dch_tail", "fach_tail"])
-    radio("wifi", \.wifi, "Huang et al. 2012 WiFi model (M); ARO tail 0.25 s (V); throughput NV", tailStages: ["tail"])
-    radio("5g", \.nr5g, "NSA placeholder: LTE timers, power ×2 (Xu et al. SIGCOMM 2020 '2–3× over 4G', V abstract); NV, sweep", tailStages: ["tail"])
+    let aro = "AT&T ARO lte.conf (V, reference §1.1)"
+    radio("lte", \.lte, tailStages: ["tail"], [
+      "*": aro,
+      "connected_w": aro + "; Huang et al. 2012 paper: 1.288 W (M)",
+      "down_mbps": "Huang et al. MobiSys 2012 median LTE downlink (V abstract)",
+      "up_mbps": "Huang et al. MobiSys 2012 median LTE uplink (V abstract)",
+      "tail_s": "ARO long-DRX 10 s + inactivity 0.1 s + short DRX ≈ 10.12 s (V); paper 11.576 s (M); carriers vary: sweep 5–15 s",
+      "tail_w": "ARO tail base power (V)",
+    ])
+    radio("3g", \.umts3g, tailStages: ["dch_tail", "fach_tail"], [
+      "promotion_s": "ARO i997 IDLE→DCH average (V, §1.2)",
+      "promotion_w": "ARO promotion power range 0.30–0.65 W, upper end as in §1.7 (V)",
+      "connected_w": "PowerTutor HTC Dream DCH 570 mW (V)",
+      "alpha_down": "not modelled for 3G: transfer at DCH power",
+      "alpha_up": "not modelled for 3G: transfer at DCH power",
+      "down_mbps": "NV placeholder", "up_mbps": "NV placeholder",
+      "dch_tail_s": "AT&T DCH→FACH timer 5 s (V PowerTutor; Qian et al. IMC 2010, M)",
+      "dch_tail_w": "PowerTutor Dream DCH 570 mW (V)",
+      "fach_tail_s": "AT&T FACH→IDLE timer 12 s (V PowerTutor)",
+      "fach_tail_w": "PowerTutor Dream FACH 401 mW (V)",
+      "fach_tail_promotion_s": "ARO i997 FACH→DCH average 1.5 s (V)",
+      "fach_tail_promotion_w": "ARO promotion power, upper end (V)",
+    ])
+    let huangWiFi = "Huang et al. MobiSys 2012 WiFi model (M, reference §1.3)"
+    radio("wifi", \.wifi, tailStages: ["tail"], [
+      "*": huangWiFi,
+      "tail_s": huangWiFi + "; ARO WiFi tail 0.25 s agrees (V)",
+      "down_mbps": "NV placeholder", "up_mbps": "NV placeholder",
+    ])
+    radio("5g", \.nr5g, tailStages: ["tail"], [
+      "*": "NSA placeholder: LTE value (§1.4, NV; sweep)",
+      "promotion_w": "LTE × 2: Xu et al. SIGCOMM 2020, 5G power '2–3× over 4G' (V abstract); NV, sweep ×1–3",
+      "connected_w": "LTE × 2: Xu et al. SIGCOMM 2020 '2–3× over 4G' (V abstract); NV, sweep ×1–3",
+      "tail_w": "LTE × 2 (NV; sweep)",
+      "tail_s": "LTE timers, NSA (NV); sweep 5–20 s",
+      "down_mbps": "NV placeholder", "up_mbps": "NV placeholder",
+    ])
     let techs: [(String, NetworkKind)] = [("lte", .lte), ("3g", .umts3g), ("5g", .nr5g)]
     r.append(.word("network.default_cellular", \.defaultCellular, techs, "choice (LTE is the common case)"))
     r.append(.word("network.default", \.defaultNetwork, NetworkKind.allCases.map { ($0.description, $0) },

@@ -115,5 +115,10 @@ struct CLITests {
     #expect(r.status == 0)
     #expect(r.stdout.contains("`radio.lte.tail_s` | 10.12 | s |"))
     #expect(r.stdout.contains("`device.battery_wh` | 12.98 | Wh |"))
+    // docs/parameters.md is this table under a short preface: keep them in step.
+    let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../../docs/parameters.md").standardized.path
+    let text = try String(contentsOfFile: docs, encoding: .utf8)
+    #expect(text.hasSuffix(r.stdout), "docs/parameters.md is stale: regenerate it from 'fetchlab params'")
   }
 }
