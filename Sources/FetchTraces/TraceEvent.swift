@@ -113,7 +113,8 @@ public struct UserTrace: Sendable, Equatable {
   public var end: Double
   /// App names; ``TraceEvent/app`` indexes this array.
   public var apps: [String]
-  /// Events strictly between `begin` and `end`, non-decreasing in time.
+  /// Events within [`start`, `end`] (the `begin` and `end` rows themselves
+  /// excluded), non-decreasing in time.
   public var events: [TraceEvent]
 
   public init(

@@ -7,8 +7,8 @@ public let traceHeader = "user,time,event,app,value"
 
 /// Reads a canonical trace one user at a time, validating as it goes.
 ///
-/// Memory is one user's events plus a 1 MiB read buffer, whatever the number
-/// of users. Errors are ``TraceFormatError``s naming file, line and field.
+/// Memory is one user's events plus a 1 MiB read buffer, and 8 bytes per
+/// user read so far (to detect a user whose rows are split). Errors are ``TraceFormatError``s naming file, line and field.
 ///
 ///     let reader = try TraceReader(path: "trace.csv")
 ///     while let user = try reader.next() { ... }
@@ -32,7 +32,9 @@ public final class TraceReader {
   private var bufEnd = 0
   private var eof = false
   private var sawHeader = false
-  private var finishedUsers = Set<String>()
+  /// 64-bit hashes of finished user ids (8 bytes a user), to catch a user
+  /// whose rows are split.
+  private var finishedUsers = Set<UInt64>()
   private var pending: UserTrace?
   private var pendingLine = 0
   private var appIndex: [String: Int32] = [:]
@@ -208,7 +210,7 @@ public final class TraceReader {
           throw fail("event", "user '\(p.user)' (begun on line \(pendingLine)) has no 'end' row before this 'begin'")
         }
         let user = try text(userField, "user")
-        guard !finishedUsers.contains(user) else {
+        guard !finishedUsers.contains(StableHash.fnv1a(user)) else {
           throw fail("user", "user '\(user)' appears again; each user's rows must be contiguous")
         }
         guard f[3].isEmpty else { throw fail("app", "'begin' takes no app") }
@@ -238,7 +240,7 @@ public final class TraceReader {
         guard f[3].isEmpty, f[4].isEmpty else { throw fail(f[3].isEmpty ? "value" : "app", "'end' takes no app or value") }
         cur.end = time
         pending = nil
-        finishedUsers.insert(cur.user)
+        finishedUsers.insert(StableHash.fnv1a(cur.user))
         return cur
       }
       guard let kind = EventKind.allCases.first(where: { $0.description == eventName }) else {

@@ -10,6 +10,7 @@ struct FetchLab: ParsableCommand {
     version: fetchLabVersion,
     subcommands: [
       Validate.self,
+      Synth.self,
       Run.self,
       Params.self,
       ImportUbiqLog.self,

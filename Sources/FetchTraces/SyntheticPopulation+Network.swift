@@ -1,0 +1,145 @@
+import Foundation
+
+extension SyntheticPopulation {
+  /// Appends the user's `network` rows: one at the window start, then one
+  /// per change.
+  ///
+  /// The user is on WiFi (home, or work for some) except in cellular
+  /// intervals: commutes on working weekdays, the working day itself for
+  /// commuters without work WiFi whose WiFi fraction leaves room for it, and
+  /// outings that use up the rest of the day's cellular budget. The budget
+  /// is `(1 − f) · 24 h` per day with `f` the user's WiFi fraction, drawn
+  /// logit-normal around ``Parameters/wifiFractionMedian`` (§5.2), times
+  /// day-to-day log-normal noise. Offline intervals (tunnels during
+  /// commutes, rare flights) override both. The cellular technology is one
+  /// per user.
+  func generateNetwork(
+    _ tr: Traits, into events: inout [TraceEvent],
+    using rng: inout SplitMix64
+  ) {
+    let p = parameters
+    let wifiTarget = Self.logistic(
+      Self.logit(p.wifiFractionMedian) + p.wifiFractionLogitSD * rng.normal())
+    let cellularPerDay = (1 - wifiTarget) * 86_400
+    let commuter = rng.uniform() < p.commuterShare
+    let workWifi = rng.uniform() < p.workWifiShare
+    let commuteMedian =
+      p.commuteMedianMinutes * 60 * exp(0.4 * rng.normal())
+    let depart = p.departHour + tr.chrono + 0.5 * rng.normal()
+    let shares = [p.lteShare, p.nr5gShare, p.umts3gShare]
+    var u = rng.uniform() * shares.reduce(0, +)
+    var tech = NetworkKind.lte
+    for (s, k) in zip(shares, [NetworkKind.lte, .nr5g, .umts3g]) {
+      if u < s {
+        tech = k
+        break
+      }
+      u -= s
+    }
+    // Day noise with mean 1, so the budget's mean is the target.
+    let daySigma = p.cellularDaySigma
+    let noiseMean = exp(daySigma * daySigma / 2)
+
+    // Boundaries: +1/−1 on a cellular or offline counter.
+    var marks: [(time: Double, cell: Int, off: Int)] = []
+    marks.reserveCapacity(days * 12)
+    func cellular(_ a: Double, _ b: Double) {
+      guard b > a else { return }
+      marks.append((a, 1, 0))
+      marks.append((b, -1, 0))
+    }
+    func offline(_ a: Double, _ b: Double) {
+      guard b > a else { return }
+      marks.append((a, 0, 1))
+      marks.append((b, 0, -1))
+    }
+
+    for d in 0..<days {
+      let day = tr.start + Double(d) * 86_400
+      var budget = cellularPerDay * exp(daySigma * rng.normal()) / noiseMean
+      var busy: [(Double, Double)] = []
+      let works =
+        commuter && !isWeekend(d) && rng.uniform() < p.workDayProbability
+      if works {
+        let leave = day + (depart + 0.3 * rng.normal()) * 3600
+        let c1 = commuteMedian * exp(0.3 * rng.normal())
+        let c2 = commuteMedian * exp(0.3 * rng.normal())
+        let arrive = leave + c1
+        let leaveWork =
+          leave + (p.workdayHours + 0.5 * rng.normal()) * 3600 - c2
+        let home = leaveWork + c2
+        cellular(leave, arrive)
+        cellular(leaveWork, home)
+        busy.append((leave, home))
+        budget -= c1 + c2
+        let atWork = max(0, leaveWork - arrive)
+        if !workWifi && budget >= 0.6 * atWork {
+          cellular(arrive, leaveWork)
+          budget -= atWork
+        }
+        for (a, b) in [(leave, arrive), (leaveWork, home)]
+        where rng.uniform() < p.tunnelProbability {
+          let len = min(
+            b - a, p.tunnelMedianMinutes * 60 * exp(0.6 * rng.normal()))
+          let s = a + rng.uniform() * (b - a - len)
+          offline(s, s + len)
+        }
+      }
+      // Outings take the rest of the budget, away from the working day.
+      if budget > 60 {
+        let count = 1 + rng.poisson(mean: 0.8)
+        var weights = (0..<count).map { _ in -log(rng.uniformPositive()) }
+        let wsum = weights.reduce(0, +)
+        for i in weights.indices { weights[i] /= wsum }
+        for w in weights {
+          let len = min(12 * 3600, budget * w)
+          var s = 0.0
+          for _ in 0..<4 {
+            let h = 9 + tr.chrono + rng.uniform() * 12.5
+            s = day + h * 3600
+            if !busy.contains(where: { s < $0.1 && s + len > $0.0 }) { break }
+          }
+          cellular(s, s + len)
+          busy.append((s, s + len))
+        }
+      }
+      if rng.uniform() < p.flightProbabilityPerDay {
+        let s = day + (7 + rng.uniform() * 13) * 3600
+        offline(s, s + (1 + rng.uniform() * 5) * 3600)
+      }
+    }
+
+    // Sweep; times to whole seconds; one row per change.
+    marks.sort { $0.time < $1.time }
+    var cell = 0
+    var off = 0
+    var state = NetworkKind.wifi
+    var rows: [(time: Double, kind: NetworkKind)] = [(tr.start, .wifi)]
+    var i = 0
+    while i < marks.count {
+      let t = marks[i].time
+      while i < marks.count && marks[i].time == t {
+        cell += marks[i].cell
+        off += marks[i].off
+        i += 1
+      }
+      let next: NetworkKind = off > 0 ? .offline : (cell > 0 ? tech : .wifi)
+      if next == state { continue }
+      state = next
+      let tt = min(tr.end, max(tr.start, t.rounded()))
+      if rows[rows.count - 1].time == tt {
+        rows[rows.count - 1].kind = next
+        if rows.count >= 2 && rows[rows.count - 2].kind == next {
+          rows.removeLast()
+        }
+      } else {
+        rows.append((tt, next))
+      }
+    }
+    for r in rows {
+      events.append(
+        TraceEvent(time: r.time, kind: .network, value: Double(r.kind.rawValue))
+      )
+    }
+  }
+}

@@ -1,0 +1,849 @@
+extension SyntheticPopulation {
+  /// One app of the pool users draw their apps from.
+  ///
+  /// The time-of-day preference is a von Mises bump in local time: when a
+  /// user picks which app to open at local hour x, the app's popularity is
+  /// multiplied by `exp(concentration · cos(2π (x − peakHour) / 24))`.
+  /// It shifts which apps are opened when, not how many opens there are.
+  public struct App: Sendable, Codable, Equatable {
+    /// Generic app id written in the trace (`news`, `mail`, ...).
+    public var name: String
+    /// Relative chance of being among a user's apps and of ranking high in
+    /// that user's popularity order (NV; shaped after the §5.1 top-10 list,
+    /// where messaging dominates, toward its pooled top-10 share of 57 %).
+    public var weight: Double
+    /// Local hour of peak preference, 0..<24 (NV; e.g. news in the morning,
+    /// §5.3 Böhmer et al.).
+    public var peakHour: Double
+    /// Strength of the preference; 0 = none (NV).
+    public var concentration: Double
+    /// Multiplier of the user's session length for this app (NV).
+    public var sessionScale: Double
+    /// Server-side content changes per hour, daily average (NV; the brief's
+    /// placeholders: news 2, mail 1, chat 3, weather 0.25).
+    public var updatesPerHour: Double
+
+    public init(
+      _ name: String, weight: Double, peakHour: Double, concentration: Double,
+      sessionScale: Double = 1, updatesPerHour: Double = 0
+    ) {
+      self.name = name
+      self.weight = weight
+      self.peakHour = peakHour
+      self.concentration = concentration
+      self.sessionScale = sessionScale
+      self.updatesPerHour = updatesPerHour
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+      case name, weight, peakHour, concentration, sessionScale, updatesPerHour
+    }
+
+    public init(from decoder: any Decoder) throws {
+      try SyntheticPopulation.rejectUnknownKeys(
+        decoder, CodingKeys.self, context: "app")
+      let c = try decoder.container(keyedBy: CodingKeys.self)
+      name = try c.decode(String.self, forKey: .name)
+      weight = try c.decodeIfPresent(Double.self, forKey: .weight) ?? 1
+      peakHour = try c.decodeIfPresent(Double.self, forKey: .peakHour) ?? 12
+      concentration =
+        try c.decodeIfPresent(Double.self, forKey: .concentration) ?? 0
+      sessionScale =
+        try c.decodeIfPresent(Double.self, forKey: .sessionScale) ?? 1
+      updatesPerHour =
+        try c.decodeIfPresent(Double.self, forKey: .updatesPerHour) ?? 0
+    }
+
+    /// The default pool: 41 generic apps.
+    public static let defaultPool: [App] = [
+      App(
+        "chat", weight: 18, peakHour: 20, concentration: 0.3,
+        sessionScale: 0.8, updatesPerHour: 3),
+      App(
+        "messages", weight: 16, peakHour: 19, concentration: 0.3,
+        sessionScale: 0.6, updatesPerHour: 2),
+      App(
+        "social", weight: 10, peakHour: 21, concentration: 0.6,
+        sessionScale: 1.6, updatesPerHour: 2),
+      App(
+        "phone", weight: 9, peakHour: 17, concentration: 0.5,
+        sessionScale: 1.8),
+      App(
+        "browser", weight: 7, peakHour: 21, concentration: 0.4,
+        sessionScale: 1.5),
+      App(
+        "mail", weight: 5, peakHour: 10, concentration: 0.8,
+        sessionScale: 1.0, updatesPerHour: 1),
+      App(
+        "news", weight: 4, peakHour: 8, concentration: 1.0,
+        sessionScale: 1.5, updatesPerHour: 2),
+      App(
+        "video", weight: 4, peakHour: 21, concentration: 1.2,
+        sessionScale: 4, updatesPerHour: 0.5),
+      App(
+        "settings", weight: 6, peakHour: 12, concentration: 0.2,
+        sessionScale: 0.5),
+      App(
+        "music", weight: 3, peakHour: 18, concentration: 0.6,
+        sessionScale: 0.5, updatesPerHour: 0.05),
+      App(
+        "camera", weight: 3, peakHour: 14, concentration: 0.6,
+        sessionScale: 0.6),
+      App(
+        "photos", weight: 3, peakHour: 15, concentration: 0.5,
+        sessionScale: 0.8),
+      App(
+        "games", weight: 3, peakHour: 21, concentration: 1.0,
+        sessionScale: 3, updatesPerHour: 0.1),
+      App(
+        "maps", weight: 2.5, peakHour: 17, concentration: 0.8,
+        sessionScale: 1.5, updatesPerHour: 0.05),
+      App(
+        "weather", weight: 2.5, peakHour: 7, concentration: 1.2,
+        sessionScale: 0.4, updatesPerHour: 0.25),
+      App(
+        "clock", weight: 2, peakHour: 7, concentration: 1.5,
+        sessionScale: 0.3),
+      App(
+        "calendar", weight: 2, peakHour: 9, concentration: 1.0,
+        sessionScale: 0.5, updatesPerHour: 0.2),
+      App(
+        "contacts", weight: 3, peakHour: 14, concentration: 0.3,
+        sessionScale: 0.6),
+      App(
+        "shopping", weight: 2, peakHour: 20, concentration: 0.8,
+        sessionScale: 2, updatesPerHour: 0.3),
+      App(
+        "tv", weight: 2, peakHour: 21.5, concentration: 1.5,
+        sessionScale: 5, updatesPerHour: 0.05),
+      App(
+        "bank", weight: 1.5, peakHour: 12, concentration: 0.6,
+        sessionScale: 0.8, updatesPerHour: 0.05),
+      App(
+        "podcasts", weight: 1.5, peakHour: 8, concentration: 1.0,
+        sessionScale: 1, updatesPerHour: 0.1),
+      App(
+        "videocall", weight: 1.5, peakHour: 19, concentration: 0.8,
+        sessionScale: 4),
+      App(
+        "notes", weight: 1.5, peakHour: 13, concentration: 0.4,
+        sessionScale: 0.8),
+      App(
+        "store", weight: 1.5, peakHour: 20, concentration: 0.5,
+        sessionScale: 1, updatesPerHour: 0.2),
+      App(
+        "workchat", weight: 1.5, peakHour: 11, concentration: 1.5,
+        sessionScale: 1, updatesPerHour: 2),
+      App(
+        "fitness", weight: 1.2, peakHour: 7, concentration: 1.0,
+        sessionScale: 1, updatesPerHour: 0.05),
+      App(
+        "forum", weight: 1.2, peakHour: 22, concentration: 0.8,
+        sessionScale: 2, updatesPerHour: 1.5),
+      App(
+        "rideshare", weight: 1, peakHour: 18, concentration: 0.8,
+        sessionScale: 0.8),
+      App(
+        "food", weight: 1, peakHour: 19, concentration: 1.2,
+        sessionScale: 1.5, updatesPerHour: 0.1),
+      App(
+        "dating", weight: 1, peakHour: 22, concentration: 1.0,
+        sessionScale: 1.5, updatesPerHour: 0.5),
+      App(
+        "reader", weight: 1, peakHour: 22.5, concentration: 1.5,
+        sessionScale: 4),
+      App(
+        "sports", weight: 1, peakHour: 20, concentration: 0.8,
+        sessionScale: 1.2, updatesPerHour: 1.5),
+      App(
+        "stocks", weight: 1, peakHour: 10, concentration: 1.0,
+        sessionScale: 0.6, updatesPerHour: 1),
+      App(
+        "calculator", weight: 1, peakHour: 14, concentration: 0.4,
+        sessionScale: 0.3),
+      App(
+        "transit", weight: 1, peakHour: 8, concentration: 1.0,
+        sessionScale: 0.5, updatesPerHour: 0.1),
+      App(
+        "travel", weight: 0.8, peakHour: 12, concentration: 0.5,
+        sessionScale: 1.2, updatesPerHour: 0.1),
+      App(
+        "files", weight: 0.8, peakHour: 14, concentration: 0.3,
+        sessionScale: 0.7),
+      App(
+        "health", weight: 0.7, peakHour: 22, concentration: 0.8,
+        sessionScale: 0.5),
+      App(
+        "smarthome", weight: 0.7, peakHour: 19, concentration: 0.8,
+        sessionScale: 0.4),
+      App(
+        "translate", weight: 0.6, peakHour: 14, concentration: 0.3,
+        sessionScale: 0.5),
+    ]
+  }
+
+  /// Every calibration knob of the generator.
+  ///
+  /// Each knob names the `domain.md` statistic it is calibrated to, or is
+  /// marked **NV** (not verified: a plausible placeholder to sweep). The
+  /// "calibrated" figures are what the generator reproduces; see
+  /// `SyntheticPopulationTests` for the checks. Decoding accepts any subset
+  /// of the keys (the rest keep their defaults) and rejects unknown keys
+  /// with a ``ParameterError`` naming the key.
+  public struct Parameters: Sendable, Codable, Equatable {
+    // MARK: Calendar and time zones
+
+    /// Local date (`YYYY-MM-DD`) whose midnight starts every user's window.
+    /// The default is a Monday.
+    public var startDate = "2026-01-05"
+    /// Fixed UTC offsets (`+HH:MM`) users are spread over uniformly (NV).
+    public var timeZones = [
+      "-08:00", "-05:00", "+00:00", "+01:00", "+02:00", "+05:30", "+08:00",
+      "+09:00",
+    ]
+    /// Standard deviation of a user's chronotype, in hours: the shift of the
+    /// user's daily rhythm (opens, bedtime, wake-up, commute), clamped to
+    /// ±2.5 SD (NV).
+    public var chronotypeSDHours = 0.75
+
+    // MARK: App opens (§5.1 UbiqLog, §5.3)
+
+    /// The app pool (NV; generic stand-ins for the §5.1 app list).
+    public var apps = App.defaultPool
+    /// Fewest apps a user opens (NV).
+    public var appsPerUserMin = 15
+    /// Most apps a user opens (NV).
+    public var appsPerUserMax = 35
+    /// Median share of a user's opens going to the user's most-used app;
+    /// §5.1: 34 %.
+    public var topAppShareMedian = 0.34
+    /// SD of logit(top-app share) across users; §5.1 p10 15 %, p90 52 %
+    /// give (logit .52 − logit .15) / 2.56 ≈ 0.7.
+    public var topAppShareLogitSD = 0.7
+    /// Median opens per active user-day; §5.1: 74. The generator solves for
+    /// the median of its normal days so that, with light days mixed in, the
+    /// pooled median is this value.
+    public var opensPerDayMedian = 74.0
+    /// SD of log(a user's typical opens/day) across users; with
+    /// ``opensPerDayDaySigma``, light days and the clustering of opens,
+    /// calibrated to the §5.1 spread of opens per user-day (p10 20, p90 180).
+    public var opensPerDayUserSigma = 0.5
+    /// SD of log(opens/day) from day to day within a user; see
+    /// ``opensPerDayUserSigma``.
+    public var opensPerDayDaySigma = 0.35
+    /// Chance that a day is a light day (little phone use); gives the long
+    /// lower tail of §5.1 (p10 20 while p90 is only 2.4 × the median).
+    public var lightDayProbability = 0.1
+    /// Opens on a light day relative to a normal day; see
+    /// ``lightDayProbability``.
+    public var lightDayFactor = 0.3
+    /// Share of opens by local hour 00→23; §5.1 (UbiqLog), linearly
+    /// interpolated between hour centres, shifted by the chronotype.
+    public var openHourlyShare = [
+      0.046, 0.020, 0.012, 0.009, 0.004, 0.005, 0.017, 0.025, 0.030, 0.041,
+      0.051, 0.051, 0.057, 0.052, 0.050, 0.046, 0.046, 0.056, 0.058, 0.062,
+      0.064, 0.061, 0.069, 0.068,
+    ]
+    /// Opens on Saturday and Sunday relative to weekdays (NV).
+    public var weekendOpensFactor = 0.95
+    /// How much later weekend mornings start, in hours; the delay fades out
+    /// between noon and 20:00 (NV).
+    public var weekendMorningDelayHours = 1.0
+    /// Mean number of apps opened per device pickup (geometric, ≥ 1);
+    /// calibrated to the §5.1 any-app gaps (p50 1.8 min, p75 7.8 min,
+    /// p90 29 min) together with the re-pickup knobs.
+    public var appsPerPickupMean = 1.8
+    /// Chance that a pickup is followed by another pickup after a short
+    /// delay rather than by the next arrival of the daily rhythm (clustered
+    /// phone checking); calibrated to the §5.1 any-app gaps.
+    public var repickupProbability = 0.6
+    /// Median delay of such a re-pickup after the previous session ended, in
+    /// seconds (log-normal); calibrated to the §5.1 any-app gaps.
+    public var repickupDelayMedianSeconds = 240.0
+    /// Log-scale SD of the re-pickup delay; §5.1 any-app gaps.
+    public var repickupDelaySigma = 1.5
+    /// Chance that a pickup starts with one of the last
+    /// ``appRepeatMemory`` apps opened (continuing a conversation) rather
+    /// than a fresh draw; keeps each app's share and is calibrated to the
+    /// §5.1 same-app gaps (p25 6.5 min, median 25 min, p75 163 min).
+    public var appRepeatProbability = 0.6
+    /// How many of the most recently opened apps a repeat picks from,
+    /// uniformly; see ``appRepeatProbability``.
+    public var appRepeatMemory = 5
+    /// Median pause between closing one app and opening the next within a
+    /// pickup, in seconds (log-normal, σ 0.7) (NV).
+    public var appSwitchMedianSeconds = 4.0
+    /// Median session length, in seconds, before app and user scaling;
+    /// §5.3 FALCON: 50 % of engagements < 30 s.
+    public var sessionMedianSeconds = 27.0
+    /// Log-scale SD of session lengths; §5.3 FALCON: 90 % < 4 min gives
+    /// ln(240/30) / 1.28 ≈ 1.6 in total, of which app and user scaling take
+    /// part.
+    public var sessionSigma = 1.45
+    /// Log-scale SD of a user's session-length multiplier (NV).
+    public var sessionUserSigma = 0.3
+    /// Longest session, in seconds (NV).
+    public var sessionMaxSeconds = 7_200.0
+
+    // MARK: Wakes by other apps
+
+    /// Median rate of background network wakes by other apps, per hour,
+    /// homogeneous in time (NV).
+    public var wakesPerHourMedian = 2.5
+    /// Log-scale SD of the wake rate across users (NV).
+    public var wakesPerHourSigma = 0.5
+    /// Shortest wake, in seconds (NV).
+    public var wakeMinSeconds = 1.0
+    /// Longest wake, in seconds (NV); durations are uniform in between.
+    public var wakeMaxSeconds = 10.0
+
+    // MARK: Content updates
+
+    /// How many of a user's most popular apps get `update` rows.
+    public var updateTopApps = 5
+    /// Relative update intensity by local hour 00→23, normalised to mean 1
+    /// so ``App/updatesPerHour`` stays the daily average (NV: fewer at night).
+    public var updateHourlyShape = [
+      0.3, 0.2, 0.15, 0.15, 0.2, 0.4, 0.8, 1.2, 1.5, 1.5, 1.4, 1.3,
+      1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.2, 1.2, 1.1, 0.8, 0.5,
+    ]
+
+    // MARK: Network (§5.2 ExtraSensory)
+
+    /// Median over users of the fraction of time on WiFi; §5.2: 82 %.
+    public var wifiFractionMedian = 0.82
+    /// SD of logit(WiFi fraction) across users; §5.2 p10 63 %, p90 93 %
+    /// give (logit .93 − logit .63) / 2.56 ≈ 0.8.
+    public var wifiFractionLogitSD = 0.8
+    /// Log-scale SD of a day's cellular time around the user's mean (NV).
+    public var cellularDaySigma = 0.5
+    /// Share of users who commute on weekdays (NV).
+    public var commuterShare = 0.65
+    /// Chance that a commuter goes to work on a given weekday (NV).
+    public var workDayProbability = 0.85
+    /// Share of commuters with WiFi at work (NV); the others stay on cellular
+    /// at work when their WiFi fraction allows it.
+    public var workWifiShare = 0.6
+    /// Local hour commuters leave home, before the chronotype shift (NV).
+    public var departHour = 8.0
+    /// Hours between leaving for work and leaving work (NV).
+    public var workdayHours = 9.0
+    /// Median one-way commute, in minutes (log-normal: σ 0.4 across users,
+    /// σ 0.3 from trip to trip) (NV).
+    public var commuteMedianMinutes = 30.0
+    /// Chance that a commute passes a dead zone (tunnel) (NV).
+    public var tunnelProbability = 0.15
+    /// Median dead-zone length, in minutes (log-normal, σ 0.6) (NV).
+    public var tunnelMedianMinutes = 3.0
+    /// Chance per user-day of a flight, offline 1–6 h (NV).
+    public var flightProbabilityPerDay = 0.004
+    /// Share of users whose cellular network is LTE (NV).
+    public var lteShare = 0.75
+    /// Share of users on 5G NR (NV).
+    public var nr5gShare = 0.15
+    /// Share of users on 3G UMTS (NV).
+    public var umts3gShare = 0.10
+
+    // MARK: Charging and battery (§5.2 ExtraSensory)
+
+    /// Median over users of the chance of charging overnight; calibrated to
+    /// the §5.2 P(plugged) by hour (≈ .6–.7 at 02–05).
+    public var overnightChargeMedian = 0.68
+    /// SD of logit(overnight charge chance) across users (NV).
+    public var overnightChargeLogitSD = 1.0
+    /// Local hour of plugging in for the night, before the chronotype shift;
+    /// §5.2 P(plugged) rises from .31 at 22:00 to .68 at 03:00.
+    public var bedtimeHour = 23.5
+    /// SD of the bedtime from night to night, in hours (NV).
+    public var bedtimeSDHours = 1.2
+    /// Local hour of unplugging in the morning, before the chronotype shift;
+    /// §5.2 P(plugged) falls from .59 at 06:00 to .17 at 08:00.
+    public var wakeHour = 7.0
+    /// SD of the unplug time from day to day, in hours (NV).
+    public var wakeSDHours = 0.6
+    /// How much later people get up on Saturday and Sunday, in hours (NV).
+    public var weekendWakeDelayHours = 1.0
+    /// Median over users of planned daytime top-ups per day, before the
+    /// level gate (``topUpPivotLevel``) drops some; with the overnight and
+    /// low-battery charges, calibrated to §5.2 plug-ins per user-day median
+    /// 2.5 (p10 0.8, p90 4.2).
+    public var daytimePlugInsPerDayMedian = 4.5
+    /// Log-scale SD of the daytime plug-in rate across users (NV).
+    public var daytimePlugInsSigma = 0.8
+    /// Battery level at which a planned daytime top-up surely happens; above
+    /// it the chance falls as ((100 − level) / (100 − pivot))^exponent, so
+    /// people top up when the battery is low. With
+    /// ``topUpLevelExponent``, calibrated to the §5.2 level at plug-in
+    /// (median 35 %, p10 10 %, p90 83 %).
+    public var topUpPivotLevel = 35.0
+    /// See ``topUpPivotLevel``.
+    public var topUpLevelExponent = 1.5
+    /// Relative daytime plug-in intensity by local hour 00→23 (NV; shaped
+    /// so the §5.2 P(plugged) by hour is reproduced).
+    public var plugInHourlyShape = [
+      0.1, 0.05, 0, 0, 0, 0, 0.1, 0.4, 1.0, 1.2, 1.2, 0.9,
+      1.0, 1.1, 1.3, 1.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.7, 0.3,
+    ]
+    /// Median length of a daytime charge, in hours; with
+    /// ``daytimeChargeSigma``, calibrated to the §5.2 daytime P(plugged)
+    /// (.13–.36 between 09:00 and 22:00). The §5.2 observed charging-period
+    /// median, 0.7 h, is cut by sampling gaps, so it is a lower bound.
+    public var daytimeChargeMedianHours = 1.0
+    /// Log-scale SD of daytime charge lengths (many short top-ups, a few
+    /// long desk charges); see ``daytimeChargeMedianHours``.
+    public var daytimeChargeSigma = 1.6
+    /// Battery level below which a user starts looking for a charger: a
+    /// per-user value, uniform in this range, in percent (NV).
+    public var lowBatteryThresholdRange = [10.0, 30.0]
+    /// Mean time to plug in once below the threshold, in minutes (NV).
+    public var lowBatteryPlugInMinutes = 45.0
+    /// Level at which a user always plugs in, in percent (NV).
+    public var forcedPlugInLevel = 4.0
+    /// Median drain while idle, in % per hour; with the active drain,
+    /// calibrated to the §5.2 level at plug-in (median 35 %). High for a
+    /// current phone: ExtraSensory's phones are from 2015–16.
+    public var idleDrainPercentPerHour = 4.0
+    /// Median drain while an app is open, in % per hour; see
+    /// ``idleDrainPercentPerHour``.
+    public var activeDrainPercentPerHour = 30.0
+    /// Log-scale SD of a user's drain rates (NV).
+    public var drainSigma = 0.3
+    /// Median charge rate below 80 %, in % per minute (NV).
+    public var chargePercentPerMinute = 1.0
+    /// Charge rate above 80 % relative to the rate below (NV).
+    public var chargeTaperFactor = 0.4
+    /// Battery sampling interval, in seconds.
+    public var batterySampleSeconds = 1_800.0
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+      case startDate, timeZones, chronotypeSDHours
+      case apps, appsPerUserMin, appsPerUserMax, topAppShareMedian
+      case topAppShareLogitSD, opensPerDayMedian, opensPerDayUserSigma
+      case opensPerDayDaySigma, lightDayProbability, lightDayFactor
+      case openHourlyShare, weekendOpensFactor
+      case weekendMorningDelayHours, appsPerPickupMean, repickupProbability
+      case repickupDelayMedianSeconds, repickupDelaySigma, appRepeatProbability
+      case appRepeatMemory
+      case appSwitchMedianSeconds, sessionMedianSeconds, sessionSigma
+      case sessionUserSigma, sessionMaxSeconds
+      case wakesPerHourMedian, wakesPerHourSigma, wakeMinSeconds
+      case wakeMaxSeconds
+      case updateTopApps, updateHourlyShape
+      case wifiFractionMedian, wifiFractionLogitSD, cellularDaySigma
+      case commuterShare, workDayProbability, workWifiShare, departHour
+      case workdayHours, commuteMedianMinutes, tunnelProbability
+      case tunnelMedianMinutes, flightProbabilityPerDay, lteShare, nr5gShare
+      case umts3gShare
+      case overnightChargeMedian, overnightChargeLogitSD, bedtimeHour
+      case bedtimeSDHours, wakeHour, wakeSDHours, weekendWakeDelayHours
+      case daytimePlugInsPerDayMedian, daytimePlugInsSigma, topUpPivotLevel
+      case topUpLevelExponent
+      case plugInHourlyShape
+      case daytimeChargeMedianHours, daytimeChargeSigma
+      case lowBatteryThresholdRange, lowBatteryPlugInMinutes
+      case forcedPlugInLevel, idleDrainPercentPerHour
+      case activeDrainPercentPerHour, drainSigma, chargePercentPerMinute
+      case chargeTaperFactor, batterySampleSeconds
+    }
+
+    /// Decodes any subset of the keys; the others keep their defaults.
+    ///
+    /// - Throws: ``ParameterError`` for an unknown key; `DecodingError` for
+    ///   a value of the wrong type.
+    public init(from decoder: any Decoder) throws {
+      try SyntheticPopulation.rejectUnknownKeys(
+        decoder, CodingKeys.self, context: "parameter")
+      let c = try decoder.container(keyedBy: CodingKeys.self)
+      self.init()
+      func get<T: Decodable>(_ key: CodingKeys, _ v: inout T) throws {
+        if let x = try c.decodeIfPresent(T.self, forKey: key) { v = x }
+      }
+      try get(.startDate, &startDate)
+      try get(.timeZones, &timeZones)
+      try get(.chronotypeSDHours, &chronotypeSDHours)
+      try get(.apps, &apps)
+      try get(.appsPerUserMin, &appsPerUserMin)
+      try get(.appsPerUserMax, &appsPerUserMax)
+      try get(.topAppShareMedian, &topAppShareMedian)
+      try get(.topAppShareLogitSD, &topAppShareLogitSD)
+      try get(.opensPerDayMedian, &opensPerDayMedian)
+      try get(.opensPerDayUserSigma, &opensPerDayUserSigma)
+      try get(.opensPerDayDaySigma, &opensPerDayDaySigma)
+      try get(.lightDayProbability, &lightDayProbability)
+      try get(.lightDayFactor, &lightDayFactor)
+      try get(.openHourlyShare, &openHourlyShare)
+      try get(.weekendOpensFactor, &weekendOpensFactor)
+      try get(.weekendMorningDelayHours, &weekendMorningDelayHours)
+      try get(.appsPerPickupMean, &appsPerPickupMean)
+      try get(.repickupProbability, &repickupProbability)
+      try get(.repickupDelayMedianSeconds, &repickupDelayMedianSeconds)
+      try get(.repickupDelaySigma, &repickupDelaySigma)
+      try get(.appRepeatProbability, &appRepeatProbability)
+      try get(.appRepeatMemory, &appRepeatMemory)
+      try get(.appSwitchMedianSeconds, &appSwitchMedianSeconds)
+      try get(.sessionMedianSeconds, &sessionMedianSeconds)
+      try get(.sessionSigma, &sessionSigma)
+      try get(.sessionUserSigma, &sessionUserSigma)
+      try get(.sessionMaxSeconds, &sessionMaxSeconds)
+      try get(.wakesPerHourMedian, &wakesPerHourMedian)
+      try get(.wakesPerHourSigma, &wakesPerHourSigma)
+      try get(.wakeMinSeconds, &wakeMinSeconds)
+      try get(.wakeMaxSeconds, &wakeMaxSeconds)
+      try get(.updateTopApps, &updateTopApps)
+      try get(.updateHourlyShape, &updateHourlyShape)
+      try get(.wifiFractionMedian, &wifiFractionMedian)
+      try get(.wifiFractionLogitSD, &wifiFractionLogitSD)
+      try get(.cellularDaySigma, &cellularDaySigma)
+      try get(.commuterShare, &commuterShare)
+      try get(.workDayProbability, &workDayProbability)
+      try get(.workWifiShare, &workWifiShare)
+      try get(.departHour, &departHour)
+      try get(.workdayHours, &workdayHours)
+      try get(.commuteMedianMinutes, &commuteMedianMinutes)
+      try get(.tunnelProbability, &tunnelProbability)
+      try get(.tunnelMedianMinutes, &tunnelMedianMinutes)
+      try get(.flightProbabilityPerDay, &flightProbabilityPerDay)
+      try get(.lteShare, &lteShare)
+      try get(.nr5gShare, &nr5gShare)
+      try get(.umts3gShare, &umts3gShare)
+      try get(.overnightChargeMedian, &overnightChargeMedian)
+      try get(.overnightChargeLogitSD, &overnightChargeLogitSD)
+      try get(.bedtimeHour, &bedtimeHour)
+      try get(.bedtimeSDHours, &bedtimeSDHours)
+      try get(.wakeHour, &wakeHour)
+      try get(.wakeSDHours, &wakeSDHours)
+      try get(.weekendWakeDelayHours, &weekendWakeDelayHours)
+      try get(.daytimePlugInsPerDayMedian, &daytimePlugInsPerDayMedian)
+      try get(.daytimePlugInsSigma, &daytimePlugInsSigma)
+      try get(.topUpPivotLevel, &topUpPivotLevel)
+      try get(.topUpLevelExponent, &topUpLevelExponent)
+      try get(.plugInHourlyShape, &plugInHourlyShape)
+      try get(.daytimeChargeMedianHours, &daytimeChargeMedianHours)
+      try get(.daytimeChargeSigma, &daytimeChargeSigma)
+      try get(.lowBatteryThresholdRange, &lowBatteryThresholdRange)
+      try get(.lowBatteryPlugInMinutes, &lowBatteryPlugInMinutes)
+      try get(.forcedPlugInLevel, &forcedPlugInLevel)
+      try get(.idleDrainPercentPerHour, &idleDrainPercentPerHour)
+      try get(.activeDrainPercentPerHour, &activeDrainPercentPerHour)
+      try get(.drainSigma, &drainSigma)
+      try get(.chargePercentPerMinute, &chargePercentPerMinute)
+      try get(.chargeTaperFactor, &chargeTaperFactor)
+      try get(.batterySampleSeconds, &batterySampleSeconds)
+    }
+
+    /// Checks ranges and lengths; throws a ``ParameterError`` naming the
+    /// first bad parameter.
+    public func validate() throws {
+      func check(_ ok: Bool, _ key: CodingKeys, _ why: String) throws {
+        if !ok { throw ParameterError(.invalid(key.rawValue, why)) }
+      }
+      func finite(_ xs: Double...) -> Bool { xs.allSatisfy(\.isFinite) }
+      func prob(_ x: Double) -> Bool { x >= 0 && x <= 1 }
+      func curve(_ c: [Double]) -> Bool {
+        c.count == 24 && c.allSatisfy { $0.isFinite && $0 >= 0 }
+          && c.reduce(0, +) > 0
+      }
+      try check(
+        SyntheticPopulation.civilDay(startDate) != nil, .startDate,
+        "expected YYYY-MM-DD")
+      try check(!timeZones.isEmpty, .timeZones, "needs at least one zone")
+      for z in timeZones {
+        guard case .fixed = TraceTimeZone(parsing: z) else {
+          throw ParameterError(
+            .invalid("timeZones", "'\(z)' is not a fixed offset +HH:MM"))
+        }
+      }
+      try check(
+        finite(chronotypeSDHours) && chronotypeSDHours >= 0
+          && chronotypeSDHours <= 4, .chronotypeSDHours, "must be in 0...4")
+      try check(!apps.isEmpty, .apps, "needs at least one app")
+      try check(
+        Set(apps.map(\.name)).count == apps.count, .apps,
+        "app names must be unique")
+      for a in apps {
+        let ok =
+          !a.name.isEmpty
+          && finite(
+            a.weight, a.peakHour, a.concentration, a.sessionScale,
+            a.updatesPerHour)
+          && a.weight > 0 && a.concentration >= 0
+          && a.concentration <= 20 && a.sessionScale > 0
+          && a.updatesPerHour >= 0 && a.updatesPerHour <= 3_600
+        try check(ok, .apps, "app '\(a.name)' has a bad name or value")
+      }
+      try check(
+        appsPerUserMin >= 1 && appsPerUserMin <= appsPerUserMax,
+        .appsPerUserMin, "must be in 1...appsPerUserMax")
+      try check(
+        appsPerUserMax <= apps.count, .appsPerUserMax,
+        "must not exceed the \(apps.count) apps of the pool")
+      try check(
+        topAppShareMedian > 0 && topAppShareMedian < 1, .topAppShareMedian,
+        "must be in (0, 1)")
+      try check(
+        finite(topAppShareLogitSD) && topAppShareLogitSD >= 0,
+        .topAppShareLogitSD, "must be ≥ 0")
+      try check(
+        finite(opensPerDayMedian) && opensPerDayMedian >= 0
+          && opensPerDayMedian <= 5_000, .opensPerDayMedian,
+        "must be in 0...5000")
+      try check(
+        finite(opensPerDayUserSigma) && opensPerDayUserSigma >= 0
+          && opensPerDayUserSigma <= 3, .opensPerDayUserSigma,
+        "must be in 0...3")
+      try check(
+        finite(opensPerDayDaySigma) && opensPerDayDaySigma >= 0
+          && opensPerDayDaySigma <= 3, .opensPerDayDaySigma,
+        "must be in 0...3")
+      try check(
+        prob(lightDayProbability) && lightDayProbability < 1,
+        .lightDayProbability, "must be in 0..<1")
+      try check(
+        finite(lightDayFactor) && lightDayFactor > 0 && lightDayFactor <= 1,
+        .lightDayFactor, "must be in (0, 1]")
+      try check(
+        curve(openHourlyShare), .openHourlyShare,
+        "needs 24 non-negative values with a positive sum")
+      try check(
+        finite(weekendOpensFactor) && weekendOpensFactor >= 0,
+        .weekendOpensFactor, "must be ≥ 0")
+      try check(
+        finite(weekendMorningDelayHours) && abs(weekendMorningDelayHours) <= 6,
+        .weekendMorningDelayHours, "must be in -6...6")
+      try check(
+        finite(appsPerPickupMean) && appsPerPickupMean >= 1
+          && appsPerPickupMean <= 50, .appsPerPickupMean, "must be in 1...50")
+      try check(
+        prob(repickupProbability) && repickupProbability <= 0.95,
+        .repickupProbability, "must be in 0...0.95")
+      try check(
+        finite(repickupDelayMedianSeconds) && repickupDelayMedianSeconds > 0,
+        .repickupDelayMedianSeconds, "must be > 0")
+      try check(
+        finite(repickupDelaySigma) && repickupDelaySigma >= 0,
+        .repickupDelaySigma, "must be ≥ 0")
+      try check(
+        prob(appRepeatProbability), .appRepeatProbability, "must be in 0...1")
+      try check(
+        appRepeatMemory >= 1 && appRepeatMemory <= 100, .appRepeatMemory,
+        "must be in 1...100")
+      try check(
+        finite(appSwitchMedianSeconds) && appSwitchMedianSeconds > 0,
+        .appSwitchMedianSeconds, "must be > 0")
+      try check(
+        finite(sessionMedianSeconds) && sessionMedianSeconds > 0,
+        .sessionMedianSeconds, "must be > 0")
+      try check(
+        finite(sessionSigma) && sessionSigma >= 0, .sessionSigma,
+        "must be ≥ 0")
+      try check(
+        finite(sessionUserSigma) && sessionUserSigma >= 0, .sessionUserSigma,
+        "must be ≥ 0")
+      try check(
+        finite(sessionMaxSeconds) && sessionMaxSeconds >= 1
+          && sessionMaxSeconds <= 86_400, .sessionMaxSeconds,
+        "must be in 1...86400")
+      try check(
+        finite(wakesPerHourMedian) && wakesPerHourMedian >= 0
+          && wakesPerHourMedian <= 600, .wakesPerHourMedian,
+        "must be in 0...600")
+      try check(
+        finite(wakesPerHourSigma) && wakesPerHourSigma >= 0,
+        .wakesPerHourSigma, "must be ≥ 0")
+      try check(
+        finite(wakeMinSeconds) && wakeMinSeconds >= 0, .wakeMinSeconds,
+        "must be ≥ 0")
+      try check(
+        finite(wakeMaxSeconds) && wakeMaxSeconds >= wakeMinSeconds
+          && wakeMaxSeconds <= 86_400, .wakeMaxSeconds,
+        "must be in wakeMinSeconds...86400")
+      try check(updateTopApps >= 0, .updateTopApps, "must be ≥ 0")
+      try check(
+        curve(updateHourlyShape), .updateHourlyShape,
+        "needs 24 non-negative values with a positive sum")
+      try check(
+        wifiFractionMedian > 0 && wifiFractionMedian < 1, .wifiFractionMedian,
+        "must be in (0, 1)")
+      try check(
+        finite(wifiFractionLogitSD) && wifiFractionLogitSD >= 0,
+        .wifiFractionLogitSD, "must be ≥ 0")
+      try check(
+        finite(cellularDaySigma) && cellularDaySigma >= 0, .cellularDaySigma,
+        "must be ≥ 0")
+      try check(prob(commuterShare), .commuterShare, "must be in 0...1")
+      try check(
+        prob(workDayProbability), .workDayProbability, "must be in 0...1")
+      try check(prob(workWifiShare), .workWifiShare, "must be in 0...1")
+      try check(
+        finite(departHour) && departHour >= 0 && departHour < 24, .departHour,
+        "must be in 0..<24")
+      try check(
+        finite(workdayHours) && workdayHours > 0 && workdayHours <= 16,
+        .workdayHours, "must be in (0, 16]")
+      try check(
+        finite(commuteMedianMinutes) && commuteMedianMinutes > 0
+          && commuteMedianMinutes <= 240, .commuteMedianMinutes,
+        "must be in (0, 240]")
+      try check(
+        prob(tunnelProbability), .tunnelProbability, "must be in 0...1")
+      try check(
+        finite(tunnelMedianMinutes) && tunnelMedianMinutes > 0,
+        .tunnelMedianMinutes, "must be > 0")
+      try check(
+        prob(flightProbabilityPerDay), .flightProbabilityPerDay,
+        "must be in 0...1")
+      let shares = [lteShare, nr5gShare, umts3gShare]
+      try check(
+        shares.allSatisfy { $0.isFinite && $0 >= 0 }
+          && shares.reduce(0, +) > 0, .lteShare,
+        "lteShare, nr5gShare and umts3gShare must be ≥ 0 with a positive sum")
+      try check(
+        overnightChargeMedian > 0 && overnightChargeMedian < 1,
+        .overnightChargeMedian, "must be in (0, 1)")
+      try check(
+        finite(overnightChargeLogitSD) && overnightChargeLogitSD >= 0,
+        .overnightChargeLogitSD, "must be ≥ 0")
+      try check(
+        finite(bedtimeHour) && bedtimeHour >= 12 && bedtimeHour <= 30,
+        .bedtimeHour, "must be in 12...30 (hours after the day's midnight)")
+      try check(
+        finite(bedtimeSDHours) && bedtimeSDHours >= 0 && bedtimeSDHours <= 4,
+        .bedtimeSDHours, "must be in 0...4")
+      try check(
+        finite(wakeHour) && wakeHour >= 0 && wakeHour <= 14, .wakeHour,
+        "must be in 0...14")
+      try check(
+        finite(wakeSDHours) && wakeSDHours >= 0 && wakeSDHours <= 4,
+        .wakeSDHours, "must be in 0...4")
+      try check(
+        finite(weekendWakeDelayHours) && abs(weekendWakeDelayHours) <= 6,
+        .weekendWakeDelayHours, "must be in -6...6")
+      try check(
+        finite(daytimePlugInsPerDayMedian) && daytimePlugInsPerDayMedian >= 0
+          && daytimePlugInsPerDayMedian <= 100, .daytimePlugInsPerDayMedian,
+        "must be in 0...100")
+      try check(
+        finite(daytimePlugInsSigma) && daytimePlugInsSigma >= 0,
+        .daytimePlugInsSigma, "must be ≥ 0")
+      try check(
+        finite(topUpPivotLevel) && topUpPivotLevel >= 0
+          && topUpPivotLevel < 100, .topUpPivotLevel, "must be in 0..<100")
+      try check(
+        finite(topUpLevelExponent) && topUpLevelExponent >= 0
+          && topUpLevelExponent <= 20, .topUpLevelExponent,
+        "must be in 0...20")
+      try check(
+        curve(plugInHourlyShape), .plugInHourlyShape,
+        "needs 24 non-negative values with a positive sum")
+      try check(
+        finite(daytimeChargeMedianHours) && daytimeChargeMedianHours > 0,
+        .daytimeChargeMedianHours, "must be > 0")
+      try check(
+        finite(daytimeChargeSigma) && daytimeChargeSigma >= 0,
+        .daytimeChargeSigma, "must be ≥ 0")
+      let r = lowBatteryThresholdRange
+      try check(
+        r.count == 2 && finite(r[0], r[1]) && r[0] >= 0 && r[0] <= r[1]
+          && r[1] <= 100, .lowBatteryThresholdRange,
+        "needs [low, high] with 0 ≤ low ≤ high ≤ 100")
+      try check(
+        finite(lowBatteryPlugInMinutes) && lowBatteryPlugInMinutes > 0,
+        .lowBatteryPlugInMinutes, "must be > 0")
+      try check(
+        finite(forcedPlugInLevel) && forcedPlugInLevel >= 0
+          && forcedPlugInLevel < 100, .forcedPlugInLevel, "must be in 0..<100")
+      try check(
+        finite(idleDrainPercentPerHour) && idleDrainPercentPerHour >= 0,
+        .idleDrainPercentPerHour, "must be ≥ 0")
+      try check(
+        finite(activeDrainPercentPerHour) && activeDrainPercentPerHour >= 0,
+        .activeDrainPercentPerHour, "must be ≥ 0")
+      try check(
+        finite(drainSigma) && drainSigma >= 0, .drainSigma, "must be ≥ 0")
+      try check(
+        finite(chargePercentPerMinute) && chargePercentPerMinute > 0,
+        .chargePercentPerMinute, "must be > 0")
+      try check(
+        finite(chargeTaperFactor) && chargeTaperFactor > 0
+          && chargeTaperFactor <= 1, .chargeTaperFactor, "must be in (0, 1]")
+      try check(
+        finite(batterySampleSeconds) && batterySampleSeconds >= 60,
+        .batterySampleSeconds, "must be ≥ 60")
+    }
+  }
+
+  /// A bad generator parameter: an unknown key or an out-of-range value.
+  public struct ParameterError: Error, CustomStringConvertible, Equatable {
+    enum Kind: Equatable {
+      case unknownKey(String, context: String)
+      case invalid(String, String)
+    }
+    let kind: Kind
+
+    init(_ kind: Kind) { self.kind = kind }
+
+    /// The offending key.
+    public var key: String {
+      switch kind {
+      case .unknownKey(let k, _), .invalid(let k, _): k
+      }
+    }
+
+    public var description: String {
+      switch kind {
+      case .unknownKey(let k, let context): "unknown \(context) '\(k)'"
+      case .invalid(let k, let why): "parameter '\(k)': \(why)"
+      }
+    }
+  }
+}
+
+extension SyntheticPopulation {
+  /// A coding key for any string, to list the keys an object really has.
+  struct AnyCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+  }
+
+  /// Throws ``SyntheticPopulation/ParameterError`` for the first key of the
+  /// decoder's object that `Keys` does not know (in sorted order).
+  static func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(
+    _ decoder: any Decoder, _: Keys.Type, context: String
+  ) throws {
+    let all = try decoder.container(keyedBy: AnyCodingKey.self).allKeys
+    let known = Set(Keys.allCases.map(\.stringValue))
+    if let bad = all.map(\.stringValue).sorted().first(where: {
+      !known.contains($0)
+    }) {
+      throw SyntheticPopulation.ParameterError(
+        .unknownKey(bad, context: context))
+    }
+  }
+
+  /// Days since 1970-01-01 of a proleptic Gregorian `YYYY-MM-DD`, or `nil`.
+  ///
+  /// Howard Hinnant's `days_from_civil`.
+  static func civilDay(_ s: String) -> Int? {
+    let parts = s.split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 3, parts[0].count == 4, parts[1].count == 2,
+      parts[2].count == 2, let y0 = Int(parts[0]), let m = Int(parts[1]),
+      let d = Int(parts[2]), (1...12).contains(m), d >= 1
+    else { return nil }
+    let leap = (y0 % 4 == 0 && y0 % 100 != 0) || y0 % 400 == 0
+    let monthDays = [
+      31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31,
+    ]
+    guard d <= monthDays[m - 1] else { return nil }
+    let y = m <= 2 ? y0 - 1 : y0
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yoe = y - era * 400
+    let mp = (m + 9) % 12
+    let doy = (153 * mp + 2) / 5 + d - 1
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+    return era * 146_097 + doe - 719_468
+  }
+}
