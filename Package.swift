@@ -40,7 +40,7 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .testTarget(name: "FetchLinearAlgebraTests", dependencies: ["FetchLinearAlgebra"]),
-    .testTarget(name: "FetchTracesTests", dependencies: ["FetchTraces"], resources: [.copy("Fixtures")]),
+    .testTarget(name: "FetchTracesTests", dependencies: ["FetchTraces"]),
     .testTarget(name: "FetchModelsTests", dependencies: ["FetchModels"]),
     .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSimulation", "FetchModels", "FetchTraces"]),
     .testTarget(name: "FetchReportsTests", dependencies: ["FetchReports", "FetchBenchmark"], resources: [.copy("Golden")]),
