@@ -1,0 +1,60 @@
+import FetchTraces
+import Foundation
+
+/// What the past says about a user at a moment: how long since they last
+/// opened the app under study, and since they last opened any app.
+public struct Recency: Sendable, Equatable {
+  /// Seconds since the app's last open (∞ if never seen).
+  public var sinceAppOpenS: Double
+  /// Seconds since any app's last open (∞ if never seen).
+  public var sinceAnyOpenS: Double
+
+  public init(sinceAppOpenS: Double, sinceAnyOpenS: Double) {
+    self.sinceAppOpenS = sinceAppOpenS
+    self.sinceAnyOpenS = sinceAnyOpenS
+  }
+
+  /// The recency `dt` seconds later, assuming no open in between.
+  public func advanced(by dt: Double) -> Recency {
+    Recency(sinceAppOpenS: sinceAppOpenS + dt, sinceAnyOpenS: sinceAnyOpenS + dt)
+  }
+}
+
+/// A model of when a user opens one app, conditioned on the past only.
+///
+/// Implemented by the learned habit model and by the evaluation baselines,
+/// so both are scored by the same code.
+public protocol OpenPredictor: Sendable {
+  /// Expected opens of the app per second at Unix time `t`, given the
+  /// recency state at `t`. `clock` converts `t` to the user's local time.
+  func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double
+}
+
+extension OpenPredictor {
+  /// P(at least one open of the app in (t, t + h]) under the model, assuming
+  /// no open of any app in between (recency grows with time): one minus the
+  /// survival `exp(−∫ λ)`, integrated with the midpoint rule on `step`-second
+  /// pieces.
+  ///
+  /// - Complexity: O(h / step).
+  public func probabilityOfOpen(
+    within h: Double, from t: Double, clock: inout LocalClock, recency: Recency, step: Double = 300
+  ) -> Double {
+    guard h > 0 else { return 0 }
+    var cumulative = 0.0
+    var x = 0.0
+    while x < h {
+      let dt = min(step, h - x)
+      let mid = x + dt / 2
+      cumulative += intensity(at: t + mid, clock: &clock, recency: recency.advanced(by: mid)) * dt
+      x += dt
+    }
+    return -expMinusOne(-cumulative)
+  }
+}
+
+/// e^x − 1, accurate for small |x|.
+@inlinable
+func expMinusOne(_ x: Double) -> Double {
+  abs(x) < 1e-5 ? x + x * x / 2 : exp(x) - 1
+}
