@@ -17,12 +17,22 @@ public struct RunConfiguration: Sendable {
   public var jobs: Int
   /// Users read and replayed together; bounds memory.
   public var batchUsers: Int
+  /// Share of each user's window used for training (chronological split);
+  /// every policy is then scored on the rest only. 0: no split.
+  public var trainFraction: Double
+  /// Users whose training parts feed the population habit model (the
+  /// `populationUsers` with the smallest stable hash of their id: a
+  /// deterministic sample that does not depend on file order).
+  public var populationUsers: Int
 
   public init(
     tracePath: String, policies: [PolicySpec], seed: UInt64 = 1, world: WorldParameters = WorldParameters(),
     apps: AppSelection = .top(3), recordEvents: Bool = true,
-    jobs: Int = ProcessInfo.processInfo.activeProcessorCount, batchUsers: Int = 64
+    jobs: Int = ProcessInfo.processInfo.activeProcessorCount, batchUsers: Int = 64,
+    trainFraction: Double = 0, populationUsers: Int = 256
   ) {
+    self.trainFraction = trainFraction
+    self.populationUsers = max(1, populationUsers)
     self.tracePath = tracePath
     self.policies = policies
     self.seed = seed
@@ -35,7 +45,8 @@ public struct RunConfiguration: Sendable {
 }
 
 /// The replays of one user: for each selected app, one per policy, in the
-/// configuration's policy order.
+/// configuration's policy order. With a train/test split, `trace` is the
+/// test part.
 public struct UserResult: Sendable {
   public var trace: UserTrace
   public var apps: [Int32]
@@ -63,6 +74,7 @@ public struct RunProgress: Sendable {
 public func runReplay<S: RunSink>(
   _ config: RunConfiguration, into sink: inout S, progress: (RunProgress) -> Void = { _ in }
 ) throws {
+  let population = try config.policies.contains(where: \.learns) ? fitPopulation(config) : nil
   let reader = try TraceReader(path: config.tracePath)
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
   var users = 0
@@ -74,32 +86,65 @@ public func runReplay<S: RunSink>(
     while batch.count < config.batchUsers, let u = try reader.next() { batch.append(u) }
     done = batch.count < config.batchUsers
     guard !batch.isEmpty else { break }
-    let results = replayBatch(batch, config)
+    let results = replayBatch(batch, config, population)
     for r in results { try sink.consume(r, config: config) }
     users += batch.count
     progress(RunProgress(users: users, bytesRead: reader.bytesRead, totalBytes: total))
   }
 }
 
+/// The training window of `trace` under `config` (the whole trace before
+/// the split), and the part to replay.
+public func splitForRun(_ trace: UserTrace, _ config: RunConfiguration) -> (train: UserTrace, test: UserTrace) {
+  guard config.trainFraction > 0 else {
+    return (UserTrace(user: trace.user, timeZone: trace.timeZone, start: trace.start, end: trace.start, apps: trace.apps), trace)
+  }
+  return trace.split(at: trace.start + config.trainFraction * (trace.end - trace.start))
+}
+
+/// Fits the population habit model on the training parts of a deterministic
+/// sample of users (a first pass over the trace).
+public func fitPopulation(_ config: RunConfiguration) throws -> HabitModel? {
+  let reader = try TraceReader(path: config.tracePath)
+  var kept: [(hash: UInt64, samples: [HabitSample])] = []
+  while let u = try reader.next() {
+    let h = StableHash.fnv1a(u.user)
+    if kept.count >= config.populationUsers, let worst = kept.last, worst.hash <= h { continue }
+    let train = splitForRun(u, config).train
+    guard train.end > train.start else { continue }
+    let samples = config.apps.select(in: u).map { HabitSample(trace: train, app: $0, from: train.start, to: train.end) }
+    kept.append((h, samples))
+    kept.sort { $0.hash < $1.hash }
+    if kept.count > config.populationUsers { kept.removeLast() }
+  }
+  let samples = kept.flatMap(\.samples)
+  guard !samples.isEmpty else { return nil }
+  return try HabitFitter().fitPopulation(samples)
+}
+
 /// Replays one user under every policy and selected app.
-public func replayUser(_ trace: UserTrace, _ config: RunConfiguration) -> UserResult {
-  let prepared = PreparedUser(trace: trace, world: config.world)
+public func replayUser(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) -> UserResult {
+  let (train, test) = splitForRun(trace, config)
+  let prepared = PreparedUser(trace: test, world: config.world)
   let apps = config.apps.select(in: trace)
+  let learning = LearningContext(training: train, population: population)
   let replays = apps.map { app in
-    let content = ContentTimeline(trace: trace, app: app, world: config.world, seed: config.seed)
+    let content = ContentTimeline(trace: test, app: app, world: config.world, seed: config.seed)
     return config.policies.map {
-      $0.replay(user: prepared, app: app, content: content, seed: config.seed, recordEvents: config.recordEvents)
+      $0.replay(
+        user: prepared, app: app, content: content, seed: config.seed, recordEvents: config.recordEvents,
+        learning: $0.learns ? learning : nil)
     }
   }
-  return UserResult(trace: trace, apps: apps, replays: replays)
+  return UserResult(trace: test, apps: apps, replays: replays)
 }
 
 private struct Slots: @unchecked Sendable {
   let base: UnsafeMutablePointer<UserResult?>
 }
 
-private func replayBatch(_ batch: [UserTrace], _ config: RunConfiguration) -> [UserResult] {
-  if config.jobs == 1 || batch.count == 1 { return batch.map { replayUser($0, config) } }
+private func replayBatch(_ batch: [UserTrace], _ config: RunConfiguration, _ population: HabitModel?) -> [UserResult] {
+  if config.jobs == 1 || batch.count == 1 { return batch.map { replayUser($0, config, population) } }
   let n = batch.count
   let slots = Slots(base: .allocate(capacity: n))
   slots.base.initialize(repeating: nil, count: n)
@@ -112,7 +157,7 @@ private func replayBatch(_ batch: [UserTrace], _ config: RunConfiguration) -> [U
   DispatchQueue.concurrentPerform(iterations: workers) { w in
     var i = w
     while i < n {
-      slots.base[i] = replayUser(batch[i], config)
+      slots.base[i] = replayUser(batch[i], config, population)
       i += workers
     }
   }

@@ -40,6 +40,8 @@ extension OpenPredictor {
   public func probabilityOfOpen(
     within h: Double, from t: Double, clock: inout LocalClock, recency: Recency, step: Double = 300
   ) -> Double {
+    precondition(step > 0 && step.isFinite && !h.isNaN && h < .infinity && t.isFinite,
+                 "probabilityOfOpen needs a finite time and horizon and a positive step")
     guard h > 0 else { return 0 }
     var cumulative = 0.0
     var x = 0.0

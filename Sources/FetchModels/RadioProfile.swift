@@ -105,3 +105,18 @@ public struct RadioProfile: Sendable, Equatable {
       + tailEnergy(gap: .infinity)
   }
 }
+
+extension RadioProfile {
+  /// Energy a fetch would add if started now, J, judged from the past only:
+  /// the radio has been quiet for `gap` seconds (0 while busy) and no other
+  /// activity is assumed to follow. It pays the tail it prolongs, the
+  /// promotion it needs, `connectedS` seconds at β and the throughput term;
+  /// after a long gap this is ``isolatedTransferEnergy(downBytes:upBytes:extraConnectedS:)``.
+  public func marginalEnergyEstimate(afterQuietGap gap: Double, downBytes: Double, upBytes: Double, extraConnectedS: Double) -> Double {
+    let t = transferTime(downBytes: downBytes, upBytes: upBytes)
+    let promo = promotion(afterGap: gap)
+    let tail = gap > 0 ? tailEnergy(gap: gap) : 0
+    return tail + promo.energyJ + connectedPowerW * (t.down + t.up + extraConnectedS)
+      + throughputEnergy(downS: t.down, upS: t.up)
+  }
+}

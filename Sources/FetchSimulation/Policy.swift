@@ -41,6 +41,9 @@ public struct FetchOutcome: Sendable, Equatable {
 /// future (oracles) get it through their own initialiser, never through the
 /// engine.
 public protocol FetchPolicy {
+  /// Whether the engine should keep ``PolicyContext/radioQuietGapS`` up to
+  /// date before each call (a binary search per event; off by default).
+  static var observesRadio: Bool { get }
   /// Called once at the start of the replay window.
   mutating func start(_ ctx: inout PolicyContext)
   /// Called after each observable trace event has been applied.
@@ -52,6 +55,7 @@ public protocol FetchPolicy {
 }
 
 extension FetchPolicy {
+  public static var observesRadio: Bool { false }
   public mutating func start(_ ctx: inout PolicyContext) {}
   public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {}
   public mutating func timerFired(_ ctx: inout PolicyContext) {}
@@ -79,6 +83,10 @@ public struct PolicyContext: Sendable {
   /// Whether a fetch is running (or scheduled to start); a new request is
   /// ignored until it finishes.
   public internal(set) var fetchInFlight = false
+  /// Seconds the radio of the current network has been quiet (0 while it
+  /// is busy, ∞ if never used or offline), from past activity only; kept
+  /// up to date only for policies whose ``FetchPolicy/observesRadio`` is true.
+  public internal(set) var radioQuietGapS = Double.infinity
   /// When the policy's timer fires; `.infinity` when unset.
   public internal(set) var timerAt = Double.infinity
 

@@ -8,9 +8,22 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
   /// A timer every `interval` seconds.
   case periodic(interval: Double)
   case oracle
+  /// The iOS-like Minimum scheduler (``MinimumPolicy``).
+  case iosMinimum(MinimumParameters)
+  /// The same scheduler with a floor of `interval` seconds between launches.
+  case iosCustom(interval: Double, MinimumParameters)
 
   /// The policies `--policy` accepts, for help and error texts.
-  public static let syntax = "never, periodic:<interval> (e.g. periodic:30m, periodic:1h30m), oracle"
+  public static let syntax =
+    "never, periodic:<interval> (e.g. periodic:30m, periodic:1h30m), oracle, ios-minimum[:key=value,...], ios-custom:<interval>[,key=value,...]"
+
+  /// Whether the policy learns from a training period.
+  public var learns: Bool {
+    switch self {
+    case .iosMinimum, .iosCustom: true
+    default: false
+    }
+  }
 
   /// Parses a policy string; throws ``PolicySpecError`` naming what is wrong.
   public init(parsing s: String) throws {
@@ -27,6 +40,18 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
       self = .periodic(interval: secs)
     case ("periodic", nil):
       throw PolicySpecError("policy 'periodic' needs an interval, e.g. periodic:30m")
+    case ("ios-minimum", let a):
+      self = .iosMinimum(try parseMinimum(a ?? "", policy: s))
+    case ("ios-custom", let a?):
+      let items = a.split(separator: ",", maxSplits: 1).map(String.init)
+      guard let secs = parseDuration(items[0]), secs >= 1 else {
+        throw PolicySpecError("policy '\(s)': bad interval '\(items[0])' (use e.g. 30m, 1h; at least 1 s)")
+      }
+      var p = try parseMinimum(items.count > 1 ? items[1] : "", policy: s)
+      p.minSpacingS = max(p.minSpacingS, secs)
+      self = .iosCustom(interval: secs, p)
+    case ("ios-custom", nil):
+      throw PolicySpecError("policy 'ios-custom' needs an interval, e.g. ios-custom:1h")
     case ("never", _?), ("oracle", _?):
       throw PolicySpecError("policy '\(name)' takes no parameter (got '\(s)')")
     default:
@@ -39,15 +64,30 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     case .never: "never"
     case .oracle: "oracle"
     case .periodic(let i): "periodic:\(formatDuration(i))"
+    case .iosMinimum(let p): "ios-minimum" + minimumSuffix(p, separator: ":")
+    case .iosCustom(let i, var p):
+      "ios-custom:\(formatDuration(i))" + {
+        p.minSpacingS = p.minSpacingS == i ? MinimumParameters().minSpacingS : p.minSpacingS
+        return minimumSuffix(p, separator: ",")
+      }()
     }
   }
 
-  /// Replays one (user, app) under this policy.
+  /// Replays one (user, app) under this policy; learning policies fit on
+  /// `learning` (the user's training part and a population model).
   public func replay(
-    user: PreparedUser, app: Int32, content: ContentTimeline, seed: UInt64, recordEvents: Bool
+    user: PreparedUser, app: Int32, content: ContentTimeline, seed: UInt64, recordEvents: Bool,
+    learning: LearningContext? = nil
   ) -> AppReplay {
     let o = ReplayOptions(seed: seed, policyKey: description, recordEvents: recordEvents)
     switch self {
+    case .iosMinimum(let params), .iosCustom(_, let params):
+      let training = learning?.training ?? UserTrace(
+        user: user.trace.user, timeZone: user.trace.timeZone, start: user.trace.start, end: user.trace.start,
+        apps: user.trace.apps)
+      var p = MinimumPolicy(
+        params: params, world: user.world, training: training, app: app, population: learning?.population)
+      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
     case .never:
       var p = NeverPolicy()
       return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
@@ -59,6 +99,49 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
       return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
     }
   }
+}
+
+/// What a learning policy is trained on.
+public struct LearningContext: Sendable {
+  /// The user's trace before the replay window (same app indices).
+  public var training: UserTrace
+  /// The population habit model to shrink toward, if any.
+  public var population: HabitModel?
+
+  public init(training: UserTrace, population: HabitModel?) {
+    self.training = training
+    self.population = population
+  }
+}
+
+/// Parses `key=value,key=value` overrides of ``MinimumParameters``.
+private func parseMinimum(_ text: String, policy: String) throws -> MinimumParameters {
+  var p = MinimumParameters()
+  guard !text.isEmpty else { return p }
+  for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+    let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
+    guard kv.count == 2, let key = MinimumParameters.keys.first(where: { $0.0 == kv[0] }) else {
+      throw PolicySpecError(
+        "policy '\(policy)': unknown setting '\(item)'; known: " + MinimumParameters.keys.map(\.0).joined(separator: ", "))
+    }
+    let isDuration = ["check", "spacing", "horizon"].contains(key.0)
+    guard let x = isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.2 else {
+      throw PolicySpecError("policy '\(policy)': bad value '\(kv[1])' for \(key.0) (at least \(CSV.number(key.2)))")
+    }
+    p[keyPath: key.1] = x
+  }
+  return p
+}
+
+/// `:key=value,...` for the settings that differ from the defaults, in declaration order.
+private func minimumSuffix(_ p: MinimumParameters, separator: String) -> String {
+  let d = MinimumParameters()
+  let items = MinimumParameters.keys.compactMap { k -> String? in
+    guard p[keyPath: k.1] != d[keyPath: k.1] else { return nil }
+    let v = p[keyPath: k.1]
+    return "\(k.0)=" + (["check", "spacing", "horizon"].contains(k.0) ? formatDuration(v) : CSV.number(v))
+  }
+  return items.isEmpty ? "" : separator + items.joined(separator: ",")
 }
 
 /// A bad policy string.

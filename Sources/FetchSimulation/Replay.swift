@@ -157,6 +157,7 @@ struct ReplayEngine {
     let events = u.trace.events
     let end = u.trace.end
     var i = 0
+    updateRadio(P.self)
     policy.start(&ctx)
     handleRequest()
     while true {
@@ -165,17 +166,20 @@ struct ReplayEngine {
       let tTimer = ctx.timerAt
       if tDone <= tEvent && tDone <= tTimer && tDone <= end {
         ctx.now = tDone
+        updateRadio(P.self)
         complete(&policy, notify: true)
       } else if tEvent <= tTimer && tEvent <= end {
         ctx.now = tEvent
         let e = events[i]
         i += 1
         guard apply(e) else { continue }
+        updateRadio(P.self)
         policy.observe(e, &ctx)
         handleRequest()
       } else if tTimer <= end {
         ctx.now = tTimer
         ctx.timerAt = .infinity
+        updateRadio(P.self)
         policy.timerFired(&ctx)
         handleRequest()
       } else {
@@ -187,6 +191,16 @@ struct ReplayEngine {
       complete(&policy, notify: false)
     }
     return finish()
+  }
+
+  /// Refreshes ``PolicyContext/radioQuietGapS`` for policies that read it.
+  mutating func updateRadio<P: FetchPolicy>(_: P.Type) {
+    guard P.observesRadio else { return }
+    if let k = PreparedUser.interface(ctx.network) {
+      ctx.radioQuietGapS = quietGap(k, at: ctx.now)
+    } else {
+      ctx.radioQuietGapS = .infinity
+    }
   }
 
   /// Applies a trace event to the device state; returns whether the policy sees it.

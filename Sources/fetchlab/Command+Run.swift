@@ -36,6 +36,9 @@ extension FetchLab {
     @Option(name: .long, help: "Which apps of each user to replay: top:K, min-opens:N or names:A,B.")
     var apps: String = "top:3"
 
+    @Option(name: .long, help: "Share of each user's window to train on (chronological); all policies are scored on the rest. Default: 0.75 when a learning policy (ios-minimum, ios-custom) is present, else 0.")
+    var trainFraction: Double?
+
     @Flag(name: .long, help: "Opens do not refresh content in the foreground (replay.foreground_refresh=false).")
     var noForegroundRefresh = false
 
@@ -47,6 +50,7 @@ extension FetchLab {
 
     func validate() throws {
       guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+      if let f = trainFraction, !(f >= 0 && f < 1) { throw ValidationError("--train-fraction must be in [0, 1)") }
       for p in policy { _ = try parsePolicy(p) }
       do { _ = try AppSelection(parsing: apps) } catch { throw ValidationError(String(describing: error)) }
     }
@@ -63,9 +67,10 @@ extension FetchLab {
       if let config { try world.apply(configPath: config) }
       try applyOverrides(overrides, to: &world)
       if noForegroundRefresh { world.foregroundRefresh = false }
+      let split = trainFraction ?? (specs.contains(where: \.learns) ? 0.75 : 0)
       let cfg = RunConfiguration(
         tracePath: trace, policies: specs, seed: seed, world: world, apps: try AppSelection(parsing: apps),
-        recordEvents: !noEventFiles, jobs: jobs)
+        recordEvents: !noEventFiles, jobs: jobs, trainFraction: split)
       var sink = try CSVReportSink(directory: out, config: cfg)
       let progress = ProgressLine(label: "replay")
       try runReplay(cfg, into: &sink) { p in
@@ -79,6 +84,7 @@ extension FetchLab {
         "seed": seed,
         "policies": specs.map(\.description),
         "apps": cfg.apps.description,
+        "train_fraction": split,
         "world_overrides": world.overrides(),
         "counts": [
           "users": sink.users, "pairs": sink.aggregates.first?.pairs ?? 0,

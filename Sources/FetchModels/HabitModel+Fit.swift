@@ -1,0 +1,535 @@
+import FetchLinearAlgebra
+import FetchTraces
+import Foundation
+
+/// One (user, app) training window: the opens of `app` in [`from`, `to`) of
+/// `trace` are the responses; the trace's opens before each bin (also before
+/// `from`) give the recency features.
+public struct HabitSample: Sendable, Equatable {
+  /// The user's whole trace (events outside the window only feed recency).
+  public var trace: UserTrace
+  /// Index of the app into ``UserTrace/apps``.
+  public var app: Int32
+  /// Start of the training window, Unix s.
+  public var from: Double
+  /// End of the training window (exclusive), Unix s.
+  public var to: Double
+
+  /// - Precondition: `from` and `to` finite, `from ≤ to`.
+  public init(trace: UserTrace, app: Int32, from: Double, to: Double) {
+    precondition(from.isFinite && to.isFinite && from <= to, "HabitSample needs finite from ≤ to, got [\(from), \(to))")
+    self.trace = trace
+    self.app = app
+    self.from = from
+    self.to = to
+  }
+
+  /// The whole observation window of `trace`.
+  public init(trace: UserTrace, app: Int32) {
+    self.init(trace: trace, app: app, from: trace.start, to: trace.end)
+  }
+}
+
+/// Why ``HabitFitter/fitPopulation(_:)`` could not produce a model.
+public struct HabitFitError: Error, Sendable, Equatable, CustomStringConvertible {
+  enum Kind: Sendable, Equatable {
+    case noBins
+    case noOpens
+    case solveFailed
+  }
+
+  let kind: Kind
+  /// Details in words.
+  public let message: String
+
+  init(_ kind: Kind, _ message: String) {
+    self.kind = kind
+    self.message = message
+  }
+
+  public var description: String { message }
+}
+
+/// Fits ``HabitModel``s by penalised iteratively reweighted least squares
+/// (IRLS; Green, *Iteratively reweighted least squares for maximum likelihood
+/// estimation, and some robust and resistant alternatives*, JRSS-B 46(2),
+/// 1984, DOI 10.1111/j.2517-6161.1984.tb01288.x), shrinking each pair's shape
+/// toward a population prior.
+///
+/// The fit maximises the penalised Poisson log-likelihood, i.e. minimises
+///
+///     D(β) + (β − m)ᵀ Λ (β − m),   D = 2 Σᵢ [yᵢ log(yᵢ/μᵢ) − (yᵢ − μᵢ)]
+///
+/// over bins i with counts yᵢ and means μᵢ = eᵢ exp(xᵢ·β) (eᵢ the bin's
+/// exposure, < 1 only for a partial last bin, plus an offset in the
+/// population fit). Λ = diag(``interceptRidge``, ``shapeRidge``, …). Each
+/// step solves
+///
+///     (Xᵀ W X + Λ) β = Xᵀ W z + Λ m,   W = diag(μ),  z = η + (y − μ)/μ
+///
+/// by Cholesky (η the linear predictor without offset, clamped to ±30), halving
+/// the step while the penalised deviance increases. When a Cholesky solve
+/// fails the step is retried with a 10× larger ridge (plus 10⁻⁸ of the mean
+/// diagonal), then by QR least squares on the weighted, penalty-augmented
+/// system; when that fails too, the fit falls back to the prior mean m.
+///
+/// Call `LinearAlgebra.setSingleThreaded()` (or set `OPENBLAS_NUM_THREADS=1`)
+/// before fitting many pairs in parallel.
+public struct HabitFitter: Sendable, Equatable {
+  /// Bin length, s. Default 900 (15 min).
+  public var binSeconds: Double
+  /// λ on each shape coefficient (all but the intercept), toward the prior's
+  /// (toward 0 in the population fit and without a prior). Default 20: a
+  /// Fourier coefficient's Fisher information is about half the number of
+  /// opens, so the prior weighs as much as ≈ 40 opens, and a pair with a few
+  /// hundred opens is shrunk by under 10 %.
+  public var shapeRidge: Double
+  /// λ on the intercept, toward the pair's own log mean rate. Default 10⁻⁴:
+  /// negligible against the data, but keeps the intercept finite (the
+  /// expected opens ≈ 10⁻³ per window) for a pair with no opens.
+  public var interceptRidge: Double
+  /// At most this many IRLS iterations. Default 25.
+  public var maxIterations: Int
+  /// Convergence when |ΔD_pen| / (|D_pen| + 0.1) < tolerance (R's `glm.fit`
+  /// rule). Default 10⁻⁶.
+  public var tolerance: Double
+  /// The population fit uses at most this many (user, app) pairs: those with
+  /// the smallest stable hash of (user, app name, window start), so the choice
+  /// does not depend on the input order. Default 128.
+  public var maxPopulationPairs: Int
+  /// The population fit uses at most the last this many bins of each pair's
+  /// window. Default 2,688 (28 days of 15-min bins). With the defaults the
+  /// pooled design holds ≤ 344,064 rows: ≈ 33 MB, ≈ 70 MB at peak.
+  public var maxPopulationBinsPerPair: Int
+
+  public init(
+    binSeconds: Double = 900, shapeRidge: Double = 20, interceptRidge: Double = 1e-4,
+    maxIterations: Int = 25, tolerance: Double = 1e-6, maxPopulationPairs: Int = 128,
+    maxPopulationBinsPerPair: Int = 2_688
+  ) {
+    self.binSeconds = binSeconds
+    self.shapeRidge = shapeRidge
+    self.interceptRidge = interceptRidge
+    self.maxIterations = maxIterations
+    self.tolerance = tolerance
+    self.maxPopulationPairs = maxPopulationPairs
+    self.maxPopulationBinsPerPair = maxPopulationBinsPerPair
+    _checkParameters()
+  }
+
+  /// Traps with a clear message on parameters no fit can use.
+  func _checkParameters() {
+    precondition(binSeconds.isFinite && binSeconds > 0, "HabitFitter.binSeconds must be finite and > 0")
+    precondition(shapeRidge.isFinite && shapeRidge >= 0, "HabitFitter.shapeRidge must be finite and ≥ 0")
+    precondition(interceptRidge.isFinite && interceptRidge >= 0, "HabitFitter.interceptRidge must be finite and ≥ 0")
+    precondition(maxIterations >= 1, "HabitFitter.maxIterations must be ≥ 1")
+    precondition(tolerance.isFinite && tolerance > 0, "HabitFitter.tolerance must be finite and > 0")
+    precondition(maxPopulationPairs >= 1, "HabitFitter.maxPopulationPairs must be ≥ 1")
+    precondition(maxPopulationBinsPerPair >= 1, "HabitFitter.maxPopulationBinsPerPair must be ≥ 1")
+  }
+
+  /// The diagonal of Λ: ``interceptRidge``, then ``shapeRidge`` for the rest.
+  var penalty: [Double] {
+    [interceptRidge] + [Double](repeating: shapeRidge, count: HabitModel.featureCount - 1)
+  }
+
+  /// Smoothed mean opens per bin: (opens + ½) / (exposure + 1), the posterior
+  /// mean under a Gamma(½, 1 bin) prior. Positive and finite for any data.
+  static func smoothedRate(opens: Double, exposure: Double) -> Double {
+    (opens + 0.5) / (exposure + 1)
+  }
+
+  // MARK: - Population
+
+  /// Fits the population model: the pooled shape (time of day, weekend,
+  /// recency) of many (user, app) windows, ridge toward 0.
+  ///
+  /// Each pair p gets the offset log r̄ₚ, r̄ₚ = (opens + ½)/(bins + 1) its
+  /// smoothed mean opens per bin, so pairs differing only in volume share one
+  /// shape. The returned intercept is the fitted one plus the mean of log r̄ₚ:
+  /// the model predicts for a pair of geometric-mean volume.
+  ///
+  /// Caps (deterministic, see ``maxPopulationPairs`` and
+  /// ``maxPopulationBinsPerPair``) bound memory whatever the population size.
+  ///
+  /// - Complexity: O(events) to build, then O(rows · 12²) per iteration.
+  /// - Throws: ``HabitFitError`` when there are no bins, no opens at all, or
+  ///   every linear solve failed.
+  public func fitPopulation(_ samples: [HabitSample]) throws -> HabitModel {
+    _checkParameters()
+    let chosen = Self.choosePairs(samples, limit: maxPopulationPairs)
+    let layouts = chosen.map {
+      HabitBins(from: $0.from, to: $0.to, binSeconds: binSeconds, lastBins: maxPopulationBinsPerPair)
+    }
+    let rows = layouts.reduce(0) { $0 + $1.count }
+    guard rows > 0 else { throw HabitFitError(.noBins, "population fit: no bins in \(samples.count) sample windows") }
+    let p = HabitModel.featureCount
+    var x = [Double](repeating: 0, count: rows * p)
+    var y = [Double](repeating: 0, count: rows)
+    var offset = [Double](repeating: 0, count: rows)
+    var logRates: [Double] = []
+    var row = 0
+    for (s, bins) in zip(chosen, layouts) where bins.count > 0 {
+      let opens = HabitModel.fillDesign(s, bins: bins, x: &x, y: &y, exposure: &offset, rowOffset: row, totalRows: rows)
+      var exposure = 0.0
+      for i in row..<(row + bins.count) { exposure += offset[i] }
+      let logRate = log(Self.smoothedRate(opens: Double(opens), exposure: exposure))
+      logRates.append(logRate)
+      for i in row..<(row + bins.count) { offset[i] = log(offset[i]) + logRate }
+      row += bins.count
+    }
+    let totalOpens = y.reduce(0, +)
+    guard totalOpens > 0 else {
+      throw HabitFitError(.noOpens, "population fit: no opens in \(rows) bins of \(chosen.count) pairs")
+    }
+    let design = Matrix(rows: rows, cols: p, columnMajor: x)
+    var start = [Double](repeating: 0, count: p)
+    start[0] = log(totalOpens / offset.reduce(0) { $0 + exp($1) })
+    let result = PoissonIRLS.fit(
+      x: design, y: y, offset: offset, penalty: penalty, mean: [Double](repeating: 0, count: p),
+      start: start, maxIterations: maxIterations, tolerance: tolerance)
+    guard !result.failed else {
+      throw HabitFitError(.solveFailed, "population fit: every linear solve failed (\(result.lastError ?? "?"))")
+    }
+    var beta = result.beta
+    beta[0] += logRates.reduce(0, +) / Double(logRates.count)
+    return HabitModel(
+      coefficients: beta, binSeconds: binSeconds,
+      diagnostics: .init(
+        trainingOpens: Int(totalOpens), bins: rows, iterations: result.iterations,
+        converged: result.converged, fallback: result.fallback, deviance: result.deviance))
+  }
+
+  /// At most `limit` samples, those with the smallest stable hash of
+  /// (user, app name, window start), in input order.
+  static func choosePairs(_ samples: [HabitSample], limit: Int) -> [HabitSample] {
+    guard samples.count > limit else { return samples }
+    func key(_ s: HabitSample) -> UInt64 {
+      let app = s.app >= 0 && Int(s.app) < s.trace.apps.count ? s.trace.apps[Int(s.app)] : "#\(s.app)"
+      let h = StableHash.combine(StableHash.fnv1a(s.trace.user), StableHash.fnv1a(app))
+      return StableHash.combine(h, s.from.bitPattern)
+    }
+    let keyed = samples.indices.map { (key: key(samples[$0]), index: $0) }
+    let picked = keyed.sorted { ($0.key, $0.index) < ($1.key, $1.index) }.prefix(limit).map(\.index).sorted()
+    return picked.map { samples[$0] }
+  }
+
+  // MARK: - One pair
+
+  /// Fits one (user, app) pair, shrinking its shape toward `prior`'s.
+  ///
+  /// The prior mean m has the prior's shape coefficients and the intercept
+  /// m₀ = log((opens + ½) / (Σᵢ eᵢ exp(xᵢ·m_shape) + 1)): the pair's own
+  /// smoothed rate under the prior's shape (so a prior fitted with another bin
+  /// length still works). Without a prior, m = (log r̄, 0, …, 0), shrinking
+  /// toward a constant rate.
+  ///
+  /// Never throws and never returns non-finite coefficients: when every solve
+  /// fails the model is m (fallback `.prior`, or `.constantRate` without a
+  /// prior); for an empty window (`from == to`) it is the prior itself, or a
+  /// constant ½ open per bin.
+  ///
+  /// - Complexity: O(events + bins · 12²) per iteration; ≈ 1 ms for 28 days
+  ///   of 15-min bins in a release build.
+  public func fit(_ sample: HabitSample, prior: HabitModel?) -> HabitModel {
+    _checkParameters()
+    let p = HabitModel.featureCount
+    let bins = HabitBins(from: sample.from, to: sample.to, binSeconds: binSeconds)
+    let rows = bins.count
+    guard rows > 0 else {
+      if let prior {
+        return HabitModel(
+          coefficients: prior.coefficients, binSeconds: prior.binSeconds, diagnostics: .init(fallback: .prior))
+      }
+      return Self.constantModel(opens: 0, exposure: 0, binSeconds: binSeconds, diagnostics: .init(fallback: .constantRate))
+    }
+    var x = [Double](repeating: 0, count: rows * p)
+    var y = [Double](repeating: 0, count: rows)
+    var exposure = [Double](repeating: 0, count: rows)
+    let opens = HabitModel.fillDesign(sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: rows)
+    let totalExposure = exposure.reduce(0, +)
+
+    // Prior mean: the prior's shape, the pair's own rate.
+    var mean = [Double](repeating: 0, count: p)
+    var scaled = totalExposure
+    if let prior {
+      for j in 1..<p { mean[j] = prior.coefficients[j] }
+      scaled = 0
+      for i in 0..<rows {
+        var s = 0.0
+        for j in 1..<p { s += x[i + j * rows] * mean[j] }
+        scaled += exposure[i] * exp(HabitModel.clampEta(s))
+      }
+    }
+    mean[0] = log(Self.smoothedRate(opens: Double(opens), exposure: scaled))
+    let offset = exposure.map { log($0) }
+    let design = Matrix(rows: rows, cols: p, columnMajor: x)
+    let result = PoissonIRLS.fit(
+      x: design, y: y, offset: offset, penalty: penalty, mean: mean, start: mean,
+      maxIterations: maxIterations, tolerance: tolerance)
+    if result.failed {
+      let fallback: HabitModel.Fallback = prior == nil ? .constantRate : .prior
+      let deviance = PoissonIRLS.deviance(x: design, y: y, offset: offset, beta: mean)
+      return HabitModel(
+        coefficients: mean, binSeconds: binSeconds,
+        diagnostics: .init(
+          trainingOpens: opens, bins: rows, iterations: result.iterations, converged: false,
+          fallback: fallback, deviance: deviance.isFinite ? deviance : 0))
+    }
+    return HabitModel(
+      coefficients: result.beta, binSeconds: binSeconds,
+      diagnostics: .init(
+        trainingOpens: opens, bins: rows, iterations: result.iterations, converged: result.converged,
+        fallback: result.fallback, deviance: result.deviance))
+  }
+
+  /// A constant-rate model at the smoothed rate (opens + ½)/(exposure + 1) per bin.
+  static func constantModel(
+    opens: Int, exposure: Double, binSeconds: Double, diagnostics: HabitModel.Diagnostics
+  ) -> HabitModel {
+    var beta = [Double](repeating: 0, count: HabitModel.featureCount)
+    beta[0] = log(smoothedRate(opens: Double(opens), exposure: exposure))
+    return HabitModel(coefficients: beta, binSeconds: binSeconds, diagnostics: diagnostics)
+  }
+}
+
+// MARK: - IRLS
+
+/// Penalised Poisson IRLS on an explicit design matrix (log link).
+///
+/// Internal so tests can fit a design directly; ``HabitFitter`` builds the
+/// designs from traces.
+enum PoissonIRLS {
+  struct Result {
+    /// Final coefficients; finite. The start when ``failed``.
+    var beta: [Double]
+    /// Linear solves performed.
+    var iterations: Int
+    var converged: Bool
+    /// The most drastic linear-algebra fallback any step used.
+    var fallback: HabitModel.Fallback
+    /// Unpenalised Poisson deviance at ``beta``.
+    var deviance: Double
+    /// Penalised deviance at ``beta``.
+    var penalizedDeviance: Double
+    /// True when every solver failed at some step (``beta`` is then the start).
+    var failed: Bool
+    /// The last linear-algebra error seen, in words.
+    var lastError: String?
+    /// √diag((Xᵀ W X + Λ)⁻¹) at ``beta`` when requested: the standard errors
+    /// of an unpenalised fit.
+    var standardErrors: [Double]?
+  }
+
+  /// Solutions with a coefficient beyond this are treated as failed solves
+  /// (exp(10⁴) is no rate; such values come from near-singular systems).
+  static let coefficientBound = 1e4
+
+  /// Minimises `D(β) + (β − m)ᵀ diag(penalty) (β − m)` from `start`.
+  ///
+  /// - Parameters:
+  ///   - x: m × n design; `y`: m counts ≥ 0; `offset`: m log exposures/offsets.
+  ///   - penalty: n ridge terms ≥ 0 (0 = unpenalised); `mean`: n prior means.
+  /// - Complexity: O(m · n² + n³) per iteration.
+  static func fit(
+    x: Matrix, y: [Double], offset: [Double], penalty: [Double], mean: [Double], start: [Double],
+    maxIterations: Int, tolerance: Double, computeStandardErrors: Bool = false
+  ) -> Result {
+    let m = x.rows, n = x.cols
+    precondition(y.count == m && offset.count == m, "PoissonIRLS: y and offset need one entry per row")
+    precondition(penalty.count == n && mean.count == n && start.count == n, "PoissonIRLS: one penalty, mean and start per column")
+    var beta = start
+    var lin = linearPredictor(x, beta)
+    var (dev, pdev) = objective(lin: lin, y: y, offset: offset, beta: beta, penalty: penalty, mean: mean)
+    var iterations = 0
+    var converged = false
+    var fallback = HabitModel.Fallback.none
+    var lastError: String?
+    var mu = [Double](repeating: 0, count: m)
+    var wz = [Double](repeating: 0, count: m)
+
+    while iterations < maxIterations {
+      iterations += 1
+      for i in 0..<m {
+        let eta = HabitModel.clampEta(offset[i] + lin[i])
+        mu[i] = exp(eta)
+        wz[i] = mu[i] * lin[i] + (y[i] - mu[i])  // W z, z = lin + (y − μ)/μ
+      }
+      guard let solved = solveStep(x: x, w: mu, wz: wz, penalty: penalty, mean: mean, lastError: &lastError)
+      else {
+        return Result(
+          beta: start, iterations: iterations, converged: false, fallback: max(fallback, .prior),
+          deviance: dev, penalizedDeviance: pdev, failed: true, lastError: lastError)
+      }
+      let (candidate, used) = solved
+      fallback = max(fallback, used)
+      // Step-halving while the penalised deviance increases (or is not finite).
+      var step = candidate
+      var accepted = false
+      var newLin = lin, newDev = dev, newPdev = pdev
+      for _ in 0..<30 {
+        newLin = linearPredictor(x, step)
+        (newDev, newPdev) = objective(lin: newLin, y: y, offset: offset, beta: step, penalty: penalty, mean: mean)
+        if newPdev.isFinite && newPdev <= pdev + tolerance * (abs(pdev) + 0.1) {
+          accepted = true
+          break
+        }
+        for j in 0..<n { step[j] = (step[j] + beta[j]) / 2 }
+      }
+      guard accepted else { break }  // no descent from here: keep β
+      let change = abs(newPdev - pdev) / (abs(newPdev) + 0.1)
+      beta = step
+      lin = newLin
+      dev = newDev
+      pdev = newPdev
+      if change < tolerance {
+        converged = true
+        break
+      }
+    }
+    var result = Result(
+      beta: beta, iterations: iterations, converged: converged, fallback: fallback,
+      deviance: dev, penalizedDeviance: pdev, failed: false, lastError: lastError)
+    if computeStandardErrors {
+      result.standardErrors = standardErrors(x: x, lin: lin, offset: offset, penalty: penalty)
+    }
+    return result
+  }
+
+  /// ``fit(x:y:offset:penalty:mean:start:maxIterations:tolerance:computeStandardErrors:)``
+  /// on a design given as a list of rows (for tests, which do not see
+  /// `FetchLinearAlgebra`).
+  static func fit(
+    rows: [[Double]], y: [Double], offset: [Double], penalty: [Double], mean: [Double], start: [Double],
+    maxIterations: Int, tolerance: Double, computeStandardErrors: Bool = false
+  ) -> Result {
+    fit(
+      x: Matrix(rows: rows), y: y, offset: offset, penalty: penalty, mean: mean, start: start,
+      maxIterations: maxIterations, tolerance: tolerance, computeStandardErrors: computeStandardErrors)
+  }
+
+  /// One IRLS step: solves (Xᵀ W X + Λ) β = Xᵀ(W z) + Λ m, with the fallbacks
+  /// Cholesky → Cholesky with 10 Λ + δ I → QR on the augmented weighted system.
+  static func solveStep(
+    x: Matrix, w: [Double], wz: [Double], penalty: [Double], mean: [Double], lastError: inout String?
+  ) -> ([Double], HabitModel.Fallback)? {
+    let n = x.cols
+    func usable(_ b: [Double]) -> Bool { b.allSatisfy { $0.isFinite && abs($0) <= coefficientBound } }
+    do {
+      var gram = try LinearAlgebra.weightedGram(x, weights: w)
+      var rhs = try LinearAlgebra.weightedCrossProduct(x, wz)
+      let base = gram
+      for j in 0..<n {
+        gram[j, j] += penalty[j]
+        rhs[j] += penalty[j] * mean[j]
+      }
+      do {
+        let b = try LinearAlgebra.symmetricPositiveDefiniteSolve(gram, rhs)
+        if usable(b) { return (b, .none) }
+        lastError = "Cholesky solution out of range"
+      } catch {
+        lastError = "\(error)"
+      }
+      // 10× the ridge, plus a small one relative to the mean diagonal so that
+      // unpenalised columns get some too.
+      var trace = 0.0
+      for j in 0..<n { trace += base[j, j] }
+      let delta = 1e-8 * max(trace / Double(max(n, 1)), 1e-12)
+      var gram10 = base
+      var rhs10 = rhs
+      for j in 0..<n {
+        gram10[j, j] += 10 * penalty[j] + delta
+        rhs10[j] += 9 * penalty[j] * mean[j]
+      }
+      do {
+        let b = try LinearAlgebra.symmetricPositiveDefiniteSolve(gram10, rhs10)
+        if usable(b) { return (b, .largerRidge) }
+        lastError = "Cholesky solution with a larger ridge out of range"
+      } catch {
+        lastError = "\(error)"
+      }
+    } catch {
+      lastError = "\(error)"
+    }
+    // QR on [√W X; √Λ] β ≈ [√W z; √Λ m].
+    let m = x.rows
+    let penalised = (0..<n).filter { penalty[$0] > 0 }
+    let rows = m + penalised.count
+    var a = [Double](repeating: 0, count: rows * n)
+    var b = [Double](repeating: 0, count: rows)
+    for i in 0..<m {
+      let s = w[i].squareRoot()
+      b[i] = s > 0 ? wz[i] / s : 0
+      for j in 0..<n { a[i + j * rows] = s * x.elements[i + j * m] }
+    }
+    for (r, j) in penalised.enumerated() {
+      let s = penalty[j].squareRoot()
+      a[m + r + j * rows] = s
+      b[m + r] = s * mean[j]
+    }
+    do {
+      let beta = try LinearAlgebra.leastSquares(Matrix(rows: rows, cols: n, columnMajor: a), b)
+      if usable(beta) { return (beta, .leastSquares) }
+      lastError = "least-squares solution out of range"
+    } catch {
+      lastError = "\(error)"
+    }
+    return nil
+  }
+
+  /// X β, m entries (column-major sweep).
+  static func linearPredictor(_ x: Matrix, _ beta: [Double]) -> [Double] {
+    let m = x.rows
+    var lin = [Double](repeating: 0, count: m)
+    x.elements.withUnsafeBufferPointer { e in
+      for j in 0..<x.cols {
+        let b = beta[j]
+        if b == 0 { continue }
+        let base = j * m
+        for i in 0..<m { lin[i] += e[base + i] * b }
+      }
+    }
+    return lin
+  }
+
+  /// (deviance, penalised deviance) at the linear predictor `lin` = X β.
+  static func objective(
+    lin: [Double], y: [Double], offset: [Double], beta: [Double], penalty: [Double], mean: [Double]
+  ) -> (Double, Double) {
+    var dev = 0.0
+    for i in 0..<lin.count {
+      let mu = exp(HabitModel.clampEta(offset[i] + lin[i]))
+      let yi = y[i]
+      dev += yi > 0 ? 2 * (yi * log(yi / mu) - (yi - mu)) : 2 * mu
+    }
+    var pen = 0.0
+    for j in 0..<beta.count {
+      let d = beta[j] - mean[j]
+      pen += penalty[j] * d * d
+    }
+    return (dev, dev + pen)
+  }
+
+  /// Unpenalised Poisson deviance of `beta`.
+  static func deviance(x: Matrix, y: [Double], offset: [Double], beta: [Double]) -> Double {
+    let lin = linearPredictor(x, beta)
+    let zeros = [Double](repeating: 0, count: beta.count)
+    return objective(lin: lin, y: y, offset: offset, beta: beta, penalty: zeros, mean: zeros).0
+  }
+
+  /// √diag((Xᵀ W X + Λ)⁻¹) at the linear predictor `lin`; nil when singular.
+  static func standardErrors(x: Matrix, lin: [Double], offset: [Double], penalty: [Double]) -> [Double]? {
+    let n = x.cols
+    let w = (0..<x.rows).map { exp(HabitModel.clampEta(offset[$0] + lin[$0])) }
+    guard var gram = try? LinearAlgebra.weightedGram(x, weights: w) else { return nil }
+    for j in 0..<n { gram[j, j] += penalty[j] }
+    var se = [Double](repeating: 0, count: n)
+    for j in 0..<n {
+      var e = [Double](repeating: 0, count: n)
+      e[j] = 1
+      guard let col = try? LinearAlgebra.symmetricPositiveDefiniteSolve(gram, e) else { return nil }
+      se[j] = col[j].squareRoot()
+    }
+    return se
+  }
+}

@@ -1,0 +1,399 @@
+import FetchModels
+import FetchTraces
+import Foundation
+
+/// Knobs of the iOS-like Minimum scheduler. Apple publishes none of these
+/// numbers (reference §2.1: NV), so each is a parameter with a default chosen
+/// inside the reference's suggested sweep, and `ios-minimum:key=value,...`
+/// overrides any of them.
+public struct MinimumParameters: Sendable, Hashable {
+  /// Seconds between the system's periodic scheduling checks (NV).
+  public var checkIntervalS = 300.0
+  /// Rate limit: minimum seconds between two launches of the app (factor 7;
+  /// reference sweep 15–120 min). `ios-custom:<interval>` raises it.
+  public var minSpacingS = 900.0
+  /// "Soon": the horizon of the predicted open probability, s.
+  public var horizonS = 900.0
+  /// Value of showing fresh rather than stale content at an open, J-equivalent.
+  public var freshValueJ = 30.0
+  /// Value of one hour of age avoided at an open, J-equivalent per hour. A
+  /// launch happens when P(open soon) · (P(new) · freshValue + E[age]/1 h ·
+  /// ageValue) · credit ≥ price · cost.
+  public var ageValueJPerHour = 30.0
+  /// Price of a joule (the energy-price sweep of the benchmark).
+  public var energyPrice = 1.0
+  /// Cost multiplier while charging (energy from the wall is nearly free).
+  public var chargingCostFactor = 0.1
+  /// Per-app energy budget, % of battery per local day (factor 6; reference
+  /// sweep 0.25–2 %/day).
+  public var energyBudgetPctPerDay = 0.5
+  /// Launches per local day the system grants the app before feedback
+  /// (factor 6, shared system budget; NV).
+  public var launchesPerDay = 96.0
+  /// Daily budgets are released through the day in proportion to the
+  /// user's opens of the app by local hour (learned from training; "launches
+  /// follow device use", reference §2.1), plus this share up front.
+  public var paceSlack = 0.1
+  /// Monthly cellular budget of the device, bytes, and this app's share of
+  /// it, paced linearly through the calendar month (factor 6).
+  public var monthlyCellularBytes = 2e9
+  public var cellularShare = 0.05
+  /// Battery level below which background work stops unless charging: the
+  /// critically-low gate, and Low Power Mode offered at 20 % (factors 1, 2).
+  public var lowBatteryPct = 20.0
+  /// Feedback multipliers on the app's launch credit (reference §2.1:
+  /// ×1.1 NewData, ×0.9 NoData, ×0.8 Failed or over budget), clamped to
+  /// [0.25, 2].
+  public var newDataFactor = 1.1
+  public var noDataFactor = 0.9
+  public var failedFactor = 0.8
+  /// Local hour of the nightly refit of the habit model on everything seen.
+  public var refitHour = 3.0
+  /// Prior of the content-update rate estimate, per hour (Gamma mean; the
+  /// estimate learns from the app's own NewData / NoData results).
+  public var priorUpdatesPerHour = 1.0
+
+  public init() {}
+
+  /// Names accepted in `ios-minimum:key=value` and their key paths.
+  nonisolated(unsafe) static let keys: [(String, WritableKeyPath<MinimumParameters, Double>, Double)] = [
+    ("check", \.checkIntervalS, 60), ("spacing", \.minSpacingS, 0), ("horizon", \.horizonS, 60),
+    ("value", \.freshValueJ, 0), ("age_value", \.ageValueJPerHour, 0), ("price", \.energyPrice, 0), ("charging_cost", \.chargingCostFactor, 0),
+    ("energy_budget_pct", \.energyBudgetPctPerDay, 0), ("launches", \.launchesPerDay, 0), ("pace_slack", \.paceSlack, 0),
+    ("cellular_monthly_bytes", \.monthlyCellularBytes, 0), ("cellular_share", \.cellularShare, 0),
+    ("low_battery_pct", \.lowBatteryPct, 0), ("new_data_factor", \.newDataFactor, 0),
+    ("no_data_factor", \.noDataFactor, 0), ("failed_factor", \.failedFactor, 0),
+    ("refit_hour", \.refitHour, 0), ("prior_updates_per_hour", \.priorUpdatesPerHour, 1e-6),
+  ]
+}
+
+/// Why the scheduler did or did not launch the app at a decision point.
+public enum MinimumFactor: String, Sendable, CaseIterable {
+  case offline = "offline"
+  case lowBattery = "low_battery"
+  case rateLimit = "rate_limit"
+  case energyBudget = "energy_budget"
+  case launchBudget = "launch_budget"
+  case dataBudget = "data_budget"
+  case notWorthIt = "benefit_below_cost"
+  case launched = "benefit_above_cost"
+}
+
+/// One decision of the Minimum scheduler, for `fetchlab predict`.
+public struct MinimumDecision: Sendable, Equatable {
+  public var time: Double
+  public var launched: Bool
+  /// P(open within the horizon) from the habit model.
+  public var pOpen: Double
+  /// P(the server has new content) from the learned update rate.
+  public var pNew: Double
+  /// Expected age of the content now if not refreshed, s.
+  public var expectedAgeS: Double
+  /// pOpen · (pNew · value + expected age · age value) · credit, J-equivalent.
+  public var benefitJ: Double
+  /// price · estimated marginal energy, J-equivalent.
+  public var costJ: Double
+  /// The factor that decided.
+  public var factor: MinimumFactor
+}
+
+/// An iOS-like `backgroundFetchIntervalMinimum` scheduler: the system, not
+/// the app, decides when to launch it, from the seven factors of WWDC20
+/// "Background execution demystified" (reference §2.1):
+///
+/// 1. critically low battery (< 20 %): no launches unless charging;
+/// 2. Low Power Mode (modelled as the same threshold);
+/// 3. app usage: launches go where the learned habit model predicts an open
+///    soon (`HabitModel`, shrunk toward the population, refitted nightly);
+/// 4. app switcher (force-quit): not in the traces, not modelled;
+/// 5. the Background App Refresh switch: on (else use `never`);
+/// 6. system budgets for energy and data spread through the day: a per-app
+///    energy budget per local day and a daily launch budget, both released
+///    through the day in step with the user's opens of the app by hour, and
+///    the app's share of a monthly cellular budget paced through the month;
+/// 7. rate limiting: a minimum spacing between launches.
+///
+/// At each decision point (a periodic check, and opportunistic moments: the
+/// user using another app, another app's network wake, plugging in, joining
+/// WiFi) it launches the app when the gates and budgets allow and
+/// `P(open soon) · (P(new) · freshValue + E[age] · ageValue) · credit ≥
+/// price · cost`,
+/// where cost is the marginal energy estimated from the radio's state (a
+/// radio already in its tail makes a launch cheap; WiFi is cheap; charging
+/// scales the cost down), P(new) = 1 − e^(−λ̂·Δ) and E[age] = Δ − P(new)/λ̂
+/// for the time Δ since the last sync, with λ̂ learned from the app's own
+/// NewData / NoData results. Feedback: NewData raises the
+/// app's launch credit, NoData and failures lower it (fewer launches).
+/// `ios-custom:<interval>` is the same scheduler with a floor of `interval`
+/// between launches.
+public struct MinimumPolicy: FetchPolicy {
+  public static var observesRadio: Bool { true }
+
+  let params: MinimumParameters
+  let world: WorldParameters
+  let fitter: HabitFitter
+  let population: HabitModel?
+  var habit: HabitModel
+  var clock: LocalClock
+  /// Opens seen so far (training part and the replay), for nightly refits.
+  var history: UserTrace
+  var lastAppOpen = -Double.infinity
+  var lastAnyOpen = -Double.infinity
+  var lastLaunch = -Double.infinity
+  var lastSync: Double
+  var credit = 1.0
+  var day = Int.min
+  var energyToday = 0.0
+  var launchesToday = 0
+  var month = Int.min
+  var cellularThisMonth = 0.0
+  var nextRefit = Double.infinity
+  /// Cumulative share of the app's opens by the end of each local hour.
+  let pace: [Double]
+  /// Update-rate evidence: (gap since last sync, got new data) per fetch.
+  var evidence: [(gap: Double, new: Bool)] = []
+  var rateEstimate: Double
+  var pendingGap = 0.0
+  /// Decisions, when `logDecisions` is on.
+  public private(set) var decisions: [MinimumDecision] = []
+  public var logDecisions = false
+
+  /// - Parameters:
+  ///   - training: the user's trace before the replay window (may be empty);
+  ///     the habit model is fitted on it, shrunk toward `population`.
+  ///   - app: the app index (the same in `training` and the replayed trace).
+  public init(
+    params: MinimumParameters, world: WorldParameters, training: UserTrace, app: Int32,
+    population: HabitModel?, fitter: HabitFitter = HabitFitter()
+  ) {
+    self.params = params
+    self.world = world
+    self.fitter = fitter
+    self.population = population
+    history = training
+    clock = LocalClock(training.timeZone)
+    habit = fitter.fit(HabitSample(trace: training, app: app, from: training.start, to: training.end), prior: population)
+    for e in training.events where e.kind == .open {
+      lastAnyOpen = e.time
+      if e.app == app { lastAppOpen = e.time }
+    }
+    lastSync = training.end
+    rateEstimate = params.priorUpdatesPerHour / 3600
+    pace = Self.pacing(training: training, app: app)
+  }
+
+  /// Cumulative share of the app's training opens by local hour (Laplace
+  /// smoothed toward UbiqLog's hourly share of all opens).
+  static func pacing(training: UserTrace, app: Int32) -> [Double] {
+    var clock = LocalClock(training.timeZone)
+    var counts = WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }
+    for e in training.events where e.kind == .open && e.app == app {
+      counts[min(23, Int(clock.hourOfDay(e.time)))] += 1
+    }
+    let total = counts.reduce(0, +)
+    var acc = 0.0
+    return counts.map { acc += $0; return acc / total }
+  }
+
+  /// Share of the day's budgets released by local time `t`.
+  mutating func released(at t: Double) -> Double {
+    let h = clock.hourOfDay(t)
+    let i = min(23, Int(h))
+    let before = i > 0 ? pace[i - 1] : 0
+    return min(1, params.paceSlack + before + (pace[i] - before) * (h - Double(i)))
+  }
+
+  /// The habit model currently in use.
+  public var habitModel: HabitModel { habit }
+
+  func recency(at t: Double) -> Recency {
+    Recency(sinceAppOpenS: t - lastAppOpen, sinceAnyOpenS: t - lastAnyOpen)
+  }
+
+  public mutating func start(_ ctx: inout PolicyContext) {
+    lastSync = max(lastSync, ctx.now)
+    scheduleRefit(after: ctx.now)
+    ctx.setTimer(at: ctx.now + params.checkIntervalS)
+  }
+
+  mutating func scheduleRefit(after t: Double) {
+    let local = clock.local(t)
+    let dayStart = (local / 86_400).rounded(.down) * 86_400
+    var next = dayStart + params.refitHour * 3600 - clock.offset(at: t)
+    if next <= t { next += 86_400 }
+    nextRefit = next
+  }
+
+  public mutating func timerFired(_ ctx: inout PolicyContext) {
+    if ctx.now >= nextRefit {
+      habit = fitter.fit(HabitSample(trace: history, app: ctx.app, from: history.start, to: ctx.now), prior: population)
+      scheduleRefit(after: ctx.now)
+    }
+    decide(&ctx)
+    ctx.setTimer(at: ctx.now + params.checkIntervalS)
+  }
+
+  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    var opportunity = false
+    switch event.kind {
+    case .open:
+      history.events.append(event)
+      history.end = event.time
+      lastAnyOpen = event.time
+      if event.app == ctx.app {
+        lastAppOpen = event.time
+        if world.foregroundRefresh { lastSync = event.time }
+      } else {
+        opportunity = true
+      }
+    case .wake, .chargeStart:
+      opportunity = true
+    case .network:
+      opportunity = ctx.network == .wifi
+    default:
+      break
+    }
+    if opportunity { decide(&ctx) }
+  }
+
+  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+    energyToday += outcome.energyJ
+    if outcome.network.isCellular { cellularThisMonth += outcome.bytes }
+    switch outcome.result {
+    case .newData:
+      credit *= params.newDataFactor
+      evidence.append((pendingGap, true))
+      lastSync = outcome.end
+    case .noData:
+      credit *= params.noDataFactor
+      evidence.append((pendingGap, false))
+      lastSync = outcome.end
+    case .failed:
+      credit *= params.failedFactor
+    }
+    if outcome.end - outcome.start > world.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
+    credit = min(2, max(0.25, credit))
+    if evidence.count > 256 { evidence.removeFirst(evidence.count - 256) }
+    if outcome.result != .failed { rateEstimate = Self.estimateRate(evidence, prior: params.priorUpdatesPerHour / 3600) }
+  }
+
+  /// Posterior mode of a Poisson update rate from censored observations: a
+  /// fetch `gap` seconds after the last sync returns NewData with probability
+  /// 1 − e^(−λ·gap). Gamma(2, 1/prior) prior; Newton steps on log λ.
+  static func estimateRate(_ ev: [(gap: Double, new: Bool)], prior: Double) -> Double {
+    var logL = log(prior)
+    let a0 = 2.0, b0 = 1 / prior
+    for _ in 0..<20 {
+      let l = exp(logL)
+      // d/dlogλ of log posterior, and its second derivative.
+      var g = (a0 - 1) - b0 * l, h = -b0 * l
+      for e in ev where e.gap > 0 {
+        let x = l * e.gap
+        if e.new {
+          let q = -expm1(-x)  // 1 − e^(−x)
+          let r = x * exp(-x) / max(q, 1e-300)
+          g += r
+          h += r * (1 - x) - r * r
+        } else {
+          g -= x
+          h -= x
+        }
+      }
+      guard h < 0 else { break }
+      let step = max(-2, min(2, -g / h))
+      logL += step
+      if abs(step) < 1e-9 { break }
+    }
+    return exp(logL)
+  }
+
+  mutating func decide(_ ctx: inout PolicyContext) {
+    let t = ctx.now
+    // Local day and month for the budgets.
+    let local = clock.local(t)
+    let d = Int((local / 86_400).rounded(.down))
+    if d != day {
+      day = d
+      energyToday = 0
+      launchesToday = 0
+    }
+    let dayOfMonth = Self.dayOfMonth(localDay: d)
+    let m = d - (dayOfMonth.day - 1)
+    if m != month {
+      month = m
+      cellularThisMonth = 0
+    }
+    guard !ctx.fetchInFlight else { return }
+    var decision = MinimumDecision(
+      time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .notWorthIt)
+    defer { if logDecisions { decisions.append(decision) } }
+    guard let radio = world.radio(for: ctx.network) else {
+      decision.factor = .offline
+      return
+    }
+    if let b = ctx.batteryPct, b < params.lowBatteryPct, !ctx.isCharging {
+      decision.factor = .lowBattery
+      return
+    }
+    if t - lastLaunch < params.minSpacingS {
+      decision.factor = .rateLimit
+      return
+    }
+    let share = released(at: t)
+    if energyToday >= share * params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ {
+      decision.factor = .energyBudget
+      return
+    }
+    if Double(launchesToday) >= share * params.launchesPerDay * credit {
+      decision.factor = .launchBudget
+      return
+    }
+    let expectedBytes = world.requestBytes + world.newDataMedianBytes
+    if ctx.network.isCellular {
+      let monthly = params.monthlyCellularBytes * params.cellularShare
+      let allowance = monthly * Double(dayOfMonth.day) / Double(dayOfMonth.daysInMonth) - cellularThisMonth
+      if expectedBytes > allowance {
+        decision.factor = .dataBudget
+        return
+      }
+    }
+    decision.pOpen = habit.probabilityOfOpen(within: params.horizonS, from: t, clock: &clock, recency: recency(at: t))
+    let since = max(0, t - lastSync)
+    decision.pNew = -expm1(-rateEstimate * since)
+    // E[(t − X)⁺] for the first update X after the last sync, X − sync ~ Exp(λ̂).
+    decision.expectedAgeS = max(0, since - decision.pNew / rateEstimate)
+    decision.benefitJ = decision.pOpen * credit
+      * (decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour)
+    var cost = world.cpuWakeEnergyJ
+      + radio.marginalEnergyEstimate(
+        afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + world.noDataBytes * (1 - decision.pNew),
+        upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
+    if ctx.isCharging { cost *= params.chargingCostFactor }
+    decision.costJ = params.energyPrice * cost
+    guard decision.benefitJ >= decision.costJ else { return }
+    decision.launched = true
+    decision.factor = .launched
+    lastLaunch = t
+    launchesToday += 1
+    pendingGap = t - lastSync
+    ctx.requestFetch()
+  }
+
+  /// Day of month (1-based) and the month's length for a local day number
+  /// (days since 1970-01-01).
+  static func dayOfMonth(localDay z0: Int) -> (day: Int, daysInMonth: Int) {
+    // Howard Hinnant's civil_from_days.
+    let z = z0 + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let doe = z - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let dd = doy - (153 * mp + 2) / 5 + 1
+    let mm = mp < 10 ? mp + 3 : mp - 9
+    let y = yoe + era * 400 + (mm <= 2 ? 1 : 0)
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+    let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    return (dd, lengths[mm - 1])
+  }
+}

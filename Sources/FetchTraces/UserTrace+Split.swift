@@ -1,0 +1,38 @@
+extension UserTrace {
+  /// Splits the window at `t` into a training part [start, t] and a test
+  /// part [t, end] (t clamped into the window).
+  ///
+  /// Events before `t` go to the training part, events at or after `t` to the
+  /// test part. The test part starts with the device state in force at `t`:
+  /// a `network` row (the last network before `t`), a `battery` row (the
+  /// last sample) and a `charge_start` row if the device was charging, so a
+  /// replay of the test part sees the same device as the full trace would.
+  /// Opens of the training part are not repeated; a policy learns them from
+  /// the training part.
+  public func split(at t: Double) -> (train: UserTrace, test: UserTrace) {
+    let s = min(max(t, start), end)
+    let cut = events.firstIndex { $0.time >= s } ?? events.count
+    var train = self
+    train.end = s
+    train.events = Array(events[..<cut])
+    var test = self
+    test.start = s
+    var state: [TraceEvent] = []
+    var network: TraceEvent?, battery: TraceEvent?
+    var charging = false
+    for e in events[..<cut] {
+      switch e.kind {
+      case .network: network = e
+      case .battery: battery = e
+      case .chargeStart: charging = true
+      case .chargeEnd: charging = false
+      default: break
+      }
+    }
+    if var n = network { n.time = s; state.append(n) }
+    if var b = battery { b.time = s; state.append(b) }
+    if charging { state.append(TraceEvent(time: s, kind: .chargeStart)) }
+    test.events = state + events[cut...]
+    return (train, test)
+  }
+}

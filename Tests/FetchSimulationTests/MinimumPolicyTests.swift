@@ -1,0 +1,114 @@
+import FetchModels
+import FetchTraces
+import Foundation
+import Testing
+
+@testable import FetchSimulation
+
+@Suite("iOS Minimum policy")
+struct MinimumPolicyTests {
+  @Test("policy strings parse and print canonically")
+  func parsing() throws {
+    #expect(try PolicySpec(parsing: "ios-minimum").description == "ios-minimum")
+    #expect(try PolicySpec(parsing: "ios-minimum:price=2,spacing=30m").description == "ios-minimum:spacing=30m,price=2")
+    let c = try PolicySpec(parsing: "ios-custom:1h")
+    #expect(c.description == "ios-custom:1h")
+    if case .iosCustom(let i, let p) = c { #expect(i == 3600 && p.minSpacingS == 3600) } else { Issue.record("not custom") }
+    #expect(try PolicySpec(parsing: "ios-custom:2h,price=0.5").description == "ios-custom:2h,price=0.5")
+    #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-minimum:speed=3") }
+    #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-minimum:price=-1") }
+    #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-custom") }
+    for s in ["ios-minimum:value=10,price=3", "ios-custom:45m,launches=12"] {
+      #expect(try PolicySpec(parsing: PolicySpec(parsing: s).description) == PolicySpec(parsing: s))
+    }
+  }
+
+  @Test("the update-rate estimate recovers λ from NewData/NoData outcomes")
+  func rateEstimate() {
+    var rng = SplitMix64(seed: 4)
+    let lambda = 2.0 / 3600
+    var ev: [(gap: Double, new: Bool)] = []
+    for _ in 0..<2000 {
+      let gap = 300 + rng.uniform() * 7200
+      ev.append((gap, rng.uniform() < -expm1(-lambda * gap)))
+    }
+    let est = MinimumPolicy.estimateRate(ev, prior: 1.0 / 3600)
+    #expect(abs(est / lambda - 1) < 0.1, "estimate \(est * 3600)/h")
+    #expect(abs(MinimumPolicy.estimateRate([], prior: 1.0 / 3600) * 3600 - 1) < 1e-6)
+  }
+
+  @Test("day of month and month length", arguments: [
+    (0, 1, 31), (31, 1, 28), (59, 1, 31), (19_782, 29, 29), (20_453, 31, 31), (20_454, 1, 31),
+  ])
+  func calendar(day: Int, dom: Int, len: Int) {
+    // 1970-01-01; 1970-02-01; 1970-03-01; 2024-02-29 (leap); 2025-12-31; 2026-01-01.
+    let r = MinimumPolicy.dayOfMonth(localDay: day)
+    #expect(r.day == dom && r.daysInMonth == len)
+  }
+
+  /// A week-long user who opens app "a" every evening and uses other apps
+  /// often, on LTE, with a battery that spends two days under 20 %.
+  static func user() -> UserTrace {
+    var rng = SplitMix64(seed: 21)
+    var t = UserTrace(user: "m", start: 1_767_571_200, end: 1_767_571_200 + 14 * 86_400)
+    let a = t.appIndex("a"), b = t.appIndex("b")
+    var ev: [TraceEvent] = [TraceEvent(time: t.start, kind: .network, value: Double(NetworkKind.lte.rawValue))]
+    for d in 0..<14 {
+      let day = t.start + Double(d) * 86_400
+      for k in 0..<3 { ev.append(TraceEvent(time: day + 19 * 3600 + Double(k) * 1800 + rng.uniform() * 600, kind: .open, app: a, value: 30)) }
+      for _ in 0..<20 { ev.append(TraceEvent(time: day + 8 * 3600 + rng.uniform() * 14 * 3600, kind: .open, app: b, value: 20)) }
+      for h in stride(from: 0, to: 24, by: 2) {
+        let low = d == 9 || d == 10
+        ev.append(TraceEvent(time: day + Double(h) * 3600, kind: .battery, value: low ? 12 : 70))
+      }
+    }
+    ev.sort { $0.time < $1.time }
+    t.events = ev
+    return t
+  }
+
+  static func run(_ spec: PolicySpec, world: WorldParameters = WorldParameters()) -> AppReplay {
+    let t = user()
+    let (train, test) = t.split(at: t.start + 7 * 86_400)
+    let population = try? HabitFitter().fitPopulation([HabitSample(trace: train, app: 0, from: train.start, to: train.end)])
+    return spec.replay(
+      user: PreparedUser(trace: test, world: world), app: 0,
+      content: ContentTimeline(trace: test, app: 0, world: world, seed: 3), seed: 3, recordEvents: true,
+      learning: LearningContext(training: train, population: population))
+  }
+
+  @Test("it fetches, and never while the battery is under the gate and not charging")
+  func batteryGate() throws {
+    let r = Self.run(try PolicySpec(parsing: "ios-minimum:price=0.2"))
+    #expect(r.summary.fetches > 0)
+    let low = (9...10).map { Self.user().start + Double($0) * 86_400 }
+    for f in r.fetches {
+      #expect(!(f.start >= low[0] && f.start < low[1] + 86_400), "fetch at \(f.start) while battery 12 %")
+    }
+  }
+
+  @Test("launches respect the rate limit and ios-custom's floor")
+  func spacing() throws {
+    for (s, gap) in [("ios-minimum:price=0", 900.0), ("ios-custom:2h,price=0", 7200)] {
+      let r = Self.run(try PolicySpec(parsing: s))
+      #expect(r.fetches.count > 3)
+      for (x, y) in zip(r.fetches, r.fetches.dropFirst()) { #expect(y.start - x.start >= gap - 1e-6, "\(s)") }
+    }
+  }
+
+  @Test("the cellular data budget is never exceeded", arguments: [2e6, 2e7])
+  func dataBudget(monthly: Double) throws {
+    let r = Self.run(try PolicySpec(parsing: "ios-minimum:price=0,cellular_monthly_bytes=\(Int(monthly)),cellular_share=1"))
+    // The test week lies in one calendar month (2026-01-12..19): cumulative
+    // cellular bytes stay within the paced allowance of the last day.
+    let cellular = r.fetches.filter(\.network.isCellular).map(\.bytes).reduce(0, +)
+    #expect(cellular <= monthly * 19 / 31 + 1)
+    #expect(r.summary.cellularBytes == cellular)
+  }
+
+  @Test("a higher energy price never costs more energy")
+  func priceMonotone() throws {
+    let e = try [0.1, 1, 10].map { Self.run(try PolicySpec(parsing: "ios-minimum:price=\($0)")).summary.energyJ }
+    #expect(e[0] >= e[1] && e[1] >= e[2], "\(e)")
+  }
+}
