@@ -36,7 +36,7 @@ let package = Package(
     .executableTarget(
       name: "fetchlab",
       dependencies: [
-        "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark", "FetchReports",
+        "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation", "FetchBenchmark", "FetchReports",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .testTarget(name: "FetchLinearAlgebraTests", dependencies: ["FetchLinearAlgebra"]),

@@ -51,12 +51,6 @@ extension OpenPredictor {
       cumulative += intensity(at: t + mid, clock: &clock, recency: recency.advanced(by: mid)) * dt
       x += dt
     }
-    return -expMinusOne(-cumulative)
+    return -expm1(-cumulative)
   }
-}
-
-/// e^x − 1, accurate for small |x|.
-@inlinable
-func expMinusOne(_ x: Double) -> Double {
-  abs(x) < 1e-5 ? x + x * x / 2 : exp(x) - 1
 }

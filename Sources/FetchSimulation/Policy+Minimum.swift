@@ -47,7 +47,8 @@ public struct MinimumParameters: Sendable, Hashable {
   public var newDataFactor = 1.1
   public var noDataFactor = 0.9
   public var failedFactor = 0.8
-  /// Local hour of the nightly refit of the habit model on everything seen.
+  /// Local hour of the nightly refit of the habit model on everything seen
+  /// (24 or more: never refit).
   public var refitHour = 3.0
   /// Prior of the content-update rate estimate, per hour (Gamma mean; the
   /// estimate learns from the app's own NewData / NoData results).
@@ -166,20 +167,36 @@ public struct MinimumPolicy: FetchPolicy {
     params: MinimumParameters, world: WorldParameters, training: UserTrace, app: Int32,
     population: HabitModel?, fitter: HabitFitter = HabitFitter()
   ) {
+    let habit = fitter.fit(HabitSample(trace: training, app: app, from: training.start, to: training.end), prior: population)
+    var lastApp = -Double.infinity, lastAny = -Double.infinity
+    for e in training.events where e.kind == .open {
+      lastAny = e.time
+      if e.app == app { lastApp = e.time }
+    }
+    self.init(
+      params: params, world: world, habit: habit, history: training, app: app, population: population,
+      lastAppOpen: lastApp, lastAnyOpen: lastAny, fitter: fitter)
+  }
+
+  /// A scheduler that starts from an already fitted habit model (e.g. from
+  /// a model file) and the last open times before `history.end`; `history`
+  /// holds what nightly refits learn from (it may have no events).
+  public init(
+    params: MinimumParameters, world: WorldParameters, habit: HabitModel, history: UserTrace, app: Int32,
+    population: HabitModel?, lastAppOpen: Double, lastAnyOpen: Double, fitter: HabitFitter = HabitFitter()
+  ) {
     self.params = params
     self.world = world
     self.fitter = fitter
     self.population = population
-    history = training
-    clock = LocalClock(training.timeZone)
-    habit = fitter.fit(HabitSample(trace: training, app: app, from: training.start, to: training.end), prior: population)
-    for e in training.events where e.kind == .open {
-      lastAnyOpen = e.time
-      if e.app == app { lastAppOpen = e.time }
-    }
-    lastSync = training.end
+    self.habit = habit
+    self.history = history
+    clock = LocalClock(history.timeZone)
+    self.lastAppOpen = lastAppOpen
+    self.lastAnyOpen = lastAnyOpen
+    lastSync = history.end
     rateEstimate = params.priorUpdatesPerHour / 3600
-    pace = Self.pacing(training: training, app: app)
+    pace = Self.pacing(training: history, app: app)
   }
 
   /// Cumulative share of the app's training opens by local hour (Laplace
@@ -217,6 +234,10 @@ public struct MinimumPolicy: FetchPolicy {
   }
 
   mutating func scheduleRefit(after t: Double) {
+    guard params.refitHour < 24 else {
+      nextRefit = .infinity
+      return
+    }
     let local = clock.local(t)
     let dayStart = (local / 86_400).rounded(.down) * 86_400
     var next = dayStart + params.refitHour * 3600 - clock.offset(at: t)

@@ -14,6 +14,8 @@ struct FetchLab: ParsableCommand {
       Run.self,
       Params.self,
       ImportUbiqLog.self,
+      Fit.self,
+      Predict.self,
     ]
   )
 }

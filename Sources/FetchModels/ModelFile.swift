@@ -1,0 +1,406 @@
+import FetchTraces
+import Foundation
+
+/// The models `fetchlab fit` learns, as one versioned JSON document.
+///
+/// Layout (compact JSON, keys sorted, numbers in shortest round-trip form;
+/// times are Unix seconds):
+///
+/// ```
+/// {
+///   "format": "fetchlab-model",            // always
+///   "options": { … },                      // FitOptions: how it was fitted
+///   "population": { HabitModel },          // the population habit model
+///   "trace": { "path": "…", "bytes": N },  // the input
+///   "train_fraction": 0.75,
+///   "users": [                             // in trace order
+///     { "user": "u1", "time_zone": "+01:00",
+///       "split_s": …, "end_s": …,          // training window end, trace end
+///       "last_open_any_s": …,              // last open of any app before the split (absent if none)
+///       "last_battery": { "time_s": …, "level_pct": … },   // absent if none
+///       "apps": [ { "app": "news", "habit": { HabitModel },
+///                   "last_open_s": …,      // last open of this app before the split (absent if none)
+///                   "training_opens": N } ],
+///       "battery": { BatteryModel }, "network": { NetworkModel } } ],
+///   "version": 1
+/// }
+/// ```
+///
+/// The last-open times let a policy continue predicting from the split:
+/// the ``Recency`` at the split is `split − last open`.
+///
+/// Version policy: a change that old readers would misread bumps
+/// ``currentVersion``; ``load(path:)`` rejects other versions by name.
+public struct ModelFile: Codable, Sendable, Equatable {
+  /// The `format` value of every model file.
+  public static let formatName = "fetchlab-model"
+  /// The version this build writes and reads.
+  public static let currentVersion = 1
+
+  /// How the models were fitted.
+  public var options: FitOptions
+  /// Share of each user's window used for training.
+  public var trainFraction: Double
+  /// The input trace.
+  public var trace: TraceInfo
+  /// The population habit model every pair was shrunk toward.
+  public var population: HabitModel
+  /// Per user, in trace order.
+  public var users: [UserModels]
+
+  public init(
+    options: FitOptions, trainFraction: Double, trace: TraceInfo, population: HabitModel, users: [UserModels] = []
+  ) {
+    self.options = options
+    self.trainFraction = trainFraction
+    self.trace = trace
+    self.population = population
+    self.users = users
+  }
+
+  /// The input trace of a fit.
+  public struct TraceInfo: Codable, Sendable, Equatable {
+    /// As given on the command line.
+    public var path: String
+    /// File size, bytes.
+    public var bytes: Int
+
+    public init(path: String, bytes: Int) {
+      self.path = path
+      self.bytes = bytes
+    }
+  }
+
+  /// The settings of a fit (everything but the train fraction and input).
+  public struct FitOptions: Codable, Sendable, Equatable {
+    /// The `--apps` selection, e.g. `top:3`.
+    public var apps: String
+    /// The `--seed` (selects the population sample).
+    public var seed: UInt64
+    /// Cap on (user, app) pairs in the population fit.
+    public var populationPairs: Int
+    /// Habit-model bin length, s.
+    public var binSeconds: Double
+    /// Ridge on the habit model's shape coefficients.
+    public var shapeRidge: Double
+    /// Ridge on the habit model's intercept.
+    public var interceptRidge: Double
+    /// How the held-out windows were scored.
+    public var evaluation: EvaluationOptions
+
+    public init(
+      apps: String, seed: UInt64, populationPairs: Int, binSeconds: Double, shapeRidge: Double,
+      interceptRidge: Double, evaluation: EvaluationOptions
+    ) {
+      self.apps = apps
+      self.seed = seed
+      self.populationPairs = populationPairs
+      self.binSeconds = binSeconds
+      self.shapeRidge = shapeRidge
+      self.interceptRidge = interceptRidge
+      self.evaluation = evaluation
+    }
+
+    enum CodingKeys: String, CodingKey {
+      case apps, seed, evaluation
+      case populationPairs = "population_pairs", binSeconds = "bin_s"
+      case shapeRidge = "shape_ridge", interceptRidge = "intercept_ridge"
+    }
+  }
+
+  /// One user's models and the state at the split.
+  public struct UserModels: Codable, Sendable, Equatable {
+    public var user: String
+    public var timeZone: TraceTimeZone
+    /// End of the training window (start of the test window), Unix s.
+    public var splitTime: Double
+    /// End of the trace's window, Unix s.
+    public var windowEnd: Double
+    /// Last open of any app before the split, Unix s.
+    public var lastOpenAny: Double?
+    /// Last battery sample before the split.
+    public var lastBattery: BatteryReading?
+    /// The selected apps, most-opened first.
+    public var apps: [AppModel]
+    public var battery: BatteryModel
+    public var network: NetworkModel
+
+    public init(
+      user: String, timeZone: TraceTimeZone, splitTime: Double, windowEnd: Double, lastOpenAny: Double?,
+      lastBattery: BatteryReading?, apps: [AppModel], battery: BatteryModel, network: NetworkModel
+    ) {
+      self.user = user
+      self.timeZone = timeZone
+      self.splitTime = splitTime
+      self.windowEnd = windowEnd
+      self.lastOpenAny = lastOpenAny
+      self.lastBattery = lastBattery
+      self.apps = apps
+      self.battery = battery
+      self.network = network
+    }
+
+    enum CodingKeys: String, CodingKey {
+      case user, apps, battery, network
+      case timeZone = "time_zone", splitTime = "split_s", windowEnd = "end_s"
+      case lastOpenAny = "last_open_any_s", lastBattery = "last_battery"
+    }
+
+    public init(from decoder: any Decoder) throws {
+      let c = try decoder.container(keyedBy: CodingKeys.self)
+      user = try c.decode(String.self, forKey: .user)
+      let tz = try c.decode(String.self, forKey: .timeZone)
+      guard let zone = TraceTimeZone(parsing: tz) else {
+        throw DecodingError.dataCorruptedError(
+          forKey: .timeZone, in: c, debugDescription: "unknown time zone '\(tz)' (use UTC, +HH:MM or an IANA name)")
+      }
+      timeZone = zone
+      splitTime = try c.decode(Double.self, forKey: .splitTime)
+      windowEnd = try c.decode(Double.self, forKey: .windowEnd)
+      guard splitTime.isFinite, windowEnd.isFinite, splitTime <= windowEnd else {
+        throw DecodingError.dataCorruptedError(
+          forKey: .windowEnd, in: c, debugDescription: "need finite split_s ≤ end_s, got \(splitTime), \(windowEnd)")
+      }
+      lastOpenAny = try c.decodeIfPresent(Double.self, forKey: .lastOpenAny)
+      lastBattery = try c.decodeIfPresent(BatteryReading.self, forKey: .lastBattery)
+      apps = try c.decode([AppModel].self, forKey: .apps)
+      battery = try c.decode(BatteryModel.self, forKey: .battery)
+      network = try c.decode(NetworkModel.self, forKey: .network)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+      var c = encoder.container(keyedBy: CodingKeys.self)
+      try c.encode(user, forKey: .user)
+      try c.encode(timeZone.description, forKey: .timeZone)
+      try c.encode(splitTime, forKey: .splitTime)
+      try c.encode(windowEnd, forKey: .windowEnd)
+      try c.encodeIfPresent(lastOpenAny, forKey: .lastOpenAny)
+      try c.encodeIfPresent(lastBattery, forKey: .lastBattery)
+      try c.encode(apps, forKey: .apps)
+      try c.encode(battery, forKey: .battery)
+      try c.encode(network, forKey: .network)
+    }
+  }
+
+  /// One (user, app) habit model.
+  public struct AppModel: Codable, Sendable, Equatable {
+    /// The app's name in the trace.
+    public var app: String
+    public var habit: HabitModel
+    /// Last open of this app before the split, Unix s.
+    public var lastOpen: Double?
+    /// Opens of the app in the training window.
+    public var trainingOpens: Int
+
+    public init(app: String, habit: HabitModel, lastOpen: Double?, trainingOpens: Int) {
+      self.app = app
+      self.habit = habit
+      self.lastOpen = lastOpen
+      self.trainingOpens = trainingOpens
+    }
+
+    enum CodingKeys: String, CodingKey {
+      case app, habit
+      case lastOpen = "last_open_s", trainingOpens = "training_opens"
+    }
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case format, version, options, trace, population, users
+    case trainFraction = "train_fraction"
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    let format = try c.decode(String.self, forKey: .format)
+    guard format == Self.formatName else {
+      throw DecodingError.dataCorruptedError(
+        forKey: .format, in: c, debugDescription: "format is '\(format)', expected '\(Self.formatName)'")
+    }
+    let version = try c.decode(Int.self, forKey: .version)
+    guard version == Self.currentVersion else {
+      throw DecodingError.dataCorruptedError(
+        forKey: .version, in: c, debugDescription: "unsupported version \(version) (this build reads version \(Self.currentVersion))")
+    }
+    options = try c.decode(FitOptions.self, forKey: .options)
+    trainFraction = try c.decode(Double.self, forKey: .trainFraction)
+    trace = try c.decode(TraceInfo.self, forKey: .trace)
+    population = try c.decode(HabitModel.self, forKey: .population)
+    users = try c.decode([UserModels].self, forKey: .users)
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: CodingKeys.self)
+    try c.encode(Self.formatName, forKey: .format)
+    try c.encode(Self.currentVersion, forKey: .version)
+    try c.encode(options, forKey: .options)
+    try c.encode(trainFraction, forKey: .trainFraction)
+    try c.encode(trace, forKey: .trace)
+    try c.encode(population, forKey: .population)
+    try c.encode(users, forKey: .users)
+  }
+
+  // MARK: - Reading and writing
+
+  /// The encoder of model files: compact, sorted keys, `/` unescaped.
+  static func makeEncoder() -> JSONEncoder {
+    let e = JSONEncoder()
+    e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return e
+  }
+
+  /// The document as bytes (what ``write(to:)`` and ``Writer`` produce).
+  public func encoded() throws -> Data { try Self.makeEncoder().encode(self) }
+
+  /// Writes the file atomically (temporary name, then rename).
+  public func write(to path: String) throws {
+    let w = try Writer(path: path, header: self)
+    for u in users { try w.append(u) }
+    try w.commit()
+  }
+
+  /// Reads and checks a model file.
+  ///
+  /// - Throws: ``ModelFileError`` naming the file and what is wrong: cannot
+  ///   read, not JSON, not a FetchLab model file, an unsupported version, a
+  ///   missing or mistyped field (with its coding path, e.g.
+  ///   `users[2].apps[0].habit.coefficients`), or a habit model whose
+  ///   coefficients do not match ``HabitModel/featureNames``.
+  public static func load(path: String) throws -> ModelFile {
+    let data: Data
+    do {
+      data = try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+      throw ModelFileError(path, "cannot read: \(error.localizedDescription)")
+    }
+    let json: Any
+    do {
+      json = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+    } catch {
+      throw ModelFileError(path, "not JSON (\(error.localizedDescription))")
+    }
+    guard let top = json as? [String: Any] else {
+      throw ModelFileError(path, "not a FetchLab model file: the top level is not a JSON object")
+    }
+    guard let format = top["format"] as? String, format == formatName else {
+      let found = top["format"].map { "format is \(describeJSON($0))" } ?? "no 'format' field"
+      throw ModelFileError(path, "not a FetchLab model file: \(found), expected \"\(formatName)\"")
+    }
+    guard let version = top["version"] as? Int else {
+      throw ModelFileError(path, "'version': missing or not an integer")
+    }
+    guard version == currentVersion else {
+      throw ModelFileError(path, "unsupported version \(version) (this build reads version \(currentVersion))")
+    }
+    do {
+      return try JSONDecoder().decode(ModelFile.self, from: data)
+    } catch let e as DecodingError {
+      throw ModelFileError(path, describe(e, json: json))
+    } catch {
+      throw ModelFileError(path, "\(error)")
+    }
+  }
+
+  /// A decoding error in words, with its coding path; coefficient arrays of
+  /// the wrong length are named as such.
+  static func describe(_ e: DecodingError, json: Any) -> String {
+    func pathText(_ path: [any CodingKey]) -> String {
+      var s = ""
+      for k in path {
+        if let i = k.intValue { s += "[\(i)]" } else { s += (s.isEmpty ? "" : ".") + k.stringValue }
+      }
+      return s
+    }
+    switch e {
+    case .keyNotFound(let key, let c):
+      let p = pathText(c.codingPath + [key])
+      return "'\(p)': missing field"
+    case .typeMismatch(let type, let c):
+      return "'\(pathText(c.codingPath))': wrong type, expected \(type)"
+    case .valueNotFound(let type, let c):
+      return "'\(pathText(c.codingPath))': null, expected \(type)"
+    case .dataCorrupted(let c):
+      let p = pathText(c.codingPath)
+      if c.codingPath.last?.stringValue == "coefficients", let values = value(at: c.codingPath, in: json) as? [Any],
+        values.count != HabitModel.featureNames.count
+      {
+        return "'\(p)': \(values.count) coefficients, but HabitModel.featureNames has \(HabitModel.featureNames.count) (\(HabitModel.featureNames.joined(separator: ", ")))"
+      }
+      return (p.isEmpty ? "" : "'\(p)': ") + c.debugDescription
+    @unknown default:
+      return "\(e)"
+    }
+  }
+
+  /// The JSON value at a coding path, if there is one.
+  static func value(at path: [any CodingKey], in json: Any) -> Any? {
+    var cur: Any? = json
+    for k in path {
+      if let i = k.intValue, let a = cur as? [Any] {
+        cur = i >= 0 && i < a.count ? a[i] : nil
+      } else if let o = cur as? [String: Any] {
+        cur = o[k.stringValue]
+      } else {
+        return nil
+      }
+    }
+    return cur
+  }
+
+  static func describeJSON(_ v: Any) -> String {
+    if let s = v as? String { return "\"\(s)\"" }
+    if v is NSNull { return "null" }
+    return "\(v)"
+  }
+
+  /// Streams a model file to disk user by user, so memory does not grow
+  /// with the number of users. The bytes equal ``encoded()`` of the same
+  /// document. Written under a temporary name, renamed by ``commit()``.
+  public final class Writer {
+    private let file: AtomicTextFile
+    private let encoder = ModelFile.makeEncoder()
+    private var users = 0
+    private let suffix: String
+
+    /// Starts a file with everything of `header` except its users.
+    public init(path: String, header: ModelFile) throws {
+      var empty = header
+      empty.users = []
+      let text = String(decoding: try encoder.encode(empty), as: UTF8.self)
+      // Keys are sorted: "users" then "version" end the document.
+      let tail = "\"users\":[],\"version\":\(ModelFile.currentVersion)}"
+      precondition(text.hasSuffix(tail), "unexpected model file layout")
+      file = try AtomicTextFile(path: path)
+      try file.write(String(text.dropLast(tail.count)) + "\"users\":[")
+      suffix = "],\"version\":\(ModelFile.currentVersion)}"
+    }
+
+    /// Appends one user.
+    public func append(_ user: UserModels) throws {
+      let text = String(decoding: try encoder.encode(user), as: UTF8.self)
+      try file.write((users > 0 ? "," : "") + text)
+      users += 1
+    }
+
+    /// Finishes the document and moves it into place.
+    public func commit() throws {
+      try file.write(suffix)
+      try file.commit()
+    }
+  }
+}
+
+/// A model file that cannot be used; the description is `path: message`.
+public struct ModelFileError: Error, CustomStringConvertible, Sendable, Equatable {
+  /// The file.
+  public let path: String
+  /// What is wrong, in words.
+  public let message: String
+
+  init(_ path: String, _ message: String) {
+    self.path = path
+    self.message = message
+  }
+
+  public var description: String { "\(path): \(message)" }
+}

@@ -1,0 +1,237 @@
+import FetchTraces
+import Foundation
+
+/// Which network a user is on, by local hour of the week, fitted from a
+/// training window: P(WiFi), P(offline) and P(cellular) = the rest.
+///
+/// From the trace's `network` rows (the state holds until the next row; the
+/// time before the first row is unknown unless an earlier row in the history
+/// sets it), smoothed in two levels with a Dirichlet prior of ``priorHours``
+/// pseudo-hours: the user's hour-of-day shares toward the priors, and each
+/// hour-of-week share toward the user's hour-of-day share:
+///
+///     p_d(k)  = (T_d(k) + κ·π(k)) / (T_d + κ)
+///     p_hw(k) = (T_hw(k) + κ·p_d(k)) / (T_hw + κ),   k ∈ {wifi, cellular, offline}
+///
+/// Priors π: WiFi ``priorWiFiShare`` = 0.76 (§5.2 ExtraSensory: WiFi
+/// reachable in 76 % of samples; flat over the day), offline
+/// ``priorOfflineShare`` = 0.02 (**NV**: §5.2's 24 % "not WiFi" mixes
+/// cellular and offline), cellular the rest. A trace without network rows
+/// (UbiqLog) gets the priors themselves.
+public struct NetworkModel: Codable, Sendable, Equatable {
+  /// §5.2: share of samples with WiFi reachable.
+  public static let priorWiFiShare = 0.76
+  /// Prior share of time offline (**NV** placeholder).
+  public static let priorOfflineShare = 0.02
+
+  /// P(WiFi) by local hour of week (168 values, Monday 00:00 first).
+  public private(set) var wifiProbability: [Double]
+  /// P(offline) by local hour of week; `wifi + offline ≤ 1`.
+  public private(set) var offlineProbability: [Double]
+  /// Training hours with a known network (0: the priors).
+  public private(set) var observedHours: Double
+  /// Pseudo-hours of the priors (κ).
+  public private(set) var priorHours: Double
+
+  /// The prior model.
+  public init(priorHours: Double = 2) {
+    wifiProbability = Array(repeating: Self.priorWiFiShare, count: 168)
+    offlineProbability = Array(repeating: Self.priorOfflineShare, count: 168)
+    observedHours = 0
+    self.priorHours = priorHours
+  }
+
+  /// Fits the model to the window [`from`, `to`) of `trace`.
+  ///
+  /// - Complexity: O(events + window hours).
+  public init(fitting trace: UserTrace, from: Double, to: Double, priorHours: Double = 2) {
+    precondition(from.isFinite && to.isFinite && to > from, "training window [\(from), \(to)) is empty")
+    precondition(priorHours > 0, "priorHours must be > 0")
+    self.init(priorHours: priorHours)
+    var clock = LocalClock(trace.timeZone)
+    // Seconds per hour of week on each network class: 0 wifi, 1 cellular, 2 offline.
+    var time = [[Double]](repeating: [Double](repeating: 0, count: 168), count: 3)
+    var state: Int? = nil
+    var t = from
+    func account(until b: Double, clock: inout LocalClock) {
+      guard let k = state, b > t else { return }
+      LocalHours.forEachPiece(from: t, to: b, clock: &clock) { how, s in time[k][how] += s }
+    }
+    for e in trace.events where e.kind == .network {
+      if e.time >= to { break }
+      if e.time > from {
+        account(until: e.time, clock: &clock)
+        t = e.time
+      }
+      if let n = e.network { state = n == .wifi ? 0 : n == .offline ? 2 : 1 }
+    }
+    account(until: to, clock: &clock)
+    let total = (0..<168).map { time[0][$0] + time[1][$0] + time[2][$0] }
+    observedHours = total.reduce(0, +) / 3600
+    guard observedHours > 0 else { return }
+    let prior = [Self.priorWiFiShare, 1 - Self.priorWiFiShare - Self.priorOfflineShare, Self.priorOfflineShare]
+    var dayT = [Double](repeating: 0, count: 24)
+    var dayK = [[Double]](repeating: [Double](repeating: 0, count: 24), count: 3)
+    for how in 0..<168 {
+      dayT[how % 24] += total[how] / 3600
+      for k in 0..<3 { dayK[k][how % 24] += time[k][how] / 3600 }
+    }
+    func share(_ k: Int, _ how: Int) -> Double {
+      let d = how % 24
+      let pd = (dayK[k][d] + priorHours * prior[k]) / (dayT[d] + priorHours)
+      return (time[k][how] / 3600 + priorHours * pd) / (total[how] / 3600 + priorHours)
+    }
+    wifiProbability = (0..<168).map { share(0, $0) }
+    offlineProbability = (0..<168).map { share(2, $0) }
+  }
+
+  /// P(on WiFi) at Unix time `t`.
+  public func probabilityWiFi(at t: Double, clock: inout LocalClock) -> Double {
+    wifiProbability[Self.bin(t, &clock)]
+  }
+
+  /// P(offline) at Unix time `t`.
+  public func probabilityOffline(at t: Double, clock: inout LocalClock) -> Double {
+    offlineProbability[Self.bin(t, &clock)]
+  }
+
+  /// P(on a cellular network) at Unix time `t`: 1 − WiFi − offline.
+  public func probabilityCellular(at t: Double, clock: inout LocalClock) -> Double {
+    let b = Self.bin(t, &clock)
+    return max(0, 1 - wifiProbability[b] - offlineProbability[b])
+  }
+
+  static func bin(_ t: Double, _ clock: inout LocalClock) -> Int {
+    min(167, max(0, Int(clock.hourOfWeek(t))))
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case wifiProbability = "wifi_probability_by_hour_of_week"
+    case offlineProbability = "offline_probability_by_hour_of_week"
+    case observedHours = "observed_h"
+    case priorHours = "prior_h"
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    func probabilities(_ k: CodingKeys) throws -> [Double] {
+      let p = try c.decode([Double].self, forKey: k)
+      guard p.count == 168, p.allSatisfy({ $0 >= 0 && $0 <= 1 }) else {
+        throw DecodingError.dataCorruptedError(
+          forKey: k, in: c, debugDescription: "need 168 probabilities in [0, 1], got \(p.count) values")
+      }
+      return p
+    }
+    wifiProbability = try probabilities(.wifiProbability)
+    offlineProbability = try probabilities(.offlineProbability)
+    guard zip(wifiProbability, offlineProbability).allSatisfy({ $0 + $1 <= 1 + 1e-9 }) else {
+      throw DecodingError.dataCorruptedError(
+        forKey: .offlineProbability, in: c, debugDescription: "P(WiFi) + P(offline) exceeds 1")
+    }
+    observedHours = try c.decode(Double.self, forKey: .observedHours)
+    priorHours = try c.decode(Double.self, forKey: .priorHours)
+    guard observedHours.isFinite, observedHours >= 0, priorHours.isFinite, priorHours > 0 else {
+      throw DecodingError.dataCorruptedError(
+        forKey: .priorHours, in: c, debugDescription: "observed_h must be ≥ 0 and prior_h > 0")
+    }
+  }
+}
+
+/// A monthly cellular data budget and one app's paced share of it.
+///
+/// The app may use ``appShare`` of ``monthlyBytes`` per local calendar
+/// month, paced linearly through the month: by a moment that is a fraction
+/// `f` of the way through its month, it may have spent `f × share`.
+///
+///     allowance(t) = max(0, min(f(t)·share − spent, share − spent))
+///
+/// A fetch may use at most the allowance, and so never more than the
+/// remaining monthly share. Defaults: 2 GB a month (2e9 bytes), 5 % for the
+/// app (both **NV**; sweep them — reference §2.1 suggests 1, 5, 20 MB/day).
+public struct DataBudget: Codable, Sendable, Equatable {
+  /// Cellular bytes per calendar month, the whole phone.
+  public var monthlyBytes: Double
+  /// The app's share of ``monthlyBytes``, in [0, 1].
+  public var appShare: Double
+
+  public init(monthlyBytes: Double = 2e9, appShare: Double = 0.05) {
+    precondition(monthlyBytes.isFinite && monthlyBytes >= 0, "monthlyBytes must be finite and ≥ 0")
+    precondition(appShare >= 0 && appShare <= 1, "appShare must be in [0, 1]")
+    self.monthlyBytes = monthlyBytes
+    self.appShare = appShare
+  }
+
+  /// The app's bytes per month.
+  public var appMonthlyBytes: Double { monthlyBytes * appShare }
+
+  /// Bytes the app may still use now (≥ 0), given what it used since the
+  /// start of the current local calendar month.
+  public func allowance(at t: Double, clock: inout LocalClock, spentThisMonth: Double) -> Double {
+    let share = appMonthlyBytes
+    let paced = Self.monthFraction(at: t, clock: &clock) * share
+    return max(0, min(paced - spentThisMonth, share - spentThisMonth))
+  }
+
+  /// Bytes left of the app's monthly share (≥ 0), pacing aside.
+  public func remainingShare(spentThisMonth: Double) -> Double {
+    max(0, appMonthlyBytes - spentThisMonth)
+  }
+
+  /// Whether a fetch of `bytes` fits the allowance now.
+  public func permits(bytes: Double, at t: Double, clock: inout LocalClock, spentThisMonth: Double) -> Bool {
+    bytes <= allowance(at: t, clock: &clock, spentThisMonth: spentThisMonth)
+  }
+
+  /// How far through its local calendar month `t` is, in [0, 1).
+  public static func monthFraction(at t: Double, clock: inout LocalClock) -> Double {
+    let l = clock.local(t)
+    let (start, end) = monthBounds(localSeconds: l)
+    return min(max((l - start) / (end - start), 0), 1)
+  }
+
+  /// The local calendar month of `t` as `year × 12 + (month − 1)`: changes
+  /// exactly when the spending counter should restart.
+  public static func monthIndex(at t: Double, clock: inout LocalClock) -> Int {
+    let day = Int((clock.local(t) / 86_400).rounded(.down))
+    let (y, m, _) = civil(fromDays: day)
+    return y * 12 + (m - 1)
+  }
+
+  /// Start and end of the calendar month containing local time `l`, in
+  /// local seconds since the epoch.
+  static func monthBounds(localSeconds l: Double) -> (Double, Double) {
+    let day = Int((l / 86_400).rounded(.down))
+    let (y, m, _) = civil(fromDays: day)
+    let first = days(fromCivil: y, m, 1)
+    let next = m == 12 ? days(fromCivil: y + 1, 1, 1) : days(fromCivil: y, m + 1, 1)
+    return (Double(first) * 86_400, Double(next) * 86_400)
+  }
+
+  /// (year, month 1...12, day 1...31) of a day count since 1970-01-01
+  /// (proleptic Gregorian; H. Hinnant's `civil_from_days`).
+  static func civil(fromDays z0: Int) -> (Int, Int, Int) {
+    let z = z0 + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let doe = z - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let d = doy - (153 * mp + 2) / 5 + 1
+    let m = mp < 10 ? mp + 3 : mp - 9
+    return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+  }
+
+  /// Days since 1970-01-01 of a civil date (H. Hinnant's `days_from_civil`).
+  static func days(fromCivil y0: Int, _ m: Int, _ d: Int) -> Int {
+    let y = m <= 2 ? y0 - 1 : y0
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yoe = y - era * 400
+    let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+    return era * 146_097 + doe - 719_468
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case monthlyBytes = "monthly_bytes", appShare = "app_share"
+  }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+@Suite("fetchlab fit", .serialized)
+struct FitCommandTests {
+  @Test("fit: writes the model and reports, prints the comparison, byte-identical for any --jobs")
+  func fitTwice() throws {
+    let dir = scratch()
+    let synth = try CLI.run(["synth", "--users", "5", "--days", "14", "--seed", "4", "--out", dir + "/t.csv"])
+    #expect(synth.status == 0, "\(synth.stderr)")
+    var outputs: [[Data?]] = []
+    var stdouts: [String] = []
+    for (i, jobs) in ["1", "3"].enumerated() {
+      let r = try CLI.run([
+        "fit", "--trace", dir + "/t.csv", "--out", dir + "/m\(i).json", "--report", dir + "/r\(i)",
+        "--apps", "top:2", "--jobs", jobs,
+      ])
+      #expect(r.status == 0, "\(r.stderr)")
+      stdouts.append(r.stdout.replacingOccurrences(of: dir + "/m\(i).json", with: "MODEL"))
+      let reports: [String] = ["evaluation.csv", "evaluation_overall.csv", "calibration.csv"].map { dir + "/r\(i)/" + $0 }
+      let files: [String] = [dir + "/m\(i).json"] + reports
+      outputs.append(files.map { FileManager.default.contents(atPath: $0) })
+      #expect(FileManager.default.fileExists(atPath: dir + "/r\(i)/manifest.json"))
+    }
+    #expect(outputs[0].allSatisfy { $0 != nil })
+    #expect(outputs[0] == outputs[1])
+    #expect(stdouts[0] == stdouts[1])
+    let out = stdouts[0]
+    #expect(out.hasPrefix("5 users, 10 (user, app) pairs; population model from 10 pairs, "), "\(out)")
+    #expect(out.split(separator: "\n").first?.hasSuffix(" opens -> MODEL") == true, "\(out)")
+    for p in ["habit", "hour_of_day", "last_seen_hour", "constant", "habit vs hour_of_day:"] {
+      #expect(out.contains(p), "\(out)")
+    }
+
+    let model = try JSONSerialization.jsonObject(with: outputs[0][0]!) as! [String: Any]
+    #expect(model["format"] as? String == "fetchlab-model")
+    #expect(model["version"] as? Int == 1)
+    #expect(model["train_fraction"] as? Double == 0.75)
+    let users = model["users"] as! [[String: Any]]
+    #expect(users.count == 5)
+    #expect((users[0]["apps"] as! [Any]).count == 2)
+
+    let evaluation = String(decoding: outputs[0][1]!, as: UTF8.self).split(separator: "\n")
+    #expect(evaluation.first == "user,app,predictor,train_opens,test_opens,test_h,loglik_nats_per_h,points,positives,brier,auc,log_loss_nats,mean_predicted,observed_rate")
+    #expect(evaluation.count == 1 + 10 * 4)
+    let overall = String(decoding: outputs[0][2]!, as: UTF8.self).split(separator: "\n")
+    #expect(overall.count == 5)
+    let calibration = String(decoding: outputs[0][3]!, as: UTF8.self).split(separator: "\n")
+    #expect(calibration.first == "predictor,decile,n,mean_predicted,observed")
+    #expect(calibration.count == 1 + 4 * 10)
+  }
+
+  @Test("bad fit options exit 64 and write nothing", arguments: [
+    (["--train-fraction", "1.5"], "--train-fraction must be in (0, 1)"),
+    (["--apps", "most:3"], "bad app selection"),
+    (["--jobs", "0"], "--jobs must be at least 1"),
+  ])
+  func badOptions(args: [String], fragment: String) throws {
+    let dir = scratch()
+    try smallTrace.write(toFile: dir + "/t.csv", atomically: true, encoding: .utf8)
+    let r = try CLI.run(["fit", "--trace", dir + "/t.csv", "--out", dir + "/m.json"] + args)
+    #expect(r.status == 64, "\(r.stderr)")
+    #expect(r.stderr.contains(fragment), "\(r.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir + "/m.json"))
+  }
+
+  @Test("a trace too short to split exits 1 with a clear message and no model")
+  func tooShort() throws {
+    let dir = scratch()
+    try smallTrace.write(toFile: dir + "/t.csv", atomically: true, encoding: .utf8)
+    let r = try CLI.run(["fit", "--trace", dir + "/t.csv", "--out", dir + "/m.json"])
+    #expect(r.status == 1, "\(r.stderr)")
+    #expect(r.stderr.contains("no user has a usable window") || r.stderr.contains("population fit failed"), "\(r.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir + "/m.json"))
+  }
+}
