@@ -67,10 +67,10 @@ extension FetchLab {
       let t0 = parseTime(from)!, t1 = parseTime(to)!
       let file = try ModelFile.load(path: model)
       guard let um = file.users.first(where: { $0.user == user }) else {
-        throw ValidationError("user '\(user)' is not in \(model) (\(file.users.count) users, e.g. \(file.users.prefix(3).map(\.user).joined(separator: ", ")))")
+        throw CommandError("user '\(user)' is not in \(model) (\(file.users.count) users, e.g. \(file.users.prefix(3).map(\.user).joined(separator: ", ")))")
       }
       guard let am = um.apps.first(where: { $0.app == app }) else {
-        throw ValidationError("app '\(app)' of user '\(user)' is not in \(model); modelled: \(um.apps.map(\.app).joined(separator: ", "))")
+        throw CommandError("app '\(app)' of user '\(user)' is not in \(model); modelled: \(um.apps.map(\.app).joined(separator: ", "))")
       }
       var params: MinimumParameters
       switch try PolicySpec(parsing: policy) {
@@ -90,7 +90,7 @@ extension FetchLab {
         while found == nil, let u = try reader.next() {
           if u.user == user { found = u }
         }
-        guard let u = found else { throw ValidationError("user '\(user)' is not in \(trace)") }
+        guard let u = found else { throw CommandError("user '\(user)' is not in \(trace)") }
         full = u
         full.end = min(u.end, t1)
         full.events = u.events.filter { $0.time <= full.end }
@@ -99,7 +99,7 @@ extension FetchLab {
       }
       let appIndex = full.appIndex(app)
       let start = max(t0, full.start)
-      guard start < full.end else { throw ValidationError("the window ends before the trace starts") }
+      guard start < full.end else { throw CommandError("the window ends before the model's training window does") }
       let (history, window) = full.split(at: start)
       for e in history.events where e.kind == .open {
         lastAny = max(lastAny, e.time)

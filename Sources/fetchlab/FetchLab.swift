@@ -23,6 +23,12 @@ struct FetchLab: ParsableCommand {
 /// The version recorded in outputs.
 let fetchLabVersion = "0.1.0"
 
+/// A failure caused by the input (not the usage): printed as `Error: ...`, exit 1.
+struct CommandError: Error, CustomStringConvertible {
+  let description: String
+  init(_ s: String) { description = s }
+}
+
 /// Writes a line to standard error (progress, warnings, logs).
 func log(_ s: String) {
   FileHandle.standardError.write(Data((s + "\n").utf8))
