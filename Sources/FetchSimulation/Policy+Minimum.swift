@@ -56,15 +56,16 @@ public struct MinimumParameters: Sendable, Hashable {
 
   public init() {}
 
-  /// Names accepted in `ios-minimum:key=value` and their key paths.
-  nonisolated(unsafe) static let keys: [(String, WritableKeyPath<MinimumParameters, Double>, Double)] = [
-    ("check", \.checkIntervalS, 60), ("spacing", \.minSpacingS, 0), ("horizon", \.horizonS, 60),
-    ("value", \.freshValueJ, 0), ("age_value", \.ageValueJPerHour, 0), ("price", \.energyPrice, 0), ("charging_cost", \.chargingCostFactor, 0),
-    ("energy_budget_pct", \.energyBudgetPctPerDay, 0), ("launches", \.launchesPerDay, 0), ("pace_slack", \.paceSlack, 0),
-    ("cellular_monthly_bytes", \.monthlyCellularBytes, 0), ("cellular_share", \.cellularShare, 0),
-    ("low_battery_pct", \.lowBatteryPct, 0), ("new_data_factor", \.newDataFactor, 0),
-    ("no_data_factor", \.noDataFactor, 0), ("failed_factor", \.failedFactor, 0),
-    ("refit_hour", \.refitHour, 0), ("prior_updates_per_hour", \.priorUpdatesPerHour, 1e-6),
+  /// Names accepted in `ios-minimum:key=value`.
+  static let keys: [SettingKey<MinimumParameters>] = [
+    .init("check", \.checkIntervalS, min: 60, duration: true), .init("spacing", \.minSpacingS, duration: true),
+    .init("horizon", \.horizonS, min: 60, duration: true), .init("value", \.freshValueJ),
+    .init("age_value", \.ageValueJPerHour), .init("price", \.energyPrice), .init("charging_cost", \.chargingCostFactor),
+    .init("energy_budget_pct", \.energyBudgetPctPerDay), .init("launches", \.launchesPerDay), .init("pace_slack", \.paceSlack),
+    .init("cellular_monthly_bytes", \.monthlyCellularBytes), .init("cellular_share", \.cellularShare),
+    .init("low_battery_pct", \.lowBatteryPct), .init("new_data_factor", \.newDataFactor),
+    .init("no_data_factor", \.noDataFactor), .init("failed_factor", \.failedFactor),
+    .init("refit_hour", \.refitHour), .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6),
   ]
 }
 

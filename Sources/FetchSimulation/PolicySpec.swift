@@ -114,34 +114,58 @@ public struct LearningContext: Sendable {
   }
 }
 
-/// Parses `key=value,key=value` overrides of ``MinimumParameters``.
-private func parseMinimum(_ text: String, policy: String) throws -> MinimumParameters {
-  var p = MinimumParameters()
+/// One `key=value` setting of a policy's parameter struct.
+struct SettingKey<P>: @unchecked Sendable {
+  let name: String
+  let path: WritableKeyPath<P, Double>
+  /// Smallest accepted value.
+  let minimum: Double
+  /// Parsed and printed as a duration (`30m`) rather than a number.
+  let isDuration: Bool
+
+  init(_ name: String, _ path: WritableKeyPath<P, Double>, min: Double = 0, duration: Bool = false) {
+    self.name = name
+    self.path = path
+    minimum = min
+    isDuration = duration
+  }
+}
+
+/// Parses `key=value,key=value` onto `defaults`; errors name the policy
+/// string and list the known keys.
+func parseSettings<P>(_ text: String, policy: String, defaults: P, keys: [SettingKey<P>]) throws -> P {
+  var p = defaults
   guard !text.isEmpty else { return p }
   for item in text.split(separator: ",", omittingEmptySubsequences: false) {
     let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
-    guard kv.count == 2, let key = MinimumParameters.keys.first(where: { $0.0 == kv[0] }) else {
-      throw PolicySpecError(
-        "policy '\(policy)': unknown setting '\(item)'; known: " + MinimumParameters.keys.map(\.0).joined(separator: ", "))
+    guard kv.count == 2, let key = keys.first(where: { $0.name == kv[0] }) else {
+      throw PolicySpecError("policy '\(policy)': unknown setting '\(item)'; known: " + keys.map(\.name).joined(separator: ", "))
     }
-    let isDuration = ["check", "spacing", "horizon"].contains(key.0)
-    guard let x = isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.2 else {
-      throw PolicySpecError("policy '\(policy)': bad value '\(kv[1])' for \(key.0) (at least \(CSV.number(key.2)))")
+    guard let x = key.isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.minimum else {
+      throw PolicySpecError("policy '\(policy)': bad value '\(kv[1])' for \(key.name) (at least \(CSV.number(key.minimum)))")
     }
-    p[keyPath: key.1] = x
+    p[keyPath: key.path] = x
   }
   return p
 }
 
-/// `:key=value,...` for the settings that differ from the defaults, in declaration order.
-private func minimumSuffix(_ p: MinimumParameters, separator: String) -> String {
-  let d = MinimumParameters()
-  let items = MinimumParameters.keys.compactMap { k -> String? in
-    guard p[keyPath: k.1] != d[keyPath: k.1] else { return nil }
-    let v = p[keyPath: k.1]
-    return "\(k.0)=" + (["check", "spacing", "horizon"].contains(k.0) ? formatDuration(v) : CSV.number(v))
+/// `key=value,...` for the settings of `p` that differ from `defaults`, in
+/// table order (empty when none), prefixed by `separator`.
+func settingsSuffix<P>(_ p: P, defaults: P, keys: [SettingKey<P>], separator: String) -> String {
+  let items = keys.compactMap { k -> String? in
+    let v = p[keyPath: k.path]
+    guard v != defaults[keyPath: k.path] else { return nil }
+    return "\(k.name)=" + (k.isDuration ? formatDuration(v) : CSV.number(v))
   }
   return items.isEmpty ? "" : separator + items.joined(separator: ",")
+}
+
+private func parseMinimum(_ text: String, policy: String) throws -> MinimumParameters {
+  try parseSettings(text, policy: policy, defaults: MinimumParameters(), keys: MinimumParameters.keys)
+}
+
+private func minimumSuffix(_ p: MinimumParameters, separator: String) -> String {
+  settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: separator)
 }
 
 /// A bad policy string.
