@@ -46,6 +46,19 @@ public struct ContentTimeline: Sendable {
     sigma = world.newDataSigma
   }
 
+  /// The server's content version at `t`: the number of updates at or
+  /// before `t`.
+  ///
+  /// - Complexity: O(log updates).
+  public func version(at t: Double) -> Int {
+    var lo = 0, hi = updates.count
+    while lo < hi {
+      let mid = (lo + hi) / 2
+      if updates[mid] <= t { lo = mid + 1 } else { hi = mid }
+    }
+    return lo
+  }
+
   /// Size of the response that brings the device to content version
   /// `version` (the number of updates it includes), bytes. The same for every
   /// policy (common random numbers).

@@ -35,7 +35,7 @@ public struct MinimumParameters: Sendable, Hashable {
   /// follow device use", reference §2.1), plus this share up front.
   public var paceSlack = 0.1
   /// Monthly cellular budget of the device, bytes, and this app's share of
-  /// it, paced linearly through the calendar month (factor 6).
+  /// it, paced linearly through the calendar month (factor 6; ``DataBudget``).
   public var monthlyCellularBytes = 2e9
   public var cellularShare = 0.05
   /// Battery level below which background work stops unless charging: the
@@ -62,7 +62,7 @@ public struct MinimumParameters: Sendable, Hashable {
     .init("horizon", \.horizonS, min: 60, duration: true), .init("value", \.freshValueJ),
     .init("age_value", \.ageValueJPerHour), .init("price", \.energyPrice), .init("charging_cost", \.chargingCostFactor),
     .init("energy_budget_pct", \.energyBudgetPctPerDay), .init("launches", \.launchesPerDay), .init("pace_slack", \.paceSlack),
-    .init("cellular_monthly_bytes", \.monthlyCellularBytes), .init("cellular_share", \.cellularShare),
+    .init("cellular_monthly_bytes", \.monthlyCellularBytes), .init("cellular_share", \.cellularShare, max: 1),
     .init("low_battery_pct", \.lowBatteryPct), .init("new_data_factor", \.newDataFactor),
     .init("no_data_factor", \.noDataFactor), .init("failed_factor", \.failedFactor),
     .init("refit_hour", \.refitHour), .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6),
@@ -149,6 +149,7 @@ public struct MinimumPolicy: FetchPolicy {
   var launchesToday = 0
   var month = Int.min
   var cellularThisMonth = 0.0
+  let dataBudget: DataBudget
   var nextRefit = Double.infinity
   /// Cumulative share of the app's opens by the end of each local hour.
   let pace: [Double]
@@ -189,6 +190,7 @@ public struct MinimumPolicy: FetchPolicy {
     self.params = params
     self.world = world
     self.fitter = fitter
+    dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.population = population
     self.habit = habit
     self.history = history
@@ -339,8 +341,7 @@ public struct MinimumPolicy: FetchPolicy {
       energyToday = 0
       launchesToday = 0
     }
-    let dayOfMonth = Self.dayOfMonth(localDay: d)
-    let m = d - (dayOfMonth.day - 1)
+    let m = DataBudget.monthIndex(at: t, clock: &clock)
     if m != month {
       month = m
       cellularThisMonth = 0
@@ -371,13 +372,11 @@ public struct MinimumPolicy: FetchPolicy {
       return
     }
     let expectedBytes = world.requestBytes + world.newDataMedianBytes
-    if ctx.network.isCellular {
-      let monthly = params.monthlyCellularBytes * params.cellularShare
-      let allowance = monthly * Double(dayOfMonth.day) / Double(dayOfMonth.daysInMonth) - cellularThisMonth
-      if expectedBytes > allowance {
-        decision.factor = .dataBudget
-        return
-      }
+    if ctx.network.isCellular,
+      !dataBudget.permits(bytes: expectedBytes, at: t, clock: &clock, spentThisMonth: cellularThisMonth)
+    {
+      decision.factor = .dataBudget
+      return
     }
     decision.pOpen = habit.probabilityOfOpen(within: params.horizonS, from: t, clock: &clock, recency: recency(at: t))
     let since = max(0, t - lastSync)
@@ -399,23 +398,5 @@ public struct MinimumPolicy: FetchPolicy {
     launchesToday += 1
     pendingGap = t - lastSync
     ctx.requestFetch()
-  }
-
-  /// Day of month (1-based) and the month's length for a local day number
-  /// (days since 1970-01-01).
-  static func dayOfMonth(localDay z0: Int) -> (day: Int, daysInMonth: Int) {
-    // Howard Hinnant's civil_from_days.
-    let z = z0 + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let dd = doy - (153 * mp + 2) / 5 + 1
-    let mm = mp < 10 ? mp + 3 : mp - 9
-    let y = yoe + era * 400 + (mm <= 2 ? 1 : 0)
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-    let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-    return (dd, lengths[mm - 1])
   }
 }

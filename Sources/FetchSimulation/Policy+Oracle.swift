@@ -16,7 +16,7 @@ import FetchTraces
 public struct OraclePolicy: FetchPolicy {
   let user: PreparedUser
   let opens: [Double]
-  let updates: [Double]
+  let content: ContentTimeline
   var next = 0
   var synced = 0
   var deadline = 0.0
@@ -28,17 +28,10 @@ public struct OraclePolicy: FetchPolicy {
   public init(user: PreparedUser, app: Int32, content: ContentTimeline) {
     self.user = user
     opens = user.trace.events.filter { $0.kind == .open && $0.app == app }.map(\.time)
-    updates = content.updates
+    self.content = content
   }
 
-  func serverVersion(at t: Double) -> Int {
-    var lo = 0, hi = updates.count
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if updates[mid] <= t { lo = mid + 1 } else { hi = mid }
-    }
-    return lo
-  }
+  func serverVersion(at t: Double) -> Int { content.version(at: t) }
 
   /// The last moment at or before `t` at which a fetch can finish online.
   func onlineDeadline(_ t: Double) -> Double {

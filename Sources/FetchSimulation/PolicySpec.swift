@@ -118,15 +118,17 @@ public struct LearningContext: Sendable {
 struct SettingKey<P>: @unchecked Sendable {
   let name: String
   let path: WritableKeyPath<P, Double>
-  /// Smallest accepted value.
+  /// Accepted values.
   let minimum: Double
+  let maximum: Double
   /// Parsed and printed as a duration (`30m`) rather than a number.
   let isDuration: Bool
 
-  init(_ name: String, _ path: WritableKeyPath<P, Double>, min: Double = 0, duration: Bool = false) {
+  init(_ name: String, _ path: WritableKeyPath<P, Double>, min: Double = 0, max: Double = .infinity, duration: Bool = false) {
     self.name = name
     self.path = path
     minimum = min
+    maximum = max
     isDuration = duration
   }
 }
@@ -141,8 +143,11 @@ func parseSettings<P>(_ text: String, policy: String, defaults: P, keys: [Settin
     guard kv.count == 2, let key = keys.first(where: { $0.name == kv[0] }) else {
       throw PolicySpecError("policy '\(policy)': unknown setting '\(item)'; known: " + keys.map(\.name).joined(separator: ", "))
     }
-    guard let x = key.isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.minimum else {
-      throw PolicySpecError("policy '\(policy)': bad value '\(kv[1])' for \(key.name) (at least \(CSV.number(key.minimum)))")
+    guard let x = key.isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.minimum, x <= key.maximum
+    else {
+      let range = key.maximum < .infinity
+        ? "\(CSV.number(key.minimum))...\(CSV.number(key.maximum))" : "at least \(CSV.number(key.minimum))"
+      throw PolicySpecError("policy '\(policy)': bad value '\(kv[1])' for \(key.name) (\(range))")
     }
     p[keyPath: key.path] = x
   }

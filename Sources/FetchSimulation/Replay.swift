@@ -126,15 +126,7 @@ struct ReplayEngine {
     summary.updates = updates.count
   }
 
-  /// Number of updates at or before `t`.
-  func serverVersion(at t: Double) -> Int {
-    var lo = 0, hi = updates.count
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if updates[mid] <= t { lo = mid + 1 } else { hi = mid }
-    }
-    return lo
-  }
+  func serverVersion(at t: Double) -> Int { content.version(at: t) }
 
   /// Adds the current content version's age and freshness over [segmentStart, t].
   mutating func integrate(to t: Double) {

@@ -18,6 +18,7 @@ struct MinimumPolicyTests {
     #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-minimum:speed=3") }
     #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-minimum:price=-1") }
     #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-custom") }
+    #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-minimum:cellular_share=2") }
     for s in ["ios-minimum:value=10,price=3", "ios-custom:45m,launches=12"] {
       #expect(try PolicySpec(parsing: PolicySpec(parsing: s).description) == PolicySpec(parsing: s))
     }
@@ -35,15 +36,6 @@ struct MinimumPolicyTests {
     let est = MinimumPolicy.estimateRate(ev, prior: 1.0 / 3600)
     #expect(abs(est / lambda - 1) < 0.1, "estimate \(est * 3600)/h")
     #expect(abs(MinimumPolicy.estimateRate([], prior: 1.0 / 3600) * 3600 - 1) < 1e-6)
-  }
-
-  @Test("day of month and month length", arguments: [
-    (0, 1, 31), (31, 1, 28), (59, 1, 31), (19_782, 29, 29), (20_453, 31, 31), (20_454, 1, 31),
-  ])
-  func calendar(day: Int, dom: Int, len: Int) {
-    // 1970-01-01; 1970-02-01; 1970-03-01; 2024-02-29 (leap); 2025-12-31; 2026-01-01.
-    let r = MinimumPolicy.dayOfMonth(localDay: day)
-    #expect(r.day == dom && r.daysInMonth == len)
   }
 
   /// A week-long user who opens app "a" every evening and uses other apps
