@@ -31,7 +31,7 @@ let package = Package(
     .target(name: "FetchTraces"),
     .target(name: "FetchModels", dependencies: ["FetchTraces", "FetchLinearAlgebra"]),
     .target(name: "FetchSimulation", dependencies: ["FetchTraces", "FetchModels"]),
-    .target(name: "FetchBenchmark", dependencies: ["FetchTraces", "FetchModels", "FetchSimulation"]),
+    .target(name: "FetchBenchmark", dependencies: ["FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation"]),
     .target(name: "FetchReports", dependencies: ["FetchTraces", "FetchSimulation", "FetchBenchmark"]),
     .executableTarget(
       name: "fetchlab",

@@ -1,4 +1,5 @@
 import Dispatch
+import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
 import FetchTraces
@@ -74,6 +75,9 @@ public struct RunProgress: Sendable {
 public func runReplay<S: RunSink>(
   _ config: RunConfiguration, into sink: inout S, progress: (RunProgress) -> Void = { _ in }
 ) throws {
+  // The runner parallelises over users; OpenBLAS's own threads would only
+  // contend with it (measured: 12.4 s → 7.1 s, system time 6.9 s → 0.1 s).
+  LinearAlgebra.setSingleThreaded()
   let population = try config.policies.contains(where: \.learns) ? fitPopulation(config) : nil
   let reader = try TraceReader(path: config.tracePath)
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
