@@ -78,7 +78,7 @@ public func runReplay<S: RunSink>(
   // The runner parallelises over users; OpenBLAS's own threads would only
   // contend with it (measured: 12.4 s → 7.1 s, system time 6.9 s → 0.1 s).
   LinearAlgebra.setSingleThreaded()
-  let population = try config.policies.contains(where: \.learns) ? fitPopulation(config) : nil
+  let population = try config.policies.contains(where: \.usesHabitModel) ? fitPopulation(config) : nil
   let reader = try TraceReader(path: config.tracePath)
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
   var users = 0

@@ -12,15 +12,38 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
   case iosMinimum(MinimumParameters)
   /// The same scheduler with a floor of `interval` seconds between launches.
   case iosCustom(interval: Double, MinimumParameters)
+  /// Server pushes on content updates, APNs-like delivery (``SilentPushPolicy``).
+  case silentPush(SilentPushParameters)
+  /// Android WorkManager periodic work under Doze (``WorkManagerPolicy``).
+  case androidWorkManager(interval: Double, WorkManagerParameters)
+  /// Android App Standby Buckets quotas (``StandbyPolicy``).
+  case androidStandby(StandbyParameters)
+  /// Deferred fetches riding other activity's radio tails (``TailEnderPolicy``).
+  case tailender(interval: Double, TailEnderParameters)
+  /// Informed Mobile Prefetching: cost-benefit under energy and data budgets (``IMPPolicy``).
+  case imp(IMPParameters)
+  /// The best schedule under a fetch-count or energy budget (``BudgetOraclePolicy``).
+  case oracleBudget(OracleBudget, BudgetOracleParameters)
 
   /// The policies `--policy` accepts, for help and error texts.
   public static let syntax =
-    "never, periodic:<interval> (e.g. periodic:30m, periodic:1h30m), oracle, ios-minimum[:key=value,...], ios-custom:<interval>[,key=value,...]"
+    "never, periodic:<interval> (e.g. periodic:30m, periodic:1h30m), oracle, oracle-budget:<N per day>|<X>J, "
+    + "ios-minimum[:key=value,...], ios-custom:<interval>[,key=value,...], silent-push[:...], "
+    + "android-workmanager:<interval>[,...], android-standby[:...], tailender:<interval>[,...], imp[:...]"
 
-  /// Whether the policy learns from a training period.
+  /// Whether the policy learns from a training period (the run then splits
+  /// each user's window and scores every policy on the held-out part).
   public var learns: Bool {
     switch self {
-    case .iosMinimum, .iosCustom: true
+    case .iosMinimum, .iosCustom, .imp, .androidStandby: true
+    default: false
+    }
+  }
+
+  /// Whether the policy fits a habit model (and so wants the population model).
+  public var usesHabitModel: Bool {
+    switch self {
+    case .iosMinimum, .iosCustom, .imp: true
     default: false
     }
   }
@@ -52,6 +75,32 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
       self = .iosCustom(interval: secs, p)
     case ("ios-custom", nil):
       throw PolicySpecError("policy 'ios-custom' needs an interval, e.g. ios-custom:1h")
+    case ("silent-push", let a):
+      self = .silentPush(try parseSettings(a ?? "", policy: s, defaults: SilentPushParameters(), keys: SilentPushParameters.keys))
+    case ("android-workmanager", let a?):
+      let (i, rest) = try parseIntervalAndSettings(a, policy: s)
+      self = .androidWorkManager(
+        interval: i, try parseSettings(rest, policy: s, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys))
+    case ("android-standby", let a):
+      self = .androidStandby(try parseSettings(a ?? "", policy: s, defaults: StandbyParameters(), keys: StandbyParameters.keys))
+    case ("tailender", let a?):
+      let (i, rest) = try parseIntervalAndSettings(a, policy: s)
+      self = .tailender(
+        interval: i, try parseSettings(rest, policy: s, defaults: TailEnderParameters(), keys: TailEnderParameters.keys))
+    case ("imp", let a):
+      self = .imp(try parseSettings(a ?? "", policy: s, defaults: IMPParameters(), keys: IMPParameters.keys))
+    case ("oracle-budget", let a?):
+      let items = a.split(separator: ",", maxSplits: 1).map(String.init)
+      guard let b = OracleBudget(argument: items[0]) else {
+        throw PolicySpecError(
+          "policy '\(s)': bad budget '\(items[0])' (fetches per day, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)")
+      }
+      self = .oracleBudget(
+        b,
+        try parseSettings(
+          items.count > 1 ? items[1] : "", policy: s, defaults: BudgetOracleParameters(), keys: BudgetOracleParameters.keys))
+    case ("android-workmanager", nil), ("tailender", nil), ("oracle-budget", nil):
+      throw PolicySpecError("policy '\(name)' needs an argument, e.g. \(name == "oracle-budget" ? "oracle-budget:4" : name + ":1h")")
     case ("never", _?), ("oracle", _?):
       throw PolicySpecError("policy '\(name)' takes no parameter (got '\(s)')")
     default:
@@ -70,6 +119,21 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
         p.minSpacingS = p.minSpacingS == i ? MinimumParameters().minSpacingS : p.minSpacingS
         return minimumSuffix(p, separator: ",")
       }()
+    case .silentPush(let p):
+      "silent-push" + settingsSuffix(p, defaults: SilentPushParameters(), keys: SilentPushParameters.keys, separator: ":")
+    case .androidWorkManager(let i, let p):
+      "android-workmanager:\(formatDuration(i))"
+        + settingsSuffix(p, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys, separator: ",")
+    case .androidStandby(let p):
+      "android-standby" + settingsSuffix(p, defaults: StandbyParameters(), keys: StandbyParameters.keys, separator: ":")
+    case .tailender(let i, let p):
+      "tailender:\(formatDuration(i))"
+        + settingsSuffix(p, defaults: TailEnderParameters(), keys: TailEnderParameters.keys, separator: ",")
+    case .imp(let p):
+      "imp" + settingsSuffix(p, defaults: IMPParameters(), keys: IMPParameters.keys, separator: ":")
+    case .oracleBudget(let b, let p):
+      "oracle-budget:\(b)"
+        + settingsSuffix(p, defaults: BudgetOracleParameters(), keys: BudgetOracleParameters.keys, separator: ",")
     }
   }
 
@@ -80,23 +144,27 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     learning: LearningContext? = nil
   ) -> AppReplay {
     let o = ReplayOptions(seed: seed, policyKey: description, recordEvents: recordEvents)
+    let training = learning?.training ?? UserTrace(
+      user: user.trace.user, timeZone: user.trace.timeZone, start: user.trace.start, end: user.trace.start,
+      apps: user.trace.apps)
+    func run<P: FetchPolicy>(_ p: P) -> AppReplay {
+      var p = p
+      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
+    }
     switch self {
+    case .never: return run(NeverPolicy())
+    case .periodic(let i): return run(PeriodicPolicy(interval: i))
+    case .oracle: return run(OraclePolicy(user: user, app: app, content: content))
     case .iosMinimum(let params), .iosCustom(_, let params):
-      let training = learning?.training ?? UserTrace(
-        user: user.trace.user, timeZone: user.trace.timeZone, start: user.trace.start, end: user.trace.start,
-        apps: user.trace.apps)
-      var p = MinimumPolicy(
-        params: params, world: user.world, training: training, app: app, population: learning?.population)
-      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
-    case .never:
-      var p = NeverPolicy()
-      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
-    case .periodic(let i):
-      var p = PeriodicPolicy(interval: i)
-      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
-    case .oracle:
-      var p = OraclePolicy(user: user, app: app, content: content)
-      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
+      return run(MinimumPolicy(params: params, world: user.world, training: training, app: app, population: learning?.population))
+    case .silentPush(let params): return run(SilentPushPolicy(params: params, user: user, content: content))
+    case .androidWorkManager(let i, let params): return run(WorkManagerPolicy(interval: i, params: params))
+    case .androidStandby(let params): return run(StandbyPolicy(params: params, training: training, app: app))
+    case .tailender(let i, let params): return run(TailEnderPolicy(interval: i, params: params))
+    case .imp(let params):
+      return run(IMPPolicy(params: params, world: user.world, training: training, app: app, population: learning?.population))
+    case .oracleBudget(let b, let params):
+      return run(BudgetOraclePolicy(budget: b, user: user, app: app, content: content, params: params))
     }
   }
 }
@@ -112,6 +180,15 @@ public struct LearningContext: Sendable {
     self.training = training
     self.population = population
   }
+}
+
+/// Splits `<interval>[,key=value,...]`.
+private func parseIntervalAndSettings(_ a: String, policy: String) throws -> (Double, String) {
+  let items = a.split(separator: ",", maxSplits: 1).map(String.init)
+  guard let secs = parseDuration(items.first ?? ""), secs >= 1 else {
+    throw PolicySpecError("policy '\(policy)': bad interval '\(items.first ?? "")' (use e.g. 15m, 1h; at least 1 s)")
+  }
+  return (secs, items.count > 1 ? items[1] : "")
 }
 
 /// One `key=value` setting of a policy's parameter struct.

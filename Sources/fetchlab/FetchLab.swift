@@ -16,6 +16,7 @@ struct FetchLab: ParsableCommand {
       ImportUbiqLog.self,
       Fit.self,
       Predict.self,
+      Compare.self,
     ]
   )
 }

@@ -1,0 +1,219 @@
+import Foundation
+
+/// Pareto frontiers of staleness against cost (reference §3, item 5).
+public enum Pareto {
+  /// Whether each point is on the frontier: no other point has cost ≤ its
+  /// cost and staleness at least as good, with one of the two strictly
+  /// better. "Good" is lower staleness, or higher when `higherIsBetter`
+  /// (`fresh_ratio`).
+  ///
+  /// Duplicates do not dominate each other (both stay on the frontier); a
+  /// point with a NaN coordinate is never on it and dominates nothing.
+  /// - Complexity: O(n²); n is the number of configurations (tens).
+  public static func frontier(cost: [Double], staleness: [Double], higherIsBetter: Bool = false) -> [Bool] {
+    precondition(cost.count == staleness.count, "one staleness per cost")
+    let s = higherIsBetter ? staleness.map { -$0 } : staleness  // lower is better from here
+    let valid = cost.indices.map { !cost[$0].isNaN && !s[$0].isNaN }
+    return cost.indices.map { i in
+      guard valid[i] else { return false }
+      for j in cost.indices where j != i && valid[j] {
+        if cost[j] <= cost[i], s[j] <= s[i], cost[j] < cost[i] || s[j] < s[i] { return false }
+      }
+      return true
+    }
+  }
+}
+
+/// A piecewise-linear curve through measured points: a policy family's
+/// sweep, e.g. `periodic:*` by energy per day.
+///
+/// Points with a non-finite coordinate are dropped; points with equal `x`
+/// are merged into one at the mean of their `y`. ``value(at:)`` interpolates
+/// linearly between neighbours and never extrapolates.
+public struct LinearSweep: Sendable, Equatable {
+  /// Sorted by `x`, distinct `x`.
+  public let xs: [Double]
+  public let ys: [Double]
+
+  public init(_ points: [(x: Double, y: Double)]) {
+    let sorted = points.filter { $0.x.isFinite && $0.y.isFinite }.sorted { $0.x < $1.x }
+    var xs: [Double] = [], ys: [Double] = [], counts: [Int] = []
+    for p in sorted {
+      if let last = xs.last, last == p.x {
+        ys[ys.count - 1] += p.y
+        counts[counts.count - 1] += 1
+      } else {
+        xs.append(p.x)
+        ys.append(p.y)
+        counts.append(1)
+      }
+    }
+    self.xs = xs
+    self.ys = zip(ys, counts).map { $0 / Double($1) }
+  }
+
+  /// The curve's value at `x`, or nil outside `[xs.first, xs.last]`.
+  /// - Complexity: O(log n).
+  public func value(at x: Double) -> Double? {
+    guard let first = xs.first, let last = xs.last, x >= first, x <= last else { return nil }
+    var lo = 0, hi = xs.count - 1  // invariant: xs[lo] <= x <= xs[hi]
+    while hi - lo > 1 {
+      let mid = (lo + hi) / 2
+      if xs[mid] <= x { lo = mid } else { hi = mid }
+    }
+    if xs[lo] == x { return ys[lo] }
+    if xs[hi] == x { return ys[hi] }
+    let t = (x - xs[lo]) / (xs[hi] - xs[lo])
+    return ys[lo] + t * (ys[hi] - ys[lo])
+  }
+}
+
+/// One row of `pareto.csv`: a configuration's coordinates in one
+/// (staleness, cost) plane and whether it is on that plane's frontier.
+public struct ParetoRow: Sendable, Equatable {
+  public let dataset: String
+  public let staleness: ScoreMetric
+  public let cost: ScoreMetric
+  public let policy: String
+  public let costValue: Double
+  public let stalenessValue: Double
+  public let onFrontier: Bool
+}
+
+/// One row of `matched.csv`: a family's staleness interpolated at the energy
+/// per day of one configuration of the run (nil outside the family's range).
+public struct MatchedRow: Sendable, Equatable {
+  public let dataset: String
+  public let family: String
+  /// The configuration whose energy is the reference.
+  public let referencePolicy: String
+  public let energyJPerDay: Double
+  public let meanAgeS: Double?
+  public let p90AgeS: Double?
+  public let freshRatio: Double?
+}
+
+/// One row of `oracle_gap.csv`: how much staler a configuration is than the
+/// budgeted oracle given the same budget.
+public struct OracleGapRow: Sendable, Equatable {
+  /// What a budget counts.
+  public enum Budget: String, Sendable {
+    /// `oracle-budget:N`: fetches per day; matched on `fetches_per_day`.
+    case fetches
+    /// `oracle-budget:XJ`: joules per day; matched on `energy_j_per_day`.
+    case energy
+
+    /// The metric the sweep is interpolated along.
+    public var axis: ScoreMetric { self == .fetches ? .fetches_per_day : .energy_j_per_day }
+
+    /// The budget kind of an `oracle-budget:*` configuration, else nil.
+    public init?(policy: String) {
+      guard policy.hasPrefix("oracle-budget:") else { return nil }
+      let arg = policy.dropFirst("oracle-budget:".count).split(separator: ",").first ?? ""
+      self = arg.hasSuffix("J") || arg.hasSuffix("j") ? .energy : .fetches
+    }
+  }
+
+  public let dataset: String
+  public let budget: Budget
+  public let policy: String
+  /// The configuration's fetches or joules per day.
+  public let budgetValue: Double
+  public let meanAgeS: Double
+  /// The budgeted oracles' mean age interpolated at ``budgetValue``.
+  public let oracleMeanAgeS: Double?
+  /// `meanAgeS − oracleMeanAgeS` (≥ 0 when the oracle is optimal).
+  public var gapS: Double? { oracleMeanAgeS.map { meanAgeS - $0 } }
+}
+
+extension Scoring {
+  /// Staleness metrics of the Pareto planes (fresh_ratio is maximised).
+  public static let paretoStaleness: [ScoreMetric] = [.mean_age_s, .p90_age_s, .fresh_ratio]
+  /// Cost metrics of the Pareto planes.
+  public static let paretoCosts: [ScoreMetric] = [.energy_j_per_day, .battery_pct_per_day, .cellular_bytes_per_day]
+
+  /// Every configuration in every (staleness, cost) plane, per dataset, in
+  /// the order: dataset, staleness, cost, policy (run order).
+  public static func pareto(_ scores: [PolicyScore]) -> [ParetoRow] {
+    var rows: [ParetoRow] = []
+    for (dataset, group) in byDataset(scores) {
+      for s in paretoStaleness {
+        for c in paretoCosts {
+          let cost = group.map { $0[c].mean }, stale = group.map { $0[s].mean }
+          let on = Pareto.frontier(cost: cost, staleness: stale, higherIsBetter: s.higherIsBetter)
+          for (i, g) in group.enumerated() {
+            rows.append(
+              ParetoRow(
+                dataset: dataset, staleness: s, cost: c, policy: g.policy, costValue: cost[i],
+                stalenessValue: stale[i], onFrontier: on[i]))
+          }
+        }
+      }
+    }
+    return rows
+  }
+
+  /// Staleness at matched energy: each family's sweep (its configurations
+  /// sorted by mean energy per day) interpolated at the energy of every
+  /// configuration of the dataset. Rows: dataset, family (first appearance),
+  /// reference configurations by increasing energy (ties in run order).
+  public static func matchedEnergy(_ scores: [PolicyScore]) -> [MatchedRow] {
+    var rows: [MatchedRow] = []
+    for (dataset, group) in byDataset(scores) {
+      let references = group.enumerated().filter { $0.element[.energy_j_per_day].mean.isFinite }.sorted {
+        ($0.element[.energy_j_per_day].mean, $0.offset) < ($1.element[.energy_j_per_day].mean, $1.offset)
+      }.map(\.element)
+      var families: [String] = []
+      for g in group where !families.contains(g.family) { families.append(g.family) }
+      for f in families {
+        let members = group.filter { $0.family == f }
+        func sweep(_ m: ScoreMetric) -> LinearSweep {
+          LinearSweep(members.map { (x: $0[.energy_j_per_day].mean, y: $0[m].mean) })
+        }
+        let age = sweep(.mean_age_s), p90 = sweep(.p90_age_s), fresh = sweep(.fresh_ratio)
+        for r in references {
+          let e = r[.energy_j_per_day].mean
+          rows.append(
+            MatchedRow(
+              dataset: dataset, family: f, referencePolicy: r.policy, energyJPerDay: e,
+              meanAgeS: age.value(at: e), p90AgeS: p90.value(at: e), freshRatio: fresh.value(at: e)))
+        }
+      }
+    }
+    return rows
+  }
+
+  /// The gap in mean age to the budgeted oracle. For each budget kind with
+  /// `oracle-budget:*` configurations in a dataset, their mean age is
+  /// interpolated along the axis (measured fetches or joules per day) at
+  /// every other configuration's value. Empty when no budgeted oracle ran.
+  public static func oracleGaps(_ scores: [PolicyScore]) -> [OracleGapRow] {
+    var rows: [OracleGapRow] = []
+    for (dataset, group) in byDataset(scores) {
+      for budget in [OracleGapRow.Budget.fetches, .energy] {
+        let oracles = group.filter { OracleGapRow.Budget(policy: $0.policy) == budget }
+        guard !oracles.isEmpty else { continue }
+        let sweep = LinearSweep(oracles.map { (x: $0[budget.axis].mean, y: $0[.mean_age_s].mean) })
+        for g in group where OracleGapRow.Budget(policy: g.policy) == nil {
+          let x = g[budget.axis].mean
+          rows.append(
+            OracleGapRow(
+              dataset: dataset, budget: budget, policy: g.policy, budgetValue: x,
+              meanAgeS: g[.mean_age_s].mean, oracleMeanAgeS: sweep.value(at: x)))
+        }
+      }
+    }
+    return rows
+  }
+
+  /// Scores grouped by dataset, both in first-appearance order.
+  static func byDataset(_ scores: [PolicyScore]) -> [(String, [PolicyScore])] {
+    var order: [String] = []
+    var groups: [String: [PolicyScore]] = [:]
+    for s in scores {
+      if groups[s.dataset] == nil { order.append(s.dataset) }
+      groups[s.dataset, default: []].append(s)
+    }
+    return order.map { ($0, groups[$0] ?? []) }
+  }
+}

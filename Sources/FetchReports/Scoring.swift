@@ -1,0 +1,465 @@
+import FetchTraces
+import Foundation
+
+/// The per-user metrics that ``Scoring`` compares policies on (reference §3,
+/// recommended metric set). Raw values are `summary.csv` column names.
+public enum ScoreMetric: String, CaseIterable, Sendable {
+  /// Marginal energy of background fetches, J per day (per app).
+  case energy_j_per_day
+  /// The same in % of the battery per day.
+  case battery_pct_per_day
+  /// Cellular bytes of background fetches per day.
+  case cellular_bytes_per_day
+  /// Background fetches per day.
+  case fetches_per_day
+  /// Mean age at open (Cho & Garcia-Molina), s.
+  case mean_age_s
+  /// 90th percentile of the age at open, s.
+  case p90_age_s
+  /// Share of opens that showed fresh content (higher is better).
+  case fresh_ratio
+  /// Mean Age of Information at open, s.
+  case mean_aoi_s
+
+  /// Whether a higher value is better (only `fresh_ratio`).
+  public var higherIsBetter: Bool { self == .fresh_ratio }
+
+  /// Position in `allCases`.
+  var index: Int {
+    switch self {
+    case .energy_j_per_day: 0
+    case .battery_pct_per_day: 1
+    case .cellular_bytes_per_day: 2
+    case .fetches_per_day: 3
+    case .mean_age_s: 4
+    case .p90_age_s: 5
+    case .fresh_ratio: 6
+    case .mean_aoi_s: 7
+    }
+  }
+
+  /// How one user's rows (apps, replications) are averaged.
+  enum Averaging { case rows, opens, rowsWithOpens }
+
+  var averaging: Averaging {
+    switch self {
+    case .energy_j_per_day, .battery_pct_per_day, .cellular_bytes_per_day, .fetches_per_day: .rows
+    case .mean_age_s, .fresh_ratio, .mean_aoi_s: .opens
+    case .p90_age_s: .rowsWithOpens
+    }
+  }
+}
+
+/// The mean of a metric over users with its bootstrap confidence interval.
+public struct MetricEstimate: Sendable, Equatable {
+  /// Mean over users with a value (NaN when none has).
+  public var mean: Double
+  /// Users with a value (those without opens have no staleness value).
+  public var users: Int
+  /// Percentile bootstrap interval of the mean; nil when no user has a value.
+  public var interval: ConfidenceInterval?
+
+  public init(mean: Double, users: Int, interval: ConfidenceInterval? = nil) {
+    self.mean = mean
+    self.users = users
+    self.interval = interval
+  }
+}
+
+/// One policy configuration's scores in one dataset: one row of the scored
+/// `policies.csv`.
+public struct PolicyScore: Sendable, Equatable {
+  public let dataset: String
+  public let policy: String
+  /// Users with at least one row for this policy.
+  public let users: Int
+  let estimates: [MetricEstimate]
+
+  /// `estimates` maps every metric; missing ones are NaN over 0 users.
+  public init(dataset: String = "", policy: String, users: Int, estimates: [ScoreMetric: MetricEstimate]) {
+    self.dataset = dataset
+    self.policy = policy
+    self.users = users
+    self.estimates = ScoreMetric.allCases.map { estimates[$0] ?? MetricEstimate(mean: .nan, users: 0) }
+  }
+
+  public subscript(_ m: ScoreMetric) -> MetricEstimate { estimates[m.index] }
+
+  /// The policy family: the spec name before `:` (``Scoring/family(of:)``).
+  public var family: String { Scoring.family(of: policy) }
+}
+
+/// A problem with the request rather than the file (e.g. an unknown
+/// baseline); file problems are ``TraceFormatError``s.
+public struct ScoringError: Error, CustomStringConvertible, Sendable {
+  public let description: String
+  init(_ s: String) { description = s }
+}
+
+/// Statistics over a run's `summary.csv` with users as the resampling unit:
+/// per-policy means with bootstrap intervals, Pareto frontiers, staleness at
+/// matched energy, the gap to the budgeted oracle, and paired comparisons
+/// against a baseline. See ``SummaryTable`` for how a user's rows are
+/// averaged and ``writeScores(runDir:resamples:)`` for the files.
+public enum Scoring {
+  /// The family of a policy configuration: `periodic:1h` → `periodic`,
+  /// `ios-minimum:price=0.1` → `ios-minimum`, `never` → `never`.
+  public static func family(of policy: String) -> String {
+    String(policy.prefix { $0 != ":" })
+  }
+
+  /// Mean over users and a percentile bootstrap interval of every metric,
+  /// per (dataset, policy) in file order. Users are resampled jointly for
+  /// all metrics, from a stream seeded by the dataset and policy names.
+  public static func score(
+    _ table: SummaryTable, resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel
+  ) -> [PolicyScore] {
+    var out: [PolicyScore] = []
+    for d in table.datasets {
+      for p in table.policies(in: d) {
+        guard let v = table.values(dataset: d, policy: p) else { continue }
+        var rng = Bootstrap.generator("policies", d, p)
+        let columns = ScoreMetric.allCases.map { v[$0] }
+        let intervals = Bootstrap.meanIntervals(columns, resamples: resamples, level: level, using: &rng)
+        var est: [ScoreMetric: MetricEstimate] = [:]
+        for (i, m) in ScoreMetric.allCases.enumerated() {
+          est[m] = MetricEstimate(
+            mean: nanMean(columns[i]), users: columns[i].filter { !$0.isNaN }.count, interval: intervals[i])
+        }
+        out.append(PolicyScore(dataset: d, policy: p, users: v.users.count, estimates: est))
+      }
+    }
+    return out
+  }
+
+  /// Header of the scored `policies.csv`: `dataset, policy, family, users`,
+  /// then for each ``ScoreMetric`` in order `m, m_lo, m_hi`.
+  public static var policiesHeader: [String] {
+    ["dataset", "policy", "family", "users"] + ScoreMetric.allCases.flatMap { [$0.rawValue, $0.rawValue + "_lo", $0.rawValue + "_hi"] }
+  }
+
+  /// A CSV number cell: empty for nil or NaN, else rounded to 10
+  /// significant digits and printed by ``CSV/number(_:)``.
+  static func cell(_ x: Double?) -> String {
+    guard let x, !x.isNaN else { return "" }
+    return CSV.number(rounded(x, significant: 10))
+  }
+
+  /// `x` rounded to `s` significant decimal digits.
+  static func rounded(_ x: Double, significant s: Int) -> Double {
+    guard x.isFinite, x != 0 else { return x }
+    let decimals = s - 1 - Int(log10(abs(x)).rounded(.down))
+    if decimals > 22 { return x }
+    if decimals <= 0 {
+      let p = pow(10, Double(-decimals))
+      return (x / p).rounded() * p
+    }
+    let p = pow(10, Double(decimals))
+    return (x * p).rounded() / p
+  }
+
+  /// `x` in about 4 significant digits for tables: `263.9`, `0.01234`,
+  /// `12345`, `1.235e+06`; `+` in front of positives when `plus`.
+  static func short(_ x: Double, plus: Bool = false) -> String {
+    guard x.isFinite else { return x.isNaN ? "-" : (x > 0 ? "inf" : "-inf") }
+    if x == 0 { return "0" }
+    let sign = x < 0 ? "-" : (plus ? "+" : "")
+    let a = abs(x)
+    if a >= 1e6 || a < 1e-3 { return sign + scientific(a, decimals: 3) }
+    let e = Int(log10(a).rounded(.down))
+    return sign + ComparisonTable.fixed(a, max(0, 3 - e))
+  }
+
+  /// A p-value: 4 significant digits down to 0.001, then `2.1e-07`.
+  static func pValue(_ p: Double) -> String {
+    if p >= 0.001 { return short(p) }
+    if p == 0 { return "<1e-300" }
+    return scientific(p, decimals: 1)
+  }
+
+  /// Positive `a` as `m.mmme±XX`.
+  static func scientific(_ a: Double, decimals: Int) -> String {
+    var e = Int(log10(a).rounded(.down))
+    var m = a / pow(10, Double(e))
+    let p = pow(10, Double(decimals))
+    m = (m * p).rounded() / p
+    if m >= 10 {
+      m /= 10
+      e += 1
+    }
+    let digits = String(abs(e))
+    return ComparisonTable.fixed(m, decimals) + "e" + (e < 0 ? "-" : "+") + (digits.count < 2 ? "0" : "") + digits
+  }
+}
+
+/// Reads `runDir/summary.csv` and writes, each atomically:
+///
+/// - `policies.csv` (replacing the run's pooled one): one row per (dataset,
+///   policy): `dataset, policy, family, users`, then for each of
+///   `energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day,
+///   fetches_per_day, mean_age_s, p90_age_s, fresh_ratio, mean_aoi_s` the
+///   mean over users and its 95 % percentile bootstrap interval (`_lo`,
+///   `_hi`; `resamples` resamples of users, seeded by dataset and policy).
+///   `dataset` is empty when the summary has no dataset column.
+/// - `pareto.csv`: `dataset, staleness_metric, cost_metric, policy, family,
+///   cost, staleness, on_frontier` for every configuration in each of the 3×3
+///   planes (``Scoring/paretoStaleness`` × ``Scoring/paretoCosts``).
+/// - `matched.csv`: `dataset, family, reference_policy, energy_j_per_day,
+///   mean_age_s, p90_age_s, fresh_ratio`: each family's sweep interpolated at
+///   each configuration's energy (empty outside the family's range).
+/// - `oracle_gap.csv`: `dataset, budget_metric, policy, budget_value,
+///   mean_age_s, budget_oracle_mean_age_s, gap_to_budget_oracle_mean_age_s`
+///   (header only when the run has no `oracle-budget:*` configuration).
+///
+/// Every value is per user first (see ``SummaryTable``), then averaged over
+/// users; numbers have 10 significant digits, empty when undefined.
+/// Throws ``TraceFormatError`` (file, line, column) when the summary is
+/// missing or malformed; then no file is changed.
+@discardableResult
+public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamples) throws -> [PolicyScore] {
+  let table = try SummaryTable(path: runDir + "/summary.csv")
+  let scores = Scoring.score(table, resamples: resamples)
+  let cell = Scoring.cell
+
+  let policies = try AtomicTextFile(path: runDir + "/policies.csv")
+  try policies.write(CSV.line(Scoring.policiesHeader))
+  for s in scores {
+    var f = [s.dataset, s.policy, s.family, String(s.users)]
+    for m in ScoreMetric.allCases {
+      let e = s[m]
+      f += [cell(e.mean), cell(e.interval?.lower), cell(e.interval?.upper)]
+    }
+    try policies.write(CSV.line(f))
+  }
+
+  let pareto = try AtomicTextFile(path: runDir + "/pareto.csv")
+  try pareto.write(ParetoColumn.headerLine)
+  for r in Scoring.pareto(scores) {
+    try pareto.write(
+      CSV.line([
+        r.dataset, r.staleness.rawValue, r.cost.rawValue, r.policy, Scoring.family(of: r.policy),
+        cell(r.costValue), cell(r.stalenessValue), r.onFrontier ? "1" : "0",
+      ]))
+  }
+
+  let matched = try AtomicTextFile(path: runDir + "/matched.csv")
+  try matched.write(MatchedColumn.headerLine)
+  for r in Scoring.matchedEnergy(scores) {
+    try matched.write(
+      CSV.line([
+        r.dataset, r.family, r.referencePolicy, cell(r.energyJPerDay), cell(r.meanAgeS), cell(r.p90AgeS),
+        cell(r.freshRatio),
+      ]))
+  }
+
+  let gaps = try AtomicTextFile(path: runDir + "/oracle_gap.csv")
+  try gaps.write(OracleGapColumn.headerLine)
+  for r in Scoring.oracleGaps(scores) {
+    try gaps.write(
+      CSV.line([
+        r.dataset, r.budget.axis.rawValue, r.policy, cell(r.budgetValue), cell(r.meanAgeS),
+        cell(r.oracleMeanAgeS), cell(r.gapS),
+      ]))
+  }
+  for f in [policies, pareto, matched, gaps] { try f.commit() }
+  return scores
+}
+
+/// Columns of `pareto.csv` (see ``writeScores(runDir:resamples:)``).
+public enum ParetoColumn: String, CaseIterable, Sendable {
+  case dataset, staleness_metric, cost_metric, policy, family, cost, staleness, on_frontier
+}
+
+/// Columns of `matched.csv` (see ``writeScores(runDir:resamples:)``).
+public enum MatchedColumn: String, CaseIterable, Sendable {
+  case dataset, family, reference_policy, energy_j_per_day, mean_age_s, p90_age_s, fresh_ratio
+}
+
+/// Columns of `oracle_gap.csv` (see ``writeScores(runDir:resamples:)``).
+public enum OracleGapColumn: String, CaseIterable, Sendable {
+  case dataset, budget_metric, policy, budget_value, mean_age_s, budget_oracle_mean_age_s
+  case gap_to_budget_oracle_mean_age_s
+}
+
+// MARK: - Paired comparison against a baseline
+
+/// Paired statistics of per-user differences `policy − baseline`.
+public struct PairedSummary: Sendable, Equatable {
+  /// Users with a value under both policies.
+  public var users: Int
+  public var baselineMean: Double
+  public var policyMean: Double
+  /// Mean of the per-user differences (NaN when `users` is 0).
+  public var meanDifference: Double
+  /// Percentile bootstrap interval of ``meanDifference``.
+  public var interval: ConfidenceInterval?
+  /// Users for whom the policy is better than the baseline.
+  public var wins: Int
+  /// Users for whom it is worse.
+  public var losses: Int
+  /// Users with equal values (|d| ≤ 1e-9 · max(|policy|, |baseline|)).
+  public var ties: Int
+
+  /// Two-sided exact sign test on wins against losses, ties dropped.
+  public var signTestP: Double { SignTest.twoSidedP(wins: wins, losses: losses) }
+}
+
+/// One row of `paired.csv`: a policy against the baseline on one metric.
+public struct PairedDifference: Sendable, Equatable {
+  public let dataset: String
+  public let policy: String
+  public let baseline: String
+  public let metric: ScoreMetric
+  public let summary: PairedSummary
+}
+
+/// Per-user paired comparisons of every policy against a baseline.
+public enum PairedComparison {
+  /// Metrics compared by default.
+  public static let defaultMetrics: [ScoreMetric] = [
+    .energy_j_per_day, .mean_age_s, .p90_age_s, .fresh_ratio, .cellular_bytes_per_day,
+  ]
+
+  /// Paired statistics of `policy[i] − baseline[i]` over the indices where
+  /// both are not NaN. "Better" is lower, or higher when `higherIsBetter`.
+  public static func summarize(
+    policy: [Double], baseline: [Double], higherIsBetter: Bool,
+    resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel,
+    using rng: inout SplitMix64
+  ) -> PairedSummary {
+    precondition(policy.count == baseline.count, "one baseline value per policy value")
+    var d: [Double] = [], ps: [Double] = [], bs: [Double] = []
+    var wins = 0, losses = 0, ties = 0
+    for (p, b) in zip(policy, baseline) where !p.isNaN && !b.isNaN {
+      let x = p - b
+      d.append(x)
+      ps.append(p)
+      bs.append(b)
+      if abs(x) <= 1e-9 * max(abs(p), abs(b)) {
+        ties += 1
+      } else if (x > 0) == higherIsBetter {
+        wins += 1
+      } else {
+        losses += 1
+      }
+    }
+    let ci = d.isEmpty ? nil : Bootstrap.meanInterval(d, resamples: resamples, level: level, using: &rng)
+    return PairedSummary(
+      users: d.count, baselineMean: nanMean(bs), policyMean: nanMean(ps), meanDifference: nanMean(d),
+      interval: ci, wins: wins, losses: losses, ties: ties)
+  }
+
+  /// Every other policy against `baseline`, per dataset that has the
+  /// baseline, per metric; users matched by id within the dataset. Each
+  /// bootstrap stream is seeded by dataset, baseline, policy and metric.
+  /// Throws ``ScoringError`` listing the run's policies when no dataset has
+  /// the baseline.
+  public static func compare(
+    _ table: SummaryTable, baseline: String, metrics: [ScoreMetric] = defaultMetrics,
+    resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel
+  ) throws -> [PairedDifference] {
+    guard table.policies.contains(baseline) else {
+      let list = table.policies.isEmpty ? "(none)" : table.policies.joined(separator: ", ")
+      throw ScoringError("unknown baseline '\(baseline)'; policies in \(table.file): \(list)")
+    }
+    var out: [PairedDifference] = []
+    for dataset in table.datasets {
+      guard let base = table.values(dataset: dataset, policy: baseline) else { continue }
+      var slot: [String: Int] = [:]
+      for (i, u) in base.users.enumerated() { slot[u] = i }
+      for p in table.policies(in: dataset) where p != baseline {
+        guard let v = table.values(dataset: dataset, policy: p) else { continue }
+        let pairs = v.users.enumerated().compactMap { i, u in slot[u].map { (i, $0) } }
+        for m in metrics {
+          let pv = v[m], bv = base[m]
+          var rng = Bootstrap.generator("paired", dataset, baseline, p, m.rawValue)
+          let s = summarize(
+            policy: pairs.map { pv[$0.0] }, baseline: pairs.map { bv[$0.1] }, higherIsBetter: m.higherIsBetter,
+            resamples: resamples, level: level, using: &rng)
+          out.append(PairedDifference(dataset: dataset, policy: p, baseline: baseline, metric: m, summary: s))
+        }
+      }
+    }
+    return out
+  }
+
+  /// Writes `paired.csv` atomically (columns: ``PairedColumn``).
+  public static func write(_ rows: [PairedDifference], to path: String) throws {
+    let cell = Scoring.cell
+    let f = try AtomicTextFile(path: path)
+    try f.write(PairedColumn.headerLine)
+    for r in rows {
+      let s = r.summary
+      try f.write(
+        CSV.line([
+          r.dataset, r.baseline, r.policy, r.metric.rawValue, r.metric.higherIsBetter ? "higher" : "lower",
+          String(s.users), cell(s.baselineMean), cell(s.policyMean), cell(s.meanDifference),
+          cell(s.interval?.lower), cell(s.interval?.upper), String(s.wins), String(s.losses), String(s.ties),
+          CSV.number(s.signTestP),
+        ]))
+    }
+    try f.commit()
+  }
+
+  /// An aligned table, one row per (dataset, policy, metric); the dataset
+  /// column only when the summary has datasets.
+  public static func render(_ rows: [PairedDifference], resamples: Int = Bootstrap.defaultResamples) -> String {
+    guard !rows.isEmpty else { return "no policy besides the baseline to compare\n" }
+    let showDataset = rows.contains { !$0.dataset.isEmpty }
+    let baselines = Set(rows.map(\.baseline)).sorted().joined(separator: ", ")
+    var lines: [String] = [
+      "Paired by user against baseline \(baselines): differences policy - baseline over the users with both."
+    ]
+    let header =
+      (showDataset ? ["dataset"] : []) + ["policy", "metric", "users", "baseline", "value", "diff", "95% CI", "W/L/T", "p"]
+    var table = [header]
+    for r in rows {
+      let s = r.summary
+      let ci = s.interval.map { "[\(Scoring.short($0.lower)), \(Scoring.short($0.upper))]" } ?? "-"
+      table.append(
+        (showDataset ? [r.dataset] : []) + [
+          r.policy, r.metric.rawValue, String(s.users), Scoring.short(s.baselineMean), Scoring.short(s.policyMean),
+          Scoring.short(s.meanDifference, plus: true), ci, "\(s.wins)/\(s.losses)/\(s.ties)",
+          Scoring.pValue(s.signTestP),
+        ])
+    }
+    let leftAligned = showDataset ? 3 : 2
+    let widths = header.indices.map { c in table.map { $0[c].count }.max() ?? 0 }
+    for r in table {
+      lines.append(
+        r.indices.map { c in
+          let pad = String(repeating: " ", count: widths[c] - r[c].count)
+          return c < leftAligned ? r[c] + pad : pad + r[c]
+        }.joined(separator: "  "))
+    }
+    lines.append(
+      "baseline, value: means; diff: mean difference with 95% percentile bootstrap CI (B = \(resamples)); "
+        + "W/L/T: users where the policy is better/worse/equal; p: two-sided exact sign test.")
+    return lines.joined(separator: "\n") + "\n"
+  }
+}
+
+/// Columns of `paired.csv`: one row per (dataset, policy, metric) against the
+/// baseline. `better` is `lower` or `higher`; `mean_diff` is the mean of
+/// per-user `policy − baseline` over the `users` who have both, with its
+/// 95 % percentile bootstrap interval; `wins`/`losses`/`ties` count users
+/// where the policy is better/worse/equal; `sign_test_p` is the exact
+/// two-sided sign test on wins against losses.
+public enum PairedColumn: String, CaseIterable, Sendable {
+  case dataset, baseline, policy, metric, better, users
+  case baseline_mean, policy_mean, mean_diff, mean_diff_lo, mean_diff_hi
+  case wins, losses, ties, sign_test_p
+}
+
+/// Reads `runDir/summary.csv`, compares every policy with `baseline` and
+/// writes `runDir/paired.csv` (``PairedColumn``); returns the rows.
+@discardableResult
+public func writePaired(
+  runDir: String, baseline: String, metrics: [ScoreMetric] = PairedComparison.defaultMetrics,
+  resamples: Int = Bootstrap.defaultResamples
+) throws -> [PairedDifference] {
+  let table = try SummaryTable(path: runDir + "/summary.csv")
+  let rows = try PairedComparison.compare(table, baseline: baseline, metrics: metrics, resamples: resamples)
+  try PairedComparison.write(rows, to: runDir + "/paired.csv")
+  return rows
+}

@@ -1,0 +1,315 @@
+import FetchModels
+import FetchTraces
+import Foundation
+
+/// Knobs of the IMP-style cost-benefit scheduler (`imp[:key=value,...]`).
+///
+/// IMP (Higgins, Flinn, Giuli, Noble, Peplin, Watson, *Informed Mobile
+/// Prefetching*, MobiSys 2012; reference §4) publishes no defaults for these
+/// (NV); budgets follow the reference's iOS sweep (§2.1).
+public struct IMPParameters: Sendable, Hashable {
+  /// Decision period, s: prices adapt and a decision is taken every period
+  /// (plus at opportunities).
+  public var checkIntervalS = 300.0
+  /// "Soon": the horizon of the predicted open probability, s (NV).
+  public var horizonS = 900.0
+  /// Value of a prefetch that the user sees as new content, J-equivalent
+  /// at the initial energy price (NV; as ``MinimumParameters/freshValueJ``).
+  public var valueJ = 30.0
+  /// Energy budget, % of the battery per local day (reference §2.1 sweep
+  /// 0.25–2 %; 0.5 % ≈ 234 J on an iPhone 15).
+  public var energyBudgetPctPerDay = 0.5
+  /// Cellular data budget, MB (10^6 bytes) per local day (reference §2.1
+  /// sweep 1–20 MB).
+  public var dataBudgetMBPerDay = 5.0
+  /// Integral gain k_I of the price controller, per decision period (NV):
+  /// the base price is multiplied by exp(k_I · e) each period, where
+  /// e = (spent today − paced) / budget.
+  public var gain = 0.1
+  /// Proportional (damping) gain k_P of the price controller (NV): the price
+  /// is the base times exp(k_P · e), so a fetch that puts spending ahead of
+  /// pace raises it at once and the pace's growth lowers it in between.
+  public var damping = 10.0
+  /// Initial price of a joule (J-equivalent per J).
+  public var initialEnergyPrice = 1.0
+  /// Initial price of a cellular megabyte, J-equivalent per MB (NV: a
+  /// 100 KB response then weighs about as much as 1 J).
+  public var initialDataPrice = 10.0
+  /// Prices stay within [initial / range, initial · range].
+  public var priceRange = 1e4
+  /// Budget pacing through the local day: 0 linear in clock time, 1 in step
+  /// with the user's opens of the app by local hour (training; IMP paces to
+  /// the goal, FetchLab's iOS model to the usage profile), or a mix.
+  public var usagePacing = 1.0
+  /// Prior of the content-update rate, per hour (Gamma mean); learned from
+  /// the app's own NewData / NoData results as in ``MinimumPolicy``.
+  public var priorUpdatesPerHour = 1.0
+
+  public init() {}
+
+  /// Names accepted in `imp:key=value`.
+  static let keys: [SettingKey<IMPParameters>] = [
+    .init("check", \.checkIntervalS, min: 60, duration: true), .init("horizon", \.horizonS, min: 60, duration: true),
+    .init("value", \.valueJ), .init("energy_budget_pct", \.energyBudgetPctPerDay),
+    .init("data_budget_mb", \.dataBudgetMBPerDay), .init("gain", \.gain), .init("damping", \.damping), .init("energy_price", \.initialEnergyPrice, min: 1e-9),
+    .init("data_price", \.initialDataPrice, min: 1e-9), .init("price_range", \.priceRange, min: 1),
+    .init("usage_pacing", \.usagePacing), .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6),
+  ]
+}
+
+/// An Informed-Mobile-Prefetching-style scheduler: cost-benefit decisions
+/// with prices that adapt to energy and cellular-data budgets.
+///
+/// At each decision point (every ``IMPParameters/checkIntervalS``, and at
+/// opportunities: another app's open, a wake, plugging in, joining WiFi) it
+/// fetches when
+///
+///     benefit = P(open within horizon) · P(new) · value
+///     cost    = p_E · Ê + p_D · cellular MB
+///     fetch if benefit > cost and today's spending + this fetch fits both budgets
+///
+/// - P(open) comes from a ``HabitModel`` fitted on the training trace and
+///   shrunk toward the population model, as for ``MinimumPolicy``.
+/// - P(new) = 1 − e^(−λ̂Δ) for the time Δ since the last sync: IMP's learned
+///   hit rate, here from the app's own NewData / NoData results through the
+///   update-rate estimate λ̂.
+/// - Ê is the marginal energy estimated from the radio's quiet gap
+///   (``RadioProfile/marginalEnergyEstimate(afterQuietGap:downBytes:upBytes:extraConnectedS:)``)
+///   plus the CPU; cellular MB are the expected response and request.
+///
+/// **Goal-directed price adaptation.** After each decision period, each
+/// price is updated multiplicatively from how far the day's spending runs
+/// ahead of the budget's pace:
+///
+///     e      = (spent_today − paced(t)) / budget
+///     paced  = budget · ((1 − w) · dayFraction(t) + w · usageShare(t))
+///     base  ← base · exp(k_I · e)
+///     price  = base · exp(k_P · e)
+///
+/// Spending ahead of pace raises the price, spending behind lowers it. The
+/// base alone (price ← price · exp(k · e)) integrates the position error
+/// and, with spending responding to the price, oscillates: bursts of
+/// spending at a low price, then hours priced out. The proportional term
+/// damps that loop (a PI controller on log price); the base learns the
+/// price level across days. Both are clamped to
+/// ``IMPParameters/priceRange`` around the initial price. IMP's own
+/// implementation (github.com/brettdh/informed_mobile_prefetching,
+/// `GoalAdaptiveResourceWeight`) multiplies its weight every second by
+/// projected demand (smoothed spending rate × time to the goal) over the
+/// remaining supply, with an Odyssey-style reserve; this is the same
+/// multiplicative goal-directed idea for a budget per local day. As IMP's
+/// weight becomes prohibitive when the supply is exhausted, a fetch is
+/// never started when its estimate would overrun a budget, so each day uses
+/// at most the budget plus one fetch (the estimate's error). Energy drawn
+/// while charging counts too (conservative).
+public struct IMPPolicy: FetchPolicy {
+  public static var observesRadio: Bool { true }
+
+  let params: IMPParameters
+  let world: WorldParameters
+  let habit: HabitModel
+  var clock: LocalClock
+  /// Cumulative share of the app's training opens by the end of each local hour.
+  let pace: [Double]
+  let energyBudgetJ: Double
+  let dataBudgetBytes: Double
+  let logPriceBounds: (energy: ClosedRange<Double>, data: ClosedRange<Double>)
+  var logEnergyPrice: Double
+  var logDataPrice: Double
+  var lastAppOpen = -Double.infinity
+  var lastAnyOpen = -Double.infinity
+  var lastSync: Double
+  var day = Int.min
+  var energyToday = 0.0
+  var cellularToday = 0.0
+  /// Integral parts of the log prices.
+  var logEnergyBase: Double
+  var logDataBase: Double
+  /// Local day in which the fetch in flight started; one that finishes
+  /// after midnight is not charged to the new day.
+  var launchDay = Int.min
+  /// Update-rate evidence: (gap since last sync, got new data) per fetch.
+  var evidence: [(gap: Double, new: Bool)] = []
+  var rateEstimate: Double
+  var pendingGap = 0.0
+
+  /// The current price of a joule, J-equivalent per J.
+  public var energyPrice: Double { exp(logEnergyPrice) }
+  /// The current price of a cellular megabyte, J-equivalent per MB.
+  public var dataPrice: Double { exp(logDataPrice) }
+
+  /// - Parameters:
+  ///   - training: the user's trace before the replay window (may be
+  ///     empty); the habit model and the usage pacing are fitted on it.
+  ///   - app: the app index (the same in `training` and the replayed trace).
+  ///   - population: the population habit model to shrink toward.
+  public init(
+    params: IMPParameters, world: WorldParameters, training: UserTrace, app: Int32, population: HabitModel?,
+    fitter: HabitFitter = HabitFitter()
+  ) {
+    precondition(
+      params.checkIntervalS > 0 && params.initialEnergyPrice > 0 && params.initialDataPrice > 0
+        && params.initialEnergyPrice.isFinite && params.initialDataPrice.isFinite,
+      "IMP needs a positive decision period and positive, finite initial prices")
+    self.params = params
+    self.world = world
+    habit = fitter.fit(HabitSample(trace: training, app: app, from: training.start, to: training.end), prior: population)
+    for e in training.events where e.kind == .open {
+      lastAnyOpen = e.time
+      if e.app == app { lastAppOpen = e.time }
+    }
+    clock = LocalClock(training.timeZone)
+    pace = MinimumPolicy.pacing(training: training, app: app)
+    energyBudgetJ = params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ
+    dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
+    let r = log(max(1, params.priceRange))
+    let e0 = log(params.initialEnergyPrice), d0 = log(params.initialDataPrice)
+    logPriceBounds = ((e0 - r)...(e0 + r), (d0 - r)...(d0 + r))
+    logEnergyPrice = e0
+    logDataPrice = d0
+    logEnergyBase = e0
+    logDataBase = d0
+    lastSync = training.end
+    rateEstimate = params.priorUpdatesPerHour / 3600
+  }
+
+  /// Share of the day's budget the pace allows by local time `t`, in [0, 1].
+  mutating func pacedShare(at t: Double) -> Double {
+    let h = clock.hourOfDay(t)
+    let i = min(23, Int(h))
+    let before = i > 0 ? pace[i - 1] : 0
+    let usage = before + (pace[i] - before) * (h - Double(i))
+    let w = min(1, max(0, params.usagePacing))
+    return min(1, max(0, (1 - w) * h / 24 + w * usage))
+  }
+
+  /// Starts a new local day's budgets when `t` is in a later day.
+  mutating func rollDay(at t: Double) {
+    let d = Int((clock.local(t) / 86_400).rounded(.down))
+    if d != day {
+      day = d
+      energyToday = 0
+      cellularToday = 0
+    }
+  }
+
+  /// One step of the price controller (after each decision period). For
+  /// each resource, with the pacing error e = (spent today − paced(t)) /
+  /// budget:
+  ///
+  ///     base  ← base · exp(k_I · e)          (integral: learns the day's level)
+  ///     price = base · exp(k_P · e)          (proportional: damps the loop)
+  ///
+  /// Both are clamped to ``IMPParameters/priceRange`` around the initial
+  /// price. Anti-windup: a positive error is not integrated once the day's
+  /// budget is spent (nothing more can be spent until the next day).
+  mutating func adaptPrices(at t: Double) {
+    let share = pacedShare(at: t)
+    if energyBudgetJ > 0 {
+      let e = (energyToday - share * energyBudgetJ) / energyBudgetJ
+      if !(e > 0 && energyToday >= energyBudgetJ) {
+        logEnergyBase = clamp(logEnergyBase + params.gain * e, logPriceBounds.energy)
+      }
+      logEnergyPrice = clamp(logEnergyBase + params.damping * e, logPriceBounds.energy)
+    }
+    if dataBudgetBytes > 0 {
+      let e = (cellularToday - share * dataBudgetBytes) / dataBudgetBytes
+      if !(e > 0 && cellularToday >= dataBudgetBytes) {
+        logDataBase = clamp(logDataBase + params.gain * e, logPriceBounds.data)
+      }
+      logDataPrice = clamp(logDataBase + params.damping * e, logPriceBounds.data)
+    }
+  }
+
+  func clamp(_ x: Double, _ r: ClosedRange<Double>) -> Double { min(r.upperBound, max(r.lowerBound, x)) }
+
+  public mutating func start(_ ctx: inout PolicyContext) {
+    lastSync = max(lastSync, ctx.now)
+    rollDay(at: ctx.now)
+    ctx.setTimer(at: ctx.now + params.checkIntervalS)
+  }
+
+  public mutating func timerFired(_ ctx: inout PolicyContext) {
+    rollDay(at: ctx.now)
+    adaptPrices(at: ctx.now)
+    decide(&ctx)
+    ctx.setTimer(at: ctx.now + params.checkIntervalS)
+  }
+
+  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    var opportunity = false
+    switch event.kind {
+    case .open:
+      lastAnyOpen = event.time
+      if event.app == ctx.app {
+        lastAppOpen = event.time
+        if world.foregroundRefresh { lastSync = event.time }
+      } else {
+        opportunity = true
+      }
+    case .wake, .chargeStart:
+      opportunity = true
+    case .network:
+      opportunity = ctx.network == .wifi
+    default:
+      break
+    }
+    if opportunity { decide(&ctx) }
+  }
+
+  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+    rollDay(at: ctx.now)
+    if launchDay == day {
+      energyToday += outcome.energyJ
+      if outcome.network.isCellular { cellularToday += outcome.bytes }
+    }
+    switch outcome.result {
+    case .newData:
+      evidence.append((pendingGap, true))
+      lastSync = outcome.end
+    case .noData:
+      evidence.append((pendingGap, false))
+      lastSync = outcome.end
+    case .failed:
+      break
+    }
+    if evidence.count > 256 { evidence.removeFirst(evidence.count - 256) }
+    if outcome.result != .failed {
+      rateEstimate = MinimumPolicy.estimateRate(evidence, prior: params.priorUpdatesPerHour / 3600)
+    }
+  }
+
+  /// Expected response bytes given P(new).
+  func expectedBytes(pNew: Double) -> Double {
+    world.requestBytes + pNew * world.newDataMedianBytes + (1 - pNew) * world.noDataBytes
+  }
+
+  mutating func decide(_ ctx: inout PolicyContext) {
+    let t = ctx.now
+    rollDay(at: t)
+    guard !ctx.fetchInFlight, let radio = world.radio(for: ctx.network) else { return }
+    let since = max(0, t - lastSync)
+    let pNew = -expm1(-rateEstimate * since)
+    let bytes = expectedBytes(pNew: pNew)
+    let down = bytes - world.requestBytes
+    let x = radio.transferTime(downBytes: down, upBytes: world.requestBytes)
+    let energy = world.cpuWakeEnergyJ
+      + world.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + world.serverLatencyS)
+      + radio.marginalEnergyEstimate(
+        afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: world.requestBytes,
+        extraConnectedS: world.serverLatencyS)
+    let cellular = ctx.network.isCellular ? bytes : 0
+    // Budgets exhausted: IMP's prohibitive price.
+    guard energyToday + energy <= energyBudgetJ else { return }
+    guard cellular == 0 || cellularToday + cellular <= dataBudgetBytes else { return }
+    let pOpen = habit.probabilityOfOpen(
+      within: params.horizonS, from: t, clock: &clock,
+      recency: Recency(sinceAppOpenS: t - lastAppOpen, sinceAnyOpenS: t - lastAnyOpen))
+    let benefit = pOpen * pNew * params.valueJ
+    let cost = energyPrice * energy + dataPrice * cellular / 1e6
+    guard benefit > cost else { return }
+    pendingGap = since
+    launchDay = day
+    ctx.requestFetch()
+  }
+}

@@ -1,0 +1,200 @@
+import FetchModels
+import FetchTraces
+
+/// Knobs of the APNs silent-push model (reference §2.2). Durations in
+/// seconds.
+public struct SilentPushParameters: Sendable, Hashable {
+  /// Most pushes delivered (app launches) in any sliding ``rateWindowS``
+  /// (V: Apple's guidance is "two or three per hour"; the reference sweeps
+  /// k ∈ {2, 3}). 0 delivers nothing.
+  public var rateLimit = 3.0
+  /// The rate limiter's sliding window, s (V: per hour).
+  public var rateWindowS = 3600.0
+  /// Priority-5 batching: a push waits for the device's next network
+  /// activity, but at most this long, s (NV: Apple says only that such
+  /// pushes "might get grouped and delivered in bursts").
+  public var maxDelayS = 900.0
+  /// Below this battery level, and not charging, pushes are dropped, %
+  /// (S: WWDC20's critically-low 20 % and Low Power Mode gates, reference
+  /// §2.1 factors 1–2; silent pushes obey the seven factors but app usage).
+  public var lowBatteryPct = 20.0
+  /// How long APNs stores the push for an unreachable device, s
+  /// (V: up to 30 days, or `apns-expiration`).
+  public var expirationS = 30 * 86_400.0
+
+  public init() {}
+
+  /// Names accepted in `silent-push:key=value,...`.
+  static let keys: [SettingKey<SilentPushParameters>] = [
+    .init("rate", \.rateLimit), .init("rate_window", \.rateWindowS, min: 1, duration: true),
+    .init("max_delay", \.maxDelayS, duration: true), .init("low_battery_pct", \.lowBatteryPct),
+    .init("expiration", \.expirationS, duration: true),
+  ]
+}
+
+/// What happened to the server's pushes in one replay.
+public struct SilentPushStats: Sendable, Equatable {
+  /// Pushes the server sent (one per content update in the window).
+  public var sent = 0
+  /// Pushes merged into one already waiting (priority-5 batching, or
+  /// store-one while the device is offline).
+  public var coalesced = 0
+  /// Deliveries that launched the app in the background (one fetch each).
+  public var delivered = 0
+  /// Deliveries dropped because the battery was low and not charging.
+  public var droppedLowPower = 0
+  /// Pending pushes that reached the app while the user had it open in the
+  /// foreground, where the open's own refresh covers them (with foreground
+  /// refresh on): no background launch.
+  public var consumedInForeground = 0
+  /// Pushes that expired on APNs before the device came back.
+  public var expired = 0
+
+  public init() {}
+}
+
+/// APNs silent (background) push, `silent-push` (reference §2.2): the
+/// app's server sends a `content-available` push, priority 5, on every
+/// content update (the server knows its own updates, hence `content`), and
+/// each delivered push launches the app for one fetch (30 s budget, in the
+/// engine).
+///
+/// Delivery follows Apple's documented behaviour for priority 5:
+/// - **Batching**: a waiting push is coalesced with later ones (same app,
+///   so the latest subsumes the rest) and delivered in one burst at the
+///   device's next network activity (a user session, another app's wake,
+///   or a (re)connection to a network), or after at most
+///   ``SilentPushParameters/maxDelayS`` (NV).
+/// - **Rate limit**: at most ``SilentPushParameters/rateLimit`` deliveries
+///   in any sliding ``SilentPushParameters/rateWindowS`` (V "two or three
+///   per hour"); a throttled push is kept (coalesced) and delivered when the
+///   window allows.
+/// - **Store-one**: while the device is offline APNs keeps only the newest
+///   push (V), delivered when the device is back online (unless it expired
+///   after ``SilentPushParameters/expirationS``).
+/// - **Low power**: at delivery time, with the battery under
+///   ``SilentPushParameters/lowBatteryPct`` and not charging, the push is
+///   dropped (no launch).
+/// - If the user opens the app while a push waits and the open refreshes
+///   the content (``WorldParameters/foregroundRefresh``), the push reaches
+///   the running app and no background launch happens.
+///
+/// Every fetch therefore follows at least one content update since the
+/// previous fetch; there are no spontaneous fetches.
+public struct SilentPushPolicy: FetchPolicy {
+  public let params: SilentPushParameters
+  let updates: [Double]
+  let foregroundRefresh: Bool
+  /// Index of the next update the server has not pushed yet.
+  var next = 0
+  /// When the oldest push of the waiting batch was sent, if one waits.
+  var pendingSince: Double?
+  /// When the newest waiting push was sent.
+  var newestPush = -Double.infinity
+  /// End of the latest observed device network activity.
+  var activeUntil = -Double.infinity
+  /// The latest deliveries (at most `rateLimit` of them), ascending.
+  var recent: [Double] = []
+  public private(set) var stats = SilentPushStats()
+
+  /// - Parameters:
+  ///   - user: the replayed user (for the world's foreground-refresh switch).
+  ///   - content: the app's server update times; one push per update.
+  public init(params: SilentPushParameters = SilentPushParameters(), user: PreparedUser, content: ContentTimeline) {
+    self.params = params
+    updates = content.updates
+    foregroundRefresh = user.world.foregroundRefresh
+  }
+
+  var limit: Int { Int(max(0, params.rateLimit).rounded(.down)) }
+
+  /// The earliest time ≥ `t` at which the rate limiter allows a delivery.
+  func rateFree(at t: Double) -> Double {
+    guard limit > 0 else { return .infinity }
+    guard recent.count >= limit else { return t }
+    return max(t, recent[recent.count - limit] + params.rateWindowS)
+  }
+
+  public mutating func start(_ ctx: inout PolicyContext) {
+    while next < updates.count && updates[next] < ctx.now { next += 1 }
+    attempt(&ctx, opportunity: false)
+  }
+
+  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    var opportunity = false
+    switch event.kind {
+    case .open:
+      activeUntil = max(activeUntil, event.time + max(event.value, PreparedUser.minimumActivityS))
+      if event.app == ctx.app && foregroundRefresh {
+        ingest(upTo: ctx.now)
+        if pendingSince != nil {
+          pendingSince = nil
+          stats.consumedInForeground += 1
+        }
+      } else {
+        opportunity = true
+      }
+    case .wake:
+      activeUntil = max(activeUntil, event.time + max(event.value, PreparedUser.minimumActivityS))
+      opportunity = true
+    case .network:
+      opportunity = ctx.network != .offline
+    default:
+      break
+    }
+    attempt(&ctx, opportunity: opportunity)
+  }
+
+  public mutating func timerFired(_ ctx: inout PolicyContext) {
+    attempt(&ctx, opportunity: false)
+  }
+
+  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+    attempt(&ctx, opportunity: false)
+  }
+
+  /// The server sends a push for each update at or before `t`.
+  mutating func ingest(upTo t: Double) {
+    while next < updates.count && updates[next] <= t {
+      stats.sent += 1
+      if pendingSince == nil { pendingSince = updates[next] } else { stats.coalesced += 1 }
+      newestPush = updates[next]
+      next += 1
+    }
+  }
+
+  /// Takes in new pushes, delivers the waiting one if APNs would now, and
+  /// arms the timer for the next push or the batch's deadline.
+  mutating func attempt(_ ctx: inout PolicyContext, opportunity: Bool) {
+    let t = ctx.now
+    ingest(upTo: t)
+    defer { schedule(&ctx) }
+    guard let since = pendingSince, ctx.network != .offline else { return }
+    if t - newestPush > params.expirationS {
+      pendingSince = nil
+      stats.expired += 1
+      return
+    }
+    guard !ctx.fetchInFlight else { return }
+    guard opportunity || t < activeUntil || t >= since + params.maxDelayS else { return }
+    guard rateFree(at: t) <= t else { return }
+    pendingSince = nil
+    if let b = ctx.batteryPct, b < params.lowBatteryPct, !ctx.isCharging {
+      stats.droppedLowPower += 1
+      return
+    }
+    stats.delivered += 1
+    recent.append(t)
+    if recent.count > max(limit, 1) { recent.removeFirst(recent.count - max(limit, 1)) }
+    ctx.requestFetch()
+  }
+
+  mutating func schedule(_ ctx: inout PolicyContext) {
+    var wake = next < updates.count ? updates[next] : .infinity
+    // Offline: the reconnection is an event. In flight: fetchFinished retries.
+    if let since = pendingSince, ctx.network != .offline, !ctx.fetchInFlight {
+      wake = min(wake, max(since + params.maxDelayS, rateFree(at: ctx.now)))
+    }
+    if wake.isFinite { ctx.setTimer(at: wake) } else { ctx.cancelTimer() }
+  }
+}
