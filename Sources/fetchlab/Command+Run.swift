@@ -9,14 +9,27 @@ import Foundation
 extension FetchLab {
   struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Replay a trace against fetch policies; write summary.csv, opens.csv, fetches.csv, policies.csv and manifest.json; print a comparison.",
+      abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, policies.csv and manifest.json; print a comparison.",
       discussion: """
         Policies: \(PolicySpec.syntax).
         Example: fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv --policy never --policy periodic:1h --policy oracle --out results/demo
+
+        With an experiment file (datasets × policy grids × replications; see experiments/example.json):
+          fetchlab run experiments/example.json --out results/example
+        The run is split into units (dataset × replication × block of users) kept in OUT/parts/; running the \
+        same command again after an interruption resumes with the unfinished units and writes the same bytes. \
+        The output CSVs get two leading columns, dataset and replication. OUT holding a different experiment \
+        is an error unless --force.
         """)
 
-    @Option(name: .long, help: "Canonical trace file.")
-    var trace: String
+    @Argument(
+      help: ArgumentHelp(
+        "An experiment file (JSON): datasets, policy grids, replications. Replaces --trace, --policy, --seed, --config, --set, --apps, --train-fraction, --no-foreground-refresh and --no-event-files.",
+        valueName: "experiment.json"))
+    var experiment: String?
+
+    @Option(name: .long, help: "Canonical trace file (when no experiment file is given).")
+    var trace: String?
 
     @Option(name: .long, help: ArgumentHelp("A policy to replay; repeat for several (default: never, periodic:15m, periodic:1h, periodic:4h, oracle).", valueName: "policy"))
     var policy: [String] = []
@@ -24,8 +37,8 @@ extension FetchLab {
     @Option(name: .long, help: "Output directory.")
     var out: String
 
-    @Option(name: .long, help: "Master seed for every random draw.")
-    var seed: UInt64 = 1
+    @Option(name: .long, help: "Master seed for every random draw (default 1).")
+    var seed: UInt64?
 
     @Option(name: .long, help: "JSON file overriding world-model parameters (see 'fetchlab params').")
     var config: String?
@@ -33,8 +46,8 @@ extension FetchLab {
     @Option(name: .customLong("set"), help: ArgumentHelp("Override one parameter, name=value (repeatable; applied after --config).", valueName: "name=value"))
     var overrides: [String] = []
 
-    @Option(name: .long, help: "Which apps of each user to replay: top:K, min-opens:N or names:A,B.")
-    var apps: String = "top:3"
+    @Option(name: .long, help: "Which apps of each user to replay: top:K, min-opens:N or names:A,B (default top:3).")
+    var apps: String?
 
     @Option(name: .long, help: "Share of each user's window to train on (chronological); all policies are scored on the rest. Default: 0.75 when a learning policy (ios-minimum, ios-custom) is present, else 0.")
     var trainFraction: Double?
@@ -48,11 +61,29 @@ extension FetchLab {
     @Option(name: .long, help: "Worker threads (results do not depend on it).")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
+    @Flag(name: .long, help: "With an experiment file: replace the parts and results of a different experiment found in --out.")
+    var force = false
+
     func validate() throws {
       guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+      switch (experiment, trace) {
+      case (_?, _?): throw ValidationError("give an experiment file or --trace, not both")
+      case (nil, nil): throw ValidationError("give an experiment file (fetchlab run EXPERIMENT.json --out DIR) or --trace TRACE")
+      case (_?, nil):
+        let clashes: [(Bool, String)] = [
+          (!policy.isEmpty, "--policy"), (seed != nil, "--seed"), (config != nil, "--config"),
+          (!overrides.isEmpty, "--set"), (apps != nil, "--apps"), (trainFraction != nil, "--train-fraction"),
+          (noForegroundRefresh, "--no-foreground-refresh"), (noEventFiles, "--no-event-files"),
+        ]
+        if let c = clashes.first(where: \.0) {
+          throw ValidationError("\(c.1) cannot be combined with an experiment file: set it in the file (see experiments/example.json)")
+        }
+      case (nil, _?):
+        if force { throw ValidationError("--force applies to experiment files only") }
+      }
       if let f = trainFraction, !(f >= 0 && f < 1) { throw ValidationError("--train-fraction must be in [0, 1)") }
       for p in policy { _ = try parsePolicy(p) }
-      do { _ = try AppSelection(parsing: apps) } catch { throw ValidationError(String(describing: error)) }
+      do { _ = try AppSelection(parsing: apps ?? "top:3") } catch { throw ValidationError(String(describing: error)) }
     }
 
     func parsePolicy(_ s: String) throws -> PolicySpec {
@@ -60,6 +91,9 @@ extension FetchLab {
     }
 
     func run() throws {
+      if let experiment { return try runExperimentFile(experiment) }
+      guard let trace else { throw ValidationError("missing --trace") }
+      let seed = self.seed ?? 1
       let started = Date()
       let names = policy.isEmpty ? ["never", "periodic:15m", "periodic:1h", "periodic:4h", "oracle"] : policy
       let specs = try names.map(parsePolicy)
@@ -69,7 +103,7 @@ extension FetchLab {
       if noForegroundRefresh { world.foregroundRefresh = false }
       let split = trainFraction ?? (specs.contains(where: \.learns) ? 0.75 : 0)
       let cfg = RunConfiguration(
-        tracePath: trace, policies: specs, seed: seed, world: world, apps: try AppSelection(parsing: apps),
+        tracePath: trace, policies: specs, seed: seed, world: world, apps: try AppSelection(parsing: apps ?? "top:3"),
         recordEvents: !noEventFiles, jobs: jobs, trainFraction: split)
       var sink = try CSVReportSink(directory: out, config: cfg)
       let progress = ProgressLine(label: "replay")
@@ -80,7 +114,7 @@ extension FetchLab {
       let manifest: [String: Any] = [
         "fetchlab_version": fetchLabVersion,
         "command": CommandLine.arguments.joined(separator: " "),
-        "trace": ["path": trace, "bytes": fileSize(trace)],
+        "trace": ["path": trace, "bytes": fileSize(trace), "sha256": try SHA256.hashFile(atPath: trace).hex],
         "seed": seed,
         "policies": specs.map(\.description),
         "apps": cfg.apps.description,
@@ -101,7 +135,97 @@ extension FetchLab {
       print(ComparisonTable.render(sink.aggregates, capacityJ: world.batteryCapacityJ), terminator: "")
     }
   }
+}
 
+extension FetchLab.Run {
+  /// `fetchlab run EXPERIMENT.json --out DIR`: resumable; see ``runExperiment(_:directory:options:format:progress:)``.
+  ///
+  /// `FETCHLAB_TEST_STOP_AFTER_UNITS=k` (a test hook) makes the run fail
+  /// after computing k units, as if it had been killed there.
+  func runExperimentFile(_ path: String) throws {
+    let started = Date()
+    let exp = try Experiment(contentsOf: path)
+    let stop = ProcessInfo.processInfo.environment["FETCHLAB_TEST_STOP_AFTER_UNITS"].flatMap { Int($0) }
+    let options = ExperimentOptions(jobs: jobs, force: force, version: fetchLabVersion, stopAfterUnits: stop)
+    let progress = ProgressLine(label: "experiment")
+    let outcome = try runExperiment(exp, directory: out, options: options, format: .reports) { p in
+      progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
+    }
+    progress.finish()
+    var manifest = outcome.manifest
+    manifest["fetchlab_version"] = fetchLabVersion
+    manifest["command"] = CommandLine.arguments.joined(separator: " ")
+    manifest["jobs"] = jobs
+    manifest["started_at"] = ISO8601DateFormatter().string(from: started)
+    manifest["elapsed_s"] = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
+    try outcome.commit(manifest: manifest)
+    let t = outcome.total
+    print(
+      "\(exp.name): \(exp.datasets.count) datasets, \(t.users) users, \(t.pairs) (user, app) pairs, "
+        + "\(exp.configurations.count) policies × \(exp.replications) replications; "
+        + "\(outcome.unitsComputed) units computed, \(outcome.unitsReused) reused -> \(out)/")
+    for (i, d) in exp.datasets.enumerated() {
+      let c = outcome.counts[i]
+      let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
+      print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
+      print(ComparisonTable.render(outcome.pooled[i], capacityJ: exp.world.batteryCapacityJ), terminator: "")
+    }
+  }
+}
+
+extension ExperimentFormat {
+  /// The report files' columns: rows come from ``CSVReportSink`` itself, so
+  /// experiment rows are the `run --trace` rows with two leading columns.
+  static var reports: ExperimentFormat {
+    ExperimentFormat(
+      summaryColumns: SummaryColumn.allCases.map(\.rawValue), openColumns: OpenColumn.allCases.map(\.rawValue),
+      fetchColumns: FetchColumn.allCases.map(\.rawValue), policyColumns: PolicyColumn.allCases.map(\.rawValue),
+      rows: { results, config, scratch in
+        var sink = try CSVReportSink(directory: scratch, config: config)
+        for r in results { try sink.consume(r, config: config) }
+        try sink.commit(manifest: [:])
+        func body(_ name: String) throws -> String {
+          let text = try String(contentsOfFile: scratch + "/" + name, encoding: .utf8)
+          guard let nl = text.firstIndex(of: "\n") else { return "" }
+          return String(text[text.index(after: nl)...])
+        }
+        return ExperimentRows(
+          summary: try body("summary.csv"), opens: config.recordEvents ? try body("opens.csv") : "",
+          fetches: config.recordEvents ? try body("fetches.csv") : "")
+      },
+      policyRow: policyRecord)
+  }
+}
+
+/// One `policies.csv` record of an experiment: the values of ``PolicyColumn``
+/// as `CSVReportSink` writes them, with the policy name quoted when needed.
+func policyRecord(_ a: PolicyAggregate, capacityJ: Double) -> String {
+  PolicyColumn.allCases.map { c -> String in
+    switch c {
+    case .policy: CSV.field(a.policy)
+    case .pairs: String(a.pairs)
+    case .days: CSV.number(a.days, decimals: 6)
+    case .opens: String(a.opens)
+    case .fetches: String(a.fetches)
+    case .fetches_per_day: CSV.number(a.fetchesPerDay, decimals: 6)
+    case .new_data: String(a.newData)
+    case .no_data: String(a.noData)
+    case .failed: String(a.failed)
+    case .wasted: String(a.wasted)
+    case .energy_j_per_day: CSV.number(a.energyJPerDay, decimals: 6)
+    case .battery_pct_per_day: CSV.number(a.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .cellular_bytes_per_day: CSV.number(a.cellularBytesPerDay, decimals: 3)
+    case .fresh_ratio: CSV.number(a.freshRatio, decimals: 6)
+    case .mean_age_s: CSV.number(a.meanAgeS, decimals: 3)
+    case .p50_age_s: CSV.number(a.ages.quantile(0.5), decimals: 3)
+    case .p90_age_s: CSV.number(a.ages.quantile(0.9), decimals: 3)
+    case .p99_age_s: CSV.number(a.ages.quantile(0.99), decimals: 3)
+    case .mean_aoi_s: CSV.number(a.meanAoiS, decimals: 3)
+    }
+  }.joined(separator: ",")
+}
+
+extension FetchLab {
   struct Params: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "List every world-model parameter: name, default, unit and source (Markdown table).")

@@ -1,0 +1,677 @@
+import Dispatch
+import FetchLinearAlgebra
+import FetchModels
+import FetchSimulation
+import FetchTraces
+import Foundation
+
+/// How replay results become CSV text. The report layer supplies it (its
+/// column enums), so that this module never formats report rows itself.
+public struct ExperimentFormat: Sendable {
+  /// Column names of `summary.csv`, `opens.csv`, `fetches.csv` and
+  /// `policies.csv`, without the leading `dataset,replication`.
+  public var summaryColumns: [String]
+  public var openColumns: [String]
+  public var fetchColumns: [String]
+  public var policyColumns: [String]
+  /// The `summary.csv`, `opens.csv` and `fetches.csv` records of `results`,
+  /// in order, without headers, each ending in LF (opens and fetches may be
+  /// empty when `config.recordEvents` is off). `scratch` is an empty
+  /// directory the closure may use; it is removed afterwards.
+  public var rows: @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows
+  /// One `policies.csv` record, fields joined by commas, without LF.
+  public var policyRow: @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
+
+  public init(
+    summaryColumns: [String], openColumns: [String], fetchColumns: [String], policyColumns: [String],
+    rows: @escaping @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows,
+    policyRow: @escaping @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
+  ) {
+    self.summaryColumns = summaryColumns
+    self.openColumns = openColumns
+    self.fetchColumns = fetchColumns
+    self.policyColumns = policyColumns
+    self.rows = rows
+    self.policyRow = policyRow
+  }
+}
+
+/// The CSV records of one work unit (see ``ExperimentFormat/rows``).
+public struct ExperimentRows: Sendable {
+  public var summary: String
+  public var opens: String
+  public var fetches: String
+
+  public init(summary: String, opens: String, fetches: String) {
+    self.summary = summary
+    self.opens = opens
+    self.fetches = fetches
+  }
+}
+
+/// How to run an experiment; none of it changes the output bytes.
+public struct ExperimentOptions: Sendable {
+  /// Worker threads.
+  public var jobs: Int
+  /// Replace the parts of a different experiment found in the directory.
+  public var force: Bool
+  /// Recorded in the manifest and in the configuration hash (a new version
+  /// does not reuse an older version's parts).
+  public var version: String
+  /// Test hook: throw ``ExperimentError`` after computing this many units,
+  /// as if the process had been killed there.
+  public var stopAfterUnits: Int?
+
+  public init(
+    jobs: Int = ProcessInfo.processInfo.activeProcessorCount, force: Bool = false, version: String = "",
+    stopAfterUnits: Int? = nil
+  ) {
+    self.jobs = max(1, jobs)
+    self.force = force
+    self.version = version
+    self.stopAfterUnits = stopAfterUnits
+  }
+}
+
+/// Progress of an experiment, for display.
+public struct ExperimentProgress: Sendable {
+  /// Units computed by this process.
+  public var computed: Int
+  /// Units found finished in `parts/` and reused.
+  public var reused: Int
+  /// Position of the run: datasets done plus the current one's share read.
+  public var fraction: Double
+}
+
+/// Counts of one dataset (users and pairs once, not per replication).
+public struct ExperimentCounts: Sendable, Equatable {
+  public var users = 0
+  /// (user, app) pairs replayed.
+  public var pairs = 0
+  /// Opens of the replayed apps in the scored windows.
+  public var opens = 0
+  /// Background fetches, over every policy and replication.
+  public var fetches = 0
+
+  var json: [String: Any] { ["users": users, "pairs": pairs, "opens": opens, "fetches": fetches] }
+}
+
+/// The result of ``runExperiment(_:directory:options:format:progress:)``:
+/// the assembled files, not yet in place, and what the manifest needs.
+public final class ExperimentOutcome {
+  public let experiment: Experiment
+  public let directory: String
+  /// SHA-256 of the canonical configuration (``configuration``).
+  public let configurationHash: String
+  /// Everything that determines the output, as JSON objects.
+  public let configuration: [String: Any]
+  /// Per dataset: `[replication][policy]` aggregates.
+  public let aggregates: [[[PolicyAggregate]]]
+  /// Per dataset: `[policy]` aggregates pooled over replications.
+  public let pooled: [[PolicyAggregate]]
+  public let counts: [ExperimentCounts]
+  /// Per dataset: the trace replayed, its size and SHA-256.
+  public let inputs: [(path: String, bytes: Int, sha256: String)]
+  public let unitsComputed: Int
+  public let unitsReused: Int
+  let files: [AtomicTextFile]
+  /// The directory lock's file descriptor, released with the outcome.
+  let lock: Int32
+
+  deinit { close(lock) }
+
+  init(
+    experiment: Experiment, directory: String, configurationHash: String, configuration: [String: Any],
+    aggregates: [[[PolicyAggregate]]], pooled: [[PolicyAggregate]], counts: [ExperimentCounts],
+    inputs: [(path: String, bytes: Int, sha256: String)], unitsComputed: Int, unitsReused: Int,
+    files: [AtomicTextFile], lock: Int32
+  ) {
+    self.lock = lock
+    self.experiment = experiment
+    self.directory = directory
+    self.configurationHash = configurationHash
+    self.configuration = configuration
+    self.aggregates = aggregates
+    self.pooled = pooled
+    self.counts = counts
+    self.inputs = inputs
+    self.unitsComputed = unitsComputed
+    self.unitsReused = unitsReused
+    self.files = files
+  }
+
+  /// Totals over datasets.
+  public var total: ExperimentCounts {
+    counts.reduce(into: ExperimentCounts()) {
+      $0.users += $1.users
+      $0.pairs += $1.pairs
+      $0.opens += $1.opens
+      $0.fetches += $1.fetches
+    }
+  }
+
+  /// The manifest's content, without timestamps; the caller adds the
+  /// command line, threads and times.
+  public var manifest: [String: Any] {
+    let e = experiment
+    return [
+      "experiment": [
+        "name": e.name, "path": e.path, "sha256": SHA256.hex(Array(e.text.utf8)), "text": e.text,
+      ],
+      "config_hash": configurationHash,
+      "configuration": configuration,
+      "configurations": e.configurations.map { ["name": $0.name, "expanded": $0.expanded, "pattern": $0.pattern] },
+      "policies": e.configurations.map(\.name),
+      "replications": (0..<e.replications).map { ["replication": $0, "seed": e.replicationSeed($0)] },
+      "seed": e.seed,
+      "apps": e.apps.description,
+      "train_fraction": e.trainFraction,
+      "world_overrides": e.world.overrides(),
+      "event_files": e.eventFiles,
+      "inputs": zip(e.datasets, inputs).map { d, i in
+        [
+          "dataset": d.name, "kind": d.kind, "path": i.path, "bytes": i.bytes, "sha256": i.sha256,
+        ] as [String: Any]
+      },
+      "counts": total.json,
+      "datasets": zip(e.datasets, counts).map { d, c in c.json.merging(["name": d.name]) { a, _ in a } },
+      "units": [
+        "unit_users": e.unitUsers, "total": unitsComputed + unitsReused, "computed": unitsComputed,
+        "reused": unitsReused,
+      ],
+    ]
+  }
+
+  /// Moves every file into place, then writes `manifest.json` (with
+  /// `config_hash` added: a rerun recognises the directory by it).
+  public func commit(manifest: [String: Any]) throws {
+    for f in files { try f.commit() }
+    var manifest = manifest
+    manifest["config_hash"] = configurationHash
+    let m = try AtomicTextFile(path: directory + "/manifest.json")
+    let data = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys, .prettyPrinted])
+    try m.write(String(decoding: data, as: UTF8.self) + "\n")
+    try m.commit()
+  }
+}
+
+extension Experiment.Dataset.Synthetic {
+  /// What the generated trace depends on: the generator version, users,
+  /// days, seed and the SHA-256 of the parameters' canonical JSON.
+  var spec: [String: Any] {
+    [
+      "generator_version": SyntheticPopulation.generatorVersion, "users": users, "days": days, "seed": seed,
+      "parameters_sha256": SHA256.hex(Array(parametersJSON.utf8)),
+    ]
+  }
+}
+
+extension Experiment.Dataset {
+  var kind: String {
+    switch source {
+    case .trace: "trace"
+    case .synthetic: "synthetic"
+    }
+  }
+}
+
+/// Runs an experiment into `directory`, resuming a previous run of the same
+/// experiment there, and assembles the final files (not yet committed: call
+/// ``ExperimentOutcome/commit(manifest:)``).
+///
+/// **Units.** The work is split into units, dataset × replication × block
+/// of `unit_users` users in trace order, with ids
+/// `<dataset>.r<replication>.b<block, 6 digits>`. Each finished unit writes
+/// its rows, already carrying the `dataset,replication` columns, to
+/// `parts/<unit>.csv` (and `.opens.csv`, `.fetches.csv`), then its
+/// ``PartRecord`` to `parts/<unit>.state`, each by temp + rename; the record
+/// is the unit's commit point.
+///
+/// **Resume.** `parts/experiment.json` records the configuration hash (the
+/// SHA-256 of ``ExperimentOutcome/configuration``: input hashes, synthetic
+/// settings, policies, world, seeds, …; not the thread count). A run whose
+/// hash differs from the directory's (`parts/experiment.json` or
+/// `manifest.json`) stops with an error unless `options.force`, which
+/// deletes the old parts and results. The directory stays locked (`flock`
+/// on `parts/.lock`) until the outcome is released. A unit is skipped when
+/// its record is complete, has this hash, the same users, and its files have
+/// the recorded sizes. The final files are the concatenation of the parts in unit order
+/// (dataset, replication, block) and `policies.csv` is computed from the
+/// records alone, so an interrupted and resumed run writes the same bytes as
+/// an uninterrupted one; part contents are checked against their SHA-256
+/// while assembling.
+///
+/// **Parallelism.** The users of a block are replayed for every unfinished
+/// replication at once on `options.jobs` threads; results do not depend on
+/// the thread count.
+///
+/// - Throws: ``TraceFormatError`` from the traces; ``ExperimentError``.
+public func runExperiment(
+  _ experiment: Experiment, directory: String, options: ExperimentOptions, format: ExperimentFormat,
+  progress: (ExperimentProgress) -> Void = { _ in }
+) throws -> ExperimentOutcome {
+  LinearAlgebra.setSingleThreaded()
+  let e = experiment
+  let fm = FileManager.default
+  let parts = directory + "/parts"
+  try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+
+  // What the output depends on, and its hash.
+  var traceHashes: [Int: (bytes: Int, sha256: String)] = [:]
+  for (i, d) in e.datasets.enumerated() {
+    if case .trace(let p) = d.source {
+      let h = try SHA256.hashFile(atPath: p)
+      traceHashes[i] = (h.bytes, h.hex)
+    }
+  }
+  let configuration = experimentConfiguration(e, traceHashes: traceHashes, version: options.version)
+  let canonical = try JSONSerialization.data(withJSONObject: configuration, options: [.sortedKeys])
+  let hash = SHA256.hex([UInt8](canonical))
+
+  let lock = try claimDirectory(directory, hash: hash, force: options.force, experiment: e)
+  var lockHandedOver = false
+  defer { if !lockHandedOver { close(lock) } }
+
+  // Synthetic datasets, generated once.
+  var inputs: [(path: String, bytes: Int, sha256: String)] = []
+  for (i, d) in e.datasets.enumerated() {
+    switch d.source {
+    case .trace(let p):
+      inputs.append((p, traceHashes[i]!.bytes, traceHashes[i]!.sha256))
+    case .synthetic(let s):
+      let h = try ensureSynthetic(s, directory: directory + "/datasets", name: d.name)
+      inputs.append(h)
+    }
+  }
+
+  // Replay the units not finished yet, dataset by dataset, block by block.
+  let usesHabitModel = e.policies.contains(where: \.usesHabitModel)
+  var units: [[String]] = []  // per dataset, in output order (replication, block)
+  var computed = 0, reused = 0
+  for (di, d) in e.datasets.enumerated() {
+    let path = inputs[di].path
+    let configs = (0..<e.replications).map { r in
+      RunConfiguration(
+        tracePath: path, policies: e.policies, seed: e.replicationSeed(r), world: e.world, apps: e.apps,
+        recordEvents: e.eventFiles, jobs: options.jobs, batchUsers: e.unitUsers, trainFraction: e.trainFraction)
+    }
+    var population: HabitModel??
+    var ids = [[String]](repeating: [], count: e.replications)
+    let reader = try TraceReader(path: path)
+    let totalBytes = max(1, inputs[di].bytes)
+    var block = 0
+    while true {
+      var users: [UserTrace] = []
+      users.reserveCapacity(e.unitUsers)
+      while users.count < e.unitUsers, let u = try reader.next() { users.append(u) }
+      if users.isEmpty { break }
+      let blockIDs = (0..<e.replications).map { unitID(d.name, replication: $0, block: block) }
+      let needed = (0..<e.replications).filter { r in
+        guard let rec = PartRecord.load(parts + "/" + blockIDs[r] + ".state") else { return true }
+        return !partUsable(rec, hash: hash, unit: blockIDs[r], users: users, parts: parts)
+      }
+      if !needed.isEmpty {
+        if usesHabitModel, population == nil { population = .some(try fitPopulation(configs[0])) }
+        let results = replayUsers(users, needed.map { configs[$0] }, population ?? nil, jobs: options.jobs)
+        for (k, r) in needed.enumerated() {
+          try writePart(
+            id: blockIDs[r], dataset: d.name, replication: r, users: users, results: results[k], config: configs[r],
+            hash: hash, parts: parts, format: format)
+          computed += 1
+          if let stop = options.stopAfterUnits, computed >= stop {
+            throw ExperimentError("stopped after \(computed) units (test hook FETCHLAB_TEST_STOP_AFTER_UNITS)")
+          }
+        }
+      }
+      reused += e.replications - needed.count
+      for r in 0..<e.replications { ids[r].append(blockIDs[r]) }
+      block += 1
+      let f = (Double(di) + min(1, Double(reader.bytesRead) / Double(totalBytes))) / Double(e.datasets.count)
+      progress(ExperimentProgress(computed: computed, reused: reused, fraction: f))
+      if users.count < e.unitUsers { break }
+    }
+    units.append(ids.flatMap { $0 })
+  }
+
+  // Assemble the final files from the parts, in unit order.
+  let header = "dataset,replication,"
+  let summary = try AtomicTextFile(path: directory + "/summary.csv")
+  try summary.write(header + format.summaryColumns.joined(separator: ",") + "\n")
+  var opens: AtomicTextFile?, fetches: AtomicTextFile?
+  if e.eventFiles {
+    opens = try AtomicTextFile(path: directory + "/opens.csv")
+    try opens!.write(header + format.openColumns.joined(separator: ",") + "\n")
+    fetches = try AtomicTextFile(path: directory + "/fetches.csv")
+    try fetches!.write(header + format.fetchColumns.joined(separator: ",") + "\n")
+  }
+  let P = e.policies.count
+  let empty = e.policies.map { PolicyAggregate(policy: $0.description) }
+  var aggregates = [[[PolicyAggregate]]](
+    repeating: [[PolicyAggregate]](repeating: empty, count: e.replications), count: e.datasets.count)
+  var pooled = [[PolicyAggregate]](repeating: empty, count: e.datasets.count)
+  var counts = [ExperimentCounts](repeating: ExperimentCounts(), count: e.datasets.count)
+  for (di, ids) in units.enumerated() {
+    for id in ids {
+      guard let rec = PartRecord.load(parts + "/" + id + ".state"), rec.config == hash, rec.unit == id,
+        rec.ages.count == P, rec.pairs.allSatisfy({ (0..<P).contains($0.policy) })
+      else {
+        throw ExperimentError("\(parts)/\(id).state is missing or damaged; delete it and run again")
+      }
+      let r = replicationOf(id)
+      for f in rec.files {
+        let target: AtomicTextFile? =
+          switch f.kind {
+          case "summary": summary
+          case "opens": opens
+          case "fetches": fetches
+          default: nil
+          }
+        guard let target else { continue }
+        try appendPart(parts + "/" + id + partSuffix(f.kind), record: f, to: target)
+      }
+      for p in rec.pairs {
+        aggregates[di][r][p.policy].add(p)
+        pooled[di][p.policy].add(p)
+        counts[di].fetches += p.fetches
+        if r == 0, p.policy == 0 {
+          counts[di].pairs += 1
+          counts[di].opens += p.opens
+        }
+      }
+      for (p, h) in rec.ages.enumerated() {
+        aggregates[di][r][p].ages.merge(h)
+        pooled[di][p].ages.merge(h)
+      }
+      if r == 0 { counts[di].users += rec.users }
+    }
+  }
+  let policies = try AtomicTextFile(path: directory + "/policies.csv")
+  try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
+  let capacityJ = e.world.batteryCapacityJ
+  for (di, d) in e.datasets.enumerated() {
+    for r in 0..<e.replications {
+      for a in aggregates[di][r] {
+        try policies.write(CSV.field(d.name) + ",\(r)," + format.policyRow(a, capacityJ) + "\n")
+      }
+    }
+  }
+  lockHandedOver = true
+  return ExperimentOutcome(
+    experiment: e, directory: directory, configurationHash: hash, configuration: configuration,
+    aggregates: aggregates, pooled: pooled, counts: counts, inputs: inputs, unitsComputed: computed,
+    unitsReused: reused, files: [summary] + [opens, fetches].compactMap { $0 } + [policies], lock: lock)
+}
+
+/// `<dataset>.r<replication>.b<block, 6 digits>`.
+func unitID(_ dataset: String, replication: Int, block: Int) -> String {
+  let b = String(block)
+  return "\(dataset).r\(replication).b" + String(repeating: "0", count: max(0, 6 - b.count)) + b
+}
+
+/// The replication of a unit id.
+private func replicationOf(_ id: String) -> Int {
+  let parts = id.split(separator: ".")
+  return Int(parts[parts.count - 2].dropFirst())!
+}
+
+private func partSuffix(_ kind: String) -> String {
+  kind == "summary" ? ".csv" : "." + kind + ".csv"
+}
+
+/// Whether a finished part can be reused for this block.
+private func partUsable(_ r: PartRecord, hash: String, unit: String, users: [UserTrace], parts: String) -> Bool {
+  guard r.config == hash, r.unit == unit, r.users == users.count, r.firstUser == users.first?.user,
+    r.lastUser == users.last?.user
+  else { return false }
+  for f in r.files {
+    let size = (try? FileManager.default.attributesOfItem(atPath: parts + "/" + unit + partSuffix(f.kind))[.size]) as? Int
+    guard size == f.bytes else { return false }
+  }
+  return true
+}
+
+/// Appends a part file's records (after its header line) to `target`,
+/// checking its size and SHA-256 against the unit's record.
+private func appendPart(_ path: String, record f: PartRecord.File, to target: AtomicTextFile) throws {
+  guard let data = FileManager.default.contents(atPath: path), data.count == f.bytes else {
+    throw ExperimentError("\(path) is missing or has the wrong size; delete its .state file and run again")
+  }
+  let bytes = [UInt8](data)
+  guard SHA256.hex(bytes) == f.sha256 else {
+    throw ExperimentError("\(path) does not match its SHA-256; delete its .state file and run again")
+  }
+  guard let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return }
+  try target.write(String(decoding: bytes[(nl + 1)...], as: UTF8.self))
+}
+
+/// Writes one unit's part files, then its record.
+private func writePart(
+  id: String, dataset: String, replication r: Int, users: [UserTrace], results: [UserResult], config: RunConfiguration,
+  hash: String, parts: String, format: ExperimentFormat
+) throws {
+  let fm = FileManager.default
+  let scratch = parts + "/.work-\(getpid())-" + id
+  try? fm.removeItem(atPath: scratch)
+  try fm.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+  defer { try? fm.removeItem(atPath: scratch) }
+  let rows = try format.rows(results, config, scratch)
+  let prefix = CSV.field(dataset) + ",\(r),"
+  let header = "dataset,replication,"
+  var texts: [(String, String)] = [
+    ("summary", header + format.summaryColumns.joined(separator: ",") + "\n" + prefixRecords(rows.summary, prefix))
+  ]
+  if config.recordEvents {
+    texts.append(("opens", header + format.openColumns.joined(separator: ",") + "\n" + prefixRecords(rows.opens, prefix)))
+    texts.append(
+      ("fetches", header + format.fetchColumns.joined(separator: ",") + "\n" + prefixRecords(rows.fetches, prefix)))
+  }
+  var files: [PartRecord.File] = []
+  for (kind, text) in texts {
+    let f = try AtomicTextFile(path: parts + "/" + id + partSuffix(kind))
+    try f.write(text)
+    try f.commit()
+    let bytes = Array(text.utf8)
+    files.append(PartRecord.File(kind: kind, bytes: bytes.count, sha256: SHA256.hex(bytes)))
+  }
+  var pairs: [PartRecord.Pair] = []
+  var ages = [AgeHistogram](repeating: AgeHistogram(), count: config.policies.count)
+  for u in results {
+    for replays in u.replays {
+      for (p, x) in replays.enumerated() {
+        pairs.append(PartRecord.Pair(policy: p, x.summary))
+        for a in x.sortedAges { ages[p].add(a) }
+      }
+    }
+  }
+  let rec = PartRecord(
+    config: hash, unit: id, users: users.count, firstUser: users.first?.user ?? "", lastUser: users.last?.user ?? "",
+    files: files, pairs: pairs, ages: ages)
+  let f = try AtomicTextFile(path: parts + "/" + id + ".state")
+  try f.write(rec.encoded())
+  try f.commit()
+}
+
+/// Prepends `prefix` to every CSV record of `text` (records end at an LF
+/// outside quotes, RFC 4180).
+func prefixRecords(_ text: String, _ prefix: String) -> String {
+  guard !text.isEmpty else { return "" }
+  let p = Array(prefix.utf8)
+  var out: [UInt8] = []
+  out.reserveCapacity(text.utf8.count + p.count * 64)
+  var atStart = true
+  var quoted = false
+  for b in text.utf8 {
+    if atStart {
+      out += p
+      atStart = false
+    }
+    out.append(b)
+    if b == UInt8(ascii: "\"") {
+      quoted.toggle()
+    } else if b == UInt8(ascii: "\n"), !quoted {
+      atStart = true
+    }
+  }
+  return String(decoding: out, as: UTF8.self)
+}
+
+/// Replays `users` under each configuration, in parallel; `[config][user]`.
+private func replayUsers(
+  _ users: [UserTrace], _ configs: [RunConfiguration], _ population: HabitModel?, jobs: Int
+) -> [[UserResult]] {
+  let n = users.count, total = users.count * configs.count
+  if jobs == 1 || total <= 1 {
+    return configs.map { c in users.map { replayUser($0, c, population) } }
+  }
+  let slots = ResultSlots(count: total)
+  DispatchQueue.concurrentPerform(iterations: min(jobs, total)) { _ in
+    while let k = slots.take() {
+      slots.set(k, replayUser(users[k % n], configs[k / n], population))
+    }
+  }
+  let all = slots.values()
+  return (0..<configs.count).map { Array(all[($0 * n)..<(($0 + 1) * n)]) }
+}
+
+/// Work items handed out one at a time, and their results.
+private final class ResultSlots: @unchecked Sendable {
+  private var slots: [UserResult?]
+  private var next = 0
+  private let lock = NSLock()
+
+  init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+  func take() -> Int? {
+    lock.lock()
+    defer { lock.unlock() }
+    guard next < slots.count else { return nil }
+    next += 1
+    return next - 1
+  }
+
+  func set(_ i: Int, _ r: UserResult) {
+    lock.lock()
+    slots[i] = r
+    lock.unlock()
+  }
+
+  func values() -> [UserResult] {
+    slots.map { s in
+      guard let s else { preconditionFailure("a user was not replayed") }
+      return s
+    }
+  }
+}
+
+/// The canonical description of everything that determines the output.
+func experimentConfiguration(
+  _ e: Experiment, traceHashes: [Int: (bytes: Int, sha256: String)], version: String
+) -> [String: Any] {
+  [
+    "part_format": PartRecord.formatVersion,
+    "fetchlab_version": version,
+    "datasets": e.datasets.enumerated().map { i, d -> [String: Any] in
+      switch d.source {
+      case .trace: return ["name": d.name, "trace_sha256": traceHashes[i]!.sha256]
+      case .synthetic(let s):
+        return [
+          "name": d.name,
+          "synthetic": s.spec,
+        ]
+      }
+    },
+    "policies": e.configurations.map(\.name),
+    "apps": e.apps.description,
+    "train_fraction": e.trainFraction,
+    "world_overrides": e.world.overrides(),
+    "seed": e.seed,
+    "replication_seeds": (0..<e.replications).map { e.replicationSeed($0) },
+    "event_files": e.eventFiles,
+    "unit_users": e.unitUsers,
+    "population_users": RunConfiguration(tracePath: "", policies: []).populationUsers,
+  ]
+}
+
+/// Locks `directory` for this process and checks that it holds nothing or
+/// this experiment; returns the lock's file descriptor.
+private func claimDirectory(_ directory: String, hash: String, force: Bool, experiment e: Experiment) throws -> Int32 {
+  let fm = FileManager.default
+  let parts = directory + "/parts"
+  func recordedHash(_ path: String) -> String?? {
+    guard let d = fm.contents(atPath: path) else { return nil }
+    let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any]
+    return .some(o?["config_hash"] as? String)
+  }
+  let marker = parts + "/experiment.json"
+  var conflict: String?
+  if let h = recordedHash(marker), h != hash {
+    conflict = "parts of a different experiment (configuration \(h.map { String($0.prefix(12)) } ?? "unknown"))"
+  } else if let h = recordedHash(directory + "/manifest.json"), h != hash {
+    conflict =
+      h.map { "the results of a different experiment (configuration \(String($0.prefix(12))))" }
+      ?? "the results of a 'run --trace'"
+  }
+  if let conflict, !force {
+    throw ExperimentError(
+      "\(directory) holds \(conflict), and this experiment's configuration is \(String(hash.prefix(12))): "
+        + "choose another --out, or pass --force to replace them")
+  }
+  try fm.createDirectory(atPath: parts, withIntermediateDirectories: true)
+  let fd = open(parts + "/.lock", O_RDWR | O_CREAT, 0o644)
+  guard fd >= 0 else { throw ExperimentError("\(parts)/.lock: cannot open: \(String(cString: strerror(errno)))") }
+  guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+    close(fd)
+    throw ExperimentError("\(directory) is in use by another fetchlab run")
+  }
+  if conflict != nil {
+    for f in ["manifest.json", "summary.csv", "opens.csv", "fetches.csv", "policies.csv"] {
+      try? fm.removeItem(atPath: directory + "/" + f)
+    }
+    for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] where f != ".lock" {
+      try fm.removeItem(atPath: parts + "/" + f)
+    }
+  }
+  // Leftovers of an interrupted process: temporary files and scratch dirs.
+  for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] where f.contains(".tmp-") || f.hasPrefix(".work-") {
+    try? fm.removeItem(atPath: parts + "/" + f)
+  }
+  if recordedHash(marker) == nil {
+    let m = try AtomicTextFile(path: marker)
+    let o: [String: Any] = ["config_hash": hash, "experiment": e.name, "path": e.path]
+    let d = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .prettyPrinted])
+    try m.write(String(decoding: d, as: UTF8.self) + "\n")
+    try m.commit()
+  }
+  return fd
+}
+
+/// Generates a synthetic dataset into `directory/<name>.csv` unless the file
+/// there was generated with the same settings and still has the SHA-256
+/// recorded beside it (`<name>.json`); returns its path, size and SHA-256.
+private func ensureSynthetic(
+  _ s: Experiment.Dataset.Synthetic, directory: String, name: String
+) throws -> (path: String, bytes: Int, sha256: String) {
+  let fm = FileManager.default
+  try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+  let csv = directory + "/" + name + ".csv"
+  let side = directory + "/" + name + ".json"
+  let specText = String(decoding: try JSONSerialization.data(withJSONObject: s.spec, options: [.sortedKeys]), as: UTF8.self)
+  if let d = fm.contents(atPath: side), let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any],
+    let recorded = o["spec"], JSONSerialization.isValidJSONObject(recorded),
+    let r = try? JSONSerialization.data(withJSONObject: recorded, options: [.sortedKeys]),
+    String(decoding: r, as: UTF8.self) == specText, let want = o["sha256"] as? String, fm.fileExists(atPath: csv),
+    let got = try? SHA256.hashFile(atPath: csv), got.hex == want
+  {
+    return (csv, got.bytes, got.hex)
+  }
+  try? fm.removeItem(atPath: side)
+  let population = SyntheticPopulation(seed: s.seed, days: s.days, parameters: s.parameters)
+  try population.write(to: csv, users: s.users)
+  let h = try SHA256.hashFile(atPath: csv)
+  let m = try AtomicTextFile(path: side)
+  let o: [String: Any] = ["spec": s.spec, "sha256": h.hex, "bytes": h.bytes]
+  let data = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .prettyPrinted])
+  try m.write(String(decoding: data, as: UTF8.self) + "\n")
+  try m.commit()
+  return (csv, h.bytes, h.hex)
+}
