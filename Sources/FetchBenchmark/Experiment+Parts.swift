@@ -8,7 +8,7 @@ import Foundation
 /// order). Its rows go to `parts/<unit>.csv` (summary) and, with event files,
 /// `parts/<unit>.opens.csv` and `parts/<unit>.fetches.csv`; this record is
 /// written last (temp + rename), so its presence means the unit is complete.
-/// It holds what `policies.csv` needs, exactly: every (user, app, policy)
+/// It holds what `pooled.csv` needs, exactly: every (user, app, policy)
 /// summary at full precision in row order, and the unit's age histograms.
 ///
 /// Text format, one item a line (doubles as Swift's shortest round-trip

@@ -9,7 +9,7 @@ import Foundation
 /// column enums), so that this module never formats report rows itself.
 public struct ExperimentFormat: Sendable {
   /// Column names of `summary.csv`, `opens.csv`, `fetches.csv` and
-  /// `policies.csv`, without the leading `dataset,replication`.
+  /// `pooled.csv`, without the leading `dataset,replication`.
   public var summaryColumns: [String]
   public var openColumns: [String]
   public var fetchColumns: [String]
@@ -19,7 +19,7 @@ public struct ExperimentFormat: Sendable {
   /// empty when `config.recordEvents` is off). `scratch` is an empty
   /// directory the closure may use; it is removed afterwards.
   public var rows: @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows
-  /// One `policies.csv` record, fields joined by commas, without LF.
+  /// One `pooled.csv` record, fields joined by commas, without LF.
   public var policyRow: @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
 
   public init(
@@ -236,7 +236,7 @@ extension Experiment.Dataset {
 /// on `parts/.lock`) until the outcome is released. A unit is skipped when
 /// its record is complete, has this hash, the same users, and its files have
 /// the recorded sizes. The final files are the concatenation of the parts in unit order
-/// (dataset, replication, block) and `policies.csv` is computed from the
+/// (dataset, replication, block) and `pooled.csv` is computed from the
 /// records alone, so an interrupted and resumed run writes the same bytes as
 /// an uninterrupted one; part contents are checked against their SHA-256
 /// while assembling.
@@ -385,7 +385,7 @@ public func runExperiment(
       if r == 0 { counts[di].users += rec.users }
     }
   }
-  let policies = try AtomicTextFile(path: directory + "/policies.csv")
+  let policies = try AtomicTextFile(path: directory + "/pooled.csv")
   try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
   let capacityJ = e.world.batteryCapacityJ
   for (di, d) in e.datasets.enumerated() {
@@ -624,7 +624,10 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
     throw ExperimentError("\(directory) is in use by another fetchlab run")
   }
   if conflict != nil {
-    for f in ["manifest.json", "summary.csv", "opens.csv", "fetches.csv", "policies.csv"] {
+    for f in [
+      "manifest.json", "summary.csv", "opens.csv", "fetches.csv", "pooled.csv", "policies.csv", "pareto.csv",
+      "matched.csv", "oracle_gap.csv", "paired.csv",
+    ] {
       try? fm.removeItem(atPath: directory + "/" + f)
     }
     for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] where f != ".lock" {

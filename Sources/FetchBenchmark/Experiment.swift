@@ -9,7 +9,7 @@ import Foundation
 ///
 /// The output directory gets the files of `run --trace` with two leading
 /// columns `dataset,replication` in `summary.csv`, `opens.csv`,
-/// `fetches.csv` and `policies.csv` (one row per dataset × replication ×
+/// `fetches.csv` and `pooled.csv` (one row per dataset × replication ×
 /// configuration), `manifest.json` (this file's text, the expanded
 /// configurations, the replication seeds, input SHA-256s, counts, threads,
 /// times), `parts/` (finished work units, kept so that a rerun resumes) and

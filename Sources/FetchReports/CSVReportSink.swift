@@ -69,13 +69,11 @@ public struct CSVReportSink: RunSink {
     try fetches?.write(f)
   }
 
-  /// Writes `policies.csv` and `manifest.json`, then moves every file into place.
+  /// Writes `pooled.csv` and `manifest.json`, then moves every file into place.
   public func commit(manifest: [String: Any]) throws {
-    let p = try AtomicTextFile(path: directory + "/policies.csv")
+    let p = try AtomicTextFile(path: directory + "/pooled.csv")
     try p.write(PolicyColumn.headerLine)
-    for a in aggregates {
-      try p.write(PolicyColumn.allCases.map { $0.value(a, capacityJ: capacityJ) }.joined(separator: ",") + "\n")
-    }
+    for a in aggregates { try p.write(pooledRecord(a, capacityJ: capacityJ) + "\n") }
     try summary.commit()
     try opens?.commit()
     try fetches?.commit()

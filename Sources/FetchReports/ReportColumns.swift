@@ -62,7 +62,10 @@ public enum FetchColumn: String, CaseIterable, Sendable {
   case user, app, policy, time, end_time, duration_s, result, failure, bytes, energy_j, network
 }
 
-/// Columns of `policies.csv`: one row per policy, pooled over (user, app) pairs.
+/// Columns of `pooled.csv`: one row per policy, pooled over (user, app) pairs
+/// (per-day figures Σ/Σdays, age quantiles from the pooled histogram). The
+/// per-user statistics with confidence intervals are in `policies.csv`
+/// (`writeScores(runDir:)`).
 public enum PolicyColumn: String, CaseIterable, Sendable {
   case policy, pairs, days, opens, fetches, fetches_per_day
   case new_data, no_data, failed, wasted
@@ -92,6 +95,11 @@ public enum PolicyColumn: String, CaseIterable, Sendable {
     case .mean_aoi_s: CSV.number(a.meanAoiS, decimals: 3)
     }
   }
+}
+
+/// One `pooled.csv` record (without LF), fields quoted where needed.
+public func pooledRecord(_ a: PolicyAggregate, capacityJ: Double) -> String {
+  PolicyColumn.allCases.map { CSV.field($0.value(a, capacityJ: capacityJ)) }.joined(separator: ",")
 }
 
 extension RawRepresentable where Self: CaseIterable, RawValue == String {

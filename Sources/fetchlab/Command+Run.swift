@@ -9,7 +9,7 @@ import Foundation
 extension FetchLab {
   struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, policies.csv and manifest.json; print a comparison.",
+      abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, pooled.csv, the scores (policies.csv with 95 % CIs, pareto.csv, matched.csv, oracle_gap.csv) and manifest.json; print a comparison.",
       discussion: """
         Policies: \(PolicySpec.syntax).
         Example: fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv --policy never --policy periodic:1h --policy oracle --out results/demo
@@ -131,6 +131,7 @@ extension FetchLab {
         "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
       ]
       try sink.commit(manifest: manifest)
+      try writeScores(runDir: out)
       print("\(sink.users) users, \(sink.aggregates.first?.pairs ?? 0) (user, app) pairs, \(specs.count) policies -> \(out)/")
       print(ComparisonTable.render(sink.aggregates, capacityJ: world.batteryCapacityJ), terminator: "")
     }
@@ -159,6 +160,7 @@ extension FetchLab.Run {
     manifest["started_at"] = ISO8601DateFormatter().string(from: started)
     manifest["elapsed_s"] = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
     try outcome.commit(manifest: manifest)
+    try writeScores(runDir: out)
     let t = outcome.total
     print(
       "\(exp.name): \(exp.datasets.count) datasets, \(t.users) users, \(t.pairs) (user, app) pairs, "
@@ -193,36 +195,8 @@ extension ExperimentFormat {
           summary: try body("summary.csv"), opens: config.recordEvents ? try body("opens.csv") : "",
           fetches: config.recordEvents ? try body("fetches.csv") : "")
       },
-      policyRow: policyRecord)
+      policyRow: pooledRecord)
   }
-}
-
-/// One `policies.csv` record of an experiment: the values of ``PolicyColumn``
-/// as `CSVReportSink` writes them, with the policy name quoted when needed.
-func policyRecord(_ a: PolicyAggregate, capacityJ: Double) -> String {
-  PolicyColumn.allCases.map { c -> String in
-    switch c {
-    case .policy: CSV.field(a.policy)
-    case .pairs: String(a.pairs)
-    case .days: CSV.number(a.days, decimals: 6)
-    case .opens: String(a.opens)
-    case .fetches: String(a.fetches)
-    case .fetches_per_day: CSV.number(a.fetchesPerDay, decimals: 6)
-    case .new_data: String(a.newData)
-    case .no_data: String(a.noData)
-    case .failed: String(a.failed)
-    case .wasted: String(a.wasted)
-    case .energy_j_per_day: CSV.number(a.energyJPerDay, decimals: 6)
-    case .battery_pct_per_day: CSV.number(a.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
-    case .cellular_bytes_per_day: CSV.number(a.cellularBytesPerDay, decimals: 3)
-    case .fresh_ratio: CSV.number(a.freshRatio, decimals: 6)
-    case .mean_age_s: CSV.number(a.meanAgeS, decimals: 3)
-    case .p50_age_s: CSV.number(a.ages.quantile(0.5), decimals: 3)
-    case .p90_age_s: CSV.number(a.ages.quantile(0.9), decimals: 3)
-    case .p99_age_s: CSV.number(a.ages.quantile(0.99), decimals: 3)
-    case .mean_aoi_s: CSV.number(a.meanAoiS, decimals: 3)
-    }
-  }.joined(separator: ",")
 }
 
 extension FetchLab {

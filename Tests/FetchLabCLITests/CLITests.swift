@@ -84,7 +84,7 @@ struct CLITests {
       ])
       #expect(r.status == 0, "\(r.stderr)")
       #expect(r.stdout.contains("periodic:30m") && r.stdout.contains("J/day") && r.stdout.contains("oracle"))
-      outputs.append(["summary.csv", "opens.csv", "fetches.csv", "policies.csv"].map {
+      outputs.append(["summary.csv", "opens.csv", "fetches.csv", "pooled.csv", "policies.csv", "pareto.csv"].map {
         FileManager.default.contents(atPath: dir + "/out\(i)/" + $0)
       })
       #expect(FileManager.default.fileExists(atPath: dir + "/out\(i)/manifest.json"))

@@ -283,7 +283,7 @@ struct ExperimentRunTests {
   }
 
   func files(_ dir: String) -> [Data?] {
-    ["summary.csv", "opens.csv", "fetches.csv", "policies.csv"].map { FileManager.default.contents(atPath: dir + "/" + $0) }
+    ["summary.csv", "opens.csv", "fetches.csv", "pooled.csv"].map { FileManager.default.contents(atPath: dir + "/" + $0) }
   }
 
   /// Runs and commits; the outcome (and its directory lock) is released on return.

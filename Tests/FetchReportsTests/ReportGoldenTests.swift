@@ -6,7 +6,7 @@ import FetchTraces
 import Foundation
 import Testing
 
-let reportFiles = ["summary.csv", "opens.csv", "fetches.csv", "policies.csv"]
+let reportFiles = ["summary.csv", "opens.csv", "fetches.csv", "pooled.csv"]
 
 func goldenURL(_ name: String) -> URL {
   Bundle.module.url(forResource: "Golden/" + name, withExtension: nil)
@@ -63,7 +63,7 @@ struct ReportGoldenTests {
   func eventsOff() throws {
     let a = try runTiny(jobs: 1, batch: 64)
     let b = try runTiny(jobs: 2, batch: 64, events: false)
-    for f in ["summary.csv", "policies.csv"] {
+    for f in ["summary.csv", "pooled.csv"] {
       #expect(FileManager.default.contents(atPath: a + "/" + f) == FileManager.default.contents(atPath: b + "/" + f), "\(f)")
     }
     #expect(!FileManager.default.fileExists(atPath: b + "/opens.csv"))
