@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The main job: build FetchLab and replay the bundled UbiqLog-derived trace
-# against never, periodic timers, the oracle, and the learned iOS-like
-# Minimum scheduler (trained on the first 75 % of each user's window; every
-# policy is scored on the last 25 %). Results go to results/ubiqlog/; the
-# comparison table is printed.
+# The main job: build FetchLab and run the default benchmark
+# (experiments/default.json): the bundled UbiqLog trace and a 100-user
+# synthetic population, 32 policy configurations (timers, oracles, the
+# budgeted oracles, iOS Minimum/Custom sweeps, silent push, Android
+# WorkManager and Standby, TailEnder, IMP), 3 replications, every policy
+# trained on the first 75 % of each user's window and scored on the rest.
+# Results (CSV with 95 % CIs, Pareto frontiers, paired comparisons) go to
+# results/default/; a comparison table per dataset is printed. About 1 min
+# after the build on 2 cores; rerunning resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 swift build -c release --product fetchlab >&2
-.build/release/fetchlab run \
-  --trace datasets/ubiqlog/ubiqlog-opens.csv \
-  --policy never --policy periodic:15m --policy periodic:1h --policy periodic:4h --policy oracle \
-  --policy ios-minimum --policy ios-minimum:price=0.1 --policy ios-custom:1h \
-  --seed 1 --out results/ubiqlog "$@"
+.build/release/fetchlab run experiments/default.json --out results/default "$@"
+.build/release/fetchlab compare results/default --baseline periodic:1h > results/default/compare.txt
+echo "paired comparison against periodic:1h: results/default/paired.csv (table in results/default/compare.txt)"
