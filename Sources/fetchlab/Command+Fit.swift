@@ -93,7 +93,7 @@ extension FetchLab {
       if let report { try FileManager.default.createDirectory(atPath: report, withIntermediateDirectories: true) }
       let modelWriter = try ModelFile.Writer(path: out, header: header)
       let perPair = try report.map { try AtomicTextFile(path: $0 + "/evaluation.csv") }
-      try perPair?.write(CSV.line(EvaluationColumn.allCases.map(\.rawValue)))
+      try perPair?.write(CSV.line(EvaluationColumn.names))
       var overall = [PredictionScore](repeating: PredictionScore(), count: FitPredictor.allCases.count)
       var users = 0, pairs = 0, skipped: [String] = []
       let p2 = ProgressLine(label: "fit: users")
@@ -123,7 +123,7 @@ extension FetchLab {
 
       if let report, let perPair {
         let o = try AtomicTextFile(path: report + "/evaluation_overall.csv")
-        try o.write(CSV.line(OverallColumn.allCases.map(\.rawValue)))
+        try o.write(CSV.line(OverallColumn.names))
         for (i, s) in overall.enumerated() {
           try o.write(OverallColumn.row(predictor: FitPredictor.allCases[i].rawValue, pairs: pairs, score: s))
         }
@@ -359,10 +359,8 @@ func forEachUserFit(
   }
 }
 
-/// Columns of `evaluation.csv`: one row per (user, app, predictor).
-enum EvaluationColumn: String, CaseIterable {
-  case user, app, predictor
-  case trainOpens = "train_opens"
+/// The score columns shared by `evaluation.csv` and `evaluation_overall.csv`.
+enum ScoreColumn: String, CaseIterable {
   case testOpens = "test_opens"
   case testHours = "test_h"
   case logLikPerHour = "loglik_nats_per_h"
@@ -374,60 +372,40 @@ enum EvaluationColumn: String, CaseIterable {
   case meanPredicted = "mean_predicted"
   case observedRate = "observed_rate"
 
+  func value(_ s: PredictionScore) -> String {
+    switch self {
+    case .testOpens: String(s.opens)
+    case .testHours: CSV.number(s.hours, decimals: 4)
+    case .logLikPerHour: CSV.number(s.logLikelihoodPerHour, decimals: 6)
+    case .points: String(s.points)
+    case .positives: String(s.positives)
+    case .brier: CSV.number(s.brier, decimals: 6)
+    case .auc: CSV.number(s.auc, decimals: 6)
+    case .logLoss: CSV.number(s.logLoss, decimals: 6)
+    case .meanPredicted: CSV.number(s.meanPredicted, decimals: 6)
+    case .observedRate: CSV.number(s.observedRate, decimals: 6)
+    }
+  }
+
+  static func values(_ s: PredictionScore) -> [String] { allCases.map { $0.value(s) } }
+}
+
+/// Columns of `evaluation.csv`: one row per (user, app, predictor).
+enum EvaluationColumn {
+  static let names = ["user", "app", "predictor", "train_opens"] + ScoreColumn.allCases.map(\.rawValue)
+
   static func row(user: String, app: String, predictor: String, trainOpens: Int, score s: PredictionScore) -> String {
-    allCases.map { c -> String in
-      switch c {
-      case .user: CSV.field(user)
-      case .app: CSV.field(app)
-      case .predictor: predictor
-      case .trainOpens: String(trainOpens)
-      case .testOpens: String(s.opens)
-      case .testHours: CSV.number(s.hours, decimals: 4)
-      case .logLikPerHour: CSV.number(s.logLikelihoodPerHour, decimals: 6)
-      case .points: String(s.points)
-      case .positives: String(s.positives)
-      case .brier: CSV.number(s.brier, decimals: 6)
-      case .auc: CSV.number(s.auc, decimals: 6)
-      case .logLoss: CSV.number(s.logLoss, decimals: 6)
-      case .meanPredicted: CSV.number(s.meanPredicted, decimals: 6)
-      case .observedRate: CSV.number(s.observedRate, decimals: 6)
-      }
-    }.joined(separator: ",") + "\n"
+    ([CSV.field(user), CSV.field(app), predictor, String(trainOpens)] + ScoreColumn.values(s)).joined(separator: ",") + "\n"
   }
 }
 
 /// Columns of `evaluation_overall.csv`: one row per predictor, all test
 /// points pooled (AUC from the histogram, ±0.001).
-enum OverallColumn: String, CaseIterable {
-  case predictor, pairs
-  case testOpens = "test_opens"
-  case testHours = "test_h"
-  case logLikPerHour = "loglik_nats_per_h"
-  case points
-  case positives
-  case brier
-  case auc
-  case logLoss = "log_loss_nats"
-  case meanPredicted = "mean_predicted"
-  case observedRate = "observed_rate"
+enum OverallColumn {
+  static let names = ["predictor", "pairs"] + ScoreColumn.allCases.map(\.rawValue)
 
   static func row(predictor: String, pairs: Int, score s: PredictionScore) -> String {
-    allCases.map { c -> String in
-      switch c {
-      case .predictor: predictor
-      case .pairs: String(pairs)
-      case .testOpens: String(s.opens)
-      case .testHours: CSV.number(s.hours, decimals: 4)
-      case .logLikPerHour: CSV.number(s.logLikelihoodPerHour, decimals: 6)
-      case .points: String(s.points)
-      case .positives: String(s.positives)
-      case .brier: CSV.number(s.brier, decimals: 6)
-      case .auc: CSV.number(s.auc, decimals: 6)
-      case .logLoss: CSV.number(s.logLoss, decimals: 6)
-      case .meanPredicted: CSV.number(s.meanPredicted, decimals: 6)
-      case .observedRate: CSV.number(s.observedRate, decimals: 6)
-      }
-    }.joined(separator: ",") + "\n"
+    ([predictor, String(pairs)] + ScoreColumn.values(s)).joined(separator: ",") + "\n"
   }
 }
 
