@@ -165,18 +165,19 @@ extension PolicyAggregate {
   /// Adds one pair from a part record: the same arithmetic, in the same
   /// order, as ``add(_:)`` on the replay (its ages are merged separately).
   mutating func add(_ p: PartRecord.Pair) {
-    pairs += 1
-    days += p.days
-    opens += p.opens
-    fetches += p.fetches
-    newData += p.newData
-    noData += p.noData
-    failed += p.failed
-    wasted += p.wasted
-    freshOpens += Int((p.freshRatio * Double(p.opens)).rounded())
-    ageSum += p.meanAgeS * Double(p.opens)
-    aoiSum += p.meanAoiS * Double(p.opens)
-    energyJ += p.energyJ
-    cellularBytes += p.cellularBytes
+    var s = AppSummary()
+    s.days = p.days
+    s.opens = p.opens
+    s.fetches = p.fetches
+    s.newData = p.newData
+    s.noData = p.noData
+    s.failed = p.failed
+    s.wasted = p.wasted
+    s.freshRatio = p.freshRatio
+    s.meanAgeS = p.meanAgeS
+    s.meanAoiS = p.meanAoiS
+    s.energyJ = p.energyJ
+    s.cellularBytes = p.cellularBytes
+    add(summary: s)
   }
 }

@@ -69,7 +69,12 @@ public struct PolicyAggregate: Sendable, Equatable {
 
   /// Adds one replay.
   public mutating func add(_ r: AppReplay) {
-    let s = r.summary
+    add(summary: r.summary)
+    for a in r.sortedAges { ages.add(a) }
+  }
+
+  /// Adds one pair's counters and means (not its ages).
+  mutating func add(summary s: AppSummary) {
     pairs += 1
     days += s.days
     opens += s.opens
@@ -83,7 +88,6 @@ public struct PolicyAggregate: Sendable, Equatable {
     aoiSum += s.meanAoiS * Double(s.opens)
     energyJ += s.energyJ
     cellularBytes += s.cellularBytes
-    for a in r.sortedAges { ages.add(a) }
   }
 
   public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }

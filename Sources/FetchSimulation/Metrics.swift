@@ -58,6 +58,8 @@ public struct AppSummary: Sendable, Equatable {
   /// Content updates of the app in the window.
   public var updates = 0
 
+  public init() {}
+
   public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
   public var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
   public var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }
