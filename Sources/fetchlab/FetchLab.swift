@@ -17,6 +17,7 @@ struct FetchLab: ParsableCommand {
       Fit.self,
       Predict.self,
       Compare.self,
+      Report.self,
     ]
   )
 }

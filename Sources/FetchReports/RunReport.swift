@@ -1,0 +1,394 @@
+import FetchTraces
+import Foundation
+
+/// `fetchlab report RUN_DIR`: SVG charts, one self-contained `report.html`
+/// and a `report.md` from the files of a run directory.
+///
+/// Reads `policies.csv`, `pareto.csv` and `manifest.json` (required) and
+/// `opens.csv`, `fetches.csv` (optional: absent after `--no-event-files`).
+/// Writes `plots/*.svg`, `report.html` and `report.md`, each atomically.
+/// The output depends only on the input files: the same run gives the same
+/// bytes.
+public enum RunReport {
+  /// A mean with its 95 % CI ends; nil where the CSV cell is empty.
+  public struct Estimate: Sendable, Equatable {
+    public var mean: Double?
+    public var low: Double?
+    public var high: Double?
+  }
+
+  /// One row of `policies.csv`.
+  public struct PolicyRow: Sendable, Equatable {
+    public var dataset: String
+    public var policy: String
+    public var family: String
+    public var users: Int
+    /// Every metric of ``ScoreMetric`` by raw value.
+    public var estimates: [String: Estimate]
+    public var energy: Estimate { estimates[ScoreMetric.energy_j_per_day.rawValue] ?? Estimate() }
+    public var meanAge: Estimate { estimates[ScoreMetric.mean_age_s.rawValue] ?? Estimate() }
+  }
+
+  /// A configuration on the (mean age, J/day) Pareto frontier.
+  public struct FrontierPoint: Sendable, Equatable {
+    public var dataset: String
+    public var policy: String
+    public var cost: Double
+    public var staleness: Double
+  }
+
+  /// Per dataset: the ages at open per policy and opens/fetches per UTC hour.
+  public struct Events: Sendable {
+    public var datasets: [String] = []
+    public var policies: [String: [String]] = [:]  // dataset -> policies in order
+    public var ages: [String: [String: [Double]]] = [:]
+    public var opensByHour: [String: [Int]] = [:]
+    public var fetchesByHour: [String: [String: [Int]]] = [:]
+  }
+
+  /// What ``write(runDir:)`` did.
+  public struct Output: Sendable {
+    /// Paths written, in order.
+    public var files: [String] = []
+    /// Charts skipped and why (for stderr).
+    public var notes: [String] = []
+  }
+
+  // MARK: Reading
+
+  /// Maps required (and optional) column names to indices; a missing
+  /// required column is an error at line 1.
+  struct Columns {
+    var index: [String: Int] = [:]
+    init() {}
+    init(_ header: [String], file: String, required: [String]) throws {
+      for (i, h) in header.enumerated() { index[h] = i }
+      for r in required where index[r] == nil {
+        throw TraceFormatError(file: file, line: 1, field: r, message: "missing column '\(r)'")
+      }
+    }
+  }
+
+  /// A number cell: nil when empty, an error when not a finite number.
+  static func number(_ s: String, file: String, line: Int, column: String, optional: Bool = true) throws -> Double? {
+    if s.isEmpty {
+      if optional { return nil }
+      throw TraceFormatError(file: file, line: line, field: column, message: "empty value; expected a number")
+    }
+    guard let v = Double(s), v.isFinite else {
+      throw TraceFormatError(file: file, line: line, field: column, message: "not a finite number: '\(s)'")
+    }
+    return v
+  }
+
+  /// Reads `policies.csv` (columns: ``Scoring/policiesHeader``).
+  public static func readPolicies(path: String) throws -> [PolicyRow] {
+    var cols = Columns()
+    var rows: [PolicyRow] = []
+    let metrics = ScoreMetric.allCases.map(\.rawValue)
+    let required = ["policy", "users"] + metrics.flatMap { [$0, $0 + "_lo", $0 + "_hi"] }
+    try StrictCSV.read(
+      path: path, header: { cols = try Columns($0, file: path, required: required) },
+      record: { line, f in
+        let c = cols.index
+        let policy = f[c["policy"]!]
+        guard !policy.isEmpty else {
+          throw TraceFormatError(file: path, line: line, field: "policy", message: "empty policy")
+        }
+        guard let users = Int(f[c["users"]!]), users >= 0 else {
+          throw TraceFormatError(file: path, line: line, field: "users", message: "not a count: '\(f[c["users"]!])'")
+        }
+        var e: [String: Estimate] = [:]
+        for m in metrics {
+          e[m] = Estimate(
+            mean: try number(f[c[m]!], file: path, line: line, column: m),
+            low: try number(f[c[m + "_lo"]!], file: path, line: line, column: m + "_lo"),
+            high: try number(f[c[m + "_hi"]!], file: path, line: line, column: m + "_hi"))
+        }
+        rows.append(
+          PolicyRow(
+            dataset: c["dataset"].map { f[$0] } ?? "", policy: policy,
+            family: c["family"].map { f[$0] }.flatMap { $0.isEmpty ? nil : $0 } ?? Scoring.family(of: policy),
+            users: users, estimates: e))
+      })
+    return rows
+  }
+
+  /// Reads the (mean_age_s, energy_j_per_day) frontier from `pareto.csv`.
+  public static func readFrontier(path: String) throws -> [FrontierPoint] {
+    var cols = Columns()
+    var out: [FrontierPoint] = []
+    try StrictCSV.read(
+      path: path,
+      header: { cols = try Columns($0, file: path, required: ParetoColumn.allCases.map(\.rawValue)) },
+      record: { line, f in
+        let c = cols.index
+        guard f[c["staleness_metric"]!] == ScoreMetric.mean_age_s.rawValue,
+          f[c["cost_metric"]!] == ScoreMetric.energy_j_per_day.rawValue
+        else { return }
+        let on = f[c["on_frontier"]!]
+        guard on == "0" || on == "1" else {
+          throw TraceFormatError(file: path, line: line, field: "on_frontier", message: "expected 0 or 1, found '\(on)'")
+        }
+        let cost = try number(f[c["cost"]!], file: path, line: line, column: "cost")
+        let stale = try number(f[c["staleness"]!], file: path, line: line, column: "staleness")
+        guard on == "1", let cost, let stale else { return }
+        out.append(FrontierPoint(dataset: f[c["dataset"]!], policy: f[c["policy"]!], cost: cost, staleness: stale))
+      })
+    return out
+  }
+
+  /// The hour of day (0–23, UTC) of Unix time `t`.
+  static func hour(_ t: Double) -> Int {
+    var s = t.truncatingRemainder(dividingBy: 86_400)
+    if s < 0 { s += 86_400 }
+    return min(23, Int(s / 3_600))
+  }
+
+  /// Reads `opens.csv` and, when `fetchesPath` is given, `fetches.csv`.
+  /// - Complexity: O(rows); keeps every age at open in memory (8 B each).
+  public static func readEvents(opensPath: String, fetchesPath: String?) throws -> Events {
+    var ev = Events()
+    func note(_ d: String, _ p: String) {
+      if ev.policies[d] == nil {
+        ev.datasets.append(d)
+        ev.policies[d] = []
+        ev.opensByHour[d] = Array(repeating: 0, count: 24)
+      }
+      if ev.ages[d, default: [:]][p] == nil {
+        ev.policies[d]!.append(p)
+        ev.ages[d, default: [:]][p] = []
+        ev.fetchesByHour[d, default: [:]][p] = Array(repeating: 0, count: 24)
+      }
+    }
+    var cols = Columns()
+    try StrictCSV.read(
+      path: opensPath, header: { cols = try Columns($0, file: opensPath, required: ["policy", "time", "age_s"]) },
+      record: { line, f in
+        let c = cols.index
+        let d = c["dataset"].map { f[$0] } ?? "", p = f[c["policy"]!]
+        note(d, p)
+        let t = try number(f[c["time"]!], file: opensPath, line: line, column: "time", optional: false) ?? 0
+        let age = try number(f[c["age_s"]!], file: opensPath, line: line, column: "age_s", optional: false) ?? 0
+        guard age >= 0 else {
+          throw TraceFormatError(file: opensPath, line: line, field: "age_s", message: "negative age: \(f[c["age_s"]!])")
+        }
+        ev.ages[d]![p]!.append(age)
+        if ev.policies[d]!.first == p { ev.opensByHour[d]![hour(t)] += 1 }
+      })
+    if let fetchesPath {
+      try StrictCSV.read(
+        path: fetchesPath, header: { cols = try Columns($0, file: fetchesPath, required: ["policy", "time"]) },
+        record: { line, f in
+          let c = cols.index
+          let d = c["dataset"].map { f[$0] } ?? "", p = f[c["policy"]!]
+          note(d, p)
+          let t = try number(f[c["time"]!], file: fetchesPath, line: line, column: "time", optional: false) ?? 0
+          ev.fetchesByHour[d]![p]![hour(t)] += 1
+        })
+    }
+    return ev
+  }
+
+  /// The manifest text, checked to be JSON; pretty-printed with sorted keys
+  /// unless it already spans several lines.
+  static func readManifest(path: String) throws -> String {
+    let data: Data
+    do {
+      data = try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read file: \((error as NSError).localizedDescription)")
+    }
+    let obj: Any
+    do {
+      obj = try JSONSerialization.jsonObject(with: data)
+    } catch {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "not valid JSON")
+    }
+    let text = String(decoding: data, as: UTF8.self)
+    if text.trimmingCharacters(in: .whitespacesAndNewlines).contains("\n") { return text }
+    let pretty = try JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys])
+    return String(decoding: pretty, as: UTF8.self) + "\n"
+  }
+
+  // MARK: Charts
+
+  /// A file-name-safe form of a dataset name (empty for the single dataset).
+  static func slug(_ s: String) -> String {
+    String(s.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" })
+  }
+
+  /// A chart and its file name under `plots/`.
+  public struct Chart: Sendable {
+    public var file: String
+    public var plot: SVGPlot
+  }
+
+  /// Every chart of the run in `runDir`, in report order, and notes on the
+  /// charts that were skipped.
+  public static func charts(runDir: String) throws -> (charts: [Chart], notes: [String], policies: [PolicyRow]) {
+    let rows = try readPolicies(path: runDir + "/policies.csv")
+    let frontier = try readFrontier(path: runDir + "/pareto.csv")
+    var datasets: [String] = []
+    for r in rows where !datasets.contains(r.dataset) { datasets.append(r.dataset) }
+    var used = Set<String>()
+    var suffixes: [String: String] = [:]
+    for d in datasets {
+      var s = d.isEmpty ? "" : "-" + slug(d)
+      var k = 2
+      while used.contains(s) {
+        s = (d.isEmpty ? "" : "-" + slug(d)) + "-\(k)"
+        k += 1
+      }
+      used.insert(s)
+      suffixes[d] = s
+    }
+    var charts: [Chart] = []
+    var notes: [String] = []
+    for d in datasets {
+      charts.append(
+        Chart(
+          file: "staleness-energy\(suffixes[d]!).svg",
+          plot: .stalenessEnergy(
+            dataset: d, rows: rows.filter { $0.dataset == d }, frontier: frontier.filter { $0.dataset == d })))
+    }
+    let fm = FileManager.default
+    let opens = runDir + "/opens.csv", fetches = runDir + "/fetches.csv"
+    guard fm.fileExists(atPath: opens) else {
+      notes.append(
+        "no opens.csv (the run used --no-event-files or event_files: false): age CDF and hour-of-day charts skipped")
+      return (charts, notes, rows)
+    }
+    let hasFetches = fm.fileExists(atPath: fetches)
+    if !hasFetches { notes.append("no fetches.csv: hour-of-day charts show opens only") }
+    let ev = try readEvents(opensPath: opens, fetchesPath: hasFetches ? fetches : nil)
+    for d in ev.datasets {
+      let s = suffixes[d] ?? (d.isEmpty ? "" : "-" + slug(d))
+      let ps = ev.policies[d] ?? []
+      charts.append(Chart(file: "age-cdf\(s).svg", plot: .ageCDF(dataset: d, policies: ps, ages: ev.ages[d] ?? [:])))
+      charts.append(
+        Chart(
+          file: "hour-of-day\(s).svg",
+          plot: .hourOfDay(
+            dataset: d, opens: ev.opensByHour[d] ?? Array(repeating: 0, count: 24), policies: hasFetches ? ps : [],
+            fetches: ev.fetchesByHour[d] ?? [:])))
+    }
+    return (charts, notes, rows)
+  }
+
+  // MARK: Tables
+
+  /// `x` with 3 significant digits (integers of 4+ digits in full), locale-free.
+  static func sig(_ x: Double?) -> String {
+    guard let x, x.isFinite else { return "–" }
+    if x == 0 { return "0" }
+    let d = max(0, 2 - Int(log10(abs(x)).rounded(.down)))
+    return CSV.number(x, decimals: min(d, 9))
+  }
+
+  /// The summary columns: header, unit, metric and scale factor.
+  static let tableColumns: [(title: String, metric: ScoreMetric, scale: Double)] = [
+    ("energy (J/day)", .energy_j_per_day, 1),
+    ("battery (%/day)", .battery_pct_per_day, 1),
+    ("fetches/day", .fetches_per_day, 1),
+    ("cellular (MB/day)", .cellular_bytes_per_day, 1e-6),
+    ("mean age (s)", .mean_age_s, 1),
+    ("p90 age (s)", .p90_age_s, 1),
+    ("fresh (%)", .fresh_ratio, 100),
+  ]
+
+  /// Table cells of one row: policy, users, then `mean [lo, hi]` per column.
+  static func cells(_ r: PolicyRow) -> [String] {
+    [r.policy, String(r.users)]
+      + tableColumns.map { c in
+        let e = r.estimates[c.metric.rawValue] ?? Estimate()
+        let m = sig(e.mean.map { $0 * c.scale })
+        guard let lo = e.low, let hi = e.high else { return m }
+        return m + " [" + sig(lo * c.scale) + ", " + sig(hi * c.scale) + "]"
+      }
+  }
+
+  static let tableNote =
+    "Mean over users with the 95 % percentile bootstrap CI [low, high] (users resampled); from policies.csv."
+
+  // MARK: Writing
+
+  /// Writes `plots/*.svg`, `report.html` and `report.md` into `runDir`.
+  /// Throws ``TraceFormatError`` (file:line) on a missing or malformed input;
+  /// the report files are then not changed (SVGs are written last-but-two,
+  /// after every input has been read).
+  @discardableResult
+  public static func write(runDir: String) throws -> Output {
+    let (charts, notes, rows) = try charts(runDir: runDir)
+    let manifest = try readManifest(path: runDir + "/manifest.json")
+    let plots = runDir + "/plots"
+    do {
+      try FileManager.default.createDirectory(atPath: plots, withIntermediateDirectories: true)
+    } catch {
+      throw TraceFormatError(file: plots, line: 0, field: "-", message: "cannot create directory")
+    }
+    var out = Output(files: [], notes: notes)
+    var svgs: [String] = []
+    for c in charts {
+      let svg = c.plot.render()
+      svgs.append(svg)
+      let f = try AtomicTextFile(path: plots + "/" + c.file)
+      try f.write(svg)
+      try f.commit()
+      out.files.append(f.path)
+    }
+    let name = URL(fileURLWithPath: runDir).standardizedFileURL.lastPathComponent
+    var datasets: [String] = []
+    for r in rows where !datasets.contains(r.dataset) { datasets.append(r.dataset) }
+
+    // report.html: one self-contained file.
+    let e = SVGPlot.escape
+    var h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    h += "<title>FetchLab report: \(e(name))</title>\n<style>\n"
+    h += "body{font-family:Helvetica,Arial,sans-serif;margin:2em;max-width:1100px;color:#111}\n"
+    h += "table{border-collapse:collapse;font-size:13px;margin-bottom:.5em}\n"
+    h += "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}\n"
+    h += "th:first-child,td:first-child{text-align:left}\nth{background:#f3f3f3}\n"
+    h += "figure{margin:1.5em 0}\npre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}\n"
+    h += "</style>\n</head>\n<body>\n<h1>FetchLab report: \(e(name))</h1>\n"
+    h += "<h2>Policies</h2>\n<p>\(e(tableNote))</p>\n"
+    let header = ["policy", "users"] + tableColumns.map(\.title)
+    for d in datasets {
+      if !d.isEmpty { h += "<h3>Dataset \(e(d))</h3>\n" }
+      h += "<table>\n<tr>" + header.map { "<th>\(e($0))</th>" }.joined() + "</tr>\n"
+      for r in rows where r.dataset == d {
+        h += "<tr>" + cells(r).map { "<td>\(e($0))</td>" }.joined() + "</tr>\n"
+      }
+      h += "</table>\n"
+    }
+    h += "<h2>Charts</h2>\n"
+    for n in notes { h += "<p><em>\(e(n))</em></p>\n" }
+    for (c, svg) in zip(charts, svgs) {
+      h += "<figure id=\"\(e(c.file))\">\n" + svg + "<figcaption>plots/\(e(c.file))</figcaption>\n</figure>\n"
+    }
+    h += "<h2>Manifest</h2>\n<pre>\(e(manifest))</pre>\n</body>\n</html>\n"
+    let html = try AtomicTextFile(path: runDir + "/report.html")
+    try html.write(h)
+
+    // report.md: the table and links to the SVGs.
+    func md(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|") }
+    var m = "# FetchLab report: \(name)\n\n## Policies\n\n\(tableNote)\n\n"
+    for d in datasets {
+      if !d.isEmpty { m += "### Dataset \(md(d))\n\n" }
+      m += "| " + header.map(md).joined(separator: " | ") + " |\n"
+      m += "|" + header.indices.map { $0 == 0 ? "---|" : "---:|" }.joined() + "\n"
+      for r in rows where r.dataset == d { m += "| " + cells(r).map(md).joined(separator: " | ") + " |\n" }
+      m += "\n"
+    }
+    m += "## Charts\n\n"
+    for n in notes { m += "_\(md(n))_\n\n" }
+    for c in charts { m += "![\(md(c.plot.title))](plots/\(c.file))\n\n" }
+    m += "Manifest: [manifest.json](manifest.json)\n"
+    let mdFile = try AtomicTextFile(path: runDir + "/report.md")
+    try mdFile.write(m)
+    try html.commit()
+    try mdFile.commit()
+    out.files += [html.path, mdFile.path]
+    return out
+  }
+}

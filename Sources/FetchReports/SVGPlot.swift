@@ -1,0 +1,451 @@
+import FetchTraces
+import Foundation
+
+/// One axis of an ``SVGPlot``: a label (with units), a scale and a domain.
+///
+/// On a log axis, values ≤ 0 cannot be shown; they are drawn on the lower
+/// edge of the plot (callers say so in a note).
+public struct PlotAxis: Sendable, Equatable {
+  /// How values map to positions.
+  public enum Scale: Sendable, Equatable { case linear, log }
+
+  /// The axis title, with units, e.g. `energy (J/day, log scale)`.
+  public var label: String
+  public var scale: Scale
+  /// The domain; `0 < lower < upper` on a log axis.
+  public var lower: Double
+  public var upper: Double
+  /// Tick positions; nil picks decades (log) or a 1-2-5 step (linear).
+  public var fixedTicks: [Double]?
+  /// Log axis only: the lowest decade is a "zero lane": values ≤ 0 sit on
+  /// `lower`, labelled `0`, with a break mark before the next decade.
+  public var zeroAtLower: Bool
+
+  public init(
+    label: String, scale: Scale, lower: Double, upper: Double, ticks: [Double]? = nil, zeroAtLower: Bool = false
+  ) {
+    precondition(lower < upper, "axis domain must be increasing")
+    precondition(scale == .linear || lower > 0, "log axis domain must be positive")
+    self.label = label
+    self.scale = scale
+    self.lower = lower
+    self.upper = upper
+    self.fixedTicks = ticks
+    self.zeroAtLower = zeroAtLower && scale == .log
+  }
+
+  /// An axis whose domain covers the finite `values` (on a log axis: the
+  /// positive ones), widened to whole decades (log) or to 1-2-5 steps
+  /// (linear). `fallback` is used when there is no usable value. With
+  /// `zeroLane`, a log axis whose values include 0 (or less) gets one more
+  /// decade below the data, labelled `0` (see ``zeroAtLower``).
+  public static func fitting(
+    _ values: [Double], label: String, scale: Scale, includeZero: Bool = false, zeroLane: Bool = false,
+    fallback: (Double, Double) = (1, 10)
+  ) -> PlotAxis {
+    switch scale {
+    case .log:
+      let v = values.filter { $0.isFinite && $0 > 0 }
+      guard let lo = v.min(), let hi = v.max() else {
+        return PlotAxis(label: label, scale: .log, lower: fallback.0, upper: fallback.1)
+      }
+      let a = log10(lo).rounded(.down), b = log10(hi).rounded(.up)
+      let zero = zeroLane && values.contains { $0.isFinite && $0 <= 0 }
+      return PlotAxis(
+        label: label, scale: .log, lower: decade(Int(a) - (zero ? 1 : 0)), upper: decade(Int(max(b, a + 1))),
+        zeroAtLower: zero)
+    case .linear:
+      var v = values.filter(\.isFinite)
+      if includeZero { v.append(0) }
+      guard var lo = v.min(), var hi = v.max() else {
+        return PlotAxis(label: label, scale: .linear, lower: fallback.0, upper: fallback.1)
+      }
+      if lo == hi { (lo, hi) = (lo - 1, hi + 1) }
+      let step = niceStep((hi - lo) / 5)
+      return PlotAxis(
+        label: label, scale: .linear, lower: (lo / step).rounded(.down) * step, upper: (hi / step).rounded(.up) * step)
+    }
+  }
+
+  /// 10^k, exact for the integers a Double holds.
+  static func decade(_ k: Int) -> Double {
+    var p = 1.0
+    for _ in 0..<abs(k) { p *= 10 }
+    return k < 0 ? 1 / p : p
+  }
+
+  /// The smallest of 1, 2, 5 × 10^k at least `raw`.
+  static func niceStep(_ raw: Double) -> Double {
+    let m = decade(Int(log10(raw).rounded(.down)))
+    for f in [1.0, 2, 5, 10] where f * m >= raw * (1 - 1e-9) { return f * m }
+    return 10 * m
+  }
+
+  /// Position of `v` in the domain, 0 at `lower` and 1 at `upper`, clamped
+  /// to [0, 1] (log-axis values ≤ 0 map to 0).
+  public func fraction(_ v: Double) -> Double {
+    let f: Double
+    switch scale {
+    case .linear: f = (v - lower) / (upper - lower)
+    case .log:
+      guard v > 0 else { return 0 }
+      f = (log10(v) - log10(lower)) / (log10(upper) - log10(lower))
+    }
+    return f.isNaN ? 0 : min(1, max(0, f))
+  }
+
+  /// The tick values, in increasing order.
+  public var ticks: [Double] {
+    if let fixedTicks { return fixedTicks }
+    switch scale {
+    case .log:
+      let a = Int(log10(lower).rounded(.down)), b = Int(log10(upper).rounded(.up))
+      let dense = b - a <= 2
+      var t: [Double] = []
+      for k in a...b {
+        for f in dense ? [1.0, 2, 5] : [1.0] {
+          let v = f * Self.decade(k)
+          if zeroAtLower, v > lower * (1 + 1e-9), v < 10 * lower * (1 - 1e-9) { continue }
+          if v >= lower * (1 - 1e-9), v <= upper * (1 + 1e-9) { t.append(v) }
+        }
+      }
+      return t
+    case .linear:
+      let step = Self.niceStep((upper - lower) / 5)
+      var t: [Double] = []
+      var k = (lower / step).rounded(.up)
+      while k * step <= upper + step * 1e-9 {
+        t.append(k * step)
+        k += 1
+      }
+      return t
+    }
+  }
+
+  /// A tick label: locale-free, at most 3 decimals, `1e6` style beyond.
+  public func tickLabel(_ v: Double) -> String {
+    if v == 0 || (zeroAtLower && v == lower) { return "0" }
+    let a = abs(v)
+    if a >= 1e6 || a < 1e-3 {
+      let e = Int(log10(a).rounded(.down))
+      let m = v / Self.decade(e)
+      return (m == 1 ? "" : CSV.number(m, decimals: 2) + "×") + "1e" + String(e)
+    }
+    if scale == .linear {
+      let step = Self.niceStep((upper - lower) / 5)
+      let d = max(0, min(3, -Int(log10(step).rounded(.down))))
+      return CSV.number(v, decimals: d)
+    }
+    return CSV.number(v, decimals: 3)
+  }
+}
+
+/// A marker shape; together with the colour it tells series apart, also in
+/// greyscale.
+public enum MarkerShape: Int, CaseIterable, Sendable {
+  case circle, square, triangle, diamond, triangleDown, plus, cross
+}
+
+/// A data point with optional error bars (low and high ends).
+public struct PlotPoint: Sendable, Equatable {
+  public var x: Double
+  public var y: Double
+  public var xLow: Double?, xHigh: Double?
+  public var yLow: Double?, yHigh: Double?
+  /// A short label drawn beside the marker (e.g. `1h` of `periodic:1h`).
+  public var label: String?
+
+  public init(
+    x: Double, y: Double, xLow: Double? = nil, xHigh: Double? = nil, yLow: Double? = nil, yHigh: Double? = nil,
+    label: String? = nil
+  ) {
+    self.label = label
+    self.x = x
+    self.y = y
+    self.xLow = xLow
+    self.xHigh = xHigh
+    self.yLow = yLow
+    self.yHigh = yHigh
+  }
+}
+
+/// A named series: points, how they are joined, colour and marker.
+public struct PlotSeries: Sendable, Equatable {
+  /// How consecutive points are joined.
+  public enum Line: Sendable, Equatable {
+    case none, straight
+    /// Horizontal, then vertical (a Pareto staircase or an empirical CDF).
+    case step
+  }
+
+  public var name: String
+  public var points: [PlotPoint]
+  public var line: Line
+  /// nil: no markers.
+  public var marker: MarkerShape?
+  /// `#RRGGBB`.
+  public var color: String
+  public var dashed: Bool
+  /// Draw a marker on every `markEvery`-th point, starting at `markOffset`.
+  public var markEvery: Int
+  public var markOffset: Int
+
+  public init(
+    name: String, points: [PlotPoint], line: Line = .none, marker: MarkerShape? = .circle,
+    color: String = SVGPlot.palette[0], dashed: Bool = false, markEvery: Int = 1, markOffset: Int = 0
+  ) {
+    precondition(markEvery >= 1, "markEvery must be at least 1")
+    self.name = name
+    self.points = points
+    self.line = line
+    self.marker = marker
+    self.color = color
+    self.dashed = dashed
+    self.markEvery = markEvery
+    self.markOffset = markOffset
+  }
+}
+
+/// A small deterministic SVG chart: axes with ticks and labelled units, a
+/// title, a legend, series with markers, lines and error bars, and notes.
+///
+/// The same plot renders to the same bytes on every machine: fixed size, no
+/// timestamps or random ids, coordinates rounded to 0.01 px with
+/// ``CSV/number(_:decimals:)``, text XML-escaped. The output is a standalone
+/// SVG document without an XML declaration, so it can also be inlined in HTML.
+/// - Complexity: O(points).
+public struct SVGPlot: Sendable, Equatable {
+  /// Okabe–Ito colour-blind-safe palette (Okabe & Ito 2008).
+  public static let palette = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
+
+  public var title: String
+  public var x: PlotAxis
+  public var y: PlotAxis
+  public var series: [PlotSeries]
+  /// Lines of small text under the x axis (at most 2 are shown).
+  public var notes: [String]
+  public var width: Double
+  public var height: Double
+
+  /// The plot area in pixels: left, right, top, bottom.
+  public var plotArea: (left: Double, right: Double, top: Double, bottom: Double) {
+    (80, width - 210, 44, height - 86)
+  }
+
+  public init(
+    title: String, x: PlotAxis, y: PlotAxis, series: [PlotSeries] = [], notes: [String] = [],
+    width: Double = 720, height: Double = 480
+  ) {
+    self.title = title
+    self.x = x
+    self.y = y
+    self.series = series
+    self.notes = notes
+    self.width = width
+    self.height = height
+  }
+
+  /// The horizontal pixel position of `v`.
+  public func px(_ v: Double) -> Double {
+    let a = plotArea
+    return a.left + x.fraction(v) * (a.right - a.left)
+  }
+
+  /// The vertical pixel position of `v` (up is larger).
+  public func py(_ v: Double) -> Double {
+    let a = plotArea
+    return a.bottom - y.fraction(v) * (a.bottom - a.top)
+  }
+
+  /// Text escaped for XML content and attribute values.
+  public static func escape(_ s: String) -> String {
+    var out = ""
+    out.reserveCapacity(s.count)
+    for c in s.unicodeScalars {
+      switch c {
+      case "&": out += "&amp;"
+      case "<": out += "&lt;"
+      case ">": out += "&gt;"
+      case "\"": out += "&quot;"
+      case "'": out += "&apos;"
+      default:
+        // Characters XML 1.0 forbids (C0 controls except tab and line breaks).
+        if c.value < 0x20 && c != "\t" && c != "\n" && c != "\r" { out += "?" } else { out.unicodeScalars.append(c) }
+      }
+    }
+    return out
+  }
+
+  /// A pixel coordinate as text (0.01 px, locale-free).
+  static func n(_ v: Double) -> String { CSV.number(v, decimals: 2) }
+
+  /// `s` cut to `max` characters with an ellipsis.
+  static func clip(_ s: String, _ max: Int) -> String {
+    s.count <= max ? s : String(s.prefix(max - 1)) + "…"
+  }
+
+  /// The SVG document.
+  public func render() -> String {
+    let a = plotArea
+    let n = Self.n
+    var o = ""
+    o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(width))\" height=\"\(n(height))\" "
+    o += "viewBox=\"0 0 \(n(width)) \(n(height))\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+    o += "<title>\(Self.escape(title))</title>\n"
+    o += "<rect x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"#FFFFFF\"/>\n"
+    o += "<text x=\"\(n(width / 2))\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">"
+    o += Self.escape(Self.clip(title, 90)) + "</text>\n"
+
+    // Grid, ticks and tick labels.
+    o += "<g class=\"axes\" stroke=\"#000000\" stroke-width=\"1\">\n"
+    for t in x.ticks {
+      let X = n(px(t))
+      o += "<line x1=\"\(X)\" y1=\"\(n(a.top))\" x2=\"\(X)\" y2=\"\(n(a.bottom))\" stroke=\"#E5E5E5\"/>\n"
+      o += "<line x1=\"\(X)\" y1=\"\(n(a.bottom))\" x2=\"\(X)\" y2=\"\(n(a.bottom + 5))\"/>\n"
+    }
+    for t in y.ticks {
+      let Y = n(py(t))
+      o += "<line x1=\"\(n(a.left))\" y1=\"\(Y)\" x2=\"\(n(a.right))\" y2=\"\(Y)\" stroke=\"#E5E5E5\"/>\n"
+      o += "<line x1=\"\(n(a.left - 5))\" y1=\"\(Y)\" x2=\"\(n(a.left))\" y2=\"\(Y)\"/>\n"
+    }
+    o += "<rect x=\"\(n(a.left))\" y=\"\(n(a.top))\" width=\"\(n(a.right - a.left))\" height=\"\(n(a.bottom - a.top))\" "
+    o += "fill=\"none\"/>\n</g>\n"
+    // Axis breaks after a zero lane: two slanted strokes over a white gap.
+    if x.zeroAtLower {
+      let X = px(x.lower * 3.1623)
+      o += "<path class=\"break\" d=\"M\(n(X - 5)) \(n(a.bottom + 6))L\(n(X - 1)) \(n(a.bottom - 6))M\(n(X + 1)) "
+      o += "\(n(a.bottom + 6))L\(n(X + 5)) \(n(a.bottom - 6))\" stroke=\"#000000\" fill=\"none\"/>\n"
+    }
+    if y.zeroAtLower {
+      let Y = py(y.lower * 3.1623)
+      o += "<path class=\"break\" d=\"M\(n(a.left - 6)) \(n(Y + 5))L\(n(a.left + 6)) \(n(Y + 1))M\(n(a.left - 6)) "
+      o += "\(n(Y - 1))L\(n(a.left + 6)) \(n(Y - 5))\" stroke=\"#000000\" fill=\"none\"/>\n"
+    }
+    o += "<g class=\"tick-labels\" fill=\"#000000\">\n"
+    for t in x.ticks {
+      o += "<text x=\"\(n(px(t)))\" y=\"\(n(a.bottom + 18))\" text-anchor=\"middle\">\(Self.escape(x.tickLabel(t)))</text>\n"
+    }
+    for t in y.ticks {
+      o += "<text x=\"\(n(a.left - 8))\" y=\"\(n(py(t) + 4))\" text-anchor=\"end\">\(Self.escape(y.tickLabel(t)))</text>\n"
+    }
+    o += "</g>\n"
+    o += "<text class=\"x-label\" x=\"\(n((a.left + a.right) / 2))\" y=\"\(n(a.bottom + 38))\" text-anchor=\"middle\">"
+    o += Self.escape(x.label) + "</text>\n"
+    let cy = (a.top + a.bottom) / 2
+    o += "<text class=\"y-label\" x=\"18\" y=\"\(n(cy))\" text-anchor=\"middle\" transform=\"rotate(-90 18 \(n(cy)))\">"
+    o += Self.escape(y.label) + "</text>\n"
+    for (i, note) in notes.prefix(2).enumerated() {
+      o += "<text class=\"note\" x=\"10\" y=\"\(n(a.bottom + 58 + 15 * Double(i)))\" font-size=\"10.5\" fill=\"#333333\">"
+      o += Self.escape(Self.clip(note, 135)) + "</text>\n"
+    }
+
+    // Series: error bars, then lines, then markers on top.
+    for (i, s) in series.enumerated() {
+      o += "<g class=\"series\" data-series=\"\(i)\">\n"
+      o += "<title>\(Self.escape(s.name))</title>\n"
+      o += errorBars(s)
+      o += line(s)
+      for (k, p) in s.points.enumerated() where (k - s.markOffset) % s.markEvery == 0 && k >= s.markOffset {
+        if let m = s.marker { o += Self.marker(m, px(p.x), py(p.y), s.color) }
+      }
+      for p in s.points {
+        guard let l = p.label, !l.isEmpty else { continue }
+        o += "<text x=\"\(n(px(p.x) + 6))\" y=\"\(n(py(p.y) - 6))\" font-size=\"9.5\" fill=\"#333333\">"
+        o += Self.escape(Self.clip(l, 24)) + "</text>\n"
+      }
+      o += "</g>\n"
+    }
+    o += legend()
+    o += "</svg>\n"
+    return o
+  }
+
+  func errorBars(_ s: PlotSeries) -> String {
+    let n = Self.n
+    var o = ""
+    for p in s.points {
+      let X = px(p.x), Y = py(p.y)
+      if let lo = p.xLow, let hi = p.xHigh, lo.isFinite, hi.isFinite {
+        let a = px(lo), b = px(hi)
+        o += "<path d=\"M\(n(a)) \(n(Y - 3))V\(n(Y + 3))M\(n(a)) \(n(Y))H\(n(b))M\(n(b)) \(n(Y - 3))V\(n(Y + 3))\" "
+        o += "stroke=\"\(s.color)\" stroke-width=\"1\" fill=\"none\"/>\n"
+      }
+      if let lo = p.yLow, let hi = p.yHigh, lo.isFinite, hi.isFinite {
+        let a = py(lo), b = py(hi)
+        o += "<path d=\"M\(n(X - 3)) \(n(a))H\(n(X + 3))M\(n(X)) \(n(a))V\(n(b))M\(n(X - 3)) \(n(b))H\(n(X + 3))\" "
+        o += "stroke=\"\(s.color)\" stroke-width=\"1\" fill=\"none\"/>\n"
+      }
+    }
+    return o
+  }
+
+  func line(_ s: PlotSeries) -> String {
+    guard s.line != .none, s.points.count >= 2 else { return "" }
+    let n = Self.n
+    var d = ""
+    for (k, p) in s.points.enumerated() {
+      let X = n(px(p.x)), Y = n(py(p.y))
+      if k == 0 {
+        d += "M\(X) \(Y)"
+      } else if s.line == .step {
+        d += "H\(X)V\(Y)"
+      } else {
+        d += "L\(X) \(Y)"
+      }
+    }
+    let dash = s.dashed ? " stroke-dasharray=\"6 4\"" : ""
+    return "<path d=\"\(d)\" stroke=\"\(s.color)\" stroke-width=\"1.8\" fill=\"none\"\(dash)/>\n"
+  }
+
+  /// One marker centred at (x, y): filled shapes with a dark outline so
+  /// light colours (yellow) stay visible.
+  static func marker(_ m: MarkerShape, _ x: Double, _ y: Double, _ color: String) -> String {
+    let r = 4.5
+    let style = "fill=\"\(color)\" stroke=\"#000000\" stroke-width=\"0.8\""
+    func poly(_ pts: [(Double, Double)]) -> String {
+      "<polygon points=\"" + pts.map { "\(n(x + $0.0)) \(n(y + $0.1))" }.joined(separator: " ") + "\" \(style)/>\n"
+    }
+    switch m {
+    case .circle:
+      return "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(r))\" \(style)/>\n"
+    case .square:
+      return "<rect x=\"\(n(x - r * 0.85))\" y=\"\(n(y - r * 0.85))\" width=\"\(n(1.7 * r))\" height=\"\(n(1.7 * r))\" \(style)/>\n"
+    case .triangle: return poly([(0, -r * 1.15), (r, r * 0.75), (-r, r * 0.75)])
+    case .triangleDown: return poly([(0, r * 1.15), (r, -r * 0.75), (-r, -r * 0.75)])
+    case .diamond: return poly([(0, -r * 1.2), (r, 0), (0, r * 1.2), (-r, 0)])
+    case .plus, .cross:
+      let (dx, dy) = m == .plus ? (r * 1.1, 0.0) : (r * 0.8, r * 0.8)
+      let d =
+        m == .plus
+        ? "M\(n(x - dx)) \(n(y))H\(n(x + dx))M\(n(x)) \(n(y - dx))V\(n(y + dx))"
+        : "M\(n(x - dx)) \(n(y - dy))L\(n(x + dx)) \(n(y + dy))M\(n(x - dx)) \(n(y + dy))L\(n(x + dx)) \(n(y - dy))"
+      return "<path d=\"\(d)\" stroke=\"\(color == "#F0E442" ? "#8A7F00" : color)\" stroke-width=\"2.2\" fill=\"none\"/>\n"
+    }
+  }
+
+  /// The legend, right of the plot area: one row per series (at most as
+  /// many as fit), with its line sample and marker.
+  func legend() -> String {
+    let a = plotArea
+    let n = Self.n
+    let x0 = a.right + 14
+    let rows = Int((a.bottom - a.top) / 17)
+    var o = "<g class=\"legend\">\n"
+    let shown = series.count > rows ? rows - 1 : series.count
+    for (i, s) in series.prefix(shown).enumerated() {
+      let y = a.top + 8 + 17 * Double(i)
+      if s.line != .none {
+        let dash = s.dashed ? " stroke-dasharray=\"6 4\"" : ""
+        o += "<line x1=\"\(n(x0))\" y1=\"\(n(y))\" x2=\"\(n(x0 + 24))\" y2=\"\(n(y))\" stroke=\"\(s.color)\" stroke-width=\"1.8\"\(dash)/>\n"
+      }
+      if let m = s.marker { o += Self.marker(m, x0 + 12, y, s.color) }
+      o += "<text x=\"\(n(x0 + 30))\" y=\"\(n(y + 4))\" font-size=\"11\">\(Self.escape(Self.clip(s.name, 28)))</text>\n"
+    }
+    if shown < series.count {
+      let y = a.top + 8 + 17 * Double(shown)
+      o += "<text x=\"\(n(x0))\" y=\"\(n(y + 4))\" font-size=\"11\">… \(series.count - shown) more (hover in a browser)</text>\n"
+    }
+    o += "</g>\n"
+    return o
+  }
+}

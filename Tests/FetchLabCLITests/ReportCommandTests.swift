@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationXML)
+  import FoundationXML
+#endif
+
+@Suite("fetchlab report", .serialized)
+struct ReportCommandTests {
+  /// synth + run (with or without event files); returns the run directory.
+  static func smallRun(events: Bool) throws -> String {
+    let dir = scratch()
+    let synth = try CLI.run(["synth", "--users", "6", "--days", "3", "--seed", "7", "--out", dir + "/t.csv"])
+    #expect(synth.status == 0, "\(synth.stderr)")
+    let run = try CLI.run(
+      [
+        "run", "--trace", dir + "/t.csv", "--policy", "never", "--policy", "periodic:1h", "--policy", "periodic:4h",
+        "--policy", "oracle", "--apps", "top:2", "--out", dir + "/run",
+      ] + (events ? [] : ["--no-event-files"]))
+    #expect(run.status == 0, "\(run.stderr)")
+    return dir + "/run"
+  }
+
+  static func wellFormed(_ data: Data) -> Bool { XMLParser(data: data).parse() }
+
+  static func outputs(_ run: String) throws -> [String: Data] {
+    var out: [String: Data] = [:]
+    for f in ["report.html", "report.md"] { out[f] = try Data(contentsOf: URL(fileURLWithPath: run + "/" + f)) }
+    for f in try FileManager.default.contentsOfDirectory(atPath: run + "/plots") {
+      out["plots/" + f] = try Data(contentsOf: URL(fileURLWithPath: run + "/plots/" + f))
+    }
+    return out
+  }
+
+  @Test("report: SVGs, one self-contained report.html, report.md; same bytes twice")
+  func endToEnd() throws {
+    let run = try Self.smallRun(events: true)
+    let r = try CLI.run(["report", run])
+    #expect(r.status == 0, "\(r.stderr)")
+    let first = try Self.outputs(run)
+    let svgs = ["plots/staleness-energy.svg", "plots/age-cdf.svg", "plots/hour-of-day.svg"]
+    #expect(Set(first.keys) == Set(svgs + ["report.html", "report.md"]))
+    for s in svgs {
+      #expect(Self.wellFormed(try #require(first[s])), "\(s) is not well-formed XML")
+      #expect(r.stdout.contains(run + "/" + s))
+    }
+    let html = String(decoding: try #require(first["report.html"]), as: UTF8.self)
+    #expect(html.components(separatedBy: "<svg ").count - 1 == 3)
+    #expect(!html.contains("src=") && !html.contains("href="), "self-contained")
+    #expect(html.contains("<pre>{") && html.contains("&quot;policies&quot;"))
+    #expect(html.contains("<td>periodic:1h</td><td>6</td>"))
+    let md = String(decoding: try #require(first["report.md"]), as: UTF8.self)
+    for s in svgs { #expect(md.contains("](\(s))")) }
+    #expect(md.contains("| periodic:4h | 6 | "))
+    // The oracle's energy CI is in the table as "mean [lo, hi]".
+    #expect(md.range(of: #"\| oracle \| 6 \| [0-9.]+ \[[0-9.]+, [0-9.]+\]"#, options: .regularExpression) != nil)
+
+    let again = try CLI.run(["report", run])
+    #expect(again.status == 0)
+    #expect(try Self.outputs(run) == first)
+  }
+
+  @Test("report without event files: the staleness chart only, with a note; bad input: exit 1, file:line")
+  func noEventsAndErrors() throws {
+    let run = try Self.smallRun(events: false)
+    let r = try CLI.run(["report", run])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stderr.contains("no opens.csv"))
+    let files = try FileManager.default.contentsOfDirectory(atPath: run + "/plots")
+    #expect(files == ["staleness-energy.svg"])
+    let md = try String(contentsOfFile: run + "/report.md", encoding: .utf8)
+    #expect(md.contains("no opens.csv"))
+
+    let path = run + "/policies.csv"
+    var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+    lines[2] = lines[2].replacingOccurrences(of: ",", with: ";")[...]
+    try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    let bad = try CLI.run(["report", run])
+    #expect(bad.status == 1)
+    #expect(bad.stderr.contains(path + ":3: "), "\(bad.stderr)")
+    try FileManager.default.removeItem(atPath: path)
+    let missing = try CLI.run(["report", run])
+    #expect(missing.status == 1)
+    #expect(missing.stderr.contains(path + ":0: "), "\(missing.stderr)")
+  }
+}

@@ -1,0 +1,198 @@
+import FetchReports
+import FetchTraces
+import Foundation
+import Testing
+
+#if canImport(FoundationXML)
+  import FoundationXML
+#endif
+
+/// Parses SVG text; collects elements (name, attributes, enclosing series
+/// group) and the parse error if the text is not well-formed XML.
+final class SVGElements: NSObject, XMLParserDelegate {
+  struct Element {
+    var name: String
+    var attributes: [String: String]
+    var series: String?
+  }
+  var elements: [Element] = []
+  var texts: [String] = []
+  var groups: [String?] = []
+  var wellFormed = false
+
+  init(_ svg: String) {
+    super.init()
+    let p = XMLParser(data: Data(svg.utf8))
+    p.delegate = self
+    wellFormed = p.parse()
+  }
+
+  func parser(
+    _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+    attributes: [String: String] = [:]
+  ) {
+    if name == "g" { groups.append(attributes["data-series"]) }
+    elements.append(Element(name: name, attributes: attributes, series: groups.last { $0 != nil } ?? nil))
+  }
+
+  func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+    if name == "g" { _ = groups.popLast() }
+  }
+
+  func parser(_ parser: XMLParser, foundCharacters string: String) { texts.append(string) }
+
+  /// Centres of the circles drawn by series `i` (not the legend).
+  func circles(series i: Int) -> [(Double, Double)] {
+    elements.filter { $0.name == "circle" && $0.series == String(i) }.compactMap {
+      guard let x = $0.attributes["cx"].flatMap(Double.init), let y = $0.attributes["cy"].flatMap(Double.init) else {
+        return nil
+      }
+      return (x, y)
+    }
+  }
+}
+
+private func policiesCSV(_ rows: [(String, Double, Double, Double, Double, Double, Double)]) -> String {
+  // (policy, energy, lo, hi, age, lo, hi)
+  var s = Scoring.policiesHeader.joined(separator: ",") + "\n"
+  for r in rows {
+    var f = ["", r.0, Scoring.family(of: r.0), "4"]
+    for m in ScoreMetric.allCases {
+      switch m {
+      case .energy_j_per_day: f += [r.1, r.2, r.3].map { CSV.number($0) }
+      case .mean_age_s: f += [r.4, r.5, r.6].map { CSV.number($0) }
+      default: f += ["1", "0.5", "2"]
+      }
+    }
+    s += CSV.line(f)
+  }
+  return s
+}
+
+private func svgTempDir() -> String {
+  let d = FileManager.default.temporaryDirectory.appendingPathComponent("svgplot-\(UUID().uuidString)").path
+  try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+  return d
+}
+
+@Suite("SVGPlot: deterministic SVG charts")
+struct SVGPlotTests {
+  /// periodic:1h (10 J, 1000 s), periodic:15m (100 J, 100 s); never at 0 J.
+  static func stalenessChart() throws -> (SVGPlot, String) {
+    let dir = svgTempDir()
+    try policiesCSV([
+      ("periodic:1h", 10, 5, 20, 1000, 500, 2000),
+      ("periodic:15m", 100, 50, 200, 100, 50, 200),
+      ("never", 0, 0, 0, 3000, 2000, 4000),
+      ("oracle", 3, 2, 4, 2, 1, 3),
+    ]).write(toFile: dir + "/policies.csv", atomically: true, encoding: .utf8)
+    let header = ParetoColumn.allCases.map(\.rawValue).joined(separator: ",")
+    try (header + "\n,mean_age_s,energy_j_per_day,never,never,0,3000,1\n"
+      + ",mean_age_s,energy_j_per_day,oracle,oracle,3,2,1\n"
+      + ",mean_age_s,energy_j_per_day,periodic:1h,periodic,10,1000,0\n"
+      + ",p90_age_s,energy_j_per_day,oracle,oracle,3,2,1\n")
+      .write(toFile: dir + "/pareto.csv", atomically: true, encoding: .utf8)
+    let rows = try RunReport.readPolicies(path: dir + "/policies.csv")
+    let front = try RunReport.readFrontier(path: dir + "/pareto.csv")
+    #expect(front.map(\.policy) == ["never", "oracle"])
+    let plot = SVGPlot.stalenessEnergy(dataset: "", rows: rows, frontier: front)
+    return (plot, plot.render())
+  }
+
+  @Test("staleness vs energy: well-formed XML; circles sit where the log axes put the CSV values")
+  func pointsMatchCSV() throws {
+    let (plot, svg) = try Self.stalenessChart()
+    let doc = SVGElements(svg)
+    #expect(doc.wellFormed)
+    // Axes: energy 2…200 J/day plus a 0 → zero lane 0.1, decades 1…1000.
+    #expect(plot.x.lower == 0.1 && plot.x.upper == 1000 && plot.x.zeroAtLower)
+    #expect(plot.y.lower == 1 && plot.y.upper == 10000 && !plot.y.zeroAtLower)
+    // Independent mapping: plot area 80…510 px wide, 44…394 px high.
+    func ex(_ v: Double) -> Double { 80 + (log10(v) - log10(0.1)) / 4 * 430 }
+    func ey(_ v: Double) -> Double { 394 - (log10(v) - 0) / 4 * 350 }
+    // Series 0 is the first family (periodic, circles), sorted by energy.
+    let c = doc.circles(series: 0)
+    #expect(c.count == 2)
+    let expected = [(ex(10), ey(1000)), (ex(100), ey(100))]
+    for (got, want) in zip(c, expected) {
+      #expect(abs(got.0 - want.0) < 0.006 && abs(got.1 - want.1) < 0.006, "\(got) vs \(want)")
+    }
+    // Units on both axes, the family label, the frontier in the legend.
+    let text = doc.texts.joined(separator: "|")
+    for s in ["(J/day, log scale)", "(s, log scale)", "periodic (2)", "Pareto frontier", "15m", "1h"] {
+      #expect(text.contains(s), "missing \(s)")
+    }
+    // The 0 J/day configuration is on the zero tick, labelled 0.
+    #expect(doc.elements.contains { $0.name == "path" && $0.attributes["class"] == "break" })
+    #expect(svg.contains(">0</text>"))
+  }
+
+  @Test("same input, same bytes; text is XML-escaped; only palette colours")
+  func deterministic() throws {
+    let a = try Self.stalenessChart().1, b = try Self.stalenessChart().1
+    #expect(a == b)
+    var p = SVGPlot(
+      title: "a < b & \"c\" 'd'", x: PlotAxis(label: "t (s) <x>", scale: .linear, lower: 0, upper: 10),
+      y: PlotAxis(label: "y (%)", scale: .log, lower: 0.01, upper: 1e6),
+      series: [PlotSeries(name: "s&t", points: [PlotPoint(x: 1, y: 5), PlotPoint(x: 2, y: 50)], line: .step)])
+    p.notes = ["note <1>"]
+    let svg = p.render()
+    #expect(SVGElements(svg).wellFormed)
+    #expect(svg.contains("a &lt; b &amp; &quot;c&quot; &apos;d&apos;"))
+    #expect(svg == p.render())
+    let colours = Set(a.matches(of: /#[0-9A-F]{6}/).map { String($0.output) })
+    let allowed = Set(SVGPlot.palette + ["#FFFFFF", "#E5E5E5", "#333333", "#8A7F00"])
+    #expect(colours.isSubset(of: allowed), "\(colours.subtracting(allowed))")
+  }
+
+  @Test("axes: decade ticks, 1-2-5 linear ticks, locale-free labels")
+  func axes() {
+    let l = PlotAxis.fitting([3, 4500], label: "x (s)", scale: .log)
+    #expect(l.lower == 1 && l.upper == 10000)
+    #expect(l.ticks == [1, 10, 100, 1000, 10000])
+    #expect(l.ticks.map(l.tickLabel) == ["1", "10", "100", "1000", "10000"])
+    let d = PlotAxis.fitting([0.2, 3], label: "x", scale: .log)
+    #expect(d.ticks.map(d.tickLabel) == ["0.1", "0.2", "0.5", "1", "2", "5", "10"])
+    let lin = PlotAxis.fitting([0.3, 7.2], label: "x", scale: .linear, includeZero: true)
+    #expect(lin.lower == 0 && lin.upper == 8 && lin.ticks == [0, 2, 4, 6, 8])
+    #expect(PlotAxis(label: "", scale: .log, lower: 1, upper: 1e7).tickLabel(1e7) == "1e7")
+    #expect(l.fraction(0) == 0 && l.fraction(1e9) == 1 && l.fraction(100) == 0.5)
+  }
+
+  @Test("CDF reaches 100 %, starts at the share of ages below 1 s; hours sum to 100 %")
+  func cdfAndHours() {
+    let cdf = SVGPlot.ageCDF(dataset: "d", policies: ["a", "b"], ages: ["a": [0, 0, 5, 50], "b": [0.5, 2000]])
+    #expect(SVGElements(cdf.render()).wellFormed)
+    #expect(cdf.series.map { $0.points.first?.y } == [50, 50])
+    #expect(cdf.series.allSatisfy { $0.points.last?.y == 100 })
+    #expect(cdf.x.lower == 1 && cdf.x.upper == 10000)
+    var opens = Array(repeating: 0, count: 24)
+    opens[7] = 3
+    opens[20] = 1
+    let h = SVGPlot.hourOfDay(
+      dataset: "", opens: opens, policies: ["never", "p"], fetches: ["p": Array(repeating: 2, count: 24)])
+    #expect(h.series.count == 2 && h.notes.contains { $0.contains("never") })
+    #expect(h.series[0].points[7].y == 75)
+    #expect(h.x.label.contains("UTC"))
+    #expect(SVGElements(h.render()).wellFormed)
+  }
+
+  @Test("malformed policies.csv: file:line: column")
+  func malformed() throws {
+    let dir = svgTempDir()
+    var text = policiesCSV([("never", 0, 0, 0, 1, 1, 1), ("periodic:1h", 1, 1, 1, 1, 1, 1)])
+    text = text.replacingOccurrences(of: ",periodic:1h,periodic,4,1,", with: ",periodic:1h,periodic,4,abc,")
+    try text.write(toFile: dir + "/policies.csv", atomically: true, encoding: .utf8)
+    #expect {
+      try RunReport.readPolicies(path: dir + "/policies.csv")
+    } throws: { e in
+      (e as? TraceFormatError)?.description.hasPrefix(dir + "/policies.csv:3: energy_j_per_day: ") == true
+    }
+    try "dataset,policy\n,x\n".write(toFile: dir + "/p2.csv", atomically: true, encoding: .utf8)
+    #expect {
+      try RunReport.readPolicies(path: dir + "/p2.csv")
+    } throws: { e in
+      (e as? TraceFormatError)?.description.hasPrefix(dir + "/p2.csv:1: users: missing column") == true
+    }
+  }
+}
