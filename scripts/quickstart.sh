@@ -14,4 +14,6 @@ bash scripts/install-deps.sh
 swift build -c release --product fetchlab >&2
 .build/release/fetchlab run experiments/default.json --out results/default "$@"
 .build/release/fetchlab compare results/default --baseline periodic:1h > results/default/compare.txt
+.build/release/fetchlab report results/default >&2
 echo "paired comparison against periodic:1h: results/default/paired.csv (table in results/default/compare.txt)"
+echo "report: results/default/report.html (charts in results/default/plots/)"
