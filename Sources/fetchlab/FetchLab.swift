@@ -18,6 +18,7 @@ struct FetchLab: ParsableCommand {
       Predict.self,
       Compare.self,
       Report.self,
+      Bench.self,
     ]
   )
 }

@@ -1,0 +1,375 @@
+import Dispatch
+import FetchLinearAlgebra
+import FetchModels
+import FetchSimulation
+import FetchTraces
+import Foundation
+
+/// What `fetchlab bench` measures: a fixed synthetic population, a window
+/// length and a training split, and how many threads to use.
+public struct BenchConfiguration: Sendable {
+  /// The population's master seed; fixed so runs compare.
+  public static let populationSeed: UInt64 = 20_260_601
+  /// The policies whose replay speed is measured one by one.
+  public static let replayPolicies = ["never", "periodic:1h", "oracle", "ios-minimum"]
+  /// The default-style experiment: population fit plus these 8 policies.
+  public static let experimentPolicies = [
+    "never", "periodic:15m", "periodic:1h", "periodic:4h", "oracle", "oracle-budget:4", "ios-minimum",
+    "ios-custom:1h",
+  ]
+
+  public var users: Int
+  public var days: Int
+  /// Days at the start of each window used for training; the rest is replayed.
+  public var trainDays: Int
+  public var jobs: Int
+  /// Where the trace is generated (and deleted afterwards unless `keepTrace`).
+  public var directory: String
+  public var keepTrace: Bool
+  /// Users read and processed together.
+  public var batchUsers: Int
+
+  public init(
+    users: Int = 10_000, days: Int = 28, trainDays: Int = 21,
+    jobs: Int = ProcessInfo.processInfo.activeProcessorCount, directory: String, keepTrace: Bool = false,
+    batchUsers: Int = 64
+  ) {
+    precondition(users >= 1, "bench needs at least 1 user")
+    precondition(days >= 2 && trainDays >= 1 && trainDays < days, "bench needs 1 ≤ trainDays < days")
+    self.users = users
+    self.days = days
+    self.trainDays = trainDays
+    self.jobs = max(1, jobs)
+    self.directory = directory
+    self.keepTrace = keepTrace
+    self.batchUsers = max(1, batchUsers)
+  }
+
+  /// The share of each window used for training.
+  public var trainFraction: Double { Double(trainDays) / Double(days) }
+
+  /// The generated trace's path.
+  public var tracePath: String { directory + "/bench-trace.csv" }
+}
+
+/// One measured quantity with its target, if the issue sets one.
+public struct BenchMetric: Sendable, Equatable {
+  public enum Goal: Sendable, Equatable {
+    /// At least this much.
+    case atLeast(Double)
+    /// At most this much.
+    case atMost(Double)
+  }
+
+  public var name: String
+  public var value: Double
+  public var unit: String
+  public var goal: Goal?
+
+  public init(name: String, value: Double, unit: String, goal: Goal? = nil) {
+    self.name = name
+    self.value = value
+    self.unit = unit
+    self.goal = goal
+  }
+
+  /// The target as written in `bench.csv` (`>=200`, `<=20`), empty when none.
+  public var targetText: String {
+    switch goal {
+    case .atLeast(let v)?: ">=" + BenchMetric.format(v)
+    case .atMost(let v)?: "<=" + BenchMetric.format(v)
+    case nil: ""
+    }
+  }
+
+  /// Whether the target is met; nil when there is none.
+  public var met: Bool? {
+    switch goal {
+    case .atLeast(let v)?: value >= v
+    case .atMost(let v)?: value <= v
+    case nil: nil
+    }
+  }
+
+  /// `value` rounded to 3 decimals, as `Double.description` (no locale).
+  static func format(_ v: Double) -> String {
+    guard v.isFinite else { return v.description }
+    let r = (v * 1000).rounded() / 1000
+    if r == r.rounded(), abs(r) < 1e15 { return String(Int64(r)) }
+    return r.description
+  }
+
+  public var valueText: String { BenchMetric.format(value) }
+}
+
+/// The columns of `bench.csv`, in order.
+public enum BenchColumn: String, CaseIterable, Sendable {
+  case metric, value, unit, target, met
+}
+
+/// Progress of a benchmark, for display.
+public struct BenchProgress: Sendable {
+  public var stage: String
+  public var done: Int
+  public var total: Int
+}
+
+/// Runs the benchmark: generate → file, ingest, fit, replay per policy,
+/// default-style experiment. Users are streamed in batches throughout;
+/// the population is never held in memory.
+///
+/// Metric names are stable (see ``BenchReport/metricNames``).
+public func runBench(
+  _ config: BenchConfiguration, progress: @escaping (BenchProgress) -> Void = { _ in }
+) throws -> BenchReport {
+  LinearAlgebra.setSingleThreaded()
+  try FileManager.default.createDirectory(atPath: config.directory, withIntermediateDirectories: true)
+  let benchStart = DispatchTime.now()
+  var metrics: [BenchMetric] = []
+  let path = config.tracePath
+  defer { if !config.keepTrace { try? FileManager.default.removeItem(atPath: path) } }
+
+  // 1. Generation.
+  let pop = SyntheticPopulation(seed: BenchConfiguration.populationSeed, days: config.days)
+  var t0 = DispatchTime.now()
+  let generated = try pop.write(to: path, users: config.users) { u, _ in
+    progress(BenchProgress(stage: "generate", done: u, total: config.users))
+  }
+  let genS = seconds(since: t0)
+  let bytes = Double(fileSize(path))
+  let mb = bytes / 1e6
+  metrics.append(.init(name: "generate_users_per_s", value: Double(config.users) / genS, unit: "users/s"))
+  metrics.append(.init(name: "generate_mb_per_s", value: mb / genS, unit: "MB/s"))
+  metrics.append(.init(name: "trace_size", value: mb, unit: "MB"))
+  metrics.append(.init(name: "trace_events", value: Double(generated), unit: "events"))
+
+  // 2. Ingestion: the whole file through TraceReader, one thread.
+  t0 = DispatchTime.now()
+  var readUsers = 0
+  var readEvents = 0
+  do {
+    let reader = try TraceReader(path: path)
+    while let u = try reader.next() {
+      readUsers += 1
+      readEvents += u.events.count
+      if readUsers % 256 == 0 { progress(BenchProgress(stage: "ingest", done: readUsers, total: config.users)) }
+    }
+  }
+  let ingestS = seconds(since: t0)
+  metrics.append(.init(name: "ingest_mb_per_s", value: mb / ingestS, unit: "MB/s", goal: .atLeast(200)))
+  metrics.append(.init(name: "ingest_events_per_s", value: Double(readEvents) / ingestS, unit: "events/s"))
+
+  // 3. Habit-model fitting: every selected (user, app) over the training window.
+  let apps = AppSelection.top(3)
+  let runConfig = { (policies: [PolicySpec]) in
+    RunConfiguration(
+      tracePath: path, policies: policies, seed: 1, apps: apps, recordEvents: false, jobs: config.jobs,
+      batchUsers: config.batchUsers, trainFraction: config.trainFraction)
+  }
+  let fitConfig = runConfig([])
+  t0 = DispatchTime.now()
+  let population = try fitPopulation(fitConfig)
+  let popFitS = seconds(since: t0)
+  metrics.append(.init(name: "fit_population_s", value: popFitS, unit: "s"))
+  var models = 0
+  var fitS = 0.0
+  try forEachBatch(path: path, size: config.batchUsers) { batch, _ in
+    let samples = batch.flatMap { u -> [HabitSample] in
+      let train = splitForRun(u, fitConfig).train
+      return apps.select(in: u).map { HabitSample(trace: train, app: $0, from: train.start, to: train.end) }
+    }
+    let t = DispatchTime.now()
+    parallel(samples.count, jobs: config.jobs) { i in
+      _ = HabitFitter().fit(samples[i], prior: population)
+    }
+    fitS += seconds(since: t)
+    models += samples.count
+    progress(BenchProgress(stage: "fit", done: models, total: 3 * config.users))
+  }
+  metrics.append(.init(name: "fit_models_per_s", value: Double(models) / fitS, unit: "models/s", goal: .atLeast(2_000)))
+
+  // 4. Replay, policy by policy, on the same batches (reading not timed).
+  let specs = try BenchConfiguration.replayPolicies.map { try PolicySpec(parsing: $0) }
+  var replayS = [Double](repeating: 0, count: specs.count)
+  var testDays = 0.0
+  var testEvents = 0
+  var replayed = 0
+  try forEachBatch(path: path, size: config.batchUsers) { batch, _ in
+    for u in batch {
+      let test = splitForRun(u, fitConfig).test
+      testDays += (test.end - test.start) / 86_400
+      testEvents += test.events.count
+    }
+    for (k, spec) in specs.enumerated() {
+      let cfg = runConfig([spec])
+      let pop = spec.usesHabitModel ? population : nil
+      let t = DispatchTime.now()
+      parallel(batch.count, jobs: config.jobs) { i in _ = replayUser(batch[i], cfg, pop) }
+      replayS[k] += seconds(since: t)
+    }
+    replayed += batch.count
+    progress(BenchProgress(stage: "replay", done: replayed, total: config.users))
+  }
+  for (k, spec) in specs.enumerated() {
+    let name = spec.description.replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "-", with: "_")
+    let target = spec.usesHabitModel ? 200_000.0 : 1_000_000.0
+    metrics.append(
+      .init(
+        name: "replay_\(name)_policy_user_days_per_s", value: testDays / replayS[k], unit: "policy-user-days/s",
+        goal: .atLeast(target)))
+    metrics.append(.init(name: "replay_\(name)_events_per_s", value: Double(testEvents) / replayS[k], unit: "events/s"))
+  }
+
+  // 5. The default-style experiment: population fit + 8 policies, end to end.
+  let expSpecs = try BenchConfiguration.experimentPolicies.map { try PolicySpec(parsing: $0) }
+  var sink = CountingSink()
+  var rssAfterFirst: Double?
+  t0 = DispatchTime.now()
+  try runReplay(runConfig(expSpecs), into: &sink) { p in
+    if rssAfterFirst == nil { rssAfterFirst = currentRSSMB() }
+    progress(BenchProgress(stage: "experiment", done: p.users, total: config.users))
+  }
+  let expS = seconds(since: t0)
+  let scaled = 20.0 * Double(config.users) / 10_000
+  metrics.append(.init(name: "experiment_wall_s", value: expS, unit: "s", goal: .atMost(scaled)))
+  metrics.append(
+    .init(name: "experiment_policy_user_days_per_s", value: sink.days * Double(expSpecs.count) / expS, unit: "policy-user-days/s"))
+  if let first = rssAfterFirst, let last = currentRSSMB() {
+    metrics.append(.init(name: "experiment_rss_growth", value: last - first, unit: "MB", goal: .atMost(64)))
+  }
+  metrics.append(.init(name: "peak_rss", value: peakRSSMB(), unit: "MB"))
+  metrics.append(.init(name: "bench_total_s", value: seconds(since: benchStart), unit: "s"))
+  return BenchReport(metrics: metrics)
+}
+
+/// The metrics of one benchmark run.
+public struct BenchReport: Sendable {
+  public var metrics: [BenchMetric]
+
+  /// The metric names a run reports, in order (`experiment_rss_growth` only
+  /// where the resident set size can be read).
+  public static let metricNames: [String] = {
+    var n = [
+      "generate_users_per_s", "generate_mb_per_s", "trace_size", "trace_events", "ingest_mb_per_s",
+      "ingest_events_per_s", "fit_population_s", "fit_models_per_s",
+    ]
+    for p in BenchConfiguration.replayPolicies {
+      let name = p.replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "-", with: "_")
+      n += ["replay_\(name)_policy_user_days_per_s", "replay_\(name)_events_per_s"]
+    }
+    n += [
+      "experiment_wall_s", "experiment_policy_user_days_per_s", "experiment_rss_growth", "peak_rss", "bench_total_s",
+    ]
+    return n
+  }()
+
+  /// `bench.csv`: a header and one row a metric (RFC 4180 quoting).
+  public var csv: String {
+    var s = BenchColumn.allCases.map(\.rawValue).joined(separator: ",") + "\n"
+    for m in metrics {
+      let met = m.met.map { $0 ? "true" : "false" } ?? ""
+      s += [m.name, m.valueText, m.unit, m.targetText, met].map(csvField).joined(separator: ",") + "\n"
+    }
+    return s
+  }
+
+  /// An aligned text table for the terminal.
+  public var table: String {
+    let rows =
+      [["metric", "value", "unit", "target", "met"]]
+      + metrics.map { m in
+        [m.name, m.valueText, m.unit, m.targetText, m.met.map { $0 ? "yes" : "NO" } ?? ""]
+      }
+    var widths = [Int](repeating: 0, count: 5)
+    for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
+    return rows.map { r in
+      r.enumerated().map { i, c in
+        let pad = String(repeating: " ", count: widths[i] - c.count)
+        return i == 1 ? pad + c : c + pad  // numbers right-aligned
+      }.joined(separator: "  ").trimmingSuffixSpaces()
+    }.joined(separator: "\n") + "\n"
+  }
+}
+
+extension String {
+  fileprivate func trimmingSuffixSpaces() -> String {
+    var s = self
+    while s.last == " " { s.removeLast() }
+    return s
+  }
+}
+
+private func csvField(_ s: String) -> String {
+  let needsQuotes = s.contains { $0 == "," || $0 == "\"" || $0.isNewline }
+  return needsQuotes ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
+}
+
+/// Counts replayed user-days and drops the results.
+private struct CountingSink: RunSink {
+  var users = 0
+  var days = 0.0
+  mutating func consume(_ result: UserResult, config: RunConfiguration) throws {
+    users += 1
+    days += (result.trace.end - result.trace.start) / 86_400
+  }
+}
+
+/// Calls `body` with consecutive batches of at most `size` users.
+private func forEachBatch(path: String, size: Int, _ body: ([UserTrace], Int) throws -> Void) throws {
+  let reader = try TraceReader(path: path)
+  var batch: [UserTrace] = []
+  batch.reserveCapacity(size)
+  var first = 0
+  while true {
+    batch.removeAll(keepingCapacity: true)
+    while batch.count < size, let u = try reader.next() { batch.append(u) }
+    if batch.isEmpty { return }
+    try body(batch, first)
+    first += batch.count
+    if batch.count < size { return }
+  }
+}
+
+/// Runs `body(0..<n)` on `jobs` threads, worker w taking w, w + jobs, ...
+private func parallel(_ n: Int, jobs: Int, _ body: @Sendable (Int) -> Void) {
+  let workers = min(jobs, n)
+  if workers <= 1 {
+    for i in 0..<n { body(i) }
+    return
+  }
+  DispatchQueue.concurrentPerform(iterations: workers) { w in
+    var i = w
+    while i < n {
+      body(i)
+      i += workers
+    }
+  }
+}
+
+private func seconds(since t: DispatchTime) -> Double {
+  Double(DispatchTime.now().uptimeNanoseconds - t.uptimeNanoseconds) / 1e9
+}
+
+private func fileSize(_ path: String) -> Int {
+  ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
+}
+
+/// Peak resident set size of this process, MB (`ru_maxrss` is in KiB on Linux).
+public func peakRSSMB() -> Double {
+  var u = rusage()
+  #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    return Double(u.ru_maxrss) * 1024 / 1e6
+  #else
+    getrusage(RUSAGE_SELF, &u)
+    return Double(u.ru_maxrss) / 1e6  // bytes on Darwin
+  #endif
+}
+
+/// Current resident set size, MB, from `/proc/self/statm`; nil elsewhere.
+func currentRSSMB() -> Double? {
+  guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+  let f = s.split(separator: " ")
+  guard f.count > 1, let pages = Double(f[1]) else { return nil }
+  return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1e6
+}

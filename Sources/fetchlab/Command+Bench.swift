@@ -1,0 +1,83 @@
+import ArgumentParser
+import FetchBenchmark
+import Foundation
+
+extension FetchLab {
+  struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "bench",
+      abstract: "Measure throughput on a fixed synthetic population: generation, ingestion, habit fitting, replay per policy, peak memory and a default-style experiment; print a table and write DIR/bench.csv.",
+      discussion: """
+        Users are streamed (generated to DIR/bench-trace.csv, then read in batches), so memory \
+        does not grow with --users. The trace is deleted afterwards unless --keep-trace. \
+        bench.csv columns: metric, value, unit, target (>=X or <=X, from issue 6), met. \
+        The experiment wall-time target is 20 s at 10,000 users, scaled linearly with --users. \
+        Build with -c release before measuring.
+        Example: fetchlab bench --users 2000 --out results/bench
+        """)
+
+    @Option(name: .long, help: "Users in the synthetic population (default 10000; 200 with --quick).")
+    var users: Int?
+
+    @Option(name: .long, help: "Days per user.")
+    var days: Int = 28
+
+    @Option(name: .long, help: "Training days at the start of each window; the rest is replayed (default: 3/4 of --days, 21 for 28).")
+    var trainDays: Int?
+
+    @Option(name: .long, help: "Worker threads.")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(name: .long, help: "Output directory for bench.csv (and the temporary trace).")
+    var out: String = "results/bench"
+
+    @Flag(name: .long, help: "A small run for tests: 200 users unless --users is given.")
+    var quick = false
+
+    @Flag(name: .long, help: "Keep the generated trace DIR/bench-trace.csv.")
+    var keepTrace = false
+
+    var effectiveUsers: Int { users ?? (quick ? 200 : 10_000) }
+    var effectiveTrainDays: Int { trainDays ?? max(1, days * 3 / 4) }
+
+    func validate() throws {
+      guard effectiveUsers >= 1 else { throw ValidationError("--users must be at least 1") }
+      guard effectiveUsers <= 10_000_000 else { throw ValidationError("--users must be at most 10000000") }
+      guard days >= 2, days <= 3_650 else { throw ValidationError("--days must be in 2...3650") }
+      guard effectiveTrainDays >= 1, effectiveTrainDays < days else {
+        throw ValidationError("--train-days must be at least 1 and less than --days")
+      }
+      guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+      guard !out.isEmpty else { throw ValidationError("--out must not be empty") }
+    }
+
+    func run() throws {
+      let cfg = BenchConfiguration(
+        users: effectiveUsers, days: days, trainDays: effectiveTrainDays, jobs: jobs, directory: out,
+        keepTrace: keepTrace)
+      // One progress line per stage, so the ETA is the stage's.
+      var line = ProgressLine(label: "bench")
+      var stage = ""
+      let report = try runBench(cfg) { p in
+        if p.stage != stage {
+          line.finish()
+          stage = p.stage
+          line = ProgressLine(label: "bench \(p.stage)")
+        }
+        line.update(
+          done: p.done, unit: "of \(p.total)", fraction: p.total > 0 ? Double(p.done) / Double(p.total) : nil)
+      }
+      line.finish()
+      let csvPath = out + "/bench.csv"
+      do {
+        try report.csv.write(toFile: csvPath, atomically: true, encoding: .utf8)
+      } catch {
+        throw CommandError("cannot write \(csvPath): \(error.localizedDescription)")
+      }
+      print(
+        "bench: \(cfg.users) users × \(cfg.days) days (train \(cfg.trainDays)), \(cfg.jobs) jobs, seed "
+          + "\(BenchConfiguration.populationSeed) -> \(csvPath)")
+      print(report.table, terminator: "")
+    }
+  }
+}
