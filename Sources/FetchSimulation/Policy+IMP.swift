@@ -154,10 +154,7 @@ public struct IMPPolicy: FetchPolicy {
     self.params = params
     self.world = world
     habit = fitter.fit(HabitSample(trace: training, app: app, from: training.start, to: training.end), prior: population)
-    for e in training.events where e.kind == .open {
-      lastAnyOpen = e.time
-      if e.app == app { lastAppOpen = e.time }
-    }
+    (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
     pace = MinimumPolicy.pacing(training: training, app: app)
     energyBudgetJ = params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ
@@ -176,9 +173,7 @@ public struct IMPPolicy: FetchPolicy {
   /// Share of the day's budget the pace allows by local time `t`, in [0, 1].
   mutating func pacedShare(at t: Double) -> Double {
     let h = clock.hourOfDay(t)
-    let i = min(23, Int(h))
-    let before = i > 0 ? pace[i - 1] : 0
-    let usage = before + (pace[i] - before) * (h - Double(i))
+    let usage = MinimumPolicy.share(pace, atHour: h)
     let w = min(1, max(0, params.usagePacing))
     return min(1, max(0, (1 - w) * h / 24 + w * usage))
   }

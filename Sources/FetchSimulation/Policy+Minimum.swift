@@ -170,14 +170,10 @@ public struct MinimumPolicy: FetchPolicy {
     population: HabitModel?, fitter: HabitFitter = HabitFitter()
   ) {
     let habit = fitter.fit(HabitSample(trace: training, app: app, from: training.start, to: training.end), prior: population)
-    var lastApp = -Double.infinity, lastAny = -Double.infinity
-    for e in training.events where e.kind == .open {
-      lastAny = e.time
-      if e.app == app { lastApp = e.time }
-    }
+    let last = Self.lastOpens(training, app: app)
     self.init(
       params: params, world: world, habit: habit, history: training, app: app, population: population,
-      lastAppOpen: lastApp, lastAnyOpen: lastAny, fitter: fitter)
+      lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter)
   }
 
   /// A scheduler that starts from an already fitted habit model (e.g. from
@@ -215,12 +211,27 @@ public struct MinimumPolicy: FetchPolicy {
     return counts.map { acc += $0; return acc / total }
   }
 
-  /// Share of the day's budgets released by local time `t`.
-  mutating func released(at t: Double) -> Double {
-    let h = clock.hourOfDay(t)
+  /// The cumulative share `pace` (from ``pacing(training:app:)``) at local
+  /// hour `h` ∈ [0, 24), interpolated linearly within the hour.
+  static func share(_ pace: [Double], atHour h: Double) -> Double {
     let i = min(23, Int(h))
     let before = i > 0 ? pace[i - 1] : 0
-    return min(1, params.paceSlack + before + (pace[i] - before) * (h - Double(i)))
+    return before + (pace[i] - before) * (h - Double(i))
+  }
+
+  /// Times of the last open of any app and of `app` in `training` (−∞ if none).
+  static func lastOpens(_ training: UserTrace, app: Int32) -> (any: Double, app: Double) {
+    var lastApp = -Double.infinity, lastAny = -Double.infinity
+    for e in training.events where e.kind == .open {
+      lastAny = e.time
+      if e.app == app { lastApp = e.time }
+    }
+    return (lastAny, lastApp)
+  }
+
+  /// Share of the day's budgets released by local time `t`.
+  mutating func released(at t: Double) -> Double {
+    min(1, params.paceSlack + Self.share(pace, atHour: clock.hourOfDay(t)))
   }
 
   /// The habit model currently in use.
