@@ -51,6 +51,13 @@ import Foundation
 /// the configuration's name, and two strings naming the same configuration
 /// (`periodic:60m`, `periodic:1h`) are an error.
 ///
+/// **Sizes.** An experiment whose estimated size (``estimate()``: result
+/// cells, policy-user-days, peak memory, output bytes) exceeds
+/// ``ResourceLimits/current`` is refused while the file is read, with the
+/// estimate, the limit and what to change; so are files over
+/// ``maxFileBytes``, policy strings over ``maxPolicyBytes`` and brace groups
+/// nested or chained more than 64 deep.
+///
 /// **Replications.** Replication `r` (0-based) replays with seed
 /// `StableHash.combine(seed, UInt64(r))` (``replicationSeed(_:)``): content
 /// updates, response sizes and every other random draw of the world change
@@ -123,10 +130,24 @@ public struct Experiment: Sendable {
     return StableHash.combine(seed, UInt64(r))
   }
 
-  /// Reads and checks an experiment file.
+  /// Longest accepted experiment file, in bytes (real ones are a few kB;
+  /// this bounds the parser's memory at about 30× the file).
+  public static let maxFileBytes = 4 << 20
+
+  /// Reads and checks an experiment file, refusing one whose estimated
+  /// size exceeds `limits` (see ``estimate()`` and ``check(limits:)``).
   ///
   /// - Throws: ``TraceFormatError`` naming the file, line and key path.
-  public init(contentsOf path: String, currentDirectory: String = FileManager.default.currentDirectoryPath) throws {
+  public init(
+    contentsOf path: String, currentDirectory: String = FileManager.default.currentDirectoryPath,
+    limits: ResourceLimits = .current
+  ) throws {
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
+    if let size, size > Self.maxFileBytes {
+      throw TraceFormatError(
+        file: path, line: 0, field: "-",
+        message: "experiment file of \(size) bytes is larger than \(Self.maxFileBytes) bytes; is it the right file?")
+    }
     guard let data = FileManager.default.contents(atPath: path) else {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read experiment file")
     }
@@ -134,14 +155,25 @@ public struct Experiment: Sendable {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "not valid UTF-8")
     }
     let dir = (path as NSString).deletingLastPathComponent
-    try self.init(text: text, file: path, baseDirectory: dir.isEmpty ? "." : dir, currentDirectory: currentDirectory)
+    try self.init(
+      text: text, file: path, baseDirectory: dir.isEmpty ? "." : dir, currentDirectory: currentDirectory,
+      limits: limits)
   }
 
   /// Parses an experiment from `text`; `file` names it in errors, relative
   /// trace paths are looked up in `baseDirectory`, then `currentDirectory`.
-  public init(text: String, file: String, baseDirectory: String, currentDirectory: String) throws {
+  /// An experiment whose estimated size exceeds `limits` is refused (see
+  /// ``check(limits:)``).
+  public init(
+    text: String, file: String, baseDirectory: String, currentDirectory: String, limits: ResourceLimits = .current
+  ) throws {
     path = file
     self.text = text
+    guard text.utf8.count <= Self.maxFileBytes else {
+      throw TraceFormatError(
+        file: file, line: 0, field: "-",
+        message: "experiment text of \(text.utf8.count) bytes is larger than \(Self.maxFileBytes) bytes")
+    }
     let root = try LocatedJSON.parse(text, file: file)
     let o = try JSONObjectReader(
       root, path: "", file: file,
@@ -179,6 +211,12 @@ public struct Experiment: Sendable {
         let line = d.member("trace")?.line ?? item.line
         guard let resolved = Self.resolve(t, base: baseDirectory, current: currentDirectory) else {
           throw d.error("trace", line, "cannot find '\(t)' (looked in \(baseDirectory) and \(currentDirectory))")
+        }
+        // A trace is read twice (hashed, then replayed): a device or a pipe
+        // such as /dev/zero would never end.
+        var st = stat()
+        guard stat(resolved, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+          throw d.error("trace", line, "'\(t)' is not a regular file")
         }
         datasets.append(Dataset(name: n, source: .trace(path: resolved)))
       case (nil, let s?):
@@ -220,8 +258,13 @@ public struct Experiment: Sendable {
         throw TraceFormatError(file: file, line: item.line, field: field, message: "expected a string, got \(item.typeName)")
       }
       let expanded: [String]
+      guard pattern.utf8.count <= Self.maxPolicyBytes else {
+        throw TraceFormatError(
+          file: file, line: item.line, field: field,
+          message: "policy string of \(pattern.utf8.count) bytes is longer than \(Self.maxPolicyBytes) bytes")
+      }
       do {
-        expanded = try expandBraces(pattern, limit: 10_000 - configs.count)
+        expanded = try expandBraces(pattern, limit: Self.maxConfigurations - configs.count)
       } catch {
         throw TraceFormatError(file: file, line: item.line, field: field, message: "\(error)")
       }
@@ -265,7 +308,30 @@ public struct Experiment: Sendable {
     } else {
       trainFraction = configs.contains(where: { $0.spec.learns }) ? 0.75 : 0
     }
+
+    // Sizes: refuse before anything is generated or replayed.
+    if let (key, message) = check(limits: limits) {
+      let line = key.flatMap { k -> Int? in
+        if let i = k.firstIndex(of: ".") {
+          // datasets[i].synthetic.users: the synthetic object's line.
+          let head = String(k[..<i])
+          guard head.hasPrefix("datasets["), let n = Int(head.dropFirst(9).dropLast()),
+            case .array(let items)? = o.member("datasets")?.value.value, n < items.count,
+            case .object(let ms) = items[n].value, let syn = ms.first(where: { $0.key == "synthetic" })
+          else { return nil }
+          if case .object(let sms) = syn.value.value, let u = sms.first(where: { $0.key == "users" }) { return u.line }
+          return syn.line
+        }
+        return o.member(k)?.line
+      }
+      throw TraceFormatError(file: file, line: line ?? root.line, field: key ?? "-", message: message)
+    }
   }
+
+  /// Most policy configurations after grid expansion.
+  public static let maxConfigurations = 10_000
+  /// Longest policy string (before expansion), in bytes.
+  public static let maxPolicyBytes = 4_096
 
   /// Whether `s` is usable as a dataset name (it becomes part of file names).
   static func isValidName(_ s: String) -> Bool {
@@ -287,6 +353,151 @@ public struct Experiment: Sendable {
   }
 }
 
+extension Experiment {
+  /// A rough, deliberately generous estimate of an experiment's size, made
+  /// before anything runs so that an absurd experiment is refused with a
+  /// message instead of exhausting memory or disk (see ``ResourceLimits``).
+  ///
+  /// Per dataset it takes users and user-days from the synthetic settings,
+  /// or from a trace's size (``ResourceLimits/traceBytesPerRow`` bytes a
+  /// row, ``ResourceLimits/syntheticRowsPerUserDay`` rows a user-day, 7
+  /// days a user); ``ResourceLimits/opensPerUserDay`` opens a user-day; at
+  /// most 20 replayed apps a user; a timer policy (periodic, ios-custom,
+  /// android-workmanager, tailender) 86,400 / interval fetches a pair-day,
+  /// any other 50. Output counts the part files and the final files
+  /// (twice the rows). Memory is the largest block (``unitUsers`` users'
+  /// traces and their results for every replication at once) plus the age
+  /// histograms of every (dataset, replication, policy).
+  public struct Estimate: Sendable, Equatable {
+    /// Bytes written: generated traces, parts and final CSV files.
+    public var outputBytes: Double
+    /// Of which `opens.csv` and `fetches.csv` (and their parts).
+    public var eventFileBytes: Double
+    /// Peak memory, in bytes.
+    public var memoryBytes: Double
+    /// (policy, replication, user-day) replays.
+    public var policyUserDays: Double
+    /// (dataset, replication, policy) cells, each with an age histogram.
+    public var resultCells: Double
+  }
+
+  /// Bytes of one age histogram (``AgeHistogram``: 2,200 bins of 8 bytes).
+  static let histogramBytes = 17_600.0
+
+  /// Fetches a pair-day of a policy (see ``Estimate``).
+  static func fetchesPerPairDay(_ spec: PolicySpec) -> Double {
+    switch spec {
+    case .periodic(let i), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _):
+      return i > 0 ? max(1, 86_400 / i) : 86_400
+    default: return 50
+    }
+  }
+
+  /// The experiment's estimated size (see ``Estimate``).
+  public func estimate() -> Estimate {
+    let R = Double(replications), C = Double(configurations.count)
+    let apps: Double =
+      switch self.apps {
+      case .top(let k): Double(min(k, 20))
+      case .named(let n): Double(min(n.count, 20))
+      case .minOpens: 20
+      }
+    let scored = 1 - trainFraction
+    let fetchesPerPairDay = configurations.reduce(0.0) { $0 + Self.fetchesPerPairDay($1.spec) }
+    var e = Estimate(outputBytes: 0, eventFileBytes: 0, memoryBytes: 0, policyUserDays: 0, resultCells: 0)
+    var block = 0.0
+    for d in datasets {
+      let users: Double, userDays: Double
+      switch d.source {
+      case .synthetic(let s):
+        users = Double(s.users)
+        userDays = Double(s.users) * Double(s.days)
+        e.outputBytes += ResourceLimits.syntheticEstimate(users: s.users, days: s.days).bytes
+      case .trace(let p):
+        let bytes = Double(((try? FileManager.default.attributesOfItem(atPath: p)[.size]) as? Int) ?? 0)
+        userDays = bytes / ResourceLimits.traceBytesPerRow / ResourceLimits.syntheticRowsPerUserDay
+        users = max(1, userDays / 7)
+      }
+      let pairs = users * apps, pairDays = userDays * apps
+      let opens = userDays * ResourceLimits.opensPerUserDay * scored
+      let fetches = pairDays * scored * fetchesPerPairDay  // over all policies
+      let summary = R * C * pairs * ResourceLimits.summaryBytesPerRow
+      let events =
+        eventFiles ? R * (C * opens * ResourceLimits.openBytesPerRow + fetches * ResourceLimits.fetchBytesPerRow) : 0
+      e.outputBytes += 2 * (summary + events)
+      e.eventFileBytes += 2 * events
+      e.policyUserDays += userDays * C * R
+      // One block: its users' events, and per replication and policy their
+      // results (a summary, the ages of the opens, the event records) as
+      // objects and as CSV text.
+      let share = min(Double(unitUsers), users) / users
+      let traceMemory = share * userDays * ResourceLimits.syntheticRowsPerUserDay * ResourceLimits.memoryBytesPerEvent
+      let results =
+        share * R
+        * (C * (pairs * 1_000 + opens * (8 + (eventFiles ? 2 * ResourceLimits.openBytesPerRow : 0)))
+          + (eventFiles ? fetches * 2 * ResourceLimits.fetchBytesPerRow : 0))
+      block = max(block, traceMemory + results)
+    }
+    e.resultCells = Double(datasets.count) * (R + 1) * C
+    e.memoryBytes = block + (e.resultCells + C) * Self.histogramBytes
+    return e
+  }
+
+  /// The key to blame and the message when the experiment exceeds `limits`;
+  /// `nil` when it fits. Messages give the estimate, the limit and what to
+  /// change.
+  public func check(limits: ResourceLimits) -> (key: String?, message: String)? {
+    typealias L = ResourceLimits
+    for (i, d) in datasets.enumerated() {
+      if case .synthetic(let s) = d.source,
+        let m = limits.checkSynthetic(users: s.users, days: s.days, what: "synthetic dataset '\(d.name)'")
+      {
+        return ("datasets[\(i)].synthetic.users", m)
+      }
+    }
+    let e = estimate()
+    let R = replications, C = configurations.count, D = datasets.count
+    let biggest = R >= C ? "replications" : "policies"
+    if e.resultCells > Double(limits.maxResultCells) {
+      return (
+        biggest,
+        "\(D) datasets × (\(R) replications + 1) × \(C) policies = \(L.countText(e.resultCells)) result cells "
+          + "(\(L.bytesText(e.resultCells * Self.histogramBytes)) of age histograms), over the limit of "
+          + "\(limits.maxResultCells); use fewer replications or policies (or raise FETCHLAB_MAX_RESULT_CELLS)"
+      )
+    }
+    if e.policyUserDays > limits.maxPolicyUserDays {
+      return (
+        biggest,
+        "about \(L.countText(e.policyUserDays)) policy-user-days to replay (user-days × \(C) policies × \(R) "
+          + "replications), over the limit of \(L.countText(limits.maxPolicyUserDays)); use fewer replications, "
+          + "policies or users (or raise FETCHLAB_MAX_POLICY_USER_DAYS)"
+      )
+    }
+    if e.memoryBytes > limits.maxMemoryBytes {
+      return (
+        unitUsers > 1 ? "unit_users" : biggest,
+        "estimated peak memory \(L.bytesText(e.memoryBytes)) (\(unitUsers) users a unit × \(R) replications × "
+          + "\(C) policies), over the limit of \(L.bytesText(limits.maxMemoryBytes)); use a smaller unit_users, "
+          + "fewer replications or policies\(eventFiles ? ", or \"event_files\": false" : "") "
+          + "(or raise FETCHLAB_MAX_MEMORY_MB)"
+      )
+    }
+    if e.outputBytes > limits.maxOutputBytes {
+      let events = e.eventFileBytes > e.outputBytes / 2
+      return (
+        events ? "event_files" : biggest,
+        "estimated output \(L.bytesText(e.outputBytes))"
+          + (events ? " (\(L.bytesText(e.eventFileBytes)) of opens.csv and fetches.csv)" : "")
+          + ", over the limit of \(L.bytesText(limits.maxOutputBytes)); "
+          + (events ? "set \"event_files\": false (the summary and scores do not change), or use " : "use ")
+          + "fewer replications, policies or users, or longer timer intervals (or raise FETCHLAB_MAX_OUTPUT_MB)"
+      )
+    }
+    return nil
+  }
+}
+
 /// Reads the members of one JSON object, rejecting unknown and duplicate keys.
 struct JSONObjectReader {
   let node: LocatedJSON
@@ -302,7 +513,8 @@ struct JSONObjectReader {
       throw TraceFormatError(file: file, line: node.line, field: path.isEmpty ? "-" : path, message: "expected an object, got \(node.typeName)")
     }
     for m in ms {
-      let field = path.isEmpty ? m.key : path + "." + m.key
+      let key = JSONObjectReader.displayKey(m.key)
+      let field = path.isEmpty ? key : path + "." + key
       guard allowed.contains(m.key) else {
         throw TraceFormatError(file: file, line: m.line, field: field, message: "unknown key; known: " + allowed.joined(separator: ", "))
       }
@@ -311,6 +523,22 @@ struct JSONObjectReader {
       }
       members[m.key] = m
     }
+  }
+
+  /// A key as it appears in a field path: as is when it is a plain name,
+  /// else JSON-quoted (an empty key, spaces, dots, control characters).
+  static func displayKey(_ key: String) -> String {
+    let plain = !key.isEmpty && key.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") }
+    guard !plain else { return key }
+    var out = "\""
+    for u in key.unicodeScalars.prefix(80) {
+      switch u {
+      case "\"", "\\": out += "\\" + String(u)
+      case _ where u.value < 0x20 || u.value == 0x7F: out += "\\u" + String(u.value, radix: 16).leftPadded(4)
+      default: out.unicodeScalars.append(u)
+      }
+    }
+    return out + (key.unicodeScalars.count > 80 ? "…\"" : "\"")
   }
 
   func member(_ key: String) -> LocatedJSON.Member? { members[key] }
@@ -364,6 +592,10 @@ struct JSONObjectReader {
   }
 }
 
+extension String {
+  fileprivate func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
+}
+
 /// Expands brace groups: `p{a,b}q` → `paq`, `pbq`; several groups give the
 /// Cartesian product with the leftmost group varying slowest; groups nest
 /// (`{x,y{1,2}}` → `x`, `y1`, `y2`). A group without a comma is its own
@@ -373,12 +605,19 @@ struct JSONObjectReader {
 ///   would have more than `limit` strings.
 /// - Complexity: O(output size).
 public func expandBraces(_ s: String, limit: Int = 10_000) throws -> [String] {
-  let out = try expand(Array(s), whole: s, limit: max(0, limit))
+  let out = try expand(Array(s), whole: s, limit: max(0, limit), level: 0)
   return out.map { String($0) }
 }
 
-private func expand(_ c: [Character], whole: String, limit: Int) throws -> [[Character]] {
+/// Deepest accepted brace nesting (and longest run of groups) in a policy
+/// string; bounds the recursion.
+let maxBraceDepth = 64
+
+private func expand(_ c: [Character], whole: String, limit: Int, level: Int) throws -> [[Character]] {
   guard let open = c.firstIndex(where: { $0 == "{" || $0 == "}" }) else { return [c] }
+  guard level < maxBraceDepth else {
+    throw ExperimentError("'\(whole.prefix(80))\(whole.count > 80 ? "…" : "")' nests or chains more than \(maxBraceDepth) brace groups")
+  }
   guard c[open] == "{" else { throw ExperimentError("unbalanced '}' in '\(whole)'") }
   // The matching close and the top-level commas inside.
   var depth = 0
@@ -400,10 +639,13 @@ private func expand(_ c: [Character], whole: String, limit: Int) throws -> [[Cha
   var alternatives: [[Character]] = []
   var from = open + 1
   for cut in cuts + [close] {
-    alternatives += try expand(Array(c[from..<cut]), whole: whole, limit: limit)
+    alternatives += try expand(Array(c[from..<cut]), whole: whole, limit: limit, level: level + 1)
+    guard alternatives.count <= limit else {
+      throw ExperimentError("'\(whole)' expands to more than \(limit) policies")
+    }
     from = cut + 1
   }
-  let suffixes = try expand(Array(c[(close + 1)...]), whole: whole, limit: limit)
+  let suffixes = try expand(Array(c[(close + 1)...]), whole: whole, limit: limit, level: level + 1)
   guard alternatives.count * suffixes.count <= limit else {
     throw ExperimentError("'\(whole)' expands to more than \(limit) policies")
   }

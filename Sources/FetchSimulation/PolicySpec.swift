@@ -67,8 +67,8 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
       self = .iosMinimum(try parseMinimum(a ?? "", policy: s))
     case ("ios-custom", let a?):
       let items = a.split(separator: ",", maxSplits: 1).map(String.init)
-      guard let secs = parseDuration(items[0]), secs >= 1 else {
-        throw PolicySpecError("policy '\(s)': bad interval '\(items[0])' (use e.g. 30m, 1h; at least 1 s)")
+      guard let secs = parseDuration(items.first ?? ""), secs >= 1 else {
+        throw PolicySpecError("policy '\(s)': bad interval '\(items.first ?? "")' (use e.g. 30m, 1h; at least 1 s)")
       }
       var p = try parseMinimum(items.count > 1 ? items[1] : "", policy: s)
       p.minSpacingS = max(p.minSpacingS, secs)
@@ -91,9 +91,9 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
       self = .imp(try parseSettings(a ?? "", policy: s, defaults: IMPParameters(), keys: IMPParameters.keys))
     case ("oracle-budget", let a?):
       let items = a.split(separator: ",", maxSplits: 1).map(String.init)
-      guard let b = OracleBudget(argument: items[0]) else {
+      guard let b = OracleBudget(argument: items.first ?? "") else {
         throw PolicySpecError(
-          "policy '\(s)': bad budget '\(items[0])' (fetches per day, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)")
+          "policy '\(s)': bad budget '\(items.first ?? "")' (fetches per day, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)")
       }
       self = .oracleBudget(
         b,
@@ -261,7 +261,9 @@ private let durationUnits: [(Character, Double)] = [("d", 86_400), ("h", 3600), 
 /// Parses `90`, `90s`, `15m`, `1h30m`, `1.5h`, `2d` into seconds; `nil` if malformed.
 public func parseDuration(_ s: String) -> Double? {
   guard !s.isEmpty else { return nil }
-  if let x = Double(s), x.isFinite { return x }
+  // Beyond 2^53 s whole seconds are no longer exact (and formatDuration
+  // could not print them): not a duration.
+  if let x = Double(s), x.isFinite { return abs(x) < 0x1p53 ? x : nil }
   var total = 0.0
   var num = ""
   var lastUnit = Double.infinity
@@ -277,12 +279,12 @@ public func parseDuration(_ s: String) -> Double? {
       return nil
     }
   }
-  return num.isEmpty ? total : nil
+  return num.isEmpty && total < 0x1p53 ? total : nil
 }
 
 /// Seconds as the shortest `1h30m`-style text; fractions of a second as `s`.
 public func formatDuration(_ secs: Double) -> String {
-  if secs != secs.rounded() { return CSV.number(secs) + "s" }
+  if secs != secs.rounded() || !(abs(secs) < 0x1p53) { return CSV.number(secs) + "s" }
   var rest = Int(secs)
   var out = ""
   for (c, u) in durationUnits {

@@ -7,8 +7,12 @@ public let traceHeader = "user,time,event,app,value"
 
 /// Reads a canonical trace one user at a time, validating as it goes.
 ///
-/// Memory is one user's events plus a 1 MiB read buffer, and 8 bytes per
-/// user read so far (to detect a user whose rows are split). Errors are ``TraceFormatError``s naming file, line and field.
+/// Memory is one user's events plus a read buffer of the longest line, and
+/// 8 bytes per user read so far (to detect a user whose rows are split).
+/// Errors are ``TraceFormatError``s naming file, line and field. A line
+/// longer than `limits.maxLineBytes` or a user with more than
+/// `limits.maxEventsPerUser` events is refused (see ``ResourceLimits``), so a
+/// hostile file cannot exhaust memory.
 ///
 ///     let reader = try TraceReader(path: "trace.csv")
 ///     while let user = try reader.next() { ... }
@@ -23,11 +27,13 @@ public final class TraceReader {
   /// Bytes consumed so far.
   public private(set) var bytesRead = 0
 
-  /// Longest accepted line, in bytes; longer lines are an error.
-  public static let maxLineBytes = 1 << 20
+  /// Longest accepted line by default, in bytes; longer lines are an error.
+  public static let maxLineBytes = ResourceLimits().maxLineBytes
+  /// The size limits this reader enforces.
+  public let limits: ResourceLimits
 
   private let file: UnsafeMutablePointer<FILE>
-  private var buf = [UInt8](repeating: 0, count: 1 << 20)
+  private var buf: [UInt8]
   private var bufStart = 0
   private var bufEnd = 0
   private var eof = false
@@ -40,8 +46,10 @@ public final class TraceReader {
   private var appIndex: [String: Int32] = [:]
   private var lastTime = -Double.infinity
 
-  public init(path: String) throws {
+  public init(path: String, limits: ResourceLimits = .current) throws {
     self.path = path
+    self.limits = limits
+    buf = [UInt8](repeating: 0, count: max(limits.maxLineBytes + 2, 1 << 16))
     guard let f = fopen(path, "rb") else {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
     }
@@ -54,6 +62,10 @@ public final class TraceReader {
     TraceFormatError(file: path, line: line, field: field, message: message)
   }
 
+  private func tooLong() -> TraceFormatError {
+    fail("-", "line longer than \(limits.maxLineBytes) bytes (the limit; FETCHLAB_MAX_LINE_BYTES raises it)")
+  }
+
   /// Returns the next line's bytes (without the line ending) or `nil` at EOF.
   private func nextLine() throws -> ArraySlice<UInt8>? {
     while true {
@@ -64,6 +76,7 @@ public final class TraceReader {
         bytesRead += nl + 1 - bufStart
         bufStart = nl + 1
         line += 1
+        if s.count > limits.maxLineBytes { throw tooLong() }
         return s
       }
       if eof {
@@ -74,6 +87,7 @@ public final class TraceReader {
         bytesRead += bufEnd - bufStart
         bufStart = bufEnd
         line += 1
+        if s.count > limits.maxLineBytes { throw tooLong() }
         return s
       }
       // Shift the partial line to the front and read more.
@@ -87,7 +101,7 @@ public final class TraceReader {
       }
       if bufEnd == buf.count {
         line += 1
-        throw fail("-", "line longer than \(TraceReader.maxLineBytes) bytes")
+        throw tooLong()
       }
       let n = buf.withUnsafeMutableBufferPointer { p in
         fread(p.baseAddress! + bufEnd, 1, p.count - bufEnd, file)
@@ -281,6 +295,12 @@ public final class TraceReader {
         value = Double(n.rawValue)
       case .chargeStart, .chargeEnd, .update:
         guard f[4].isEmpty else { throw fail("value", "'\(eventName)' takes no value") }
+      }
+      guard cur.events.count < limits.maxEventsPerUser else {
+        throw fail(
+          "user",
+          "user '\(cur.user)' (begun on line \(pendingLine)) has more than \(limits.maxEventsPerUser) events, "
+            + "the limit of one user in memory (FETCHLAB_MAX_EVENTS_PER_USER raises it)")
       }
       cur.events.append(TraceEvent(time: time, kind: kind, app: app, value: value))
       pending = cur

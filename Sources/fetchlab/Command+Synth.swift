@@ -105,7 +105,19 @@ extension FetchLab {
       }
     }
 
+    /// Refuses a population whose trace would exceed the output limit or
+    /// the free space, or whose generation would exceed the memory limit
+    /// (``ResourceLimits/checkSynthetic(users:days:freeBytes:what:)``).
+    func checkSize(limits: ResourceLimits = .current) throws {
+      let dir = (out as NSString).deletingLastPathComponent
+      let free = ResourceLimits.freeBytes(near: dir.isEmpty ? "." : dir)
+      if let m = limits.checkSynthetic(users: users, days: days, freeBytes: free, what: "synth") {
+        throw CommandError(m)
+      }
+    }
+
     func run() throws {
+      try checkSize()
       let started = Date()
       let population = SyntheticPopulation(
         seed: seed, days: days, parameters: try loadParameters())

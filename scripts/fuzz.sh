@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing (libFuzzer) of the trace reader and the
+# experiment-file reader.
+#
+#   bash scripts/fuzz.sh [SECONDS]        # default 60 s per reader
+#   FUZZ_OPT=-O bash scripts/fuzz.sh 300  # optimised build (slower to build, faster to run)
+#   FUZZ_JOBS=2 bash scripts/fuzz.sh 600  # libFuzzer workers per reader
+#   FUZZ_SKIP_BUILD=1 bash scripts/fuzz.sh # reuse the harnesses built last time
+#
+# Builds FetchTraces (and, for the experiment reader, FetchLinearAlgebra,
+# FetchModels, FetchSimulation and FetchBenchmark) with
+# `swiftc -sanitize=fuzzer` into fuzz/.build/, links fuzz/*Fuzzer.swift
+# against them, and runs each harness for SECONDS on a working copy of
+# fuzz/corpus/<reader>/ (new interesting inputs go to fuzz/.build/corpus-*,
+# never into the repository). Prints the executions of each reader and
+# exits non-zero if a harness crashed; the crashing input is saved as
+# fuzz/.build/crash-<reader>-* (reproduce: fuzz/.build/<reader>-fuzzer FILE).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+SECONDS_PER_READER="${1:-60}"
+OPT="${FUZZ_OPT:--Onone}"
+JOBS="${FUZZ_JOBS:-1}"
+OUT=fuzz/.build
+mkdir -p "$OUT"
+
+command -v swiftc >/dev/null || { echo "fuzz.sh: swiftc not on PATH" >&2; exit 1; }
+for lib in openblas lapacke; do
+  pkg-config --exists "$lib" || { echo "fuzz.sh: pkg-config cannot find $lib (apt-get install libopenblas-dev liblapacke-dev)" >&2; exit 1; }
+done
+BLAS_CFLAGS=()
+for f in $(pkg-config --cflags openblas lapacke); do BLAS_CFLAGS+=(-Xcc "$f"); done
+BLAS_LIBS=($(pkg-config --libs openblas lapacke))
+
+# One static library and module per target, in dependency order.
+module() {  # name, then extra flags
+  local name=$1; shift
+  echo "fuzz.sh: building $name ($OPT, -sanitize=fuzzer)" >&2
+  swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -module-name "$name" \
+    -emit-library -static -emit-module -emit-module-path "$OUT/$name.swiftmodule" \
+    -I "$OUT" "$@" Sources/"$name"/*.swift -o "$OUT/lib$name.a"
+}
+
+if [ "${FUZZ_SKIP_BUILD:-0}" = 1 ] && [ -x "$OUT/trace-fuzzer" ] && [ -x "$OUT/experiment-fuzzer" ]; then
+  echo "fuzz.sh: reusing $OUT/trace-fuzzer and $OUT/experiment-fuzzer" >&2
+else
+module FetchTraces
+module FetchLinearAlgebra -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
+module FetchModels -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
+module FetchSimulation -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
+module FetchBenchmark -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
+
+echo "fuzz.sh: linking the harnesses" >&2
+swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -I "$OUT" \
+  fuzz/TraceReaderFuzzer.swift "$OUT/libFetchTraces.a" -o "$OUT/trace-fuzzer"
+swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -I "$OUT" \
+  -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}" \
+  fuzz/ExperimentFuzzer.swift "$OUT/libFetchBenchmark.a" "$OUT/libFetchSimulation.a" "$OUT/libFetchModels.a" \
+  "$OUT/libFetchLinearAlgebra.a" "$OUT/libFetchTraces.a" "${BLAS_LIBS[@]}" -o "$OUT/experiment-fuzzer"
+fi
+
+status=0
+summary=()
+for reader in trace experiment; do
+  corpus="$OUT/corpus-$reader"
+  mkdir -p "$corpus"
+  cp -n fuzz/corpus/"$reader"/* "$corpus"/ 2>/dev/null || true
+  log="$OUT/$reader.log"
+  echo "fuzz.sh: fuzzing the $reader reader for $SECONDS_PER_READER s (log: $log)" >&2
+  # -rss_limit_mb: a harness that needs more than 2 GB is a finding too.
+  parallel=()
+  if [ "$JOBS" -gt 1 ]; then parallel=(-jobs="$JOBS" -workers="$JOBS"); fi
+  set +e
+  # SWIFT_BACKTRACE=enable=no: let libFuzzer's handler save the crashing input.
+  # Run inside $OUT: with -jobs, libFuzzer writes fuzz-<N>.log to the
+  # current directory.
+  (cd "$OUT" && SWIFT_BACKTRACE=enable=no OPENBLAS_NUM_THREADS=1 "./$reader-fuzzer" "corpus-$reader" \
+    -max_total_time="$SECONDS_PER_READER" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    ${parallel[@]+"${parallel[@]}"} -artifact_prefix="crash-$reader-" >"$reader.log" 2>&1)
+  rc=$?
+  set -e
+  if [ "$JOBS" -gt 1 ]; then cat "$OUT"/fuzz-*.log >>"$log" 2>/dev/null || true; rm -f "$OUT"/fuzz-*.log; fi
+  runs=$( (grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" || true) | awk '{s += $2} END {print s + 0}')
+  if [ "$runs" = 0 ]; then  # no final stats after a crash: the last status line's count
+    runs=$( (grep -Eo '^#[0-9]+' "$log" || true) | tail -1 | tr -d '#')
+  fi
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    summary+=("$reader: CRASH after $runs executions (exit $rc); see $log and $OUT/crash-$reader-*")
+  else
+    summary+=("$reader: $runs executions in $SECONDS_PER_READER s, no crash; corpus $(ls "$corpus" | wc -l) inputs")
+  fi
+done
+printf '%s\n' "${summary[@]}"
+exit $status
