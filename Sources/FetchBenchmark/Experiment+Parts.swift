@@ -181,3 +181,240 @@ extension PolicyAggregate {
     add(summary: s)
   }
 }
+
+/// A finished shard's `DIR/shard.json`, written by `fetchlab run
+/// EXPERIMENT.json --shard K/N --out DIR` once all of its units are done
+/// (``ExperimentOutcome/commitShard(extra:)``); its presence means the shard
+/// is complete.
+///
+/// Keys: `format` (`fetchlab-shard 1`), `config_hash`, `shard` (`index`,
+/// `count`), `experiment` (`name`, `path` as given, `sha256`, `text`),
+/// `working_directory`, `inputs`, `units` (`id`, `state_bytes`,
+/// `state_sha256` of `parts/<id>.state`, whose own `file` lines hold each
+/// part file's size and SHA-256), `units_total` (of the whole experiment),
+/// `units_computed`, `units_reused`, and the command line and times.
+public struct ShardRecord: Sendable {
+  /// The `format` value.
+  public static let format = "fetchlab-shard 1"
+
+  /// One finished unit: its id and its record's size and SHA-256.
+  public struct Unit: Sendable, Equatable {
+    public var id: String
+    public var stateBytes: Int
+    public var stateSHA256: String
+
+    public init(id: String, stateBytes: Int, stateSHA256: String) {
+      self.id = id
+      self.stateBytes = stateBytes
+      self.stateSHA256 = stateSHA256
+    }
+  }
+
+  /// The shard directory.
+  public let directory: String
+  public let shard: ExperimentShard
+  public let configurationHash: String
+  /// The experiment file as the shard was given it.
+  public let experimentPath: String
+  public let experimentText: String
+  public let experimentSHA256: String
+  /// The shard's working directory (relative paths were resolved from it).
+  public let workingDirectory: String
+  /// The shard's units, in output order.
+  public let units: [Unit]
+  /// Units of the whole experiment.
+  public let unitsTotal: Int
+
+  /// Reads `directory/shard.json`.
+  ///
+  /// - Throws: ``ExperimentError`` naming the file and the field.
+  public init(directory: String) throws {
+    let path = directory + "/shard.json"
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw ExperimentError(
+        "\(path): cannot read: not a finished shard (run 'fetchlab run EXPERIMENT.json --shard K/N --out "
+          + "\(directory)' to the end first)")
+    }
+    guard let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+      throw ExperimentError("\(path): not a JSON object")
+    }
+    func bad(_ field: String, _ what: String) -> ExperimentError {
+      ExperimentError("\(path): \(field): \(what)")
+    }
+    func string(_ x: Any?, _ field: String) throws -> String {
+      guard let s = x as? String else { throw bad(field, "missing or not a string") }
+      return s
+    }
+    func int(_ x: Any?, _ field: String) throws -> Int {
+      guard let i = x as? Int else { throw bad(field, "missing or not an integer") }
+      return i
+    }
+    guard o["format"] as? String == Self.format else {
+      throw bad("format", "expected '\(Self.format)', got \(o["format"].map { "\($0)" } ?? "nothing")")
+    }
+    self.directory = directory
+    configurationHash = try string(o["config_hash"], "config_hash")
+    let s = o["shard"] as? [String: Any]
+    let k = try int(s?["index"], "shard.index"), n = try int(s?["count"], "shard.count")
+    guard let shard = ExperimentShard(index: k, count: n) else { throw bad("shard", "\(k)/\(n) is not a valid K/N") }
+    self.shard = shard
+    let x = o["experiment"] as? [String: Any]
+    experimentPath = try string(x?["path"], "experiment.path")
+    experimentText = try string(x?["text"], "experiment.text")
+    experimentSHA256 = try string(x?["sha256"], "experiment.sha256")
+    guard SHA256.hex(Array(experimentText.utf8)) == experimentSHA256 else {
+      throw bad("experiment.text", "does not match experiment.sha256")
+    }
+    workingDirectory = try string(o["working_directory"], "working_directory")
+    guard let us = o["units"] as? [[String: Any]] else { throw bad("units", "missing or not an array of objects") }
+    units = try us.enumerated().map { i, u in
+      Unit(
+        id: try string(u["id"], "units[\(i)].id"), stateBytes: try int(u["state_bytes"], "units[\(i)].state_bytes"),
+        stateSHA256: try string(u["state_sha256"], "units[\(i)].state_sha256"))
+    }
+    unitsTotal = try int(o["units_total"], "units_total")
+  }
+
+  /// The shard recorded in `directory/shard.json` when it is one of the
+  /// experiment with configuration `hash`; `nil` otherwise.
+  static func recordedShard(directory: String, hash: String) -> ExperimentShard? {
+    guard let r = try? ShardRecord(directory: directory), r.configurationHash == hash else { return nil }
+    return r.shard
+  }
+
+  /// Checks every unit: its record has the size and SHA-256 in
+  /// `shard.json`, belongs to this configuration, and each of its files has
+  /// the size and SHA-256 in the record. Reads every part once.
+  ///
+  /// - Throws: ``ExperimentError`` naming the file that does not match.
+  public func verifyParts() throws {
+    let parts = directory + "/parts/"
+    let again = "run shard \(shard) again (fetchlab run \(experimentPath) --shard \(shard) --out \(directory))"
+    for u in units {
+      let statePath = parts + u.id + ".state"
+      let rerun = "delete \(statePath) and " + again
+      guard let state = FileManager.default.contents(atPath: statePath) else {
+        throw ExperimentError("\(statePath): missing, though \(directory)/shard.json lists unit \(u.id); " + again)
+      }
+      guard state.count == u.stateBytes, SHA256.hex([UInt8](state)) == u.stateSHA256 else {
+        throw ExperimentError(
+          "\(statePath) does not match the size and SHA-256 recorded in \(directory)/shard.json; \(rerun)")
+      }
+      guard let rec = String(validating: state, as: UTF8.self).flatMap(PartRecord.decode), rec.unit == u.id,
+        rec.config == configurationHash
+      else {
+        throw ExperimentError("\(statePath): not a finished unit \(u.id) of configuration \(configurationHash.prefix(12)); \(rerun)")
+      }
+      for f in rec.files {
+        let path = parts + u.id + (f.kind == "summary" ? ".csv" : "." + f.kind + ".csv")
+        guard let d = FileManager.default.contents(atPath: path) else {
+          throw ExperimentError("\(path): missing; \(rerun)")
+        }
+        guard d.count == f.bytes, SHA256.hex([UInt8](d)) == f.sha256 else {
+          throw ExperimentError("\(path) does not match the size and SHA-256 recorded in \(statePath); \(rerun)")
+        }
+      }
+    }
+  }
+
+  /// The experiment the shard ran: the file at ``experimentPath`` read as
+  /// `run` reads it when it is unchanged (so the manifest records the same
+  /// paths), else the recorded text with relative paths resolved from the
+  /// shard's working directory.
+  ///
+  /// - Throws: ``TraceFormatError`` when the text no longer parses (a trace
+  ///   is gone).
+  public func experiment(currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> Experiment {
+    if let d = FileManager.default.contents(atPath: experimentPath), SHA256.hex([UInt8](d)) == experimentSHA256 {
+      return try Experiment(contentsOf: experimentPath, currentDirectory: currentDirectory)
+    }
+    let absolute = experimentPath.hasPrefix("/") ? experimentPath : workingDirectory + "/" + experimentPath
+    let base = (absolute as NSString).deletingLastPathComponent
+    return try Experiment(
+      text: experimentText, file: experimentPath, baseDirectory: base.isEmpty ? "/" : base,
+      currentDirectory: workingDirectory)
+  }
+}
+
+/// A checked set of shard directories, ready to assemble with
+/// ``runExperiment(_:directory:options:format:progress:)`` in
+/// assemble-only mode (``options(jobs:force:version:)``).
+public struct ShardMerge: Sendable {
+  /// The shards, by index.
+  public let shards: [ShardRecord]
+  /// The experiment they ran.
+  public let experiment: Experiment
+  public let configurationHash: String
+  /// Unit id → the `parts/` directory of the shard that holds it.
+  public let partSources: [String: String]
+
+  /// The options that assemble the shards' units (nothing is computed).
+  public func options(jobs: Int, force: Bool, version: String) -> ExperimentOptions {
+    ExperimentOptions(
+      jobs: jobs, force: force, version: version, assembleOnly: true, partSources: partSources,
+      datasetSources: shards.map { $0.directory + "/datasets" }, expectedConfigurationHash: configurationHash)
+  }
+}
+
+/// Reads and checks shard directories before a merge: every one holds a
+/// finished shard (`shard.json`), all of the same experiment (configuration
+/// hash) and the same N, each of 1...N exactly once, no unit in two shards,
+/// all units of the experiment present, and every part matching its
+/// recorded size and SHA-256 (``ShardRecord/verifyParts()``).
+///
+/// - Throws: ``ExperimentError`` naming the directory or file at fault and
+///   the missing or duplicate shard.
+public func mergeShards(
+  _ directories: [String], currentDirectory: String = FileManager.default.currentDirectoryPath
+) throws -> ShardMerge {
+  guard !directories.isEmpty else { throw ExperimentError("no shard directories given") }
+  let records = try directories.map { try ShardRecord(directory: $0) }
+  let first = records[0]
+  for r in records.dropFirst() where r.configurationHash != first.configurationHash {
+    throw ExperimentError(
+      "shards of different experiments: \(first.directory) has configuration \(first.configurationHash.prefix(12)) "
+        + "(\(first.experimentPath)), \(r.directory) has \(r.configurationHash.prefix(12)) (\(r.experimentPath))")
+  }
+  let n = first.shard.count
+  for r in records.dropFirst() where r.shard.count != n {
+    throw ExperimentError(
+      "\(first.directory) is shard \(first.shard) but \(r.directory) is shard \(r.shard): "
+        + "the shards of one merge split the experiment the same way (same N)")
+  }
+  var byIndex: [Int: ShardRecord] = [:]
+  for r in records {
+    if let other = byIndex[r.shard.index] {
+      throw ExperimentError("duplicate shard \(r.shard): given twice, as \(other.directory) and \(r.directory)")
+    }
+    byIndex[r.shard.index] = r
+  }
+  let missing = (1...n).filter { byIndex[$0] == nil }
+  if !missing.isEmpty {
+    let names = missing.map { "\($0)/\(n)" }.joined(separator: ", ")
+    throw ExperimentError(
+      "missing shard\(missing.count == 1 ? "" : "s") \(names): a merge needs every shard 1/\(n) to \(n)/\(n) "
+        + "exactly once (given \(records.count))")
+  }
+  let shards = (1...n).map { byIndex[$0]! }
+  var sources: [String: String] = [:]
+  var owner: [String: ExperimentShard] = [:]
+  for r in shards {
+    guard r.unitsTotal == first.unitsTotal else {
+      throw ExperimentError("\(r.directory)/shard.json: units_total: \(r.unitsTotal), but \(first.directory) has \(first.unitsTotal)")
+    }
+    for u in r.units {
+      if let o = owner[u.id] {
+        throw ExperimentError("unit \(u.id) is listed by shard \(o) and by shard \(r.shard) (\(r.directory))")
+      }
+      owner[u.id] = r.shard
+      sources[u.id] = r.directory + "/parts"
+    }
+  }
+  guard sources.count == first.unitsTotal else {
+    throw ExperimentError("the shards hold \(sources.count) of the experiment's \(first.unitsTotal) units")
+  }
+  for r in shards { try r.verifyParts() }
+  let experiment = try first.experiment(currentDirectory: currentDirectory)
+  return ShardMerge(
+    shards: shards, experiment: experiment, configurationHash: first.configurationHash, partSources: sources)
+}

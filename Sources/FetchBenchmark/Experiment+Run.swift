@@ -61,16 +61,87 @@ public struct ExperimentOptions: Sendable {
   /// Test hook: throw ``ExperimentError`` after computing this many units,
   /// as if the process had been killed there.
   public var stopAfterUnits: Int?
+  /// Run only this shard's units (see ``ExperimentShard``): the run writes
+  /// their parts and assembles no final files (commit with
+  /// ``ExperimentOutcome/commitShard(extra:)``). Not part of the
+  /// configuration hash.
+  public var shard: ExperimentShard?
+  /// Assemble only: compute no unit. Every unit must be finished in
+  /// `parts/` or in ``partSources``; a missing one is an error.
+  public var assembleOnly: Bool
+  /// Finished units to take, by unit id: the `parts/` directory holding
+  /// `<unit>.state` and its files (a shard's). They are hard-linked (or
+  /// copied) into `parts/` after the directory is claimed, record last.
+  public var partSources: [String: String]
+  /// Directories that may hold a generated synthetic dataset
+  /// (`<name>.csv` with its `<name>.json`); one with the same settings and
+  /// SHA-256 is copied instead of generating the dataset again.
+  public var datasetSources: [String]
+  /// Stop, before touching the directory, when the configuration hash is
+  /// not this one (the experiment or its traces changed).
+  public var expectedConfigurationHash: String?
 
   public init(
     jobs: Int = ProcessInfo.processInfo.activeProcessorCount, force: Bool = false, version: String = "",
-    stopAfterUnits: Int? = nil
+    stopAfterUnits: Int? = nil, shard: ExperimentShard? = nil, assembleOnly: Bool = false,
+    partSources: [String: String] = [:], datasetSources: [String] = [], expectedConfigurationHash: String? = nil
   ) {
     self.jobs = max(1, jobs)
     self.force = force
     self.version = version
     self.stopAfterUnits = stopAfterUnits
+    self.shard = shard
+    self.assembleOnly = assembleOnly
+    self.partSources = partSources
+    self.datasetSources = datasetSources
+    self.expectedConfigurationHash = expectedConfigurationHash
   }
+}
+
+/// Shard `index` of `count` (1-based) of an experiment's units, for job
+/// arrays (`fetchlab run EXPERIMENT.json --shard K/N`).
+///
+/// Units are numbered in the order they are computed: dataset by dataset,
+/// block by block, and within a block replication by replication (the
+/// global index `g` runs over all datasets). Shard K takes the units with
+/// `g mod N == K - 1`: a deterministic share of at most ⌈units / N⌉ that
+/// does not depend on the machine. Replications of a block share no work
+/// (each replay fits its own models), so they may go to different shards;
+/// every shard reads the traces and fits the population habit model of a
+/// dataset it has units in.
+public struct ExperimentShard: Sendable, Equatable, CustomStringConvertible {
+  /// 1-based shard number, in 1...count.
+  public let index: Int
+  /// Number of shards, ≥ 1.
+  public let count: Int
+
+  /// `nil` unless 1 ≤ index ≤ count.
+  public init?(index: Int, count: Int) {
+    guard count >= 1, index >= 1, index <= count else { return nil }
+    self.index = index
+    self.count = count
+  }
+
+  /// Parses `K/N` with 1 ≤ K ≤ N (decimal integers).
+  ///
+  /// - Throws: ``ExperimentError`` saying what is wrong.
+  public init(parsing s: String) throws {
+    let parts = s.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]) else {
+      throw ExperimentError("'\(s)': expected K/N, such as 2/8")
+    }
+    guard n >= 1 else { throw ExperimentError("'\(s)': the number of shards N must be at least 1") }
+    guard let shard = ExperimentShard(index: k, count: n) else {
+      throw ExperimentError("'\(s)': the shard K must be in 1...\(n)")
+    }
+    self = shard
+  }
+
+  /// Whether the unit with global index `g` (0-based) belongs to this shard.
+  public func owns(unit g: Int) -> Bool { g % count == index - 1 }
+
+  /// `K/N`.
+  public var description: String { "\(index)/\(count)" }
 }
 
 /// Progress of an experiment, for display.
@@ -114,6 +185,13 @@ public final class ExperimentOutcome {
   public let inputs: [(path: String, bytes: Int, sha256: String)]
   public let unitsComputed: Int
   public let unitsReused: Int
+  /// Units of the whole experiment (every shard's).
+  public let unitsTotal: Int
+  /// The shard this run computed, or `nil` for a whole run.
+  public let shard: ExperimentShard?
+  /// This run's units in output order (all, or the shard's), with their
+  /// records' sizes and SHA-256.
+  public let units: [ShardRecord.Unit]
   let files: [AtomicTextFile]
   /// The directory lock's file descriptor, released with the outcome.
   let lock: Int32
@@ -123,10 +201,13 @@ public final class ExperimentOutcome {
   init(
     experiment: Experiment, directory: String, configurationHash: String, configuration: [String: Any],
     aggregates: [[[PolicyAggregate]]], pooled: [[PolicyAggregate]], counts: [ExperimentCounts],
-    inputs: [(path: String, bytes: Int, sha256: String)], unitsComputed: Int, unitsReused: Int,
-    files: [AtomicTextFile], lock: Int32
+    inputs: [(path: String, bytes: Int, sha256: String)], unitsComputed: Int, unitsReused: Int, unitsTotal: Int,
+    shard: ExperimentShard?, units: [ShardRecord.Unit], files: [AtomicTextFile], lock: Int32
   ) {
     self.lock = lock
+    self.unitsTotal = unitsTotal
+    self.shard = shard
+    self.units = units
     self.experiment = experiment
     self.directory = directory
     self.configurationHash = configurationHash
@@ -184,7 +265,10 @@ public final class ExperimentOutcome {
 
   /// Moves every file into place, then writes `manifest.json` (with
   /// `config_hash` added: a rerun recognises the directory by it).
+  ///
+  /// - Precondition: a whole run (not a shard: use ``commitShard(extra:)``).
   public func commit(manifest: [String: Any]) throws {
+    precondition(shard == nil, "a shard has no final files: call commitShard(extra:)")
     for f in files { try f.commit() }
     var manifest = manifest
     manifest["config_hash"] = configurationHash
@@ -192,6 +276,38 @@ public final class ExperimentOutcome {
     let data = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys, .prettyPrinted])
     try m.write(String(decoding: data, as: UTF8.self) + "\n")
     try m.commit()
+  }
+}
+
+extension ExperimentOutcome {
+  /// Writes `shard.json` (temp + rename) for a shard run: format, the
+  /// configuration hash, K and N, the experiment file's path, text and
+  /// SHA-256, the working directory (relative trace paths are resolved from
+  /// it), the inputs, and each unit's id with its
+  /// record's size and SHA-256 (see ``ShardRecord``). `extra` (command
+  /// line, times) is added as is.
+  ///
+  /// - Precondition: a shard run (`options.shard`).
+  public func commitShard(extra: [String: Any]) throws {
+    guard let shard else { preconditionFailure("commitShard(extra:) is for a run with options.shard") }
+    var o = extra
+    let e = experiment
+    o["format"] = ShardRecord.format
+    o["config_hash"] = configurationHash
+    o["shard"] = ["index": shard.index, "count": shard.count]
+    o["experiment"] = ["name": e.name, "path": e.path, "sha256": SHA256.hex(Array(e.text.utf8)), "text": e.text]
+    o["working_directory"] = FileManager.default.currentDirectoryPath
+    o["inputs"] = zip(e.datasets, inputs).map { d, i in
+      ["dataset": d.name, "path": i.path, "bytes": i.bytes, "sha256": i.sha256] as [String: Any]
+    }
+    o["units"] = units.map { ["id": $0.id, "state_bytes": $0.stateBytes, "state_sha256": $0.stateSHA256] }
+    o["units_total"] = unitsTotal
+    o["units_computed"] = unitsComputed
+    o["units_reused"] = unitsReused
+    let f = try AtomicTextFile(path: directory + "/shard.json")
+    let data = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .prettyPrinted])
+    try f.write(String(decoding: data, as: UTF8.self) + "\n")
+    try f.commit()
   }
 }
 
@@ -245,6 +361,15 @@ extension Experiment.Dataset {
 /// replication at once on `options.jobs` threads; results do not depend on
 /// the thread count.
 ///
+/// **Shards.** With `options.shard` (K/N), only the units of that shard
+/// (``ExperimentShard``) are computed or reused, their parts are checked
+/// against their SHA-256, and no final file is assembled: the outcome lists
+/// the shard's units for ``ExperimentOutcome/commitShard(extra:)``. With
+/// `options.assembleOnly` nothing is computed: units missing from `parts/`
+/// are taken from `options.partSources` (``mergeShards`` provides them) and
+/// a unit found in neither is an error; the assembled files are those of a
+/// run that computed everything, byte for byte.
+///
 /// - Throws: ``TraceFormatError`` from the traces; ``ExperimentError``.
 public func runExperiment(
   _ experiment: Experiment, directory: String, options: ExperimentOptions, format: ExperimentFormat,
@@ -254,7 +379,9 @@ public func runExperiment(
   let e = experiment
   let fm = FileManager.default
   let parts = directory + "/parts"
-  try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+  if options.shard != nil, options.assembleOnly {
+    throw ExperimentError("a run is either one shard or an assembly of all units, not both")
+  }
 
   // What the output depends on, and its hash.
   var traceHashes: [Int: (bytes: Int, sha256: String)] = [:]
@@ -267,10 +394,25 @@ public func runExperiment(
   let configuration = experimentConfiguration(e, traceHashes: traceHashes, version: options.version)
   let canonical = try JSONSerialization.data(withJSONObject: configuration, options: [.sortedKeys])
   let hash = SHA256.hex([UInt8](canonical))
+  if let want = options.expectedConfigurationHash, want != hash {
+    throw ExperimentError(
+      "the experiment's configuration is now \(String(hash.prefix(12))), but the parts were computed for "
+        + "\(String(want.prefix(12))): the experiment file, a trace or the fetchlab version changed since")
+  }
 
+  try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
   let lock = try claimDirectory(directory, hash: hash, force: options.force, experiment: e)
   var lockHandedOver = false
   defer { if !lockHandedOver { close(lock) } }
+  if let shard = options.shard, let held = ShardRecord.recordedShard(directory: directory, hash: hash),
+    held != shard
+  {
+    throw ExperimentError(
+      "\(directory) holds shard \(held) of this experiment (shard.json), not \(shard): "
+        + "give each shard its own --out")
+  }
+  // A shard's shard.json is written last: present only after a finished run.
+  if options.shard != nil { try? fm.removeItem(atPath: directory + "/shard.json") }
 
   // Synthetic datasets, generated once.
   var inputs: [(path: String, bytes: Int, sha256: String)] = []
@@ -279,7 +421,7 @@ public func runExperiment(
     case .trace(let p):
       inputs.append((p, traceHashes[i]!.bytes, traceHashes[i]!.sha256))
     case .synthetic(let s):
-      let h = try ensureSynthetic(s, directory: directory + "/datasets", name: d.name)
+      let h = try ensureSynthetic(s, directory: directory + "/datasets", name: d.name, sources: options.datasetSources)
       inputs.append(h)
     }
   }
@@ -287,7 +429,7 @@ public func runExperiment(
   // Replay the units not finished yet, dataset by dataset, block by block.
   let usesHabitModel = e.policies.contains(where: \.usesHabitModel)
   var units: [[String]] = []  // per dataset, in output order (replication, block)
-  var computed = 0, reused = 0
+  var computed = 0, reused = 0, total = 0
   for (di, d) in e.datasets.enumerated() {
     let path = inputs[di].path
     let configs = (0..<e.replications).map { r in
@@ -306,9 +448,31 @@ public func runExperiment(
       while users.count < e.unitUsers, let u = try reader.next() { users.append(u) }
       if users.isEmpty { break }
       let blockIDs = (0..<e.replications).map { unitID(d.name, replication: $0, block: block) }
-      let needed = (0..<e.replications).filter { r in
+      // This run's replications of the block: all, or the shard's.
+      let mine = (0..<e.replications).filter { r in options.shard?.owns(unit: total + r) ?? true }
+      total += e.replications
+      var needed = mine.filter { r in
         guard let rec = PartRecord.load(parts + "/" + blockIDs[r] + ".state") else { return true }
         return !partUsable(rec, hash: hash, unit: blockIDs[r], users: users, parts: parts)
+      }
+      if options.assembleOnly {
+        for r in needed {
+          let id = blockIDs[r]
+          guard let source = options.partSources[id] else {
+            throw ExperimentError(
+              "unit \(id) is not finished in \(parts)"
+                + (options.partSources.isEmpty ? "" : " and no shard directory holds it") + "; nothing is computed here")
+          }
+          guard let rec = PartRecord.load(source + "/" + id + ".state"),
+            partUsable(rec, hash: hash, unit: id, users: users, parts: source)
+          else {
+            throw ExperimentError(
+              "\(source)/\(id).state is missing, damaged, or not for these users (users of block \(block) of \(d.name)); "
+                + "rerun that shard")
+          }
+          try importPart(id, record: rec, from: source, to: parts)
+        }
+        needed = []
       }
       if !needed.isEmpty {
         if usesHabitModel, population == nil { population = .some(try fitPopulation(configs[0])) }
@@ -323,8 +487,8 @@ public func runExperiment(
           }
         }
       }
-      reused += e.replications - needed.count
-      for r in 0..<e.replications { ids[r].append(blockIDs[r]) }
+      reused += mine.count - needed.count
+      for r in mine { ids[r].append(blockIDs[r]) }
       block += 1
       let f = (Double(di) + min(1, Double(reader.bytesRead) / Double(totalBytes))) / Double(e.datasets.count)
       progress(ExperimentProgress(computed: computed, reused: reused, fraction: f))
@@ -333,16 +497,20 @@ public func runExperiment(
     units.append(ids.flatMap { $0 })
   }
 
-  // Assemble the final files from the parts, in unit order.
+  // Assemble the final files from the parts, in unit order (a shard only
+  // checks its parts and sums its counts).
+  let assemble = options.shard == nil
   let header = "dataset,replication,"
-  let summary = try AtomicTextFile(path: directory + "/summary.csv")
-  try summary.write(header + format.summaryColumns.joined(separator: ",") + "\n")
-  var opens: AtomicTextFile?, fetches: AtomicTextFile?
-  if e.eventFiles {
-    opens = try AtomicTextFile(path: directory + "/opens.csv")
-    try opens!.write(header + format.openColumns.joined(separator: ",") + "\n")
-    fetches = try AtomicTextFile(path: directory + "/fetches.csv")
-    try fetches!.write(header + format.fetchColumns.joined(separator: ",") + "\n")
+  var summary: AtomicTextFile?, opens: AtomicTextFile?, fetches: AtomicTextFile?
+  if assemble {
+    summary = try AtomicTextFile(path: directory + "/summary.csv")
+    try summary!.write(header + format.summaryColumns.joined(separator: ",") + "\n")
+    if e.eventFiles {
+      opens = try AtomicTextFile(path: directory + "/opens.csv")
+      try opens!.write(header + format.openColumns.joined(separator: ",") + "\n")
+      fetches = try AtomicTextFile(path: directory + "/fetches.csv")
+      try fetches!.write(header + format.fetchColumns.joined(separator: ",") + "\n")
+    }
   }
   let P = e.policies.count
   let empty = e.policies.map { PolicyAggregate(policy: $0.description) }
@@ -350,13 +518,17 @@ public func runExperiment(
     repeating: [[PolicyAggregate]](repeating: empty, count: e.replications), count: e.datasets.count)
   var pooled = [[PolicyAggregate]](repeating: empty, count: e.datasets.count)
   var counts = [ExperimentCounts](repeating: ExperimentCounts(), count: e.datasets.count)
+  var states: [ShardRecord.Unit] = []
   for (di, ids) in units.enumerated() {
     for id in ids {
-      guard let rec = PartRecord.load(parts + "/" + id + ".state"), rec.config == hash, rec.unit == id,
-        rec.ages.count == P, rec.pairs.allSatisfy({ (0..<P).contains($0.policy) })
+      let statePath = parts + "/" + id + ".state"
+      guard let stateData = fm.contents(atPath: statePath),
+        let rec = String(validating: stateData, as: UTF8.self).flatMap(PartRecord.decode), rec.config == hash,
+        rec.unit == id, rec.ages.count == P, rec.pairs.allSatisfy({ (0..<P).contains($0.policy) })
       else {
-        throw ExperimentError("\(parts)/\(id).state is missing or damaged; delete it and run again")
+        throw ExperimentError("\(statePath) is missing or damaged; delete it and run again")
       }
+      states.append(ShardRecord.Unit(id: id, stateBytes: stateData.count, stateSHA256: SHA256.hex([UInt8](stateData))))
       let r = replicationOf(id)
       for f in rec.files {
         let target: AtomicTextFile? =
@@ -366,8 +538,8 @@ public func runExperiment(
           case "fetches": fetches
           default: nil
           }
-        guard let target else { continue }
-        try appendPart(parts + "/" + id + partSuffix(f.kind), record: f, to: target)
+        let body = try verifiedPart(parts + "/" + id + partSuffix(f.kind), record: f)
+        if let target { try target.write(body) }
       }
       for p in rec.pairs {
         aggregates[di][r][p.policy].add(p)
@@ -385,21 +557,25 @@ public func runExperiment(
       if r == 0 { counts[di].users += rec.users }
     }
   }
-  let policies = try AtomicTextFile(path: directory + "/pooled.csv")
-  try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
-  let capacityJ = e.world.batteryCapacityJ
-  for (di, d) in e.datasets.enumerated() {
-    for r in 0..<e.replications {
-      for a in aggregates[di][r] {
-        try policies.write(CSV.field(d.name) + ",\(r)," + format.policyRow(a, capacityJ) + "\n")
+  var files = [summary, opens, fetches].compactMap { $0 }
+  if assemble {
+    let policies = try AtomicTextFile(path: directory + "/pooled.csv")
+    try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
+    let capacityJ = e.world.batteryCapacityJ
+    for (di, d) in e.datasets.enumerated() {
+      for r in 0..<e.replications {
+        for a in aggregates[di][r] {
+          try policies.write(CSV.field(d.name) + ",\(r)," + format.policyRow(a, capacityJ) + "\n")
+        }
       }
     }
+    files.append(policies)
   }
   lockHandedOver = true
   return ExperimentOutcome(
     experiment: e, directory: directory, configurationHash: hash, configuration: configuration,
     aggregates: aggregates, pooled: pooled, counts: counts, inputs: inputs, unitsComputed: computed,
-    unitsReused: reused, files: [summary] + [opens, fetches].compactMap { $0 } + [policies], lock: lock)
+    unitsReused: reused, unitsTotal: total, shard: options.shard, units: states, files: files, lock: lock)
 }
 
 /// `<dataset>.r<replication>.b<block, 6 digits>`.
@@ -430,9 +606,9 @@ private func partUsable(_ r: PartRecord, hash: String, unit: String, users: [Use
   return true
 }
 
-/// Appends a part file's records (after its header line) to `target`,
-/// checking its size and SHA-256 against the unit's record.
-private func appendPart(_ path: String, record f: PartRecord.File, to target: AtomicTextFile) throws {
+/// A part file's records (after its header line), checked against its size
+/// and SHA-256 in the unit's record.
+private func verifiedPart(_ path: String, record f: PartRecord.File) throws -> String {
   guard let data = FileManager.default.contents(atPath: path), data.count == f.bytes else {
     throw ExperimentError("\(path) is missing or has the wrong size; delete its .state file and run again")
   }
@@ -440,8 +616,37 @@ private func appendPart(_ path: String, record f: PartRecord.File, to target: At
   guard SHA256.hex(bytes) == f.sha256 else {
     throw ExperimentError("\(path) does not match its SHA-256; delete its .state file and run again")
   }
-  guard let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return }
-  try target.write(String(decoding: bytes[(nl + 1)...], as: UTF8.self))
+  guard let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return "" }
+  return String(decoding: bytes[(nl + 1)...], as: UTF8.self)
+}
+
+/// Hard-links (or, across file systems, copies) a finished unit's files
+/// from `source` into `parts`, each under a temporary name renamed into
+/// place, the record last: an interrupted import leaves no unit behind.
+private func importPart(_ id: String, record: PartRecord, from source: String, to parts: String) throws {
+  let names = record.files.map { id + partSuffix($0.kind) } + [id + ".state"]
+  for name in names {
+    try placeFile(from: source + "/" + name, to: parts + "/" + name)
+  }
+}
+
+/// Links or copies `from` to `to` via a temporary name and a rename.
+func placeFile(from: String, to: String) throws {
+  let fm = FileManager.default
+  let tmp = to + ".tmp-\(getpid())"
+  try? fm.removeItem(atPath: tmp)
+  if link(from, tmp) != 0 {
+    do {
+      try fm.copyItem(atPath: from, toPath: tmp)
+    } catch {
+      throw ExperimentError("\(from): cannot copy to \(to): \(error.localizedDescription)")
+    }
+  }
+  guard rename(tmp, to) == 0 else {
+    let msg = String(cString: strerror(errno))
+    try? fm.removeItem(atPath: tmp)
+    throw ExperimentError("\(to): cannot rename into place: \(msg)")
+  }
 }
 
 /// Writes one unit's part files, then its record.
@@ -626,7 +831,7 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
   if conflict != nil {
     for f in [
       "manifest.json", "summary.csv", "opens.csv", "fetches.csv", "pooled.csv", "policies.csv", "pareto.csv",
-      "matched.csv", "oracle_gap.csv", "paired.csv",
+      "matched.csv", "oracle_gap.csv", "paired.csv", "shard.json",
     ] {
       try? fm.removeItem(atPath: directory + "/" + f)
     }
@@ -634,9 +839,16 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
       try fm.removeItem(atPath: parts + "/" + f)
     }
   }
-  // Leftovers of an interrupted process: temporary files and scratch dirs.
+  // Leftovers of an interrupted process (the lock is ours, so nobody else
+  // writes here): temporary files and scratch dirs in parts/, temporary
+  // files of the final files and of generated datasets.
   for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] where f.contains(".tmp-") || f.hasPrefix(".work-") {
     try? fm.removeItem(atPath: parts + "/" + f)
+  }
+  for dir in [directory, directory + "/datasets"] {
+    for f in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] where f.contains(".tmp-") {
+      try? fm.removeItem(atPath: dir + "/" + f)
+    }
   }
   if recordedHash(marker) == nil {
     let m = try AtomicTextFile(path: marker)
@@ -651,23 +863,36 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
 /// Generates a synthetic dataset into `directory/<name>.csv` unless the file
 /// there was generated with the same settings and still has the SHA-256
 /// recorded beside it (`<name>.json`); returns its path, size and SHA-256.
+///
+/// A valid file in one of `sources` (another run's `datasets/`) is linked
+/// or copied instead of generating the dataset again.
 private func ensureSynthetic(
-  _ s: Experiment.Dataset.Synthetic, directory: String, name: String
+  _ s: Experiment.Dataset.Synthetic, directory: String, name: String, sources: [String] = []
 ) throws -> (path: String, bytes: Int, sha256: String) {
   let fm = FileManager.default
   try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
   let csv = directory + "/" + name + ".csv"
   let side = directory + "/" + name + ".json"
   let specText = String(decoding: try JSONSerialization.data(withJSONObject: s.spec, options: [.sortedKeys]), as: UTF8.self)
-  if let d = fm.contents(atPath: side), let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any],
-    let recorded = o["spec"], JSONSerialization.isValidJSONObject(recorded),
-    let r = try? JSONSerialization.data(withJSONObject: recorded, options: [.sortedKeys]),
-    String(decoding: r, as: UTF8.self) == specText, let want = o["sha256"] as? String, fm.fileExists(atPath: csv),
-    let got = try? SHA256.hashFile(atPath: csv), got.hex == want
-  {
-    return (csv, got.bytes, got.hex)
+  func valid(_ dir: String) -> (bytes: Int, hex: String)? {
+    let csv = dir + "/" + name + ".csv"
+    guard let d = fm.contents(atPath: dir + "/" + name + ".json"),
+      let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any],
+      let recorded = o["spec"], JSONSerialization.isValidJSONObject(recorded),
+      let r = try? JSONSerialization.data(withJSONObject: recorded, options: [.sortedKeys]),
+      String(decoding: r, as: UTF8.self) == specText, let want = o["sha256"] as? String, fm.fileExists(atPath: csv),
+      let got = try? SHA256.hashFile(atPath: csv), got.hex == want
+    else { return nil }
+    return (got.bytes, got.hex)
   }
+  if let got = valid(directory) { return (csv, got.bytes, got.hex) }
   try? fm.removeItem(atPath: side)
+  for source in sources where valid(source) != nil {
+    try placeFile(from: source + "/" + name + ".csv", to: csv)
+    try placeFile(from: source + "/" + name + ".json", to: side)
+    if let got = valid(directory) { return (csv, got.bytes, got.hex) }
+    try? fm.removeItem(atPath: side)
+  }
   let population = SyntheticPopulation(seed: s.seed, days: s.days, parameters: s.parameters)
   try population.write(to: csv, users: s.users)
   let h = try SHA256.hashFile(atPath: csv)

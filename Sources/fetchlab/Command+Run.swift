@@ -64,6 +64,13 @@ extension FetchLab {
     @Flag(name: .long, help: "With an experiment file: replace the parts and results of a different experiment found in --out.")
     var force = false
 
+    @Option(
+      name: .long,
+      help: ArgumentHelp(
+        "With an experiment file: compute only shard K of N of its units (1 ≤ K ≤ N) into --out and write shard.json instead of the final files; combine the N shard directories with 'fetchlab merge' (see docs/slurm.md).",
+        valueName: "K/N"))
+    var shard: String?
+
     func validate() throws {
       guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
       switch (experiment, trace) {
@@ -80,10 +87,18 @@ extension FetchLab {
         }
       case (nil, _?):
         if force { throw ValidationError("--force applies to experiment files only") }
+        if shard != nil { throw ValidationError("--shard applies to experiment files only") }
       }
+      _ = try parseShard()
       if let f = trainFraction, !(f >= 0 && f < 1) { throw ValidationError("--train-fraction must be in [0, 1)") }
       for p in policy { _ = try parsePolicy(p) }
       do { _ = try AppSelection(parsing: apps ?? "top:3") } catch { throw ValidationError(String(describing: error)) }
+    }
+
+    /// The `--shard` value, or `nil` without one.
+    func parseShard() throws -> ExperimentShard? {
+      guard let shard else { return nil }
+      do { return try ExperimentShard(parsing: shard) } catch { throw ValidationError("--shard \(error)") }
     }
 
     func parsePolicy(_ s: String) throws -> PolicySpec {
@@ -139,7 +154,8 @@ extension FetchLab {
 }
 
 extension FetchLab.Run {
-  /// `fetchlab run EXPERIMENT.json --out DIR`: resumable; see ``runExperiment(_:directory:options:format:progress:)``.
+  /// `fetchlab run EXPERIMENT.json --out DIR [--shard K/N]`: resumable; see
+  /// ``runExperiment(_:directory:options:format:progress:)``.
   ///
   /// `FETCHLAB_TEST_STOP_AFTER_UNITS=k` (a test hook) makes the run fail
   /// after computing k units, as if it had been killed there.
@@ -147,31 +163,52 @@ extension FetchLab.Run {
     let started = Date()
     let exp = try Experiment(contentsOf: path)
     let stop = ProcessInfo.processInfo.environment["FETCHLAB_TEST_STOP_AFTER_UNITS"].flatMap { Int($0) }
-    let options = ExperimentOptions(jobs: jobs, force: force, version: fetchLabVersion, stopAfterUnits: stop)
-    let progress = ProgressLine(label: "experiment")
+    let shard = try parseShard()
+    let options = ExperimentOptions(
+      jobs: jobs, force: force, version: fetchLabVersion, stopAfterUnits: stop, shard: shard)
+    let progress = ProgressLine(label: shard.map { "shard \($0)" } ?? "experiment")
     let outcome = try runExperiment(exp, directory: out, options: options, format: .reports) { p in
       progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
     }
     progress.finish()
-    var manifest = outcome.manifest
-    manifest["fetchlab_version"] = fetchLabVersion
-    manifest["command"] = CommandLine.arguments.joined(separator: " ")
-    manifest["jobs"] = jobs
-    manifest["started_at"] = ISO8601DateFormatter().string(from: started)
-    manifest["elapsed_s"] = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
-    try outcome.commit(manifest: manifest)
-    try writeScores(runDir: out)
-    let t = outcome.total
+    guard let shard else { return try finishExperiment(outcome, started: started, jobs: jobs) }
+    try outcome.commitShard(extra: [
+      "fetchlab_version": fetchLabVersion,
+      "command": CommandLine.arguments.joined(separator: " "),
+      "jobs": jobs,
+      "started_at": ISO8601DateFormatter().string(from: started),
+      "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
+    ])
     print(
-      "\(exp.name): \(exp.datasets.count) datasets, \(t.users) users, \(t.pairs) (user, app) pairs, "
-        + "\(exp.configurations.count) policies × \(exp.replications) replications; "
-        + "\(outcome.unitsComputed) units computed, \(outcome.unitsReused) reused -> \(out)/")
-    for (i, d) in exp.datasets.enumerated() {
-      let c = outcome.counts[i]
-      let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
-      print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
-      print(ComparisonTable.render(outcome.pooled[i], capacityJ: exp.world.batteryCapacityJ), terminator: "")
-    }
+      "\(exp.name): shard \(shard): \(outcome.units.count) of \(outcome.unitsTotal) units "
+        + "(\(outcome.unitsComputed) computed, \(outcome.unitsReused) reused) -> \(out)/shard.json")
+    print("combine all \(shard.count) shard directories with: fetchlab merge --out DIR SHARD_DIR...")
+  }
+}
+
+/// Commits an assembled experiment (`run EXPERIMENT.json` or `merge`):
+/// `manifest.json` with the command line, threads and times, the scores,
+/// and the printed comparison per dataset.
+func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) throws {
+  let exp = outcome.experiment, out = outcome.directory
+  var manifest = outcome.manifest
+  manifest["fetchlab_version"] = fetchLabVersion
+  manifest["command"] = CommandLine.arguments.joined(separator: " ")
+  manifest["jobs"] = jobs
+  manifest["started_at"] = ISO8601DateFormatter().string(from: started)
+  manifest["elapsed_s"] = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
+  try outcome.commit(manifest: manifest)
+  try writeScores(runDir: out)
+  let t = outcome.total
+  print(
+    "\(exp.name): \(exp.datasets.count) datasets, \(t.users) users, \(t.pairs) (user, app) pairs, "
+      + "\(exp.configurations.count) policies × \(exp.replications) replications; "
+      + "\(outcome.unitsComputed) units computed, \(outcome.unitsReused) reused -> \(out)/")
+  for (i, d) in exp.datasets.enumerated() {
+    let c = outcome.counts[i]
+    let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
+    print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
+    print(ComparisonTable.render(outcome.pooled[i], capacityJ: exp.world.batteryCapacityJ), terminator: "")
   }
 }
 

@@ -12,6 +12,7 @@ struct FetchLab: ParsableCommand {
       Validate.self,
       Synth.self,
       Run.self,
+      Merge.self,
       Params.self,
       ImportUbiqLog.self,
       Fit.self,
