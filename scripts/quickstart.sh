@@ -14,6 +14,12 @@ bash scripts/install-deps.sh
 swift build -c release --product fetchlab >&2
 .build/release/fetchlab run experiments/default.json --out results/default "$@"
 .build/release/fetchlab compare results/default --baseline periodic:1h > results/default/compare.txt
+# The habit model against its baselines on the UbiqLog test windows; the
+# report draws its calibration from results/default/fit/calibration.csv.
+mkdir -p results/default/fit
+.build/release/fetchlab fit --trace datasets/ubiqlog/ubiqlog-opens.csv --out results/default/fit/model.json \
+  --report results/default/fit > results/default/fit/fit.txt
 .build/release/fetchlab report results/default >&2
 echo "paired comparison against periodic:1h: results/default/paired.csv (table in results/default/compare.txt)"
+echo "habit model vs baselines: results/default/fit/fit.txt (calibration in the report)"
 echo "report: results/default/report.html (charts in results/default/plots/)"

@@ -224,9 +224,77 @@ public enum RunReport {
     public var plot: SVGPlot
   }
 
-  /// Every chart of the run in `runDir`, in report order, and notes on the
-  /// charts that were skipped.
+  /// Every chart of the run in `runDir` that is an ``SVGPlot``, in report
+  /// order, and notes on the charts that were skipped: staleness vs energy
+  /// per dataset, the age CDF and hour-of-day charts (with event files),
+  /// and the calibration chart when `calibration.csv` (a
+  /// `fetchlab fit --report` output) is in `runDir` or `runDir/fit`. A
+  /// directory with only a fit report gives the calibration chart alone.
+  /// The timeline is not an ``SVGPlot``: see ``figures(runDir:options:)``.
   public static func charts(runDir: String) throws -> (charts: [Chart], notes: [String], policies: [PolicyRow]) {
+    let fm = FileManager.default
+    let calibration = calibrationDirectory(runDir: runDir)
+    if !fm.fileExists(atPath: runDir + "/policies.csv"), let c = calibration {
+      return ([try calibrationChart(fitDir: c, runDir: runDir)], [], [])
+    }
+    var (charts, notes, rows) = try runCharts(runDir: runDir)
+    if let c = calibration { charts.append(try calibrationChart(fitDir: c, runDir: runDir)) }
+    return (charts, notes, rows)
+  }
+
+  /// The directory holding `calibration.csv`: `runDir` or `runDir/fit`.
+  static func calibrationDirectory(runDir: String) -> String? {
+    [runDir, runDir + "/fit"].first { FileManager.default.fileExists(atPath: $0 + "/calibration.csv") }
+  }
+
+  /// Reads `calibration.csv` (columns predictor, decile, n, mean_predicted,
+  /// observed).
+  public static func readCalibration(path: String) throws -> [SVGPlot.CalibrationBin] {
+    var cols = Columns()
+    var out: [SVGPlot.CalibrationBin] = []
+    try StrictCSV.read(
+      path: path,
+      header: { cols = try Columns($0, file: path, required: ["predictor", "decile", "n", "mean_predicted", "observed"]) },
+      record: { line, f in
+        let c = cols.index
+        guard let d = Int(f[c["decile"]!]), let k = Int(f[c["n"]!]), k >= 0 else {
+          throw TraceFormatError(file: path, line: line, field: "n", message: "not a count: '\(f[c["n"]!])'")
+        }
+        let p = try number(f[c["mean_predicted"]!], file: path, line: line, column: "mean_predicted")
+        let o = try number(f[c["observed"]!], file: path, line: line, column: "observed")
+        for (v, name) in [(p, "mean_predicted"), (o, "observed")] where v.map({ $0 < 0 || $0 > 1 }) ?? false {
+          throw TraceFormatError(file: path, line: line, field: name, message: "not a probability in [0, 1]")
+        }
+        out.append(
+          SVGPlot.CalibrationBin(predictor: f[c["predictor"]!], decile: d, count: k, meanPredicted: p, observed: o))
+      })
+    return out
+  }
+
+  /// The calibration chart of the fit report in `fitDir`, with Brier and
+  /// AUC from `evaluation_overall.csv` when present.
+  static func calibrationChart(fitDir: String, runDir: String) throws -> Chart {
+    let bins = try readCalibration(path: fitDir + "/calibration.csv")
+    var brier: [String: Double] = [:], auc: [String: Double] = [:]
+    let overall = fitDir + "/evaluation_overall.csv"
+    if FileManager.default.fileExists(atPath: overall) {
+      var cols = Columns()
+      try StrictCSV.read(
+        path: overall, header: { cols = try Columns($0, file: overall, required: ["predictor", "brier", "auc"]) },
+        record: { line, f in
+          let c = cols.index
+          let b = try number(f[c["brier"]!], file: overall, line: line, column: "brier")
+          let a = try number(f[c["auc"]!], file: overall, line: line, column: "auc")
+          brier[f[c["predictor"]!]] = b
+          auc[f[c["predictor"]!]] = a
+        })
+    }
+    let plot = SVGPlot.calibration(bins: bins, brier: brier, auc: auc)
+    return Chart(file: "calibration.svg", plot: plot)
+  }
+
+  /// The charts of a run directory (`policies.csv`, `pareto.csv`, event files).
+  static func runCharts(runDir: String) throws -> (charts: [Chart], notes: [String], policies: [PolicyRow]) {
     let rows = try readPolicies(path: runDir + "/policies.csv")
     let frontier = try readFrontier(path: runDir + "/pareto.csv")
     var datasets: [String] = []
@@ -308,18 +376,74 @@ public enum RunReport {
       }
   }
 
+  static let fitNote =
+    "Calibration of the open predictors scored by fetchlab fit --report on the held-out test windows; "
+    + "scores per predictor in evaluation_overall.csv, per (user, app) in evaluation.csv."
+
   static let tableNote =
     "Mean over users with the 95 % percentile bootstrap CI [low, high] (users resampled); from policies.csv."
 
   // MARK: Writing
 
-  /// Writes `plots/*.svg`, `report.html` and `report.md` into `runDir`.
-  /// Throws ``TraceFormatError`` (file:line) on a missing or malformed input;
-  /// the report files are then not changed (SVGs are written last-but-two,
-  /// after every input has been read).
+  /// A rendered chart: what `report.html` inlines and `plots/` holds.
+  public struct Figure: Sendable {
+    /// The chart's title (the SVG's `<title>`).
+    public var title: String
+    /// File name under `plots/`.
+    public var file: String
+    /// The standalone SVG document.
+    public var svg: String
+  }
+
+  /// What ``write(runDir:options:)`` draws beyond the run's own files.
+  public struct Options: Sendable {
+    /// The one-user-day timeline; nil: none. The default request picks a
+    /// user, day and policies itself and is skipped (with a note) when the
+    /// run's trace cannot be found or replayed; an explicit one fails.
+    public var timeline: TimelineRequest?
+
+    public init(timeline: TimelineRequest? = TimelineRequest()) { self.timeline = timeline }
+  }
+
+  /// Every chart of the report in order, rendered: the ``charts(runDir:)``
+  /// and then the timeline (``UserDayTimeline``); notes on skipped charts.
+  /// This is the list `report.html` and `report.md` show.
+  public static func figures(runDir: String, options: Options = Options()) throws
+    -> (figures: [Figure], notes: [String], policies: [PolicyRow])
+  {
+    var (charts, notes, rows) = try charts(runDir: runDir)
+    // Experiment runs keep the calibration chart last, after the timeline.
+    let calibration = charts.last?.file == "calibration.svg" && !rows.isEmpty ? charts.removeLast() : nil
+    var figures = charts.map { Figure(title: $0.plot.title, file: $0.file, svg: $0.plot.render()) }
+    if let request = options.timeline, !rows.isEmpty {
+      do {
+        let t = try UserDayTimeline.build(runDir: runDir, request: request)
+        figures.append(Figure(title: t.title, file: "timeline-\(slug(t.user))-\(t.day).svg", svg: t.render()))
+      } catch let error as TimelineError where request.isDefault {
+        notes.append("timeline skipped: \(error.description)")
+      } catch let error as TraceFormatError where request.isDefault {
+        notes.append("timeline skipped: \(error.description)")
+      }
+    }
+    if let c = calibration { figures.append(Figure(title: c.plot.title, file: c.file, svg: c.plot.render())) }
+    return (figures, notes, rows)
+  }
+
+  /// Writes `plots/*.svg`, `report.html` and `report.md` into `runDir`,
+  /// with the default timeline (``Options``).
   @discardableResult
   public static func write(runDir: String) throws -> Output {
-    let (charts, notes, rows) = try charts(runDir: runDir)
+    try write(runDir: runDir, options: Options())
+  }
+
+  /// Writes `plots/*.svg`, `report.html` and `report.md` into `runDir`.
+  /// Throws ``TraceFormatError`` (file:line) on a missing or malformed input
+  /// and ``TimelineError`` for a bad explicit timeline request; the report
+  /// files are then not changed (SVGs are written last-but-two, after every
+  /// input has been read).
+  @discardableResult
+  public static func write(runDir: String, options: Options) throws -> Output {
+    let (figures, notes, rows) = try figures(runDir: runDir, options: options)
     let manifest = try readManifest(path: runDir + "/manifest.json")
     let plots = runDir + "/plots"
     do {
@@ -328,12 +452,9 @@ public enum RunReport {
       throw TraceFormatError(file: plots, line: 0, field: "-", message: "cannot create directory")
     }
     var out = Output(files: [], notes: notes)
-    var svgs: [String] = []
-    for c in charts {
-      let svg = c.plot.render()
-      svgs.append(svg)
+    for c in figures {
       let f = try AtomicTextFile(path: plots + "/" + c.file)
-      try f.write(svg)
+      try f.write(c.svg)
       try f.commit()
       out.files.append(f.path)
     }
@@ -349,9 +470,16 @@ public enum RunReport {
     h += "table{border-collapse:collapse;font-size:13px;margin-bottom:.5em}\n"
     h += "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}\n"
     h += "th:first-child,td:first-child{text-align:left}\nth{background:#f3f3f3}\n"
-    h += "figure{margin:1.5em 0}\npre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}\n"
+    h += "figure{margin:1.5em 0}\nfigure svg{max-width:100%;height:auto}\nfigcaption{font-size:12px;color:#555}\npre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}\n"
     h += "</style>\n</head>\n<body>\n<h1>FetchLab report: \(e(name))</h1>\n"
-    h += "<h2>Policies</h2>\n<p>\(e(tableNote))</p>\n"
+    // Charts first (the overview), then the tables with every number.
+    if rows.isEmpty { h += "<h2>Fit</h2>\n<p>\(e(fitNote))</p>\n" }
+    h += "<h2>Charts</h2>\n"
+    for n in notes { h += "<p><em>\(e(n))</em></p>\n" }
+    for c in figures {
+      h += "<figure id=\"\(e(c.file))\">\n" + c.svg + "<figcaption>plots/\(e(c.file))</figcaption>\n</figure>\n"
+    }
+    if !rows.isEmpty { h += "<h2>Policies</h2>\n<p>\(e(tableNote))</p>\n" }
     let header = ["policy", "users"] + tableColumns.map(\.title)
     for d in datasets {
       if !d.isEmpty { h += "<h3>Dataset \(e(d))</h3>\n" }
@@ -361,18 +489,17 @@ public enum RunReport {
       }
       h += "</table>\n"
     }
-    h += "<h2>Charts</h2>\n"
-    for n in notes { h += "<p><em>\(e(n))</em></p>\n" }
-    for (c, svg) in zip(charts, svgs) {
-      h += "<figure id=\"\(e(c.file))\">\n" + svg + "<figcaption>plots/\(e(c.file))</figcaption>\n</figure>\n"
-    }
     h += "<h2>Manifest</h2>\n<pre>\(e(manifest))</pre>\n</body>\n</html>\n"
     let html = try AtomicTextFile(path: runDir + "/report.html")
     try html.write(h)
 
-    // report.md: the table and links to the SVGs.
+    // report.md: links to the SVGs, then the tables.
     func md(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|") }
-    var m = "# FetchLab report: \(name)\n\n## Policies\n\n\(tableNote)\n\n"
+    var m = "# FetchLab report: \(name)\n\n" + (rows.isEmpty ? "## Fit\n\n\(fitNote)\n\n" : "")
+    m += "## Charts\n\n"
+    for n in notes { m += "_\(md(n))_\n\n" }
+    for c in figures { m += "![\(md(c.title))](plots/\(c.file))\n\n" }
+    if !rows.isEmpty { m += "## Policies\n\n\(tableNote)\n\n" }
     for d in datasets {
       if !d.isEmpty { m += "### Dataset \(md(d))\n\n" }
       m += "| " + header.map(md).joined(separator: " | ") + " |\n"
@@ -380,9 +507,6 @@ public enum RunReport {
       for r in rows where r.dataset == d { m += "| " + cells(r).map(md).joined(separator: " | ") + " |\n" }
       m += "\n"
     }
-    m += "## Charts\n\n"
-    for n in notes { m += "_\(md(n))_\n\n" }
-    for c in charts { m += "![\(md(c.plot.title))](plots/\(c.file))\n\n" }
     m += "Manifest: [manifest.json](manifest.json)\n"
     let mdFile = try AtomicTextFile(path: runDir + "/report.md")
     try mdFile.write(m)

@@ -4,14 +4,6 @@ import Foundation
 /// The charts of a run report, built from the parsed run files
 /// (see ``RunReport``).
 extension SVGPlot {
-  /// Colour and marker of the `i`-th series: the 7 non-black Okabe–Ito
-  /// colours (yellow last), and markers shifted every 7 series so no pair repeats before 49.
-  static func style(_ i: Int) -> (color: String, marker: MarkerShape) {
-    let shapes = MarkerShape.allCases
-    let order = [0, 1, 2, 4, 5, 6, 3]  // yellow last: faint on white
-    return (palette[order[i % 7]], shapes[(i + i / 7) % shapes.count])
-  }
-
   /// Mean age at open against energy per day, both on log axes, one point
   /// per policy configuration with 95 % CI whiskers in both directions; the
   /// configurations of one family (text before `:`) joined in energy order;
@@ -32,7 +24,7 @@ extension SVGPlot {
     var xs: [Double] = [], ys: [Double] = []
     var zeros = 0
     var series: [PlotSeries] = []
-    for (i, f) in families.enumerated() {
+    for f in families {
       let members = byFamily[f, default: []].filter { $0.energy.mean != nil && $0.meanAge.mean != nil }
         .sorted { ($0.energy.mean ?? 0, $0.policy) < ($1.energy.mean ?? 0, $1.policy) }
       guard !members.isEmpty else { continue }
@@ -41,12 +33,17 @@ extension SVGPlot {
         xs += [x, r.energy.low ?? x, r.energy.high ?? x]
         ys += [y, r.meanAge.low ?? y, r.meanAge.high ?? y]
         if x <= 0 || y <= 0 { zeros += 1 }
-        let setting = r.policy.contains(":") ? String(r.policy.drop { $0 != ":" }.dropFirst()) : nil
+        // The setting after ':' without key names: `price=0.03` → `0.03`.
+        let setting = r.policy.contains(":")
+          ? String(r.policy.drop { $0 != ":" }.dropFirst()).split(separator: ",").map { kv in
+            kv.split(separator: "=", maxSplits: 1).last.map(String.init) ?? String(kv)
+          }.joined(separator: ",") : nil
         return PlotPoint(
           x: x, y: y, xLow: r.energy.low, xHigh: r.energy.high, yLow: r.meanAge.low, yHigh: r.meanAge.high,
-          label: members.count > 1 ? setting : nil)
+          label: members.count > 1 ? setting : nil,
+          tooltip: r.policy + ": " + RunReport.sig(x) + " J/day, mean age " + RunReport.sig(y) + " s")
       }
-      let st = style(i)
+      let st = familyStyle(f)
       let name = members.count == 1 ? members[0].policy : f + " (" + String(members.count) + ")"
       series.append(
         PlotSeries(name: name, points: points, line: members.count > 1 ? .straight : .none, marker: st.marker, color: st.color))
@@ -60,7 +57,10 @@ extension SVGPlot {
           name: "Pareto frontier", points: front.map { PlotPoint(x: $0.cost, y: $0.staleness) }, line: .step,
           marker: nil, color: "#000000", dashed: true))
     }
-    var notes = ["Whiskers: 95 % bootstrap CI of the mean over users. Lines join one family's settings in energy order."]
+    var notes = [
+      "Whiskers: 95 % bootstrap CI of the mean over users. Lines join a family's settings in energy order, labelled "
+        + "by value (overlaps left out; hover for names)."
+    ]
     if zeros > 0 {
       notes.append(
         "\(zeros) configuration(s) with 0 J/day or 0 s mean age: drawn at the tick labelled 0, beyond the axis break.")
@@ -69,7 +69,7 @@ extension SVGPlot {
       title: "Staleness vs energy" + (dataset.isEmpty ? "" : " (" + dataset + ")"),
       x: .fitting(xs, label: "background-fetch energy (J/day, log scale)", scale: .log, zeroLane: true),
       y: .fitting(ys, label: "mean age at open (s, log scale)", scale: .log, zeroLane: true),
-      series: series, notes: notes)
+      series: series, notes: notes, width: 960, height: 600)
   }
 
   /// Empirical CDF of the age at open per policy: the share of opens with
@@ -86,6 +86,7 @@ extension SVGPlot {
         ? x.lower * PlotAxis.decade(k / perDecade) : x.lower * pow(10, Double(k) / Double(perDecade))
     }
     var series: [PlotSeries] = []
+    let styles = policyStyles(policies)
     for (i, p) in policies.enumerated() {
       let sorted = (ages[p] ?? []).sorted()
       guard !sorted.isEmpty else { continue }
@@ -97,11 +98,11 @@ extension SVGPlot {
         }
         return PlotPoint(x: g, y: 100 * Double(lo) / Double(sorted.count))
       }
-      let st = style(i)
+      let st = styles[p]!
       series.append(
         PlotSeries(
           name: p, points: points, line: .straight, marker: st.marker, color: st.color, markEvery: perDecade,
-          markOffset: (3 * i) % perDecade))
+          markOffset: (3 * i) % perDecade, dash: st.dash))
     }
     return SVGPlot(
       title: "Age at open, cumulative" + (dataset.isEmpty ? "" : " (" + dataset + ")"), x: x,
@@ -135,18 +136,24 @@ extension SVGPlot {
     ]
     var none: [String] = []
     var ys = share(opens).map(\.y)
-    for (i, p) in policies.enumerated() {
+    let styles = policyStyles(policies)
+    for p in policies {
       let c = fetches[p] ?? Array(repeating: 0, count: 24)
       guard c.reduce(0, +) > 0 else {
         none.append(p)
         continue
       }
-      let st = style(i)
+      let st = styles[p]!
       let pts = share(c)
       ys += pts.map(\.y)
-      series.append(PlotSeries(name: "fetches: " + p, points: pts, line: .straight, marker: st.marker, color: st.color))
+      series.append(
+        PlotSeries(
+          name: p, points: pts, line: .straight, marker: st.marker, color: st.color, dash: st.dash))
     }
-    var notes = ["Each line sums to 100 %. Opens are counted once (every policy replays the same opens)."]
+    var notes = [
+      "Black dashed: the app's opens; one line per policy: its background fetches. Each line sums to 100 %. "
+        + "Opens are counted once (every policy replays the same opens)."
+    ]
     if !none.isEmpty { notes.append("No fetches: " + none.joined(separator: ", ")) }
     return SVGPlot(
       title: "Opens and fetches by hour of day" + (dataset.isEmpty ? "" : " (" + dataset + ")") + part,

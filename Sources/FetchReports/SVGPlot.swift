@@ -154,12 +154,18 @@ public struct PlotPoint: Sendable, Equatable {
   public var yLow: Double?, yHigh: Double?
   /// A short label drawn beside the marker (e.g. `1h` of `periodic:1h`).
   public var label: String?
+  /// Marker size relative to the default (1); e.g. to show a bin's count.
+  public var size: Double?
+  /// Text shown on hover (an SVG `<title>` on the marker).
+  public var tooltip: String?
 
   public init(
     x: Double, y: Double, xLow: Double? = nil, xHigh: Double? = nil, yLow: Double? = nil, yHigh: Double? = nil,
-    label: String? = nil
+    label: String? = nil, size: Double? = nil, tooltip: String? = nil
   ) {
     self.label = label
+    self.size = size
+    self.tooltip = tooltip
     self.x = x
     self.y = y
     self.xLow = xLow
@@ -186,15 +192,20 @@ public struct PlotSeries: Sendable, Equatable {
   /// `#RRGGBB`.
   public var color: String
   public var dashed: Bool
+  /// An SVG `stroke-dasharray` for the line (overrides `dashed`), e.g. to
+  /// tell apart configurations of one policy family drawn in its colour.
+  public var dash: String?
   /// Draw a marker on every `markEvery`-th point, starting at `markOffset`.
   public var markEvery: Int
   public var markOffset: Int
 
   public init(
     name: String, points: [PlotPoint], line: Line = .none, marker: MarkerShape? = .circle,
-    color: String = SVGPlot.palette[0], dashed: Bool = false, markEvery: Int = 1, markOffset: Int = 0
+    color: String = SVGPlot.palette[0], dashed: Bool = false, markEvery: Int = 1, markOffset: Int = 0,
+    dash: String? = nil
   ) {
     precondition(markEvery >= 1, "markEvery must be at least 1")
+    self.dash = dash
     self.name = name
     self.points = points
     self.line = line
@@ -336,21 +347,29 @@ public struct SVGPlot: Sendable, Equatable {
     o += Self.escape(y.label) + "</text>\n"
     for (i, note) in notes.prefix(2).enumerated() {
       o += "<text class=\"note\" x=\"10\" y=\"\(n(a.bottom + 58 + 15 * Double(i)))\" font-size=\"10.5\" fill=\"#333333\">"
-      o += Self.escape(Self.clip(note, 135)) + "</text>\n"
+      o += Self.escape(Self.clip(note, max(135, Int((width - 20) / 5.3)))) + "</text>\n"
     }
 
     // Series: error bars, then lines, then markers on top.
+    let labels = placeLabels()
     for (i, s) in series.enumerated() {
       o += "<g class=\"series\" data-series=\"\(i)\">\n"
       o += "<title>\(Self.escape(s.name))</title>\n"
       o += errorBars(s)
       o += line(s)
       for (k, p) in s.points.enumerated() where (k - s.markOffset) % s.markEvery == 0 && k >= s.markOffset {
-        if let m = s.marker { o += Self.marker(m, px(p.x), py(p.y), s.color) }
+        guard let m = s.marker else { continue }
+        let mk = Self.marker(m, px(p.x), py(p.y), s.color, scale: p.size ?? 1)
+        if let tip = p.tooltip, !tip.isEmpty {
+          o += "<g><title>\(Self.escape(tip))</title>\n" + mk + "</g>\n"
+        } else {
+          o += mk
+        }
       }
-      for p in s.points {
-        guard let l = p.label, !l.isEmpty else { continue }
-        o += "<text x=\"\(n(px(p.x) + 6))\" y=\"\(n(py(p.y) - 6))\" font-size=\"9.5\" fill=\"#333333\">"
+      for (k, p) in s.points.enumerated() {
+        guard let l = p.label, !l.isEmpty, let at = labels[LabelKey(series: i, point: k)] else { continue }
+        o += "<text x=\"\(n(at.x))\" y=\"\(n(at.y))\" font-size=\"9.5\" fill=\"#333333\""
+        o += at.anchorEnd ? " text-anchor=\"end\">" : ">"
         o += Self.escape(Self.clip(l, 24)) + "</text>\n"
       }
       o += "</g>\n"
@@ -358,6 +377,49 @@ public struct SVGPlot: Sendable, Equatable {
     o += legend()
     o += "</svg>\n"
     return o
+  }
+
+  struct LabelKey: Hashable {
+    var series: Int
+    var point: Int
+  }
+
+  /// Where each point label goes: the first of four spots around its
+  /// marker (right-above, right-below, left-above, left-below) that stays
+  /// inside the plot area and overlaps no marker and no label placed
+  /// before it; labels without such a spot are left out (the point's
+  /// tooltip still names it). Estimated text size: 5.4 px a character, 10 px high.
+  func placeLabels() -> [LabelKey: (x: Double, y: Double, anchorEnd: Bool)] {
+    let a = plotArea
+    typealias Box = (x0: Double, y0: Double, x1: Double, y1: Double)
+    var taken: [Box] = []
+    for s in series where s.marker != nil {
+      for (k, p) in s.points.enumerated() where k >= s.markOffset && (k - s.markOffset) % s.markEvery == 0 {
+        let r = 4.5 * (p.size ?? 1) + 1
+        taken.append((px(p.x) - r, py(p.y) - r, px(p.x) + r, py(p.y) + r))
+      }
+    }
+    func overlaps(_ b: Box) -> Bool {
+      taken.contains { b.x0 < $0.x1 && $0.x0 < b.x1 && b.y0 < $0.y1 && $0.y0 < b.y1 }
+    }
+    var out: [LabelKey: (x: Double, y: Double, anchorEnd: Bool)] = [:]
+    for (i, s) in series.enumerated() {
+      for (k, p) in s.points.enumerated() {
+        guard let l = p.label, !l.isEmpty else { continue }
+        let w = 5.4 * Double(Self.clip(l, 24).count), X = px(p.x), Y = py(p.y)
+        let spots: [(Double, Double, Bool)] = [(X + 6, Y - 6, false), (X + 6, Y + 13, false), (X - 6, Y - 6, true), (X - 6, Y + 13, true)]
+        for (x, y, end) in spots {
+          let b: Box = end ? (x - w, y - 9, x, y + 2) : (x, y - 9, x + w, y + 2)
+          guard b.x0 >= a.left + 1, b.x1 <= a.right - 1, b.y0 >= a.top + 1, b.y1 <= a.bottom - 1, !overlaps(b) else {
+            continue
+          }
+          taken.append(b)
+          out[LabelKey(series: i, point: k)] = (x, y, end)
+          break
+        }
+      }
+    }
+    return out
   }
 
   func errorBars(_ s: PlotSeries) -> String {
@@ -393,14 +455,20 @@ public struct SVGPlot: Sendable, Equatable {
         d += "L\(X) \(Y)"
       }
     }
-    let dash = s.dashed ? " stroke-dasharray=\"6 4\"" : ""
+    let dash = Self.dashAttribute(s)
     return "<path d=\"\(d)\" stroke=\"\(s.color)\" stroke-width=\"1.8\" fill=\"none\"\(dash)/>\n"
   }
 
+  /// The `stroke-dasharray` attribute of a series' line ("" when solid).
+  static func dashAttribute(_ s: PlotSeries) -> String {
+    if let d = s.dash, !d.isEmpty { return " stroke-dasharray=\"\(escape(d))\"" }
+    return s.dashed ? " stroke-dasharray=\"6 4\"" : ""
+  }
+
   /// One marker centred at (x, y): filled shapes with a dark outline so
-  /// light colours (yellow) stay visible.
-  static func marker(_ m: MarkerShape, _ x: Double, _ y: Double, _ color: String) -> String {
-    let r = 4.5
+  /// light colours (yellow) stay visible. `scale` multiplies the size.
+  static func marker(_ m: MarkerShape, _ x: Double, _ y: Double, _ color: String, scale: Double = 1) -> String {
+    let r = 4.5 * scale
     let style = "fill=\"\(color)\" stroke=\"#000000\" stroke-width=\"0.8\""
     func poly(_ pts: [(Double, Double)]) -> String {
       "<polygon points=\"" + pts.map { "\(n(x + $0.0)) \(n(y + $0.1))" }.joined(separator: " ") + "\" \(style)/>\n"
@@ -435,7 +503,7 @@ public struct SVGPlot: Sendable, Equatable {
     for (i, s) in series.prefix(shown).enumerated() {
       let y = a.top + 8 + 17 * Double(i)
       if s.line != .none {
-        let dash = s.dashed ? " stroke-dasharray=\"6 4\"" : ""
+        let dash = Self.dashAttribute(s)
         o += "<line x1=\"\(n(x0))\" y1=\"\(n(y))\" x2=\"\(n(x0 + 24))\" y2=\"\(n(y))\" stroke=\"\(s.color)\" stroke-width=\"1.8\"\(dash)/>\n"
       }
       if let m = s.marker { o += Self.marker(m, x0 + 12, y, s.color) }

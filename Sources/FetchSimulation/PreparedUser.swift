@@ -87,3 +87,19 @@ public struct PreparedUser: Sendable {
     return lo
   }
 }
+
+// Read-only views for reports (`fetchlab report --timeline-…`); not used by
+// the replay itself.
+extension PreparedUser {
+  /// The network timeline: each change with the time it takes effect; the
+  /// first entry is the window start (``WorldParameters/defaultNetwork``
+  /// unless the trace sets a network there).
+  public var networkChanges: [(time: Double, network: NetworkKind)] {
+    Array(zip(netTimes, netKinds)).map { (time: $0.0, network: $0.1) }
+  }
+
+  /// Merged busy intervals of background radio activity (the user's
+  /// sessions and other apps' wakes) on WiFi (`cellular == false`) or on
+  /// cellular, as the replay's marginal-energy model sees them.
+  public func backgroundBusy(cellular: Bool) -> [BusyInterval] { busy[cellular ? 1 : 0] }
+}

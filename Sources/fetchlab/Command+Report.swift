@@ -12,16 +12,64 @@ extension FetchLab {
         CI whiskers, families joined, Pareto frontier), the CDF of the age at open per policy, and opens and fetches \
         by hour of day (UTC); then RUN_DIR/report.html (one self-contained file: summary table with CIs, the charts \
         inlined, the manifest) and RUN_DIR/report.md (table and links to the SVGs). Same run, same bytes.
+        With calibration.csv in RUN_DIR or RUN_DIR/fit (from 'fetchlab fit --report'): the habit model's \
+        reliability diagram against the baselines; a directory holding only a fit report gets that chart alone.
+        Timeline: re-reads the trace recorded in the manifest (SHA-256 checked), replays one user with the run's \
+        world parameters and seed (replication 0) and draws one local day: network, charging, other radio \
+        activity, content updates, opens, and per policy its fetches, the radio tails they caused and the age at \
+        each open (plots/timeline-USER-DAY.svg). Without --timeline-* options: the first user's busiest \
+        test-window day and up to 4 policies (ios-minimum and oracle first), skipped with a note if the trace \
+        is missing.
+        With --notebook PATH.ipynb: also a Jupyter notebook (nbformat 4.5) with those tables and charts as \
+        outputs, a written interpretation, and code cells that redo the analysis with pandas and matplotlib.
         Example: fetchlab report results/default
+        Example: fetchlab report results/default --timeline-dataset synthetic --timeline-user u00003 \
+        --timeline-day 2026-01-24 --timeline-policy ios-minimum --timeline-policy periodic:1h
         """)
 
     @Argument(help: "Run directory (written by 'fetchlab run').")
     var runDir: String
 
+    @Option(name: .customLong("timeline-user"), help: "Timeline: the user (default: the trace's first).")
+    var timelineUser: String?
+
+    @Option(name: .customLong("timeline-day"), help: ArgumentHelp("Timeline: the user's local day (default: the busiest test-window day).", valueName: "YYYY-MM-DD"))
+    var timelineDay: String?
+
+    @Option(name: .customLong("timeline-policy"), help: ArgumentHelp("Timeline: a policy of the run (repeat; default: up to 4).", valueName: "policy"))
+    var timelinePolicy: [String] = []
+
+    @Option(name: .customLong("timeline-dataset"), help: "Timeline: the dataset of an experiment run (default: the first).")
+    var timelineDataset: String?
+
+    @Option(name: .customLong("timeline-app"), help: "Timeline: the app (default: the user's most-opened replayed app).")
+    var timelineApp: String?
+
+    @Flag(name: .customLong("no-timeline"), help: "Do not draw the timeline (no trace re-read).")
+    var noTimeline = false
+
+    @Option(
+      help: ArgumentHelp(
+        "Also write a Jupyter notebook: the tables, charts and an interpretation as outputs, and code cells that "
+          + "redo the analysis from the CSVs with pandas and matplotlib (RUN_DIR relative to the notebook).",
+        valueName: "path.ipynb"))
+    var notebook: String?
+
+    func validate() throws {
+      let asked = timelineUser != nil || timelineDay != nil || !timelinePolicy.isEmpty || timelineDataset != nil
+        || timelineApp != nil
+      if noTimeline && asked { throw ValidationError("--no-timeline cannot be combined with --timeline-* options") }
+      if let notebook, !notebook.hasSuffix(".ipynb") { throw ValidationError("--notebook must name a .ipynb file") }
+    }
+
     func run() throws {
-      let out = try RunReport.write(runDir: runDir)
+      let request = TimelineRequest(
+        dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)
+      let options = RunReport.Options(timeline: noTimeline ? nil : request)
+      let out = try RunReport.write(runDir: runDir, options: options)
       for n in out.notes { log("note: " + n) }
       for f in out.files { print(f) }
+      if let notebook { print(try Notebook.write(runDir: runDir, to: notebook, options: options)) }
     }
   }
 }

@@ -38,14 +38,15 @@ struct ReportCommandTests {
     let r = try CLI.run(["report", run])
     #expect(r.status == 0, "\(r.stderr)")
     let first = try Self.outputs(run)
-    let svgs = ["plots/staleness-energy.svg", "plots/age-cdf.svg", "plots/hour-of-day.svg"]
+    let timeline = try #require(first.keys.first { $0.hasPrefix("plots/timeline-u00001-") && $0.hasSuffix(".svg") })
+    let svgs = ["plots/staleness-energy.svg", "plots/age-cdf.svg", "plots/hour-of-day.svg", timeline]
     #expect(Set(first.keys) == Set(svgs + ["report.html", "report.md"]))
     for s in svgs {
       #expect(Self.wellFormed(try #require(first[s])), "\(s) is not well-formed XML")
       #expect(r.stdout.contains(run + "/" + s))
     }
     let html = String(decoding: try #require(first["report.html"]), as: UTF8.self)
-    #expect(html.components(separatedBy: "<svg ").count - 1 == 3)
+    #expect(html.components(separatedBy: "<svg ").count - 1 == 4)
     #expect(!html.contains("src=") && !html.contains("href="), "self-contained")
     #expect(html.contains("<pre>{") && html.contains("&quot;policies&quot;"))
     #expect(html.contains("<td>periodic:1h</td><td>6</td>"))
@@ -66,8 +67,8 @@ struct ReportCommandTests {
     let r = try CLI.run(["report", run])
     #expect(r.status == 0, "\(r.stderr)")
     #expect(r.stderr.contains("no opens.csv"))
-    let files = try FileManager.default.contentsOfDirectory(atPath: run + "/plots")
-    #expect(files == ["staleness-energy.svg"])
+    let files = try FileManager.default.contentsOfDirectory(atPath: run + "/plots").sorted()
+    #expect(files.count == 2 && files[0] == "staleness-energy.svg" && files[1].hasPrefix("timeline-u00001-"))
     let md = try String(contentsOfFile: run + "/report.md", encoding: .utf8)
     #expect(md.contains("no opens.csv"))
 
@@ -82,5 +83,47 @@ struct ReportCommandTests {
     let missing = try CLI.run(["report", run])
     #expect(missing.status == 1)
     #expect(missing.stderr.contains(path + ":0: "), "\(missing.stderr)")
+  }
+
+  @Test("--timeline-*: the requested user, day and policies; bad requests exit 1 naming the option")
+  func timelineOptions() throws {
+    let run = try Self.smallRun(events: true)
+    let r = try CLI.run([
+      "report", run, "--timeline-user", "u00002", "--timeline-day", "2026-01-06", "--timeline-policy", "oracle",
+      "--timeline-policy", "periodic:60m",
+    ])
+    #expect(r.status == 0, "\(r.stderr)")
+    let path = run + "/plots/timeline-u00002-2026-01-06.svg"
+    let svg = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(Self.wellFormed(Data(svg.utf8)))
+    #expect(svg.contains("data-policy=\"oracle\"") && svg.contains("data-policy=\"periodic:1h\""))
+    #expect(!svg.contains("data-policy=\"never\""))
+    #expect(try String(contentsOfFile: run + "/report.md", encoding: .utf8).contains("(plots/timeline-u00002-2026-01-06.svg)"))
+    let bad = try CLI.run(["report", run, "--timeline-policy", "imp"])
+    #expect(bad.status == 1 && bad.stderr.contains("--timeline-policy imp"), "\(bad.stderr)")
+    let none = try CLI.run(["report", run, "--no-timeline"])
+    #expect(none.status == 0)
+    let both = try CLI.run(["report", run, "--no-timeline", "--timeline-user", "u00001"])
+    #expect(both.status == 64)
+  }
+
+  @Test("fit --report then report: the calibration chart, alone for a fit directory and beside a run's charts")
+  func calibration() throws {
+    let run = try Self.smallRun(events: false)
+    let trace = (run as NSString).deletingLastPathComponent + "/t.csv"
+    let fit = try CLI.run(["fit", "--trace", trace, "--out", run + "/fit/model.json", "--report", run + "/fit"])
+    #expect(fit.status == 0, "\(fit.stderr)")
+    let alone = try CLI.run(["report", run + "/fit"])
+    #expect(alone.status == 0, "\(alone.stderr)")
+    let svg = try Data(contentsOf: URL(fileURLWithPath: run + "/fit/plots/calibration.svg"))
+    #expect(Self.wellFormed(svg))
+    let text = String(decoding: svg, as: UTF8.self)
+    for p in ["habit (Brier ", "hour_of_day (Brier ", "last_seen_hour (Brier ", "constant (Brier ", "perfectly calibrated"] {
+      #expect(text.contains(">\(p)"), "legend \(p)")
+    }
+    let r = try CLI.run(["report", run])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/plots/calibration.svg")) == svg)
+    #expect(try String(contentsOfFile: run + "/report.html", encoding: .utf8).contains(text))
   }
 }

@@ -14,10 +14,13 @@ final class SVGElements: NSObject, XMLParserDelegate {
     var name: String
     var attributes: [String: String]
     var series: String?
+    /// The `data-policy` of the enclosing timeline lane.
+    var lane: String? = nil
   }
   var elements: [Element] = []
   var texts: [String] = []
   var groups: [String?] = []
+  var lanes: [String?] = []
   var wellFormed = false
 
   init(_ svg: String) {
@@ -31,12 +34,21 @@ final class SVGElements: NSObject, XMLParserDelegate {
     _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
     attributes: [String: String] = [:]
   ) {
-    if name == "g" { groups.append(attributes["data-series"]) }
-    elements.append(Element(name: name, attributes: attributes, series: groups.last { $0 != nil } ?? nil))
+    if name == "g" {
+      groups.append(attributes["data-series"])
+      lanes.append(attributes["data-policy"])
+    }
+    elements.append(
+      Element(
+        name: name, attributes: attributes, series: groups.last { $0 != nil } ?? nil,
+        lane: lanes.last { $0 != nil } ?? nil))
   }
 
   func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-    if name == "g" { _ = groups.popLast() }
+    if name == "g" {
+      _ = groups.popLast()
+      _ = lanes.popLast()
+    }
   }
 
   func parser(_ parser: XMLParser, foundCharacters string: String) { texts.append(string) }
@@ -107,9 +119,9 @@ struct SVGPlotTests {
     // Axes: energy 2…200 J/day plus a 0 → zero lane 0.1, decades 1…1000.
     #expect(plot.x.lower == 0.1 && plot.x.upper == 1000 && plot.x.zeroAtLower)
     #expect(plot.y.lower == 1 && plot.y.upper == 10000 && !plot.y.zeroAtLower)
-    // Independent mapping: plot area 80…510 px wide, 44…394 px high.
-    func ex(_ v: Double) -> Double { 80 + (log10(v) - log10(0.1)) / 4 * 430 }
-    func ey(_ v: Double) -> Double { 394 - (log10(v) - 0) / 4 * 350 }
+    // Independent mapping: a 960 × 600 chart, plot area 80…750 px wide, 44…514 px high.
+    func ex(_ v: Double) -> Double { 80 + (log10(v) - log10(0.1)) / 4 * 670 }
+    func ey(_ v: Double) -> Double { 394 + 120 - (log10(v) - 0) / 4 * 470 }
     // Series 0 is the first family (periodic, circles), sorted by energy.
     let c = doc.circles(series: 0)
     #expect(c.count == 2)
@@ -193,6 +205,109 @@ struct SVGPlotTests {
       try RunReport.readPolicies(path: dir + "/p2.csv")
     } throws: { e in
       (e as? TraceFormatError)?.description.hasPrefix(dir + "/p2.csv:1: users: missing column") == true
+    }
+  }
+
+  /// A fit report directory: calibration.csv (two predictors, one with an
+  /// empty decile) and evaluation_overall.csv.
+  static func fitDir() throws -> String {
+    let dir = svgTempDir()
+    var c = "predictor,decile,n,mean_predicted,observed\n"
+    c += "habit,0,100,0.02,0.03\nhabit,1,400,0.1,0.08\nhabit,2,25,0.3,0.36\n"
+    c += "hour_of_day,0,200,0.05,0.04\nhour_of_day,1,0,,\nhour_of_day,2,325,0.2,0.25\n"
+    try c.write(toFile: dir + "/calibration.csv", atomically: true, encoding: .utf8)
+    try "predictor,pairs,brier,auc\nhabit,3,0.081,0.8\nhour_of_day,3,0.09,0.7\n"
+      .write(toFile: dir + "/evaluation_overall.csv", atomically: true, encoding: .utf8)
+    try "{\"trace\": {\"path\": \"t.csv\"}}\n".write(toFile: dir + "/manifest.json", atomically: true, encoding: .utf8)
+    return dir
+  }
+
+  @Test("calibration: points sit at (mean_predicted, observed) of calibration.csv; area ∝ n; the diagonal")
+  func calibration() throws {
+    let dir = try Self.fitDir()
+    let (charts, _, rows) = try RunReport.charts(runDir: dir)
+    #expect(rows.isEmpty && charts.map(\.file) == ["calibration.svg"])
+    let plot = charts[0].plot
+    let svg = plot.render()
+    let doc = SVGElements(svg)
+    #expect(doc.wellFormed)
+    // Both axes 0…0.4 (largest value 0.36); plot area 80…550 × 44…434 px.
+    #expect(plot.x.upper == 0.4 && plot.y.upper == 0.4 && plot.x.lower == 0)
+    func ex(_ v: Double) -> Double { 80 + v / 0.4 * 470 }
+    func ey(_ v: Double) -> Double { 434 - v / 0.4 * 390 }
+    // Series 0 is the diagonal, 1 habit (triangles), 2 hour_of_day (circles).
+    #expect(plot.series[0].name == "perfectly calibrated" && plot.series[0].points.last?.x == 0.4)
+    let bins = try RunReport.readCalibration(path: dir + "/calibration.csv")
+    let hod = bins.filter { $0.predictor == "hour_of_day" && $0.count > 0 }
+    let circles = doc.elements.filter { $0.name == "circle" && $0.series == "2" }
+    #expect(circles.count == hod.count)
+    for (c, b) in zip(circles, hod) {
+      let x = Double(c.attributes["cx"]!)!, y = Double(c.attributes["cy"]!)!, r = Double(c.attributes["r"]!)!
+      #expect(abs(x - ex(b.meanPredicted!)) < 0.006 && abs(y - ey(b.observed!)) < 0.006)
+      #expect(abs(r - 4.5 * max(0.45, 1.9 * (Double(b.count) / 400).squareRoot())) < 0.006)
+    }
+    #expect(plot.series[1].points.map(\.x) == [0.02, 0.1, 0.3] && plot.series[1].points.map(\.y) == [0.03, 0.08, 0.36])
+    let text = doc.texts.joined(separator: "|")
+    for s in ["predicted probability", "observed frequency", "habit (Brier 0.081)", "AUC (higher is better): habit 0.8, hour_of_day 0.7", "(max 400)"] {
+      #expect(text.contains(s), "missing \(s)")
+    }
+    // The habit model has the colour of ios-minimum, the policy that uses it.
+    #expect(plot.series[1].color == SVGPlot.policyStyle("ios-minimum", among: []).color)
+    #expect(svg == (try RunReport.charts(runDir: dir)).charts[0].plot.render())
+    // A fit-only directory gets a report with the chart alone.
+    let out = try RunReport.write(runDir: dir, options: .init(timeline: nil))
+    #expect(out.files.contains(dir + "/plots/calibration.svg"))
+    #expect(try String(contentsOfFile: dir + "/report.html", encoding: .utf8).contains(svg))
+    // A probability outside [0, 1] is an error with file:line.
+    try "predictor,decile,n,mean_predicted,observed\nhabit,0,3,1.5,0\n"
+      .write(toFile: dir + "/calibration.csv", atomically: true, encoding: .utf8)
+    #expect {
+      try RunReport.readCalibration(path: dir + "/calibration.csv")
+    } throws: { e in
+      (e as? TraceFormatError)?.description.hasPrefix(dir + "/calibration.csv:2: mean_predicted") == true
+    }
+  }
+
+  @Test("one colour per policy family in every chart; a family's configurations differ by dash")
+  func consistentColours() throws {
+    let policies = ["never", "periodic:15m", "periodic:1h", "oracle", "ios-minimum", "ios-minimum:price=0.1", "imp"]
+    let styles = SVGPlot.policyStyles(policies)
+    #expect(styles["periodic:15m"]?.color == styles["periodic:1h"]?.color)
+    #expect(styles["periodic:15m"]?.dash == nil && styles["periodic:1h"]?.dash != nil)
+    // Every family has its own (colour, marker) pair from the palette.
+    let fams = ["never", "periodic", "oracle", "oracle-budget", "ios-minimum", "ios-custom", "silent-push",
+      "android-workmanager", "android-standby", "tailender", "imp"]
+    let pairs = fams.map { SVGPlot.familyStyle($0) }
+    #expect(Set(pairs.map { "\($0.color)\($0.marker)" }).count == fams.count)
+    #expect(pairs.allSatisfy { SVGPlot.palette.contains($0.color) })
+    #expect(SVGPlot.familyStyle("new-thing") == SVGPlot.familyStyle("new-thing"))
+    // The colour does not depend on which other policies a chart shows.
+    #expect(SVGPlot.policyStyle("imp", among: ["imp"]).color == styles["imp"]?.color)
+
+    var ages: [String: [Double]] = [:]
+    for p in policies { ages[p] = [0, 10, 100] }
+    let cdf = SVGPlot.ageCDF(dataset: "", policies: policies, ages: ages)
+    let hours = SVGPlot.hourOfDay(
+      dataset: "", opens: Array(repeating: 1, count: 24), policies: policies,
+      fetches: Dictionary(uniqueKeysWithValues: policies.map { ($0, Array(repeating: 1, count: 24)) }))
+    let staleness = try Self.stalenessChart().0
+    for p in policies {
+      let c = styles[p]!.color
+      #expect(cdf.series.first { $0.name == p }?.color == c, "\(p) in the CDF")
+      if p != "never" { #expect(hours.series.first { $0.name == p }?.color == c, "\(p) by hour") }
+      #expect(cdf.series.first { $0.name == p }?.dash == styles[p]!.dash)
+    }
+    for s in staleness.series where s.name != "Pareto frontier" {
+      let family = Scoring.family(of: s.name.split(separator: " ").first.map(String.init) ?? s.name)
+      #expect(s.color == SVGPlot.familyStyle(family).color, "\(s.name) in the staleness chart")
+    }
+    // The timeline's lane swatches use the same colours.
+    let (run, _) = try timelineRun()
+    let t = try UserDayTimeline.build(runDir: run)
+    let doc = SVGElements(t.render())
+    for lane in t.lanes {
+      let swatch = doc.elements.first { $0.lane == lane.policy && $0.name == "rect" && $0.attributes["width"] == "10" }
+      #expect(swatch?.attributes["fill"] == SVGPlot.policyStyle(lane.policy, among: []).color, "\(lane.policy)")
     }
   }
 }

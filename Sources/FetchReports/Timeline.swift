@@ -1,0 +1,442 @@
+import FetchBenchmark
+import FetchModels
+import FetchSimulation
+import FetchTraces
+import Foundation
+
+/// What `fetchlab report --timeline-…` asks for; nil fields take the
+/// deterministic default (see ``UserDayTimeline/build(runDir:request:)``).
+public struct TimelineRequest: Sendable, Equatable {
+  /// Dataset name (experiment runs); default: the first dataset.
+  public var dataset: String?
+  /// User id; default: the first user of the trace.
+  public var user: String?
+  /// Local day `YYYY-MM-DD`; default: the user's day with most opens of
+  /// the app inside the test window (whole days first; ties: the earliest).
+  public var day: String?
+  /// App name; default: the user's most-opened selected app.
+  public var app: String?
+  /// Policy configurations (each must be one of the run's); default: up
+  /// to 4, `ios-minimum` and `oracle` first when the run has them.
+  public var policies: [String]
+
+  public init(dataset: String? = nil, user: String? = nil, day: String? = nil, app: String? = nil, policies: [String] = []) {
+    self.dataset = dataset
+    self.user = user
+    self.day = day
+    self.app = app
+    self.policies = policies
+  }
+
+  /// True when nothing was asked for explicitly.
+  public var isDefault: Bool { self == TimelineRequest() }
+}
+
+/// A problem with a timeline request or its inputs (exit code 1).
+public struct TimelineError: Error, CustomStringConvertible, Sendable {
+  public let description: String
+  init(_ s: String) { description = s }
+}
+
+/// One user's day under a few policies, re-replayed from the run's trace
+/// with the run's world parameters and seed: the data of the timeline chart
+/// (``render()``).
+///
+/// Times are Unix seconds; ``hour(_:)`` maps them to local hours since the
+/// day's midnight.
+public struct UserDayTimeline: Sendable {
+  /// A time span, Unix s.
+  public struct Span: Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+  }
+
+  /// A network segment.
+  public struct NetworkSpan: Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+    public var network: NetworkKind
+  }
+
+  /// One policy's lane.
+  public struct Lane: Sendable {
+    public var policy: String
+    /// The fetches that start in the day, as the replay recorded them.
+    public var fetches: [FetchRecord]
+    /// The cellular radio tail each fetch caused (same order; `start ==
+    /// end`: none: WiFi, or the radio stayed on for other activity).
+    public var tails: [Span]
+    /// The opens of the app in the day with the age this policy gave them.
+    public var opens: [OpenRecord]
+    /// Energy of the day's fetches, J.
+    public var energyJ: Double
+  }
+
+  public var dataset: String
+  public var user: String
+  public var app: String
+  /// `YYYY-MM-DD`, local.
+  public var day: String
+  public var timeZone: TraceTimeZone
+  /// Unix times of the day's local midnights.
+  public var dayStart: Double
+  public var dayEnd: Double
+  /// The replayed (test) window of the user; outside it nothing happens.
+  public var window: Span
+  public var tracePath: String
+  /// "verified" or why not.
+  public var traceCheck: String
+  public var seed: UInt64
+  public var network: [NetworkSpan]
+  public var charging: [Span]
+  /// Content updates of the app on the server in the day.
+  public var updates: [Double]
+  /// The user's sessions and other apps' wakes on the active interface.
+  public var backgroundBusy: [Span]
+  /// The radio tails after them (until the next activity or the tail's end).
+  public var backgroundTails: [Span]
+  /// Tail length of the default cellular radio, s (for the notes).
+  public var cellularTailS: Double
+  public var lanes: [Lane]
+
+  /// Local hours since the day's midnight (0 at `dayStart`), by wall clock.
+  public func hour(_ t: Double) -> Double {
+    var c = LocalClock(timeZone)
+    let midnight = (c.local(dayStart) / 86_400).rounded() * 86_400
+    return (c.local(t) - midnight) / 3_600
+  }
+}
+
+// MARK: Building
+
+extension UserDayTimeline {
+  /// The run's settings, read from `manifest.json` (`fetchlab run --trace`
+  /// or an experiment file).
+  struct RunSettings {
+    var policies: [String]
+    var apps: AppSelection
+    var trainFraction: Double
+    var world: WorldParameters
+    /// The replication-0 seed.
+    var seed: UInt64
+    /// (dataset, path as recorded, SHA-256 or nil).
+    var inputs: [(dataset: String, path: String, sha256: String?)]
+  }
+
+  /// An unsigned integer from JSON without going through `Double`
+  /// (seeds use all 64 bits).
+  static func uint64(_ v: Any?) -> UInt64? {
+    guard let n = v as? NSNumber else { return nil }
+    if let u = UInt64(n.stringValue) { return u }
+    return n.doubleValue >= 0 && n.doubleValue < 1.8e19 ? n.uint64Value : nil
+  }
+
+  static func readSettings(runDir: String) throws -> RunSettings {
+    let path = runDir + "/manifest.json"
+    guard let data = FileManager.default.contents(atPath: path),
+      let m = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    else { throw TimelineError("\(path): cannot read the run's manifest (JSON object)") }
+    guard let policies = m["policies"] as? [String], !policies.isEmpty else {
+      throw TimelineError("\(path): no \"policies\" list")
+    }
+    let apps: AppSelection
+    do { apps = try AppSelection(parsing: m["apps"] as? String ?? "top:3") } catch {
+      throw TimelineError("\(path): apps: \(error)")
+    }
+    var world = WorldParameters()
+    for item in m["world_overrides"] as? [String] ?? [] {
+      guard let eq = item.firstIndex(of: "=") else { throw TimelineError("\(path): world_overrides: '\(item)'") }
+      let name = String(item[..<eq]), raw = String(item[item.index(after: eq)...])
+      let value: ParameterValue =
+        raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : Double(raw).map { .number($0) } ?? .word(raw)
+      if let msg = world.set(name, to: value) { throw TimelineError("\(path): world_overrides: \(name): \(msg)") }
+    }
+    guard let master = uint64(m["seed"]) else { throw TimelineError("\(path): no \"seed\"") }
+    let trainFraction = (m["train_fraction"] as? NSNumber)?.doubleValue ?? 0
+    var inputs: [(String, String, String?)] = []
+    let seed: UInt64
+    if let ins = m["inputs"] as? [[String: Any]] {
+      // An experiment: replication 0 (``Experiment/replicationSeed(_:)``).
+      seed = StableHash.combine(master, 0)
+      for i in ins {
+        guard let d = i["dataset"] as? String, let p = i["path"] as? String else { continue }
+        inputs.append((d, p, i["sha256"] as? String))
+      }
+    } else if let t = m["trace"] as? [String: Any], let p = t["path"] as? String {
+      seed = master
+      inputs.append(("", p, t["sha256"] as? String))
+    } else {
+      throw TimelineError("\(path): no trace recorded (\"trace\" or \"inputs\")")
+    }
+    return RunSettings(
+      policies: policies, apps: apps, trainFraction: trainFraction, world: world, seed: seed, inputs: inputs)
+  }
+
+  /// The default policies: `ios-minimum`, `oracle`, `periodic:1h`, `imp`,
+  /// `tailender:1h` when present (else the first of their family), then
+  /// other families in run order, then any (skipping `never`), up to 4.
+  static func defaultPolicies(_ run: [String]) -> [String] {
+    var out: [String] = []
+    func add(_ p: String?) {
+      guard let p, !out.contains(p), out.count < 4 else { return }
+      out.append(p)
+    }
+    for want in ["ios-minimum", "oracle", "periodic:1h", "imp", "tailender:1h"] {
+      add(run.contains(want) ? want : run.first { Scoring.family(of: $0) == Scoring.family(of: want) })
+    }
+    for p in run where p != "never" {
+      let f = Scoring.family(of: p)
+      if !out.contains(where: { Scoring.family(of: $0) == f }) { add(p) }
+    }
+    for p in run where p != "never" { add(p) }
+    return out
+  }
+
+  /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+  /// `days_from_civil`).
+  static func days(year: Int, month: Int, day: Int) -> Int {
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yoe = y - era * 400
+    let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+    return era * 146_097 + doe - 719_468
+  }
+
+  /// `YYYY-MM-DD` of a day number (``days(year:month:day:)``'s inverse).
+  static func civil(_ z0: Int) -> String {
+    let z = z0 + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let doe = z - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let d = doy - (153 * mp + 2) / 5 + 1
+    let m = mp + (mp < 10 ? 3 : -9)
+    let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+    func pad(_ v: Int, _ n: Int) -> String { String(repeating: "0", count: max(0, n - String(v).count)) + String(v) }
+    return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+  }
+
+  /// The day number (days since 1970-01-01) of `YYYY-MM-DD`; nil when it
+  /// is not a valid date.
+  public static func dayNumber(_ s: String) -> Int? { parseDay(s) }
+
+  /// Parses `YYYY-MM-DD` into a day number.
+  static func parseDay(_ s: String) -> Int? {
+    let parts = s.split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+      let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), (1...12).contains(m), (1...31).contains(d)
+    else { return nil }
+    let z = days(year: y, month: m, day: d)
+    return civil(z) == s ? z : nil
+  }
+
+  /// The Unix time of local midnight starting day number `d`.
+  static func midnight(_ d: Int, _ tz: TraceTimeZone) -> Double {
+    var c = LocalClock(tz)
+    let wall = Double(d) * 86_400
+    var t = wall - c.offset(at: wall)
+    t = wall - c.offset(at: t)
+    return t
+  }
+
+  /// Re-replays one user of the run in `runDir` and cuts out one local day.
+  ///
+  /// Reads `manifest.json` for the trace (checked against its SHA-256), the
+  /// policies, apps, train fraction, world overrides and seed (replication
+  /// 0 of an experiment); fits the population habit model as the run did
+  /// when a chosen policy uses it; replays the user under the chosen
+  /// policies with event records on. The result equals the run's own
+  /// records for that user, app and policy (`opens.csv`, `fetches.csv`).
+  ///
+  /// - Throws: ``TimelineError`` for a bad request or a changed or missing
+  ///   trace; ``TraceFormatError`` from the trace reader.
+  public static func build(runDir: String, request: TimelineRequest = TimelineRequest()) throws -> UserDayTimeline {
+    let run = try readSettings(runDir: runDir)
+    // Dataset and trace.
+    let input: (dataset: String, path: String, sha256: String?)
+    if let d = request.dataset {
+      guard let i = run.inputs.first(where: { $0.dataset == d }) else {
+        throw TimelineError("--timeline-dataset \(d): the run's datasets are \(run.inputs.map { $0.dataset.isEmpty ? "(unnamed)" : $0.dataset }.joined(separator: ", "))")
+      }
+      input = i
+    } else {
+      input = run.inputs[0]
+    }
+    let fm = FileManager.default
+    var candidates = [input.path]
+    if !input.path.hasPrefix("/") { candidates.append(runDir + "/../../" + input.path) }
+    if !input.dataset.isEmpty { candidates.append(runDir + "/datasets/" + input.dataset + ".csv") }
+    guard let path = candidates.first(where: { fm.fileExists(atPath: $0) }) else {
+      throw TimelineError("trace \(input.path) (recorded in \(runDir)/manifest.json) not found; run the report from the directory the run was started in")
+    }
+    var check = "SHA-256 not recorded in the manifest: not checked"
+    if let want = input.sha256 {
+      let got = try SHA256.hashFile(atPath: path).hex
+      guard got == want else {
+        throw TimelineError("trace \(path) changed since the run: SHA-256 \(got), manifest \(want)")
+      }
+      check = "SHA-256 matches the manifest"
+    }
+
+    // Policies.
+    var chosen: [String] = []
+    for p in request.policies {
+      let spec: PolicySpec
+      do { spec = try PolicySpec(parsing: p) } catch { throw TimelineError("--timeline-policy \(p): \(error)") }
+      guard run.policies.contains(spec.description) else {
+        throw TimelineError("--timeline-policy \(p): not one of the run's policies (\(run.policies.joined(separator: ", ")))")
+      }
+      if !chosen.contains(spec.description) { chosen.append(spec.description) }
+    }
+    if chosen.isEmpty { chosen = defaultPolicies(run.policies) }
+    let specs = try chosen.map { p in
+      do { return try PolicySpec(parsing: p) } catch { throw TimelineError("\(runDir)/manifest.json: policy \(p): \(error)") }
+    }
+
+    // The user.
+    let reader = try TraceReader(path: path)
+    var found: UserTrace?
+    while let u = try reader.next() {
+      if request.user == nil || u.user == request.user {
+        found = u
+        break
+      }
+    }
+    guard let trace = found else {
+      throw TimelineError(request.user.map { "--timeline-user \($0): not in \(path)" } ?? "\(path): no users")
+    }
+    let config = RunConfiguration(
+      tracePath: path, policies: specs, seed: run.seed, world: run.world, apps: run.apps, recordEvents: true, jobs: 1,
+      trainFraction: run.trainFraction)
+    let population = specs.contains(where: \.usesHabitModel) ? try fitPopulation(config) : nil
+    let result = replayUser(trace, config, population)
+    let test = result.trace
+    guard !result.apps.isEmpty else { throw TimelineError("user \(trace.user) opens no app the run selected (\(run.apps))") }
+    let a: Int
+    if let name = request.app {
+      guard let i = result.apps.firstIndex(where: { test.apps[Int($0)] == name }) else {
+        throw TimelineError("--timeline-app \(name): not among user \(trace.user)'s replayed apps (\(result.apps.map { test.apps[Int($0)] }.joined(separator: ", ")))")
+      }
+      a = i
+    } else {
+      a = 0
+    }
+    let app = result.apps[a]
+
+    // The day.
+    var clock = LocalClock(test.timeZone)
+    func dayOf(_ t: Double) -> Int { Int((clock.local(t) / 86_400).rounded(.down)) }
+    let dayNumber: Int
+    if let s = request.day {
+      guard let d = parseDay(s) else { throw TimelineError("--timeline-day \(s): expected YYYY-MM-DD") }
+      guard midnight(d + 1, test.timeZone) > test.start, midnight(d, test.timeZone) < test.end else {
+        throw TimelineError("--timeline-day \(s): outside user \(trace.user)'s replayed (test) window \(civil(dayOf(test.start))) to \(civil(dayOf(test.end)))")
+      }
+      dayNumber = d
+    } else {
+      var counts: [Int: Int] = [:]
+      for e in test.events where e.kind == .open && e.app == app && e.time >= test.start && e.time < test.end {
+        counts[dayOf(e.time), default: 0] += 1
+      }
+      let first = dayOf(test.start), last = dayOf(test.end)
+      func whole(_ d: Int) -> Bool { midnight(d, test.timeZone) >= test.start && midnight(d + 1, test.timeZone) <= test.end }
+      let days = Array(first...max(first, last))
+      let ranked = days.sorted {
+        (whole($0) ? 0 : 1, -(counts[$0] ?? 0), $0) < (whole($1) ? 0 : 1, -(counts[$1] ?? 0), $1)
+      }
+      dayNumber = ranked[0]
+    }
+    let t0 = midnight(dayNumber, test.timeZone), t1 = midnight(dayNumber + 1, test.timeZone)
+    let lo = max(t0, test.start), hi = min(t1, test.end)
+
+    // Device state from the prepared user (what the replay saw).
+    let prepared = PreparedUser(trace: test, world: run.world)
+    var network: [NetworkSpan] = []
+    let changes = prepared.networkChanges
+    for (i, c) in changes.enumerated() {
+      let s = max(c.time, lo), e = min(i + 1 < changes.count ? changes[i + 1].time : test.end, hi)
+      if e > s { network.append(NetworkSpan(start: s, end: e, network: c.network)) }
+    }
+    var charging: [Span] = []
+    var since: Double?
+    for e in test.events {
+      if e.kind == .chargeStart, since == nil { since = e.time }
+      if e.kind == .chargeEnd, let s = since {
+        if e.time > lo && s < hi { charging.append(Span(start: max(s, lo), end: min(e.time, hi))) }
+        since = nil
+      }
+    }
+    if let s = since, s < hi { charging.append(Span(start: max(s, lo), end: hi)) }
+
+    // Background radio activity on whichever interface is active, and its tails.
+    var busy: [Span] = [], tails: [Span] = []
+    for cellular in [false, true] {
+      let b = prepared.backgroundBusy(cellular: cellular)
+      let tail = (cellular ? run.world.radio(for: .cellular) : run.world.radio(for: .wifi))?.tailDurationS ?? 0
+      for (i, iv) in b.enumerated() where iv.end + tail > lo && iv.start < hi {
+        busy.append(Span(start: max(iv.start, lo), end: min(iv.end, hi)))
+        let next = i + 1 < b.count ? b[i + 1].start : .infinity
+        let te = min(iv.end + tail, next, hi)
+        if te > iv.end { tails.append(Span(start: max(iv.end, lo), end: te)) }
+      }
+    }
+    busy.sort { ($0.start, $0.end) < ($1.start, $1.end) }
+    tails.sort { ($0.start, $0.end) < ($1.start, $1.end) }
+
+    var lanes: [Lane] = []
+    for (pi, spec) in specs.enumerated() {
+      let r = result.replays[a][pi]
+      let all = r.fetches
+      var dayFetches: [FetchRecord] = [], dayTails: [Span] = []
+      for (k, f) in all.enumerated() where f.start >= t0 && f.start < t1 {
+        dayFetches.append(f)
+        dayTails.append(causedTail(f, index: k, fetches: all, prepared: prepared, world: run.world))
+      }
+      lanes.append(
+        Lane(
+          policy: spec.description, fetches: dayFetches, tails: dayTails,
+          opens: r.opens.filter { $0.time >= t0 && $0.time < t1 }, energyJ: dayFetches.reduce(0) { $0 + $1.energyJ }))
+    }
+    let content = ContentTimeline(trace: test, app: app, world: run.world, seed: run.seed)
+    return UserDayTimeline(
+      dataset: input.dataset, user: trace.user, app: test.apps[Int(app)], day: civil(dayNumber), timeZone: test.timeZone,
+      dayStart: t0, dayEnd: t1, window: Span(start: test.start, end: test.end), tracePath: path, traceCheck: check,
+      seed: run.seed, network: network, charging: charging, updates: content.updates.filter { $0 >= t0 && $0 < t1 },
+      backgroundBusy: busy, backgroundTails: tails, cellularTailS: run.world.radio(for: .cellular)?.tailDurationS ?? 0,
+      lanes: lanes)
+  }
+
+  /// The part of fetch `k`'s cellular radio tail that nothing else paid
+  /// for: from its end (or the end of a tail already running from earlier
+  /// activity) to the end of its own tail or the next activity on the
+  /// interface. Empty for WiFi fetches (a WiFi tail is 0.24 s by default).
+  static func causedTail(
+    _ f: FetchRecord, index k: Int, fetches: [FetchRecord], prepared: PreparedUser, world: WorldParameters
+  ) -> Span {
+    guard f.failure != "offline", f.network != .offline, f.network != .wifi, let radio = world.radio(for: f.network)
+    else {
+      return Span(start: f.end, end: f.end)
+    }
+    let cellular = f.network != .wifi
+    let tail = radio.tailDurationS
+    var onUntil = -Double.infinity, next = Double.infinity
+    for b in prepared.backgroundBusy(cellular: cellular) {
+      if b.start > f.end + tail { break }
+      if b.start <= f.end {
+        onUntil = max(onUntil, b.end >= f.end ? .infinity : b.end + tail)
+      } else {
+        next = min(next, b.start)
+      }
+    }
+    for (j, o) in fetches.enumerated() where j != k && (o.network == .wifi) == !cellular && o.network != .offline {
+      if o.start > f.end + tail { break }
+      if j < k { onUntil = max(onUntil, o.end >= f.end ? .infinity : o.end + tail) } else if o.start >= f.end {
+        next = min(next, o.start)
+      }
+    }
+    let s = max(f.end, onUntil), e = min(f.end + tail, next)
+    return e > s ? Span(start: s, end: e) : Span(start: f.end, end: f.end)
+  }
+}
