@@ -270,7 +270,7 @@ public struct IMPPolicy: FetchPolicy {
     }
     if evidence.count > 256 { evidence.removeFirst(evidence.count - 256) }
     if outcome.result != .failed {
-      rateEstimate = MinimumPolicy.estimateRate(evidence, prior: params.priorUpdatesPerHour / 3600)
+      rateEstimate = MinimumPolicy.estimateRate(evidence, prior: params.priorUpdatesPerHour / 3600, from: rateEstimate)
     }
   }
 

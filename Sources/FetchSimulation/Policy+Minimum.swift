@@ -261,7 +261,9 @@ public struct MinimumPolicy: FetchPolicy {
 
   public mutating func timerFired(_ ctx: inout PolicyContext) {
     if ctx.now >= nextRefit {
-      habit = fitter.fit(HabitSample(trace: history, app: ctx.app, from: history.start, to: ctx.now), prior: population)
+      habit = fitter.fit(
+        HabitSample(trace: history, app: ctx.app, from: history.start, to: ctx.now), prior: population,
+        start: habit.coefficients)
       scheduleRefit(after: ctx.now)
     }
     decide(&ctx)
@@ -309,14 +311,19 @@ public struct MinimumPolicy: FetchPolicy {
     if outcome.end - outcome.start > world.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
     credit = min(2, max(0.25, credit))
     if evidence.count > 256 { evidence.removeFirst(evidence.count - 256) }
-    if outcome.result != .failed { rateEstimate = Self.estimateRate(evidence, prior: params.priorUpdatesPerHour / 3600) }
+    if outcome.result != .failed {
+      rateEstimate = Self.estimateRate(evidence, prior: params.priorUpdatesPerHour / 3600, from: rateEstimate)
+    }
   }
 
   /// Posterior mode of a Poisson update rate from censored observations: a
   /// fetch `gap` seconds after the last sync returns NewData with probability
-  /// 1 − e^(−λ·gap). Gamma(2, 1/prior) prior; Newton steps on log λ.
-  static func estimateRate(_ ev: [(gap: Double, new: Bool)], prior: Double) -> Double {
-    var logL = log(prior)
+  /// 1 − e^(−λ·gap). Gamma(2, 1/prior) prior; Newton steps on log λ from
+  /// `start` (default: the prior mean; the previous estimate converges in a
+  /// step or two; the log posterior is concave in log λ, so the mode does
+  /// not depend on the start).
+  static func estimateRate(_ ev: [(gap: Double, new: Bool)], prior: Double, from start: Double? = nil) -> Double {
+    var logL = log(start.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? prior)
     let a0 = 2.0, b0 = 1 / prior
     for _ in 0..<20 {
       let l = exp(logL)
