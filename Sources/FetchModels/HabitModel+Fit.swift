@@ -75,7 +75,7 @@ public struct HabitFitError: Error, Sendable, Equatable, CustomStringConvertible
 ///
 /// Call `LinearAlgebra.setSingleThreaded()` (or set `OPENBLAS_NUM_THREADS=1`)
 /// before fitting many pairs in parallel.
-public struct HabitFitter: Sendable, Equatable {
+public struct HabitFitter: Sendable, Hashable {
   /// Bin length, s. Default 900 (15 min).
   public var binSeconds: Double
   /// λ on each shape coefficient (all but the intercept), toward the prior's
@@ -295,6 +295,59 @@ public struct HabitFitter: Sendable, Equatable {
     var beta = [Double](repeating: 0, count: HabitModel.featureCount)
     beta[0] = log(smoothedRate(opens: Double(opens), exposure: exposure))
     return HabitModel(coefficients: beta, binSeconds: binSeconds, diagnostics: diagnostics)
+  }
+}
+
+// MARK: - Shared fits
+
+/// Habit fits shared by the policies replayed for one user.
+///
+/// Every learning policy of a run (each `ios-minimum` and `ios-custom`
+/// setting, IMP) fits the same (user, app) pairs on the same windows: the
+/// training part, then nightly the history up to the same refit times. A fit
+/// depends only on its sample window, prior, fitter and IRLS start, so the
+/// first policy to ask computes it and the others reuse it; the results are
+/// the same as without the cache.
+///
+/// Thread-safe (a lock), but meant for one user's replays on one thread.
+public final class HabitFitCache: @unchecked Sendable {
+  struct Key: Hashable {
+    var user: String
+    var app: Int32
+    var from: UInt64
+    var to: UInt64
+    var fitter: HabitFitter
+    var start: [UInt64]?
+  }
+
+  private var fits: [Key: HabitModel] = [:]
+  private let lock = NSLock()
+  /// Fits computed and fits reused, for tests and benchmarks.
+  public private(set) var computed = 0
+  public private(set) var reused = 0
+
+  public init() {}
+
+  /// `fitter.fit(sample, prior:, start:)`, computed once per distinct
+  /// (user, app, window, fitter, start); `prior` must be the same on every
+  /// call (one population model per run).
+  public func fit(_ sample: HabitSample, prior: HabitModel?, fitter: HabitFitter, start: [Double]? = nil) -> HabitModel {
+    let key = Key(
+      user: sample.trace.user, app: sample.app, from: sample.from.bitPattern, to: sample.to.bitPattern,
+      fitter: fitter, start: start?.map(\.bitPattern))
+    lock.lock()
+    if let m = fits[key] {
+      reused += 1
+      lock.unlock()
+      return m
+    }
+    lock.unlock()
+    let m = fitter.fit(sample, prior: prior, start: start)
+    lock.lock()
+    fits[key] = m
+    computed += 1
+    lock.unlock()
+    return m
   }
 }
 
