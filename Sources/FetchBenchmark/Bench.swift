@@ -188,28 +188,33 @@ public func runBench(
   }
   metrics.append(.init(name: "fit_models_per_s", value: Double(models) / fitS, unit: "models/s", goal: .atLeast(2_000)))
 
-  // 4. Replay, policy by policy, on the same batches (reading not timed).
+  // 4. Replay: each user is prepared once (split, network and radio
+  // timelines, app selection, content timelines), as in an experiment, then
+  // replayed policy by policy (reading not timed).
   let specs = try BenchConfiguration.replayPolicies.map { try PolicySpec(parsing: $0) }
   var replayS = [Double](repeating: 0, count: specs.count)
+  var prepareS = 0.0
   var testDays = 0.0
   var testEvents = 0
   var replayed = 0
   try forEachBatch(path: path, size: config.batchUsers) { batch, _ in
-    for u in batch {
-      let test = splitForRun(u, fitConfig).test
-      testDays += (test.end - test.start) / 86_400
-      testEvents += test.events.count
+    let t = DispatchTime.now()
+    let prepared = parallelMap(batch, jobs: config.jobs) { PreparedReplay($0, fitConfig, population) }
+    prepareS += seconds(since: t)
+    for p in prepared {
+      testDays += p.user.trace.days
+      testEvents += p.user.trace.events.count
     }
     for (k, spec) in specs.enumerated() {
       let cfg = runConfig([spec])
-      let pop = spec.usesHabitModel ? population : nil
       let t = DispatchTime.now()
-      parallel(batch.count, jobs: config.jobs) { i in _ = replayUser(batch[i], cfg, pop) }
+      parallel(prepared.count, jobs: config.jobs) { i in _ = prepared[i].replay([spec], cfg) }
       replayS[k] += seconds(since: t)
     }
     replayed += batch.count
     progress(BenchProgress(stage: "replay", done: replayed, total: config.users))
   }
+  metrics.append(.init(name: "prepare_user_days_per_s", value: testDays / prepareS, unit: "user-days/s"))
   for (k, spec) in specs.enumerated() {
     let name = spec.description.replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "-", with: "_")
     let target = spec.usesHabitModel ? 200_000.0 : 1_000_000.0
@@ -251,7 +256,7 @@ public struct BenchReport: Sendable {
   public static let metricNames: [String] = {
     var n = [
       "generate_users_per_s", "generate_mb_per_s", "trace_size", "trace_events", "ingest_mb_per_s",
-      "ingest_events_per_s", "fit_population_s", "fit_models_per_s",
+      "ingest_events_per_s", "fit_population_s", "fit_models_per_s", "prepare_user_days_per_s",
     ]
     for p in BenchConfiguration.replayPolicies {
       let name = p.replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "-", with: "_")
@@ -328,6 +333,32 @@ private func forEachBatch(path: String, size: Int, _ body: ([UserTrace], Int) th
     first += batch.count
     if batch.count < size { return }
   }
+}
+
+/// `transform` of each element, computed on `jobs` threads, in order.
+private func parallelMap<T, R: Sendable>(_ items: [T], jobs: Int, _ transform: @Sendable (T) -> R) -> [R] {
+  let out = UnsafeMutablePointer<R?>.allocate(capacity: items.count)
+  out.initialize(repeating: nil, count: items.count)
+  defer {
+    out.deinitialize(count: items.count)
+    out.deallocate()
+  }
+  let slots = SendablePointer(out)
+  items.withUnsafeBufferPointer { b in
+    let input = SendableBuffer(b)
+    parallel(items.count, jobs: jobs) { i in slots.pointer[i] = transform(input.buffer[i]) }
+  }
+  return (0..<items.count).map { out[$0]! }
+}
+
+private struct SendablePointer<R>: @unchecked Sendable {
+  let pointer: UnsafeMutablePointer<R?>
+  init(_ p: UnsafeMutablePointer<R?>) { pointer = p }
+}
+
+private struct SendableBuffer<T>: @unchecked Sendable {
+  let buffer: UnsafeBufferPointer<T>
+  init(_ b: UnsafeBufferPointer<T>) { buffer = b }
 }
 
 /// Runs `body(0..<n)` on `jobs` threads, worker w taking w, w + jobs, ...

@@ -126,21 +126,41 @@ public func fitPopulation(_ config: RunConfiguration) throws -> HabitModel? {
   return try HabitFitter().fitPopulation(samples)
 }
 
+/// One user made ready for replay: the scored part of the trace with its
+/// network and radio timelines, the selected apps with their content
+/// timelines, and what learning policies train on. Built once per user and
+/// shared by every policy.
+public struct PreparedReplay: Sendable {
+  public let user: PreparedUser
+  public let apps: [Int32]
+  /// `contents[a]`: the update times of `apps[a]`.
+  public let contents: [ContentTimeline]
+  public let learning: LearningContext
+
+  public init(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) {
+    let (train, test) = splitForRun(trace, config)
+    user = PreparedUser(trace: test, world: config.world)
+    apps = config.apps.select(in: trace)
+    contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
+    learning = LearningContext(training: train, population: population)
+  }
+
+  /// The replays of every selected app under `policies`.
+  public func replay(_ policies: [PolicySpec], _ config: RunConfiguration) -> UserResult {
+    let replays = zip(apps, contents).map { app, content in
+      policies.map {
+        $0.replay(
+          user: user, app: app, content: content, seed: config.seed, recordEvents: config.recordEvents,
+          learning: $0.learns ? learning : nil)
+      }
+    }
+    return UserResult(trace: user.trace, apps: apps, replays: replays)
+  }
+}
+
 /// Replays one user under every policy and selected app.
 public func replayUser(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) -> UserResult {
-  let (train, test) = splitForRun(trace, config)
-  let prepared = PreparedUser(trace: test, world: config.world)
-  let apps = config.apps.select(in: trace)
-  let learning = LearningContext(training: train, population: population)
-  let replays = apps.map { app in
-    let content = ContentTimeline(trace: test, app: app, world: config.world, seed: config.seed)
-    return config.policies.map {
-      $0.replay(
-        user: prepared, app: app, content: content, seed: config.seed, recordEvents: config.recordEvents,
-        learning: $0.learns ? learning : nil)
-    }
-  }
-  return UserResult(trace: test, apps: apps, replays: replays)
+  PreparedReplay(trace, config, population).replay(config.policies, config)
 }
 
 private struct Slots: @unchecked Sendable {

@@ -117,6 +117,62 @@ public enum LinearAlgebra {
     return gram
   }
 
+  /// `Xᵀ W X` and `Xᵀ v` together (BLAS `dsyrk` and `dgemv`), for iterative
+  /// solvers such as IRLS that form both every iteration on one design.
+  ///
+  /// The design is *not* checked for NaN or ±∞ here (an O(m·n) scan per
+  /// iteration): check it once with ``isFinite(_:)``. The weights and `v`
+  /// are checked. `scratch` holds the scaled copy `diag(√w) X` and is reused
+  /// across calls.
+  ///
+  /// - Returns: the n × n Gram matrix (both triangles) and the n entries of `Xᵀ v`.
+  /// - Complexity: m·n² + 2·m·n flops; no allocation once `scratch` has grown.
+  /// - Throws: `.dimensionMismatch`, `.invalidInput` (a bad weight or entry of
+  ///   `v`), `.sizeOutOfRange`.
+  public static func normalEquations(
+    _ x: Matrix, weights w: [Double], _ v: [Double], scratch: inout [Double]
+  ) throws -> (gram: Matrix, xtv: [Double]) {
+    let m = x.rows, n = x.cols
+    try checkWeights(w, rows: m)
+    guard v.count == m else {
+      throw LinearAlgebraError(.dimensionMismatch, "right-hand side has \(v.count) entries, design matrix has \(m) rows")
+    }
+    try requireFinite(v, "right-hand side")
+    var gram = Matrix(rows: n, cols: n)
+    var xtv = [Double](repeating: 0, count: n)
+    guard m > 0, n > 0 else { return (gram, xtv) }
+    let m32 = try blasInt(m, "rows"), n32 = try blasInt(n, "columns")
+    if scratch.count < m * n { scratch = [Double](repeating: 0, count: m * n) }
+    let root = w.map { $0.squareRoot() }
+    x.elements.withUnsafeBufferPointer { e in
+      scratch.withUnsafeMutableBufferPointer { a in
+        root.withUnsafeBufferPointer { r in
+          for j in 0..<n {
+            let base = j * m
+            for i in 0..<m { a[base + i] = e[base + i] * r[i] }
+          }
+        }
+        gram.withUnsafeMutableElements { pc in
+          cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, n32, m32, 1, a.baseAddress, m32, 0, pc.baseAddress, n32)
+        }
+      }
+      v.withUnsafeBufferPointer { pv in
+        xtv.withUnsafeMutableBufferPointer { py in
+          cblas_dgemv(CblasColMajor, CblasTrans, m32, n32, 1, e.baseAddress, m32, pv.baseAddress, 1, 0, py.baseAddress, 1)
+        }
+      }
+    }
+    gram.withUnsafeMutableElements { c in
+      for j in 0..<n {
+        for i in (j + 1)..<n { c[i + j * n] = c[j + i * n] }  // mirror upper → lower
+      }
+    }
+    return (gram, xtv)
+  }
+
+  /// Whether every element of `x` is finite.
+  public static func isFinite(_ x: Matrix) -> Bool { x.elements.allSatisfy(\.isFinite) }
+
   /// The weighted cross product `Xᵀ W z`, W = diag(`weights`) (BLAS `dgemv`).
   ///
   /// - Parameters:

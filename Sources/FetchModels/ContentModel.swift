@@ -59,6 +59,15 @@ public struct ContentTimeline: Sendable {
     return lo
   }
 
+  /// ``version(at:)``, searched from `hint` (the previous answer), which is
+  /// updated; O(log distance).
+  public func version(at t: Double, hint: inout Int) -> Int {
+    updates.withUnsafeBufferPointer { u in
+      hint = firstIndex(count: u.count, from: hint) { u[$0] > t }
+    }
+    return hint
+  }
+
   /// Size of the response that brings the device to content version
   /// `version` (the number of updates it includes), bytes. The same for every
   /// policy (common random numbers).

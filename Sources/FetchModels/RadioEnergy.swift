@@ -23,7 +23,7 @@ extension RadioProfile {
   ///
   /// - Parameter intervals: sorted by `start`.
   /// - Complexity: O(n).
-  public func energy(ofSorted intervals: some Collection<BusyInterval>) -> Double {
+  public func energy(ofSorted intervals: [BusyInterval]) -> Double {
     var e = 0.0
     var cur: BusyInterval?
     var prevEnd = -Double.infinity

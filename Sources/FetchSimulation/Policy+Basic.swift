@@ -1,6 +1,7 @@
 /// Never fetches in the background: iOS's default
 /// `backgroundFetchIntervalNever` (reference §2.1). Costs exactly nothing.
 public struct NeverPolicy: FetchPolicy {
+  public static var observedEvents: ObservedEvents { .none }
   public init() {}
 }
 
@@ -8,6 +9,7 @@ public struct NeverPolicy: FetchPolicy {
 /// whatever the device is doing. A fetch still running when the timer fires
 /// makes that tick a no-op.
 public struct PeriodicPolicy: FetchPolicy {
+  public static var observedEvents: ObservedEvents { .none }
   /// Seconds between fetches.
   public let interval: Double
 

@@ -128,8 +128,8 @@ public struct IMPPolicy: FetchPolicy {
   /// Local day in which the fetch in flight started; one that finishes
   /// after midnight is not charged to the new day.
   var launchDay = Int.min
-  /// Update-rate evidence: (gap since last sync, got new data) per fetch.
-  var evidence: [(gap: Double, new: Bool)] = []
+  /// Update-rate evidence from the last fetches.
+  var evidence = UpdateRateEvidence()
   var rateEstimate: Double
   var pendingGap = 0.0
 
@@ -145,7 +145,7 @@ public struct IMPPolicy: FetchPolicy {
   ///   - population: the population habit model to shrink toward.
   public init(
     params: IMPParameters, world: WorldParameters, training: UserTrace, app: Int32, population: HabitModel?,
-    fitter: HabitFitter = HabitFitter()
+    fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil
   ) {
     precondition(
       params.checkIntervalS > 0 && params.initialEnergyPrice > 0 && params.initialDataPrice > 0
@@ -153,7 +153,8 @@ public struct IMPPolicy: FetchPolicy {
       "IMP needs a positive decision period and positive, finite initial prices")
     self.params = params
     self.world = world
-    habit = fitter.fit(HabitSample(trace: training, app: app, from: training.start, to: training.end), prior: population)
+    let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
+    habit = fits?.fit(sample, prior: population, fitter: fitter) ?? fitter.fit(sample, prior: population)
     (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
     pace = MinimumPolicy.pacing(training: training, app: app)
@@ -260,17 +261,16 @@ public struct IMPPolicy: FetchPolicy {
     }
     switch outcome.result {
     case .newData:
-      evidence.append((pendingGap, true))
+      evidence.append(gap: pendingGap, new: true)
       lastSync = outcome.end
     case .noData:
-      evidence.append((pendingGap, false))
+      evidence.append(gap: pendingGap, new: false)
       lastSync = outcome.end
     case .failed:
       break
     }
-    if evidence.count > 256 { evidence.removeFirst(evidence.count - 256) }
     if outcome.result != .failed {
-      rateEstimate = MinimumPolicy.estimateRate(evidence, prior: params.priorUpdatesPerHour / 3600)
+      rateEstimate = evidence.estimate(prior: params.priorUpdatesPerHour / 3600, from: rateEstimate)
     }
   }
 

@@ -14,6 +14,7 @@ import FetchTraces
 /// are not foreseen. Its energy is not a lower bound: it ignores radio
 /// tails (the budgeted oracles of the benchmark harness address that).
 public struct OraclePolicy: FetchPolicy {
+  public static var observedEvents: ObservedEvents { .appOpens }
   let user: PreparedUser
   let opens: [Double]
   let content: ContentTimeline
@@ -27,7 +28,7 @@ public struct OraclePolicy: FetchPolicy {
   ///   - content: the app's update times.
   public init(user: PreparedUser, app: Int32, content: ContentTimeline) {
     self.user = user
-    opens = user.trace.events.filter { $0.kind == .open && $0.app == app }.map(\.time)
+    opens = user.opens(of: app).map(\.time)
     self.content = content
   }
 

@@ -156,13 +156,19 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     case .periodic(let i): return run(PeriodicPolicy(interval: i))
     case .oracle: return run(OraclePolicy(user: user, app: app, content: content))
     case .iosMinimum(let params), .iosCustom(_, let params):
-      return run(MinimumPolicy(params: params, world: user.world, training: training, app: app, population: learning?.population))
+      return run(
+        MinimumPolicy(
+          params: params, world: user.world, training: training, app: app, population: learning?.population,
+          fits: learning?.fits))
     case .silentPush(let params): return run(SilentPushPolicy(params: params, user: user, content: content))
     case .androidWorkManager(let i, let params): return run(WorkManagerPolicy(interval: i, params: params))
     case .androidStandby(let params): return run(StandbyPolicy(params: params, training: training, app: app))
     case .tailender(let i, let params): return run(TailEnderPolicy(interval: i, params: params))
     case .imp(let params):
-      return run(IMPPolicy(params: params, world: user.world, training: training, app: app, population: learning?.population))
+      return run(
+        IMPPolicy(
+          params: params, world: user.world, training: training, app: app, population: learning?.population,
+          fits: learning?.fits))
     case .oracleBudget(let b, let params):
       return run(BudgetOraclePolicy(budget: b, user: user, app: app, content: content, params: params))
     }
@@ -175,10 +181,13 @@ public struct LearningContext: Sendable {
   public var training: UserTrace
   /// The population habit model to shrink toward, if any.
   public var population: HabitModel?
+  /// Habit fits shared by the learning policies replayed with this context.
+  public let fits: HabitFitCache
 
-  public init(training: UserTrace, population: HabitModel?) {
+  public init(training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache()) {
     self.training = training
     self.population = population
+    self.fits = fits
   }
 }
 

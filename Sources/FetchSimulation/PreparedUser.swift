@@ -13,6 +13,8 @@ public struct PreparedUser: Sendable {
   let netKinds: [NetworkKind]
   /// Merged busy intervals of background activity: [0] WiFi, [1] cellular.
   let busy: [[BusyInterval]]
+  /// The open events of each app, by app index.
+  let appOpens: [[TraceEvent]]
 
   /// Shortest radio activity attributed to an open or wake, s: a 0-second
   /// session still refreshes its content.
@@ -24,6 +26,7 @@ public struct PreparedUser: Sendable {
     var times = [trace.start]
     var kinds = [world.defaultNetwork]
     var busy: [[BusyInterval]] = [[], []]
+    var opens = [[TraceEvent]](repeating: [], count: trace.apps.count)
     for e in trace.events {
       switch e.kind {
       case .network:
@@ -33,6 +36,7 @@ public struct PreparedUser: Sendable {
           kinds.append(n)
         }
       case .open, .wake:
+        if e.kind == .open { opens[Int(e.app)].append(e) }
         guard let k = PreparedUser.interface(kinds.last!) else { continue }
         let iv = BusyInterval(start: e.time, end: e.time + max(e.value, PreparedUser.minimumActivityS))
         if let last = busy[k].last, iv.start <= last.end {
@@ -46,6 +50,12 @@ public struct PreparedUser: Sendable {
     netTimes = times
     netKinds = kinds
     self.busy = busy
+    appOpens = opens
+  }
+
+  /// The open events of app `app` (an index into the trace's apps), in time order.
+  public func opens(of app: Int32) -> [TraceEvent] {
+    app >= 0 && Int(app) < appOpens.count ? appOpens[Int(app)] : []
   }
 
   /// 0 for WiFi, 1 for any cellular network, `nil` offline.
@@ -74,6 +84,24 @@ public struct PreparedUser: Sendable {
   func nextNetworkChange(after t: Double) -> Double {
     let i = networkIndex(at: t) + 1
     return i < netTimes.count ? netTimes[i] : .infinity
+  }
+
+  /// ``networkIndex(at:)`` searched from `hint` (the previous answer), which
+  /// is updated.
+  func networkIndex(at t: Double, hint: inout Int) -> Int {
+    netTimes.withUnsafeBufferPointer { n in
+      hint = max(0, firstIndex(count: n.count, from: hint + 1) { n[$0] > t } - 1)
+    }
+    return hint
+  }
+
+  /// ``firstBusy(_:endingAtOrAfter:)`` searched from `hint` (the previous
+  /// answer), which is updated.
+  func firstBusy(_ k: Int, endingAtOrAfter t: Double, hint: inout Int) -> Int {
+    busy[k].withUnsafeBufferPointer { b in
+      hint = firstIndex(count: b.count, from: hint) { b[$0].end >= t }
+    }
+    return hint
   }
 
   /// Index of the first background interval on interface `k` ending at or after `t`.

@@ -96,6 +96,14 @@ struct ReplayEngine {
   var scratch: [BusyInterval] = []
   let window: [Double]  // per-interface look-around for marginal energy, s
   var inflight: InFlight?
+  /// Radio profiles by ``NetworkKind`` raw value (nil offline).
+  let radios: [RadioProfile?]
+  // Search hints: the previous answers (times mostly move forward).
+  var versionHint = 0
+  var netHint = 0
+  var busyHints = [0, 0]
+  /// The last (version, bytes) of ``newDataBytes(version:)``.
+  var lastSize = (version: -1, bytes: 0.0)
 
   var summary = AppSummary()
   var opens: [OpenRecord] = []
@@ -122,11 +130,20 @@ struct ReplayEngine {
       let r = user.world.radio(for: n)!
       return r.tailDurationS + r.promotionTimeS + 1
     }
+    radios = NetworkKind.allCases.map { user.world.radio(for: $0) }
     summary.days = t.days
     summary.updates = updates.count
   }
 
-  func serverVersion(at t: Double) -> Int { content.version(at: t) }
+  mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
+
+  /// Bytes of the response bringing version `v` (cached: a policy often asks twice).
+  mutating func newDataBytes(version v: Int) -> Double {
+    if lastSize.version != v { lastSize = (v, content.newDataBytes(version: v)) }
+    return lastSize.bytes
+  }
+
+  func radio(_ n: NetworkKind) -> RadioProfile? { radios[Int(n.rawValue)] }
 
   /// Adds the current content version's age and freshness over [segmentStart, t].
   mutating func integrate(to t: Double) {
@@ -146,7 +163,9 @@ struct ReplayEngine {
   }
 
   mutating func run<P: FetchPolicy>(_ policy: inout P) -> AppReplay {
-    let events = u.trace.events
+    // Policies that ignore most events only need the app's opens.
+    let all = P.observedEvents == .all
+    let events = all ? u.trace.events : u.opens(of: app)
     let end = u.trace.end
     var i = 0
     updateRadio(P.self)
@@ -164,7 +183,12 @@ struct ReplayEngine {
         ctx.now = tEvent
         let e = events[i]
         i += 1
-        guard apply(e) else { continue }
+        if all {
+          guard apply(e) else { continue }
+        } else {
+          recordOpen(at: e.time)
+          guard P.observedEvents == .appOpens else { continue }
+        }
         updateRadio(P.self)
         policy.observe(e, &ctx)
         handleRequest()
@@ -248,9 +272,9 @@ struct ReplayEngine {
   }
 
   /// Seconds since interface `k` was last busy at `t` (0 while busy, ∞ if never).
-  func quietGap(_ k: Int, at t: Double) -> Double {
+  mutating func quietGap(_ k: Int, at t: Double) -> Double {
     let b = u.busy[k]
-    let i = u.firstBusy(k, endingAtOrAfter: t)
+    let i = u.firstBusy(k, endingAtOrAfter: t, hint: &busyHints[k])
     if i < b.count && b[i].start <= t { return 0 }
     var last = i > 0 ? b[i - 1].end : -Double.infinity
     if let o = own[k].last { last = max(last, min(o.end, t)) }
@@ -260,11 +284,11 @@ struct ReplayEngine {
   /// The latest (start, end) at or before `t` at which a fetch can run
   /// whole inside one online network segment, starting no earlier than now;
   /// `nil` if there is none (oracles).
-  func latestCompletion(by t: Double) -> (Double, Double)? {
+  mutating func latestCompletion(by t: Double) -> (Double, Double)? {
     var d = t
     while d > ctx.now {
       // The segment a fetch ending at d runs in: the last change before d.
-      var i = u.networkIndex(at: d)
+      var i = u.networkIndex(at: d, hint: &netHint)
       if i > 0 && u.netTimes[i] == d { i -= 1 }
       let segStart = u.netTimes[i]
       if u.netKinds[i] != .offline {
@@ -278,10 +302,10 @@ struct ReplayEngine {
   }
 
   /// The latest start from which a fetch on `net` finishes by `t`.
-  func startToComplete(by t: Double, on net: NetworkKind) -> Double {
-    guard let k = PreparedUser.interface(net), let radio = w.radio(for: net) else { return t }
+  mutating func startToComplete(by t: Double, on net: NetworkKind) -> Double {
+    guard let k = PreparedUser.interface(net), let radio = radio(net) else { return t }
     let v = serverVersion(at: t)
-    let bytes = v > version ? content.newDataBytes(version: v) : w.noDataBytes
+    let bytes = v > version ? newDataBytes(version: v) : w.noDataBytes
     let x = radio.transferTime(downBytes: bytes, upBytes: w.requestBytes)
     let base = x.up + w.serverLatencyS + x.down
     let p0 = radio.promotion(afterGap: quietGap(k, at: t - base)).timeS
@@ -293,22 +317,24 @@ struct ReplayEngine {
 
   /// Works out a fetch starting at `s`: its end, failure, bytes and energy.
   mutating func plan(start s: Double, completion forced: Double?) -> InFlight {
-    let net = u.network(at: s)
+    let seg = u.networkIndex(at: s, hint: &netHint)
+    let net = u.netKinds[seg]
     let cpuWake = w.cpuWakeEnergyJ
-    guard let k = PreparedUser.interface(net), let radio = w.radio(for: net) else {
+    guard let k = PreparedUser.interface(net), let radio = radio(net) else {
       return InFlight(start: s, end: s, failure: "offline", bytes: 0, energyJ: cpuWake, network: net)
     }
     let promo = radio.promotion(afterGap: quietGap(k, at: s))
     let x0 = radio.transferTime(downBytes: 0, upBytes: w.requestBytes)
     let response = forced ?? (s + promo.timeS + x0.up + w.serverLatencyS)
     let v = serverVersion(at: response)
-    let respBytes = v > version ? content.newDataBytes(version: v) : w.noDataBytes
+    let respBytes = v > version ? newDataBytes(version: v) : w.noDataBytes
     let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
     var end = max(forced ?? 0, s + promo.timeS + x.up + w.serverLatencyS + x.down)
     var failure = ""
     var downS = x.down
     var bytes = w.requestBytes + respBytes
-    let cut = min(s + w.fetchBudgetS, u.nextNetworkChange(after: s))
+    let nextChange = seg + 1 < u.netTimes.count ? u.netTimes[seg + 1] : .infinity
+    let cut = min(s + w.fetchBudgetS, nextChange)
     if cut < end {
       failure = cut == s + w.fetchBudgetS ? "budget" : "network_change"
       let frac = max(0, min(1, (cut - (end - x.down)) / x.down))
@@ -334,7 +360,7 @@ struct ReplayEngine {
     let d = window[k]
     scratch.removeAll(keepingCapacity: true)
     let b = u.busy[k]
-    var i = u.firstBusy(k, endingAtOrAfter: f.start - d)
+    var i = u.firstBusy(k, endingAtOrAfter: f.start - d, hint: &busyHints[k])
     var ownList = own[k][...]
     while let o = ownList.first, o.end < f.start - d { ownList = ownList.dropFirst() }
     // Merge the two start-sorted lists.

@@ -7,18 +7,19 @@ public let traceHeader = "user,time,event,app,value"
 
 /// Reads a canonical trace one user at a time, validating as it goes.
 ///
-/// Memory is one user's events plus a read buffer of the longest line, and
-/// 8 bytes per user read so far (to detect a user whose rows are split).
-/// Errors are ``TraceFormatError``s naming file, line and field. A line
-/// longer than `limits.maxLineBytes` or a user with more than
-/// `limits.maxEventsPerUser` events is refused (see ``ResourceLimits``), so a
-/// hostile file cannot exhaust memory.
+/// Memory is one user's events plus a read buffer of the longest line (and
+/// as much scratch for unquoting), and 8 bytes per user read so far (to
+/// detect a user whose rows are split). Errors are ``TraceFormatError``s
+/// naming file, line and field. A line longer than `limits.maxLineBytes` or
+/// a user with more than `limits.maxEventsPerUser` events is refused (see
+/// ``ResourceLimits``), so a hostile file cannot exhaust memory.
 ///
 ///     let reader = try TraceReader(path: "trace.csv")
 ///     while let user = try reader.next() { ... }
 ///
-/// - Complexity: O(bytes); each row is parsed once without allocation except
-///   for new user ids and app names.
+/// - Complexity: O(bytes); each row is parsed once, in place, without
+///   allocation except for new user ids and app names (an app name is looked
+///   up by the FNV-1a hash of its bytes, then compared byte for byte).
 public final class TraceReader {
   /// The path given to `init`, used in error messages.
   public let path: String
@@ -32,8 +33,14 @@ public final class TraceReader {
   /// The size limits this reader enforces.
   public let limits: ResourceLimits
 
+  private typealias Bytes = UnsafeBufferPointer<UInt8>
+
   private let file: UnsafeMutablePointer<FILE>
-  private var buf: [UInt8]
+  /// The read buffer: room for the longest accepted line and its line end.
+  private let capacity: Int
+  private let buf: UnsafeMutablePointer<UInt8>
+  /// Unquoted copies of quoted fields (never longer than the line).
+  private let unquoted: UnsafeMutablePointer<UInt8>
   private var bufStart = 0
   private var bufEnd = 0
   private var eof = false
@@ -41,22 +48,42 @@ public final class TraceReader {
   /// 64-bit hashes of finished user ids (8 bytes a user), to catch a user
   /// whose rows are split.
   private var finishedUsers = Set<UInt64>()
-  private var pending: UserTrace?
-  private var pendingLine = 0
-  private var appIndex: [String: Int32] = [:]
-  private var lastTime = -Double.infinity
+
+  /// The user being read, kept in `next()`'s locals while it runs.
+  private struct UserState {
+    var inUser = false
+    var firstLine = 0
+    var user = ""
+    var userBytes: [UInt8] = []
+    var timeZone = TraceTimeZone.utc
+    var start = 0.0
+    var lastTime = -Double.infinity
+    var apps: [String] = []
+    var events: [TraceEvent] = []
+    /// FNV-1a hash of an app name's bytes → indices into `apps` with that hash.
+    var appIndex: [UInt64: [Int32]] = [:]
+  }
+  private var state = UserState()
 
   public init(path: String, limits: ResourceLimits = .current) throws {
     self.path = path
     self.limits = limits
-    buf = [UInt8](repeating: 0, count: max(limits.maxLineBytes + 2, 1 << 16))
+    capacity = max(limits.maxLineBytes + 2, 1 << 16)
+    buf = .allocate(capacity: capacity)
+    unquoted = .allocate(capacity: capacity)
     guard let f = fopen(path, "rb") else {
+      buf.deallocate()
+      unquoted.deallocate()
       throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
     }
     file = f
   }
 
-  deinit { fclose(file) }
+  deinit {
+    fclose(file)
+    buf.deallocate()
+    unquoted.deallocate()
+  }
 
   private func fail(_ field: String, _ message: String) -> TraceFormatError {
     TraceFormatError(file: path, line: line, field: field, message: message)
@@ -66,13 +93,15 @@ public final class TraceReader {
     fail("-", "line longer than \(limits.maxLineBytes) bytes (the limit; FETCHLAB_MAX_LINE_BYTES raises it)")
   }
 
-  /// Returns the next line's bytes (without the line ending) or `nil` at EOF.
-  private func nextLine() throws -> ArraySlice<UInt8>? {
+  /// Returns the next line's bytes (without the line ending) or `nil` at
+  /// EOF. The bytes stay valid until the next call.
+  private func nextLine() throws -> Bytes? {
     while true {
-      if let nl = buf[bufStart..<bufEnd].firstIndex(of: 10) {
+      if let p = memchr(buf + bufStart, 10, bufEnd - bufStart) {
+        let nl = buf.distance(to: p.assumingMemoryBound(to: UInt8.self))
         var end = nl
         if end > bufStart && buf[end - 1] == 13 { end -= 1 }
-        let s = buf[bufStart..<end]
+        let s = Bytes(start: buf + bufStart, count: end - bufStart)
         bytesRead += nl + 1 - bufStart
         bufStart = nl + 1
         line += 1
@@ -83,7 +112,7 @@ public final class TraceReader {
         guard bufStart < bufEnd else { return nil }
         var end = bufEnd
         if buf[end - 1] == 13 { end -= 1 }
-        let s = buf[bufStart..<end]
+        let s = Bytes(start: buf + bufStart, count: end - bufStart)
         bytesRead += bufEnd - bufStart
         bufStart = bufEnd
         line += 1
@@ -92,20 +121,16 @@ public final class TraceReader {
       }
       // Shift the partial line to the front and read more.
       if bufStart > 0 {
-        buf.withUnsafeMutableBufferPointer { p in
-          let n = bufEnd - bufStart
-          if n > 0 { memmove(p.baseAddress!, p.baseAddress! + bufStart, n) }
-        }
+        let n = bufEnd - bufStart
+        if n > 0 { memmove(buf, buf + bufStart, n) }
         bufEnd -= bufStart
         bufStart = 0
       }
-      if bufEnd == buf.count {
+      if bufEnd == capacity {
         line += 1
         throw tooLong()
       }
-      let n = buf.withUnsafeMutableBufferPointer { p in
-        fread(p.baseAddress! + bufEnd, 1, p.count - bufEnd, file)
-      }
+      let n = fread(buf + bufEnd, 1, capacity - bufEnd, file)
       if n == 0 {
         if ferror(file) != 0 { throw fail("-", "read error: \(String(cString: strerror(errno)))") }
         eof = true
@@ -114,51 +139,94 @@ public final class TraceReader {
     }
   }
 
-  /// Splits a line into exactly five fields, honouring RFC 4180 quotes.
-  private func split(_ s: ArraySlice<UInt8>) throws -> [ArraySlice<UInt8>] {
-    var fields: [ArraySlice<UInt8>] = []
-    fields.reserveCapacity(5)
-    var i = s.startIndex
+  /// Splits a line into exactly five fields, honouring RFC 4180 quotes
+  /// (a quoted field is unescaped into the scratch buffer).
+  private func split(_ s: Bytes) throws -> (Bytes, Bytes, Bytes, Bytes, Bytes) {
+    // Fast path: no quotes, exactly four commas.
+    let base = s.baseAddress!
+    var commas = (0, 0, 0, 0)
+    var k = 0
+    var quoted = false
+    for i in 0..<s.count {
+      let c = base[i]
+      if c == 44 {
+        switch k {
+        case 0: commas.0 = i
+        case 1: commas.1 = i
+        case 2: commas.2 = i
+        case 3: commas.3 = i
+        default: break
+        }
+        k += 1
+      } else if c == 34 {
+        quoted = true
+        break
+      }
+    }
+    if !quoted && k == 4 {
+      return (
+        Bytes(start: base, count: commas.0), Bytes(start: base + commas.0 + 1, count: commas.1 - commas.0 - 1),
+        Bytes(start: base + commas.1 + 1, count: commas.2 - commas.1 - 1),
+        Bytes(start: base + commas.2 + 1, count: commas.3 - commas.2 - 1),
+        Bytes(start: base + commas.3 + 1, count: s.count - commas.3 - 1))
+    }
+    var f: (Bytes, Bytes, Bytes, Bytes, Bytes) = (s, s, s, s, s)
+    var count = 0
+    var out = 0  // next free byte of `unquoted`
+    var i = 0
+    let n = s.count
+    func set(_ field: Bytes) {
+      switch count {
+      case 0: f.0 = field
+      case 1: f.1 = field
+      case 2: f.2 = field
+      case 3: f.3 = field
+      default: f.4 = field
+      }
+      count += 1
+    }
     while true {
-      if i < s.endIndex && s[i] == 34 {  // quoted field: unescape into a copy
-        var out: [UInt8] = []
+      guard count < 5 else { throw fail("-", "expected 5 fields (\(traceHeader)), found more than 5") }
+      if i < n && s[i] == 34 {  // quoted field
+        let first = out
         var j = i + 1
         var closed = false
-        while j < s.endIndex {
+        while j < n {
           if s[j] == 34 {
-            if j + 1 < s.endIndex && s[j + 1] == 34 { out.append(34); j += 2; continue }
+            if j + 1 < n && s[j + 1] == 34 { unquoted[out] = 34; out += 1; j += 2; continue }
             closed = true
             j += 1
             break
           }
-          out.append(s[j]); j += 1
+          unquoted[out] = s[j]; out += 1; j += 1
         }
-        guard closed else { throw fail(TraceReader.columns[min(fields.count, 4)], "unterminated quoted field") }
-        guard j == s.endIndex || s[j] == 44 else { throw fail(TraceReader.columns[min(fields.count, 4)], "text after closing quote") }
-        fields.append(out[...])
-        if j == s.endIndex { break }
+        guard closed else { throw fail(TraceReader.columns[count], "unterminated quoted field") }
+        guard j == n || s[j] == 44 else { throw fail(TraceReader.columns[count], "text after closing quote") }
+        set(Bytes(start: unquoted + first, count: out - first))
+        if j == n { break }
         i = j + 1
       } else {
-        let end = s[i...].firstIndex(of: 44) ?? s.endIndex
-        fields.append(s[i..<end])
-        if end == s.endIndex { break }
+        var end = i
+        while end < n && s[end] != 44 { end += 1 }
+        set(Bytes(rebasing: s[i..<end]))
+        if end == n { break }
         i = end + 1
       }
     }
-    guard fields.count == 5 else {
-      throw fail("-", "expected 5 fields (\(traceHeader)), found \(fields.count)")
+    guard count == 5 else {
+      throw fail("-", "expected 5 fields (\(traceHeader)), found \(count)")
     }
-    return fields
+    return f
   }
 
   static let columns = ["user", "time", "event", "app", "value"]
 
-  private func text(_ b: ArraySlice<UInt8>, _ field: String) throws -> String {
+  private func text(_ b: Bytes, _ field: String) throws -> String {
     guard let s = String(validating: b, as: UTF8.self) else { throw fail(field, "not valid UTF-8") }
     return s
   }
 
-  private func number(_ b: ArraySlice<UInt8>, _ field: String) throws -> Double {
+  private func number(_ b: Bytes, _ field: String) throws -> Double {
     if let x = TraceReader.fastDecimal(b) { return x }
     guard let s = String(validating: b, as: UTF8.self), let x = Double(s), x.isFinite else {
       throw fail(field, "expected a finite number, found '\(String(decoding: b.prefix(40), as: UTF8.self))'")
@@ -167,24 +235,23 @@ public final class TraceReader {
   }
 
   /// Parses `-?digits(.digits)?` quickly; `nil` for anything else.
-  static func fastDecimal(_ b: ArraySlice<UInt8>) -> Double? {
-    var i = b.startIndex
-    guard i < b.endIndex else { return nil }
+  static func fastDecimal(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+    var i = 0
+    let n = b.count
+    guard n > 0 else { return nil }
     var neg = false
-    if b[i] == 45 { neg = true; i += 1 }
+    if b[0] == 45 { neg = true; i = 1 }
     var mant: UInt64 = 0
     var digits = 0
-    var scale = 0
-    var sawDot = false
-    while i < b.endIndex {
-      let c = b[i]
-      if c >= 48 && c <= 57 {
+    var dot = -1
+    while i < n {
+      let c = b[i] &- 48
+      if c < 10 {
         guard digits < 18 else { return nil }
-        mant = mant * 10 + UInt64(c - 48)
+        mant = mant &* 10 &+ UInt64(c)
         digits += 1
-        if sawDot { scale += 1 }
-      } else if c == 46 && !sawDot {
-        sawDot = true
+      } else if c == 46 &- 48 && dot < 0 {
+        dot = i
       } else {
         return nil
       }
@@ -194,123 +261,167 @@ public final class TraceReader {
     // mantissa rounds twice; let the slow path parse those exactly.
     guard digits > 0, mant <= 1 << 53 else { return nil }
     var x = Double(mant)
+    let scale = dot < 0 ? 0 : n - 1 - dot
     if scale > 0 { x /= TraceReader.pow10[scale] }
     return neg ? -x : x
   }
 
+  /// ``fastDecimal(_:)`` on an array (for tests).
+  static func fastDecimal(_ b: [UInt8]) -> Double? { b.withUnsafeBufferPointer { fastDecimal($0) } }
+
   static let pow10: [Double] = (0...18).map { (0..<$0).reduce(1.0) { a, _ in a * 10 } }
+
+  /// The `event` column: an event kind, or `begin`/`end` (as `nil` kinds).
+  private enum RowKind { case begin, end, event(EventKind) }
+
+  /// Names of the event column, as bytes, in ``EventKind`` order.
+  private static let kindNames: [[UInt8]] = EventKind.allCases.map { Array($0.description.utf8) }
+  private static let networkNames: [[UInt8]] = NetworkKind.allCases.map { Array($0.description.utf8) }
+
+  private static func equal(_ b: Bytes, _ name: [UInt8]) -> Bool {
+    b.count == name.count && name.withUnsafeBufferPointer { memcmp(b.baseAddress!, $0.baseAddress!, b.count) == 0 }
+  }
+
+  private func rowKind(_ b: Bytes) throws -> RowKind {
+    if b.count > 0 {
+      for (k, name) in TraceReader.kindNames.enumerated() where TraceReader.equal(b, name) {
+        return .event(EventKind.allCases[k])
+      }
+      if TraceReader.equal(b, TraceReader.beginBytes) { return .begin }
+      if TraceReader.equal(b, TraceReader.endBytes) { return .end }
+    }
+    let name = try text(b, "event")
+    throw fail("event", "unknown event '\(name)' (expected begin, open, wake, battery, charge_start, charge_end, network, update, end)")
+  }
+
+  private static let beginBytes = Array("begin".utf8)
+  private static let endBytes = Array("end".utf8)
+
+  /// The index of the app named by `b` in `u.apps`, adding it if new.
+  private func app(_ b: Bytes, _ u: inout UserState) throws -> Int32 {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for c in b { h = (h ^ UInt64(c)) &* 0x0100_0000_01b3 }
+    if let list = u.appIndex[h] {
+      for i in list where u.apps[Int(i)].utf8.elementsEqual(b) { return i }
+    }
+    let name = try text(b, "app")
+    let i = Int32(u.apps.count)
+    u.apps.append(name)
+    u.appIndex[h, default: []].append(i)
+    return i
+  }
 
   /// The next complete user, or `nil` after the last one.
   public func next() throws -> UserTrace? {
+    var u = state
+    state = UserState()
+    defer { state = u }
     while let raw = try nextLine() {
       if raw.isEmpty { continue }
-      if !sawHeader && raw.first == 35 { continue }  // '#' comments, before the header only
+      if !sawHeader && raw[0] == 35 { continue }  // '#' comments, before the header only
       if !sawHeader {
-        guard raw.elementsEqual(traceHeader.utf8) else {
+        guard TraceReader.equal(raw, TraceReader.headerBytes) else {
           throw fail("-", "expected header '\(traceHeader)'")
         }
         sawHeader = true
         continue
       }
       let f = try split(raw)
-      let userField = f[0]
+      let userField = f.0
       guard !userField.isEmpty else { throw fail("user", "empty user id") }
-      let time = try number(f[1], "time")
+      let time = try number(f.1, "time")
       guard abs(time) < 1e11 else { throw fail("time", "time \(time) is not a plausible Unix time in seconds") }
-      let eventName = try text(f[2], "event")
+      let row = try rowKind(f.2)
 
-      if eventName == "begin" {
-        if let p = pending {
-          throw fail("event", "user '\(p.user)' (begun on line \(pendingLine)) has no 'end' row before this 'begin'")
+      if case .begin = row {
+        if u.inUser {
+          throw fail("event", "user '\(u.user)' (begun on line \(u.firstLine)) has no 'end' row before this 'begin'")
         }
-        let user = try text(userField, "user")
-        guard !finishedUsers.contains(StableHash.fnv1a(user)) else {
-          throw fail("user", "user '\(user)' appears again; each user's rows must be contiguous")
+        let name = try text(userField, "user")
+        guard !finishedUsers.contains(StableHash.fnv1a(name)) else {
+          throw fail("user", "user '\(name)' appears again; each user's rows must be contiguous")
         }
-        guard f[3].isEmpty else { throw fail("app", "'begin' takes no app") }
-        let tzText = try text(f[4], "value")
+        guard f.3.isEmpty else { throw fail("app", "'begin' takes no app") }
+        let tzText = try text(f.4, "value")
         guard let tz = TraceTimeZone(parsing: tzText) else {
           throw fail("value", "unknown time zone '\(tzText)' (use UTC, +HH:MM or an IANA name)")
         }
-        pending = UserTrace(user: user, timeZone: tz, start: time, end: time)
-        pendingLine = line
-        appIndex.removeAll(keepingCapacity: true)
-        lastTime = time
+        u.inUser = true
+        u.user = name
+        u.userBytes = Array(userField)
+        u.timeZone = tz
+        u.start = time
+        u.apps = []
+        u.events = []
+        u.appIndex.removeAll(keepingCapacity: true)
+        u.firstLine = line
+        u.lastTime = time
         continue
       }
 
-      guard var cur = pending else {
-        throw fail("event", "'\(eventName)' row before any 'begin' row for user '\(String(decoding: userField, as: UTF8.self))'")
+      guard u.inUser else {
+        throw fail("event", "'\(String(decoding: f.2, as: UTF8.self))' row before any 'begin' row for user '\(String(decoding: userField, as: UTF8.self))'")
       }
-      guard userField.elementsEqual(cur.user.utf8) else {
-        throw fail("user", "user '\(String(decoding: userField, as: UTF8.self))' starts before user '\(cur.user)' has its 'end' row")
+      guard TraceReader.equal(userField, u.userBytes) else {
+        throw fail("user", "user '\(String(decoding: userField, as: UTF8.self))' starts before user '\(u.user)' has its 'end' row")
       }
-      guard time >= lastTime else {
-        throw fail("time", "time \(CSV.number(time)) is earlier than the previous row's \(CSV.number(lastTime)); rows of a user must be sorted by time")
+      guard time >= u.lastTime else {
+        throw fail("time", "time \(CSV.number(time)) is earlier than the previous row's \(CSV.number(u.lastTime)); rows of a user must be sorted by time")
       }
-      lastTime = time
+      u.lastTime = time
 
-      if eventName == "end" {
-        guard f[3].isEmpty, f[4].isEmpty else { throw fail(f[3].isEmpty ? "value" : "app", "'end' takes no app or value") }
-        cur.end = time
-        pending = nil
-        finishedUsers.insert(StableHash.fnv1a(cur.user))
-        return cur
+      guard case .event(let kind) = row else {  // end
+        guard f.3.isEmpty, f.4.isEmpty else { throw fail(f.3.isEmpty ? "value" : "app", "'end' takes no app or value") }
+        u.inUser = false
+        finishedUsers.insert(StableHash.fnv1a(u.user))
+        let trace = UserTrace(user: u.user, timeZone: u.timeZone, start: u.start, end: time, apps: u.apps, events: u.events)
+        u.apps = []
+        u.events = []
+        return trace
       }
-      guard let kind = EventKind.allCases.first(where: { $0.description == eventName }) else {
-        throw fail("event", "unknown event '\(eventName)' (expected begin, open, wake, battery, charge_start, charge_end, network, update, end)")
-      }
-      pending = nil  // avoid a copy-on-write of the events array
       var app: Int32 = -1
-      if !f[3].isEmpty {
+      if !f.3.isEmpty {
         guard kind == .open || kind == .wake || kind == .update else {
-          pending = cur
-          throw fail("app", "'\(eventName)' takes no app")
+          throw fail("app", "'\(kind)' takes no app")
         }
-        let name = try text(f[3], "app")
-        if let i = appIndex[name] {
-          app = i
-        } else {
-          app = Int32(cur.apps.count)
-          cur.apps.append(name)
-          appIndex[name] = app
-        }
+        app = try self.app(f.3, &u)
       } else if kind == .open || kind == .update {
-        throw fail("app", "'\(eventName)' needs an app")
+        throw fail("app", "'\(kind)' needs an app")
       }
       var value = 0.0
       switch kind {
       case .open, .wake:
-        guard !f[4].isEmpty else { throw fail("value", "'\(eventName)' needs a duration in seconds") }
-        value = try number(f[4], "value")
+        guard !f.4.isEmpty else { throw fail("value", "'\(kind)' needs a duration in seconds") }
+        value = try number(f.4, "value")
         guard value >= 0, value <= 86_400 else { throw fail("value", "duration \(CSV.number(value)) s is outside 0...86400") }
       case .battery:
-        value = try number(f[4], "value")
+        value = try number(f.4, "value")
         guard value >= 0, value <= 100 else { throw fail("value", "battery level \(CSV.number(value)) is outside 0...100 %") }
       case .network:
-        let name = try text(f[4], "value")
-        guard let n = NetworkKind(name: name) else {
+        guard let k = TraceReader.networkNames.firstIndex(where: { TraceReader.equal(f.4, $0) }) else {
+          let name = try text(f.4, "value")
           throw fail("value", "unknown network '\(name)' (expected offline, wifi, cellular, lte, 3g, 5g)")
         }
-        value = Double(n.rawValue)
+        value = Double(NetworkKind.allCases[k].rawValue)
       case .chargeStart, .chargeEnd, .update:
-        guard f[4].isEmpty else { throw fail("value", "'\(eventName)' takes no value") }
+        guard f.4.isEmpty else { throw fail("value", "'\(kind)' takes no value") }
       }
-      guard cur.events.count < limits.maxEventsPerUser else {
+      guard u.events.count < limits.maxEventsPerUser else {
         throw fail(
           "user",
-          "user '\(cur.user)' (begun on line \(pendingLine)) has more than \(limits.maxEventsPerUser) events, "
+          "user '\(u.user)' (begun on line \(u.firstLine)) has more than \(limits.maxEventsPerUser) events, "
             + "the limit of one user in memory (FETCHLAB_MAX_EVENTS_PER_USER raises it)")
       }
-      cur.events.append(TraceEvent(time: time, kind: kind, app: app, value: value))
-      pending = cur
+      u.events.append(TraceEvent(time: time, kind: kind, app: app, value: value))
     }
     if !sawHeader {
       throw TraceFormatError(file: path, line: line, field: "-", message: "empty trace: no header row '\(traceHeader)'")
     }
-    if let p = pending {
-      throw TraceFormatError(file: path, line: line, field: "-", message: "file ends inside user '\(p.user)' (begun on line \(pendingLine)): no 'end' row; is the file truncated?")
+    if u.inUser {
+      throw TraceFormatError(file: path, line: line, field: "-", message: "file ends inside user '\(u.user)' (begun on line \(u.firstLine)): no 'end' row; is the file truncated?")
     }
     return nil
   }
+
+  private static let headerBytes = Array(traceHeader.utf8)
 }

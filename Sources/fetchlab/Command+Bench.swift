@@ -1,5 +1,6 @@
 import ArgumentParser
 import FetchBenchmark
+import FetchTraces
 import Foundation
 
 extension FetchLab {
@@ -52,6 +53,12 @@ extension FetchLab {
     }
 
     func run() throws {
+      try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+      if let m = ResourceLimits.current.checkSynthetic(
+        users: effectiveUsers, days: days, freeBytes: ResourceLimits.freeBytes(near: out), what: "bench")
+      {
+        throw CommandError(m)
+      }
       let cfg = BenchConfiguration(
         users: effectiveUsers, days: days, trainDays: effectiveTrainDays, jobs: jobs, directory: out,
         keepTrace: keepTrace)

@@ -21,6 +21,15 @@ struct LimitsCommandTests {
     #expect(!FileManager.default.fileExists(atPath: dir + "/s.csv"))
   }
 
+  @Test("bench refuses an absurd population up front")
+  func bench() throws {
+    let dir = scratch()
+    let r = try CLI.run(["bench", "--users", "10000000", "--days", "3650", "--out", dir + "/b"])
+    #expect(r.status == 1, "\(r.stderr)")
+    #expect(r.stderr.contains("bench: 10000000 users × 3650 days would write about 481.8 TB of trace"), "\(r.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir + "/b/bench.csv"))
+  }
+
   @Test("run refuses an absurd experiment with file:line: key and the estimate, and creates no output")
   func experiment() throws {
     let (dir, file) = try experimentDir(

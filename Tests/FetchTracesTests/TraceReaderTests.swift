@@ -148,7 +148,7 @@ struct TraceReaderTests {
 
   @Test("fast decimal parsing agrees with Double(String)", arguments: ["0", "1", "-2.5", "1700000000.123", "0.000001", "123456789012345678", "9007199254740993"])
   func fastDecimal(_ s: String) throws {
-    let parsed = TraceReader.fastDecimal(Array(s.utf8)[...])
+    let parsed = TraceReader.fastDecimal(Array(s.utf8))
     if let parsed { #expect(parsed == Double(s)!) }
   }
 }

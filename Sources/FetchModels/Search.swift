@@ -1,0 +1,41 @@
+/// The first index `i` in `0...count` at which a monotone predicate holds
+/// (`isAfter` is false on a prefix of `0..<count` and true on the rest;
+/// `count` is returned when it holds nowhere), searched outward from `hint`.
+///
+/// A replay asks for times that mostly move forward, so starting from the
+/// last answer costs O(log distance) (exponential then binary search) rather
+/// than O(log count) cache-missing probes from the middle.
+@inlinable
+public func firstIndex(count: Int, from hint: Int, where isAfter: (Int) -> Bool) -> Int {
+  let h = min(max(hint, 0), count)
+  var lo: Int, hi: Int
+  if h < count && !isAfter(h) {
+    // Forward: the answer is beyond h.
+    lo = h + 1
+    var step = 1
+    var p = h + 1
+    while p < count && !isAfter(p) {
+      lo = p + 1
+      step &<<= 1
+      p = h + step
+    }
+    hi = min(p, count)
+  } else {
+    // Backward: isAfter(h) holds (or h == count).
+    if h == 0 || !isAfter(h - 1) { return h }
+    hi = h - 1
+    var step = 1
+    var p = hi - 1
+    while p >= 0 && isAfter(p) {
+      hi = p
+      step &<<= 1
+      p = hi - step
+    }
+    lo = max(p + 1, 0)
+  }
+  while lo < hi {
+    let mid = (lo + hi) >> 1
+    if isAfter(mid) { hi = mid } else { lo = mid + 1 }
+  }
+  return lo
+}

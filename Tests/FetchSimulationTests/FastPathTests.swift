@@ -1,0 +1,102 @@
+import FetchModels
+import FetchTraces
+import Testing
+
+@testable import FetchSimulation
+
+/// The speed-ups must not change results: each is checked against the plain
+/// computation it replaces.
+@Suite("Fast paths agree with the plain computation")
+struct FastPathTests {
+  /// `policy`, but shown every event (the engine's general path).
+  struct ShownEverything<P: FetchPolicy>: FetchPolicy {
+    var policy: P
+    static var observesRadio: Bool { P.observesRadio }
+    static var observedEvents: ObservedEvents { .all }
+    mutating func start(_ ctx: inout PolicyContext) { policy.start(&ctx) }
+    mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+      guard P.observedEvents == .appOpens, event.kind == .open, event.app == ctx.app else { return }
+      policy.observe(event, &ctx)
+    }
+    mutating func timerFired(_ ctx: inout PolicyContext) { policy.timerFired(&ctx) }
+    mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+      policy.fetchFinished(outcome, &ctx)
+    }
+  }
+
+  static func same<P: FetchPolicy>(_ p: P, user: PreparedUser, content: ContentTimeline) -> Bool {
+    var fast = p
+    var slow = ShownEverything(policy: p)
+    let a = replay(&fast, user: user, app: 0, content: content)
+    let b = replay(&slow, user: user, app: 0, content: content)
+    return a.summary == b.summary && a.opens == b.opens && a.fetches == b.fetches && a.sortedAges == b.sortedAges
+  }
+
+  @Test("replaying only the app's opens gives the same results as replaying every event", arguments: 1...8)
+  func appOpensOnly(seed: UInt64) {
+    var world = WorldParameters()
+    world.failureProbability = 0.05
+    let trace = TestTraces.user(seed: seed, days: 5, opensPerHour: 1.5, networkChangesPerDay: 12)
+    let user = PreparedUser(trace: trace, world: world)
+    let content = ContentTimeline(trace: trace, app: 0, world: world, seed: seed)
+    #expect(Self.same(NeverPolicy(), user: user, content: content))
+    #expect(Self.same(PeriodicPolicy(interval: 1800), user: user, content: content))
+    #expect(Self.same(PeriodicPolicy(interval: 7 * 60), user: user, content: content))
+    #expect(Self.same(OraclePolicy(user: user, app: 0, content: content), user: user, content: content))
+  }
+
+  @Test("a search from a hint finds what a binary search finds", arguments: 1...20)
+  func hintedSearch(seed: UInt64) {
+    var rng = SplitMix64(seed: seed, keys: "search")
+    let n = Int(rng.uniform() * 300)
+    let xs = (0..<n).map { _ in (rng.uniform() * 100).rounded() }.sorted()
+    var hint = Int(rng.uniform() * Double(n + 1))
+    for _ in 0..<200 {
+      let t = rng.uniform() * 110 - 5
+      let expected = xs.firstIndex { $0 > t } ?? n
+      let fresh = Int(rng.uniform() * Double(n + 3)) - 1  // also out-of-range hints
+      #expect(firstIndex(count: n, from: fresh) { xs[$0] > t } == expected)
+      hint = firstIndex(count: n, from: hint) { xs[$0] > t }
+      #expect(hint == expected)
+    }
+  }
+
+  @Test("the sliding update-rate evidence estimates as the whole-window computation does")
+  func rateEvidence() {
+    var rng = SplitMix64(seed: 9)
+    var window: [(gap: Double, new: Bool)] = []
+    var evidence = UpdateRateEvidence()
+    var estimate = 1.0 / 3600
+    for k in 0..<1500 {
+      let gap = k % 97 == 0 ? 0 : rng.uniform() * 7200
+      let new = rng.uniform() < 0.3
+      window.append((gap, new))
+      if window.count > UpdateRateEvidence.capacity { window.removeFirst() }
+      evidence.append(gap: gap, new: new)
+      let slow = MinimumPolicy.estimateRate(window, prior: 1.0 / 3600, from: estimate, maxSteps: 1)
+      estimate = evidence.estimate(prior: 1.0 / 3600, from: estimate)
+      #expect(abs(estimate / slow - 1) < 1e-12, "observation \(k)")
+    }
+    // One step a time tracks the fully converged mode.
+    let mode = MinimumPolicy.estimateRate(window, prior: 1.0 / 3600)
+    #expect(abs(estimate / mode - 1) < 1e-4)
+  }
+
+  @Test("shared habit fits equal separate fits, and are computed once")
+  func fitCache() {
+    let trace = MinimumPolicyTests.user()
+    let cache = HabitFitCache()
+    let fitter = HabitFitter()
+    let sample = HabitSample(trace: trace, app: 0, from: trace.start, to: trace.start + 7 * 86_400)
+    let direct = fitter.fit(sample, prior: nil)
+    #expect(cache.fit(sample, prior: nil, fitter: fitter) == direct)
+    #expect(cache.fit(sample, prior: nil, fitter: fitter) == direct)
+    #expect(cache.computed == 1 && cache.reused == 1)
+    let later = HabitSample(trace: trace, app: 0, from: trace.start, to: trace.start + 8 * 86_400)
+    let warm = cache.fit(later, prior: nil, fitter: fitter, start: direct.coefficients)
+    #expect(cache.computed == 2)
+    // The optimum does not depend on the start, up to the IRLS tolerance.
+    let cold = fitter.fit(later, prior: nil)
+    for (a, b) in zip(warm.coefficients, cold.coefficients) { #expect(abs(a - b) < 1e-3) }
+  }
+}
