@@ -142,7 +142,7 @@ public struct PreparedReplay: Sendable {
     user = PreparedUser(trace: test, world: config.world)
     apps = config.apps.select(in: trace)
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
-    learning = LearningContext(training: train, population: population)
+    learning = LearningContext(training: train, population: population, fits: HabitFitCache(trace: trace))
   }
 
   /// The replays of every selected app under `policies`.

@@ -251,18 +251,28 @@ public struct HabitFitter: Sendable, Hashable {
     var y = [Double](repeating: 0, count: rows)
     var exposure = [Double](repeating: 0, count: rows)
     let opens = HabitModel.fillDesign(sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: rows)
-    let totalExposure = exposure.reduce(0, +)
+    return fit(x: x, y: y, exposure: exposure, opens: opens, prior: prior, start: start)
+  }
 
+  /// The fit of ``fit(_:prior:start:)`` on a design already built
+  /// (``HabitModel/fillDesign(_:bins:x:y:exposure:rowOffset:totalRows:)``'s
+  /// layout). `priorShape[i]`, when given, is exp(clamp(Σ_{j≥1} x_ij m_j)) for
+  /// the prior's shape m, precomputed (``HabitFitCache`` shares it between
+  /// refits).
+  func fit(
+    x: [Double], y: [Double], exposure: [Double], opens: Int, prior: HabitModel?, start: [Double]?,
+    priorShape: [Double]? = nil
+  ) -> HabitModel {
+    let p = HabitModel.featureCount
+    let rows = y.count
     // Prior mean: the prior's shape, the pair's own rate.
     var mean = [Double](repeating: 0, count: p)
-    var scaled = totalExposure
+    var scaled = exposure.reduce(0, +)
     if let prior {
       for j in 1..<p { mean[j] = prior.coefficients[j] }
       scaled = 0
       for i in 0..<rows {
-        var s = 0.0
-        for j in 1..<p { s += x[i + j * rows] * mean[j] }
-        scaled += exposure[i] * exp(HabitModel.clampEta(s))
+        scaled += exposure[i] * (priorShape?[i] ?? Self.priorShape(x: x, row: i, rows: rows, mean: mean))
       }
     }
     mean[0] = log(Self.smoothedRate(opens: Double(opens), exposure: scaled))
@@ -288,6 +298,15 @@ public struct HabitFitter: Sendable, Hashable {
         fallback: result.fallback, deviance: result.deviance))
   }
 
+  /// exp(clamp(Σ_{j≥1} x_ij m_j)): row i's rate under the shape m, relative
+  /// to the intercept.
+  @inline(__always)
+  static func priorShape(x: [Double], row i: Int, rows: Int, mean: [Double]) -> Double {
+    var s = 0.0
+    for j in 1..<HabitModel.featureCount { s += x[i + j * rows] * mean[j] }
+    return exp(HabitModel.clampEta(s))
+  }
+
   /// A constant-rate model at the smoothed rate (opens + ½)/(exposure + 1) per bin.
   static func constantModel(
     opens: Int, exposure: Double, binSeconds: Double, diagnostics: HabitModel.Diagnostics
@@ -306,8 +325,15 @@ public struct HabitFitter: Sendable, Hashable {
 /// setting, IMP) fits the same (user, app) pairs on the same windows: the
 /// training part, then nightly the history up to the same refit times. A fit
 /// depends only on its sample window, prior, fitter and IRLS start, so the
-/// first policy to ask computes it and the others reuse it; the results are
-/// the same as without the cache.
+/// first policy to ask computes it and the others reuse it.
+///
+/// Given the user's whole trace, the cache also builds each app's design
+/// once for the whole window (features, counts and exposures of every bin;
+/// ``HabitDesignTable``): a window starting at the trace start is a prefix
+/// of it (the bins, their features and their counts are the same, only the
+/// last bin is cut at the window end), so a nightly refit costs its IRLS
+/// iterations only. The results are bit for bit those of
+/// ``HabitFitter/fit(_:prior:start:)`` (tested).
 ///
 /// Thread-safe (a lock), but meant for one user's replays on one thread.
 public final class HabitFitCache: @unchecked Sendable {
@@ -320,13 +346,22 @@ public final class HabitFitCache: @unchecked Sendable {
     var start: [UInt64]?
   }
 
+  /// The user's whole trace, for the design tables (nil: none).
+  private let trace: UserTrace?
   private var fits: [Key: HabitModel] = [:]
+  private var tables: [Int32: HabitDesignTable] = [:]
   private let lock = NSLock()
   /// Fits computed and fits reused, for tests and benchmarks.
   public private(set) var computed = 0
   public private(set) var reused = 0
 
-  public init() {}
+  /// - Parameter trace: the user's whole trace; samples of this user starting
+  ///   at its start (and ending within it) are fitted from per-app design
+  ///   tables. Their traces must hold the same opens before the window end
+  ///   (a training part and the opens seen since, as the policies keep).
+  public init(trace: UserTrace? = nil) {
+    self.trace = trace
+  }
 
   /// `fitter.fit(sample, prior:, start:)`, computed once per distinct
   /// (user, app, window, fitter, start); `prior` must be the same on every
@@ -336,18 +371,109 @@ public final class HabitFitCache: @unchecked Sendable {
       user: sample.trace.user, app: sample.app, from: sample.from.bitPattern, to: sample.to.bitPattern,
       fitter: fitter, start: start?.map(\.bitPattern))
     lock.lock()
+    defer { lock.unlock() }
     if let m = fits[key] {
       reused += 1
-      lock.unlock()
       return m
     }
-    lock.unlock()
-    let m = fitter.fit(sample, prior: prior, start: start)
-    lock.lock()
+    let m: HabitModel
+    if let trace, sample.trace.user == trace.user, sample.from == trace.start, sample.to <= trace.end,
+      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from
+    {
+      let table = tables[sample.app] ?? HabitDesignTable(trace: trace, app: sample.app, binSeconds: fitter.binSeconds)
+      tables[sample.app] = table
+      m = table.fit(to: sample.to, prior: prior, fitter: fitter, start: start)
+    } else {
+      m = fitter.fit(sample, prior: prior, start: start)
+    }
     fits[key] = m
     computed += 1
-    lock.unlock()
     return m
+  }
+}
+
+/// One app's design over a user's whole trace: the rows of every bin from
+/// the trace start (features at the bin start, opens in the bin, exposure),
+/// the app's open times, and the prior's per-row shape once known.
+final class HabitDesignTable {
+  let bins: HabitBins
+  /// `bins.count` × 12, column-major.
+  let x: [Double]
+  let y: [Double]
+  let exposure: [Double]
+  /// The app's open times in the window, sorted.
+  let opens: [Double]
+  /// ``HabitFitter/priorShape(x:row:rows:mean:)`` of every row, and the prior it is for.
+  private var shape: (prior: [Double], values: [Double])?
+
+  init(trace: UserTrace, app: Int32, binSeconds: Double) {
+    bins = HabitBins(from: trace.start, to: trace.end, binSeconds: binSeconds)
+    let n = bins.count
+    var x = [Double](repeating: 0, count: n * HabitModel.featureCount)
+    var y = [Double](repeating: 0, count: n)
+    var exposure = [Double](repeating: 0, count: n)
+    let sample = HabitSample(trace: trace, app: app, from: trace.start, to: trace.end)
+    _ = HabitModel.fillDesign(sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: n)
+    self.x = x
+    self.y = y
+    self.exposure = exposure
+    opens = trace.events.compactMap { $0.kind == .open && $0.app == app ? $0.time : nil }
+  }
+
+  /// Opens in [a, b).
+  func opens(from a: Double, to b: Double) -> Int {
+    let lo = opens.partitionIndex { $0 >= a }, hi = opens.partitionIndex { $0 >= b }
+    return max(0, hi - lo)
+  }
+
+  /// The fit of the window [trace start, `to`): the first rows of the table,
+  /// the last one cut at `to` as ``HabitBins`` cuts it.
+  func fit(to: Double, prior: HabitModel?, fitter: HabitFitter, start: [Double]?) -> HabitModel {
+    let window = HabitBins(from: bins.from, to: to, binSeconds: bins.binSeconds)
+    let n = window.count
+    let N = bins.count
+    let p = HabitModel.featureCount
+    var wx = [Double](repeating: 0, count: n * p)
+    for j in 0..<p {
+      for i in 0..<n { wx[i + j * n] = x[i + j * N] }
+    }
+    var wy = Array(y[0..<n])
+    var we = Array(exposure[0..<n])
+    // The last row: the opens before `to` that fillDesign's bin formula puts
+    // there (a sliver too short for a bin of its own included), its exposure.
+    let lo = bins.from, b = bins.binSeconds
+    var i = opens.partitionIndex { $0 >= to } - 1
+    var last = 0
+    while i >= 0 && opens[i] >= lo && Int(((opens[i] - lo) / b).rounded(.down)) >= n - 1 {
+      last += 1
+      i -= 1
+    }
+    wy[n - 1] = Double(last)
+    we[n - 1] = window.exposure(n - 1)
+    var shapeValues: [Double]?
+    if let prior {
+      var mean = [Double](repeating: 0, count: p)
+      for j in 1..<p { mean[j] = prior.coefficients[j] }
+      if shape?.prior != prior.coefficients {
+        shape = (prior.coefficients, (0..<N).map { HabitFitter.priorShape(x: x, row: $0, rows: N, mean: mean) })
+      }
+      shapeValues = Array(shape!.values[0..<n])
+    }
+    return fitter.fit(
+      x: wx, y: wy, exposure: we, opens: opens(from: bins.from, to: to), prior: prior, start: start,
+      priorShape: shapeValues)
+  }
+}
+
+extension Array where Element == Double {
+  /// The first index whose element satisfies `p`, for a predicate false then true.
+  func partitionIndex(_ p: (Double) -> Bool) -> Int {
+    var lo = 0, hi = count
+    while lo < hi {
+      let mid = (lo + hi) / 2
+      if p(self[mid]) { hi = mid } else { lo = mid + 1 }
+    }
+    return lo
   }
 }
 

@@ -100,3 +100,33 @@ struct FastPathTests {
     for (a, b) in zip(warm.coefficients, cold.coefficients) { #expect(abs(a - b) < 1e-3) }
   }
 }
+
+@Suite("Design tables")
+struct DesignTableTests {
+  @Test("fits from the whole-window design table equal fits built from the window's own trace, bit for bit", arguments: 1...6)
+  func tableFits(seed: UInt64) {
+    var rng = SplitMix64(seed: seed, keys: "tables")
+    let trace = TestTraces.user(seed: seed, days: 9, opensPerHour: 0.8)
+    let fitter = HabitFitter()
+    let population = seed % 2 == 0 ? nil : fitter.fit(HabitSample(trace: trace, app: 1), prior: nil)
+    let cache = HabitFitCache(trace: trace)
+    var start: [Double]?
+    for k in 0..<12 {
+      // Window ends anywhere: mid-bin, on a bin boundary, a hair past one, at the trace end.
+      var to = trace.start + rng.uniform() * (trace.end - trace.start)
+      if k == 1 { to = trace.start + 900 * 100 }
+      if k == 2 { to = trace.start + 900 * 100 + 1e-4 }
+      if k == 3 { to = trace.end }
+      // The policies' view: the opens before the window end only.
+      var seen = trace
+      seen.events = trace.events.filter { $0.kind == .open && $0.time < to }
+      seen.end = seen.events.last?.time ?? trace.start
+      let sample = HabitSample(trace: seen, app: 0, from: trace.start, to: to)
+      let direct = fitter.fit(sample, prior: population, start: start)
+      let cached = cache.fit(sample, prior: population, fitter: fitter, start: start)
+      #expect(cached == direct, "window end \(to - trace.start) s")
+      start = k % 3 == 0 ? nil : direct.coefficients
+    }
+    #expect(cache.computed == 12)
+  }
+}
