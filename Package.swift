@@ -39,11 +39,13 @@ let package = Package(
         "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation", "FetchBenchmark", "FetchReports",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    // Scratch directories for the test suites, removed when the tests exit.
+    .target(name: "FetchTestSupport", path: "Sources/FetchTestSupport"),
     .testTarget(name: "FetchLinearAlgebraTests", dependencies: ["FetchLinearAlgebra"]),
-    .testTarget(name: "FetchTracesTests", dependencies: ["FetchTraces"]),
-    .testTarget(name: "FetchModelsTests", dependencies: ["FetchModels"]),
+    .testTarget(name: "FetchTracesTests", dependencies: ["FetchTraces", "FetchTestSupport"]),
+    .testTarget(name: "FetchModelsTests", dependencies: ["FetchModels", "FetchTestSupport"]),
     .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSimulation", "FetchModels", "FetchTraces"]),
-    .testTarget(name: "FetchReportsTests", dependencies: ["FetchReports", "FetchBenchmark"], resources: [.copy("Golden")]),
-    .testTarget(name: "FetchLabCLITests", dependencies: ["fetchlab"]),
+    .testTarget(name: "FetchReportsTests", dependencies: ["FetchReports", "FetchBenchmark", "FetchTestSupport"], resources: [.copy("Golden")]),
+    .testTarget(name: "FetchLabCLITests", dependencies: ["fetchlab", "FetchTestSupport"]),
   ]
 )

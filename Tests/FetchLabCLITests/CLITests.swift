@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import FetchTestSupport
 
 /// Runs the built `fetchlab` executable.
 struct CLI {
@@ -38,9 +39,7 @@ struct CLI {
 }
 
 func scratch() -> String {
-  let d = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-cli-\(UUID().uuidString)").path
-  try! FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
-  return d
+  Scratch.directory("cli")
 }
 
 let smallTrace = """

@@ -1,13 +1,12 @@
 import FetchTraces
 import Foundation
 import Testing
+import FetchTestSupport
 
 @testable import FetchModels
 
 func tempPath(_ name: String) -> String {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-model-\(UUID().uuidString)")
-  try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-  return dir.appendingPathComponent(name).path
+  Scratch.directory("model") + "/" + name
 }
 
 /// A small but complete model file with awkward numbers.

@@ -1,11 +1,12 @@
 import FetchTraces
 import Foundation
 import Testing
+import FetchTestSupport
 
 @testable import FetchModels
 
 func tempConfig(_ text: String) -> String {
-  let path = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-cfg-\(UUID().uuidString).json").path
+  let path = Scratch.directory("cfg") + "/config.json"
   try! text.write(toFile: path, atomically: true, encoding: .utf8)
   return path
 }

@@ -2,6 +2,7 @@ import FetchReports
 import FetchTraces
 import Foundation
 import Testing
+import FetchTestSupport
 
 /// A hand-made run directory with known numbers: one dataset, 7 policies.
 enum NotebookFixture {
@@ -18,7 +19,7 @@ enum NotebookFixture {
   static let frontier: Set<String> = ["never", "oracle", "oracle-budget:2"]
 
   static func runDir() throws -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-nb-\(UUID().uuidString)").path
+    let dir = Scratch.directory("nb")
     try FileManager.default.createDirectory(atPath: dir + "/run", withIntermediateDirectories: true)
     let metrics = ScoreMetric.allCases.map(\.rawValue)
     var p = (["dataset", "policy", "family", "users"] + metrics.flatMap { [$0, $0 + "_lo", $0 + "_hi"] })

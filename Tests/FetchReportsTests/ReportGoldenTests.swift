@@ -5,6 +5,7 @@ import FetchSimulation
 import FetchTraces
 import Foundation
 import Testing
+import FetchTestSupport
 
 let reportFiles = ["summary.csv", "opens.csv", "fetches.csv", "pooled.csv"]
 
@@ -14,9 +15,7 @@ func goldenURL(_ name: String) -> URL {
 }
 
 func tempDir() -> String {
-  let d = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-run-\(UUID().uuidString)").path
-  try! FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
-  return d
+  Scratch.directory("run")
 }
 
 /// Runs the tiny fixture and returns the output directory.

@@ -2,6 +2,7 @@ import FetchReports
 import FetchTraces
 import Foundation
 import Testing
+import FetchTestSupport
 
 #if canImport(FoundationXML)
   import FoundationXML
@@ -82,9 +83,7 @@ private func policiesCSV(_ rows: [(String, Double, Double, Double, Double, Doubl
 }
 
 private func svgTempDir() -> String {
-  let d = FileManager.default.temporaryDirectory.appendingPathComponent("svgplot-\(UUID().uuidString)").path
-  try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
-  return d
+  Scratch.directory("svgplot")
 }
 
 @Suite("SVGPlot: deterministic SVG charts")

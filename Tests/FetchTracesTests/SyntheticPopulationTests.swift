@@ -1,12 +1,12 @@
 import Foundation
 import Testing
+import FetchTestSupport
 
 @testable import FetchTraces
 
 /// A fresh path in the temporary directory.
 private func temporaryPath(_ name: String) -> String {
-  FileManager.default.temporaryDirectory
-    .appendingPathComponent("synth-\(UUID().uuidString)-\(name)").path
+  Scratch.directory("synth") + "/" + name
 }
 
 private func median(_ xs: [Double]) -> Double {

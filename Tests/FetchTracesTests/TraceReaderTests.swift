@@ -1,13 +1,12 @@
 import Foundation
 import Testing
+import FetchTestSupport
 
 @testable import FetchTraces
 
 /// Writes `text` to a temporary file and returns its path.
 func tempFile(_ text: String, name: String = "trace.csv") -> String {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-tests-\(getpid())-\(UUID().uuidString)")
-  try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-  let path = dir.appendingPathComponent(name).path
+  let path = Scratch.directory("trace") + "/" + name
   try! text.write(toFile: path, atomically: true, encoding: .utf8)
   return path
 }

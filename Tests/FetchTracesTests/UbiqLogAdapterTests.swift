@@ -1,13 +1,11 @@
 import FetchTraces
 import Foundation
 import Testing
+import FetchTestSupport
 
 /// A fresh temporary directory for one test.
 private func temporaryDirectory() throws -> String {
-  let dir = FileManager.default.temporaryDirectory
-    .appendingPathComponent("ubiqlog-tests-\(UUID().uuidString)").path
-  try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-  return dir
+  Scratch.directory("ubiqlog")
 }
 
 /// Writes `text` to `dir/name` and returns the path.
