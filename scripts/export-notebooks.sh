@@ -6,7 +6,8 @@
 #      (resumable: quick when the results are there);
 #   2. copies the small run files the notebook reads into
 #      notebooks-export/default-data/ (policies.csv, pareto.csv, pooled.csv,
-#      manifest.json without its timestamps; not summary.csv, 6.7 MB);
+#      manifest.json without its timestamps, the habit model's
+#      fit/calibration.csv; not summary.csv, 6.7 MB);
 #   3. fetchlab report notebooks-export/default-data \
 #        --notebook notebooks-export/default.ipynb
 #      (RUN_DIR = "default-data", relative to the notebook; the charts go to
@@ -28,6 +29,12 @@ data=$out/default-data
 rm -rf "$data"
 mkdir -p "$data"
 for f in policies.csv pareto.csv pooled.csv; do cp results/default/$f "$data/"; done
+# The habit model's calibration (UbiqLog test windows), for its chart.
+fit=$(mktemp -d)
+trap 'rm -rf "$fit"' EXIT
+$fetchlab fit --trace datasets/ubiqlog/ubiqlog-opens.csv --out "$fit/model.json" --report "$fit" > /dev/null
+mkdir -p "$data/fit"
+cp "$fit/calibration.csv" "$data/fit/"
 # The manifest without what changes between identical runs.
 python3 - results/default/manifest.json "$data/manifest.json" <<'EOF'
 import json, sys
