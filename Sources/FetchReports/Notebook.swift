@@ -594,7 +594,11 @@ public enum Notebook {
       # The run directory, relative to this notebook's folder: change it to analyse another run.
       RUN_DIR = \(py(runDirReference))
       """)
-    c.code(helpers)
+    c.code(
+      helpers.replacingOccurrences(
+        of: "FAMILY_COLORS = {}",
+        with: "FAMILY_COLORS = {"
+          + SVGPlot.familyTable.map { "\"\($0.family)\": \"\($0.color)\"" }.joined(separator: ", ") + "}"))
     let header =
       ["users", "J/day [95% CI]", "cellular MB/day [95% CI]", "mean age (s) [95% CI]", "fresh (%) [95% CI]"]
       + (run.pooledP90 == nil ? [] : ["p90 age, pooled (s)"])
@@ -737,6 +741,12 @@ public enum Notebook {
 
     RUN = Path(RUN_DIR)
     BUDGETS_J_PER_DAY = [10, 100]  # budgets of the "freshest under a budget" statements
+    FAMILY_COLORS = {}  # each policy family's colour in FetchLab's SVG charts (Okabe-Ito)
+
+
+    def color_of(name, i):
+        """The colour of a policy or family (the text before ':') in FetchLab's charts; else matplotlib's cycle."""
+        return FAMILY_COLORS.get(name.split(":")[0], f"C{i % 10}")
 
 
     def read_csv(name, required=True):
@@ -834,7 +844,7 @@ public enum Notebook {
             yerr = [(y - g["mean_age_s_lo"].fillna(y)).clip(lower=0), (g["mean_age_s_hi"].fillna(y) - y).clip(lower=0)]
             name = g["policy"].iloc[0] if len(g) == 1 else f"{family} ({len(g)})"
             ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o-" if len(g) > 1 else "o", ms=4, lw=1, capsize=2,
-                        color=f"C{i % 10}", label=name)
+                        color=color_of(family, i), label=name)
         f = pareto[(pareto.dataset == dataset) & (pareto.staleness_metric == "mean_age_s")
                    & (pareto.cost_metric == "energy_j_per_day") & (pareto.on_frontier == 1)]
         f = f.dropna(subset=["cost", "staleness"]).sort_values(["cost", "staleness"])
@@ -859,7 +869,7 @@ public enum Notebook {
         fig, ax = plt.subplots(figsize=(10, 6))
         for i, (policy, g) in enumerate(ev.groupby("policy", sort=False)):
             a = np.sort(g["age_s"].to_numpy())
-            ax.plot(grid, 100 * np.searchsorted(a, grid, side="right") / len(a), color=f"C{i % 10}", label=policy)
+            ax.plot(grid, 100 * np.searchsorted(a, grid, side="right") / len(a), color=color_of(policy, i), label=policy)
         ax.set_xscale("log")
         ax.set_ylim(0, 100)
         ax.set_xlabel("age at open (s, log scale)")
@@ -882,7 +892,7 @@ public enum Notebook {
             fe = fetches[fetches.dataset == dataset]
             for i, (policy, g) in enumerate(fe.groupby("policy", sort=False)):
                 c = np.bincount(hours(g["time"]), minlength=24)
-                ax.plot(range(24), 100 * c / c.sum(), marker="o", ms=3, color=f"C{i % 10}", label="fetches: " + policy)
+                ax.plot(range(24), 100 * c / c.sum(), marker="o", ms=3, color=color_of(policy, i), label="fetches: " + policy)
         ax.set_xticks(range(0, 24, 3))
         ax.set_xlabel("hour of day (UTC)")
         ax.set_ylabel("share of the series' events (%)")
