@@ -193,7 +193,7 @@ public struct DataBudget: Codable, Sendable, Equatable {
   /// exactly when the spending counter should restart.
   public static func monthIndex(at t: Double, clock: inout LocalClock) -> Int {
     let day = Int((clock.local(t) / 86_400).rounded(.down))
-    let (y, m, _) = civil(fromDays: day)
+    let (y, m, _) = CivilDate.civil(fromDays: day)
     return y * 12 + (m - 1)
   }
 
@@ -201,35 +201,12 @@ public struct DataBudget: Codable, Sendable, Equatable {
   /// local seconds since the epoch.
   static func monthBounds(localSeconds l: Double) -> (Double, Double) {
     let day = Int((l / 86_400).rounded(.down))
-    let (y, m, _) = civil(fromDays: day)
-    let first = days(fromCivil: y, m, 1)
-    let next = m == 12 ? days(fromCivil: y + 1, 1, 1) : days(fromCivil: y, m + 1, 1)
+    let (y, m, _) = CivilDate.civil(fromDays: day)
+    let first = CivilDate.days(year: y, month: m, day: 1)
+    let next = m == 12 ? CivilDate.days(year: y + 1, month: 1, day: 1) : CivilDate.days(year: y, month: m + 1, day: 1)
     return (Double(first) * 86_400, Double(next) * 86_400)
   }
 
-  /// (year, month 1...12, day 1...31) of a day count since 1970-01-01
-  /// (proleptic Gregorian; H. Hinnant's `civil_from_days`).
-  static func civil(fromDays z0: Int) -> (Int, Int, Int) {
-    let z = z0 + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-  }
-
-  /// Days since 1970-01-01 of a civil date (H. Hinnant's `days_from_civil`).
-  static func days(fromCivil y0: Int, _ m: Int, _ d: Int) -> Int {
-    let y = m <= 2 ? y0 - 1 : y0
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yoe = y - era * 400
-    let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146_097 + doe - 719_468
-  }
 
   enum CodingKeys: String, CodingKey {
     case monthlyBytes = "monthly_bytes", appShare = "app_share"

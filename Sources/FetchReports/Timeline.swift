@@ -192,28 +192,9 @@ extension UserDayTimeline {
     return out
   }
 
-  /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-  /// `days_from_civil`).
-  static func days(year: Int, month: Int, day: Int) -> Int {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yoe = y - era * 400
-    let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146_097 + doe - 719_468
-  }
-
-  /// `YYYY-MM-DD` of a day number (``days(year:month:day:)``'s inverse).
-  static func civil(_ z0: Int) -> String {
-    let z = z0 + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp + (mp < 10 ? 3 : -9)
-    let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+  /// `YYYY-MM-DD` of a day number (days since 1970-01-01).
+  static func civil(_ z: Int) -> String {
+    let (y, m, d) = CivilDate.civil(fromDays: z)
     func pad(_ v: Int, _ n: Int) -> String { String(repeating: "0", count: max(0, n - String(v).count)) + String(v) }
     return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
   }
@@ -228,7 +209,7 @@ extension UserDayTimeline {
     guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
       let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), (1...12).contains(m), (1...31).contains(d)
     else { return nil }
-    let z = days(year: y, month: m, day: d)
+    let z = CivilDate.days(year: y, month: m, day: d)
     return civil(z) == s ? z : nil
   }
 

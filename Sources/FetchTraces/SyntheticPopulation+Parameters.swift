@@ -826,24 +826,14 @@ extension SyntheticPopulation {
 
   /// Days since 1970-01-01 of a proleptic Gregorian `YYYY-MM-DD`, or `nil`.
   ///
-  /// Howard Hinnant's `days_from_civil`.
+  /// See ``CivilDate``.
   static func civilDay(_ s: String) -> Int? {
     let parts = s.split(separator: "-", omittingEmptySubsequences: false)
     guard parts.count == 3, parts[0].count == 4, parts[1].count == 2,
       parts[2].count == 2, let y0 = Int(parts[0]), let m = Int(parts[1]),
       let d = Int(parts[2]), (1...12).contains(m), d >= 1
     else { return nil }
-    let leap = (y0 % 4 == 0 && y0 % 100 != 0) || y0 % 400 == 0
-    let monthDays = [
-      31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31,
-    ]
-    guard d <= monthDays[m - 1] else { return nil }
-    let y = m <= 2 ? y0 - 1 : y0
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yoe = y - era * 400
-    let mp = (m + 9) % 12
-    let doy = (153 * mp + 2) / 5 + d - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146_097 + doe - 719_468
+    guard CivilDate.isValid(year: y0, month: m, day: d) else { return nil }
+    return CivilDate.days(year: y0, month: m, day: d)
   }
 }

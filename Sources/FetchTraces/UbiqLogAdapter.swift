@@ -533,17 +533,8 @@ public struct UbiqLogAdapter: Sendable {
     guard let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2),
       let h = num(11, 2), let mi = num(14, 2), let s = num(17, 2)
     else { return nil }
-    guard mo >= 1, mo <= 12, d >= 1, h < 24, mi < 60, s < 60 else { return nil }
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-    let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-    guard d <= monthDays[mo - 1] else { return nil }
-    // Days from civil (H. Hinnant, "chrono-compatible low-level date algorithms").
-    let yy = mo <= 2 ? y - 1 : y
-    let era = (yy >= 0 ? yy : yy - 399) / 400
-    let yoe = yy - era * 400
-    let doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    let days = era * 146_097 + doe - 719_468
+    guard CivilDate.isValid(year: y, month: mo, day: d), h < 24, mi < 60, s < 60 else { return nil }
+    let days = CivilDate.days(year: y, month: mo, day: d)
     return (y, Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + s))
   }
 }

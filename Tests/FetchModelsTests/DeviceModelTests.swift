@@ -174,9 +174,12 @@ struct DeviceModelTests {
     #expect(DataBudget.monthFraction(at: feb - 1800, clock: &tokyo) < 0.02)
     // Calendar arithmetic round-trips over four centuries.
     for day in stride(from: -200_000, through: 200_000, by: 97) {
-      let (y, m, dd) = DataBudget.civil(fromDays: day)
-      #expect(DataBudget.days(fromCivil: y, m, dd) == day)
+      let (y, m, dd) = CivilDate.civil(fromDays: day)
+      #expect(CivilDate.isValid(year: y, month: m, day: dd))
+      #expect(CivilDate.days(year: y, month: m, day: dd) == day)
     }
-    #expect(DataBudget.civil(fromDays: 0) == (1970, 1, 1))
+    #expect(CivilDate.civil(fromDays: 0) == (1970, 1, 1))
+    #expect(CivilDate.days(year: 2000, month: 3, day: 1) == 11_017)
+    #expect(CivilDate.isValid(year: 2000, month: 2, day: 29) && !CivilDate.isValid(year: 1900, month: 2, day: 29))
   }
 }
