@@ -87,32 +87,11 @@ public enum LinearAlgebra {
     guard ridge.isFinite, ridge >= 0 else {
       throw LinearAlgebraError(.invalidInput, "ridge λ must be finite and ≥ 0, got \(ridge)")
     }
-    let m = x.rows, n = x.cols
-    var scaled = x
-    if let w = weights {
-      try checkWeights(w, rows: m)
-      scaled.withUnsafeMutableElements { p in
-        for i in 0..<m {
-          let s = w[i].squareRoot()
-          if s == 1 { continue }
-          for j in 0..<n { p[i + j * m] *= s }
-        }
-      }
-    }
-    var gram = Matrix(rows: n, cols: n)
-    if n > 0 && m > 0 {
-      let n32 = try blasInt(n, "columns"), m32 = try blasInt(m, "rows")
-      scaled.withUnsafeMutableElements { pa in
-        gram.withUnsafeMutableElements { pc in
-          cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, n32, m32, 1, pa.baseAddress, m32, 0, pc.baseAddress, n32)
-        }
-      }
-    }
+    if let w = weights { try checkWeights(w, rows: x.rows) }
+    var scratch: [Double] = []
+    var gram = try scaledGram(x, rootWeights: weights?.map { $0.squareRoot() }, scratch: &scratch)
     gram.withUnsafeMutableElements { c in
-      for j in 0..<n {
-        for i in (j + 1)..<n { c[i + j * n] = c[j + i * n] }  // mirror upper → lower
-        c[j + j * n] += ridge
-      }
+      for j in 0..<x.cols { c[j + j * x.cols] += ridge }
     }
     return gram
   }
@@ -138,27 +117,40 @@ public enum LinearAlgebra {
       throw LinearAlgebraError(.dimensionMismatch, "right-hand side has \(v.count) entries, design matrix has \(m) rows")
     }
     try requireFinite(v, "right-hand side")
-    var gram = Matrix(rows: n, cols: n)
+    let gram = try scaledGram(x, rootWeights: w.map { $0.squareRoot() }, scratch: &scratch)
     var xtv = [Double](repeating: 0, count: n)
     guard m > 0, n > 0 else { return (gram, xtv) }
     let m32 = try blasInt(m, "rows"), n32 = try blasInt(n, "columns")
+    x.elements.withUnsafeBufferPointer { e in
+      v.withUnsafeBufferPointer { pv in
+        xtv.withUnsafeMutableBufferPointer { py in
+          cblas_dgemv(CblasColMajor, CblasTrans, m32, n32, 1, e.baseAddress, m32, pv.baseAddress, 1, 0, py.baseAddress, 1)
+        }
+      }
+    }
+    return (gram, xtv)
+  }
+
+  /// `Aᵀ A` for `A = diag(r) X` (`r` nil: all 1), both triangles, by `dsyrk`
+  /// on `A` formed in `scratch`. Nothing is checked.
+  private static func scaledGram(_ x: Matrix, rootWeights r: [Double]?, scratch: inout [Double]) throws -> Matrix {
+    let m = x.rows, n = x.cols
+    var gram = Matrix(rows: n, cols: n)
+    guard m > 0, n > 0 else { return gram }
+    let m32 = try blasInt(m, "rows"), n32 = try blasInt(n, "columns")
     if scratch.count < m * n { scratch = [Double](repeating: 0, count: m * n) }
-    let root = w.map { $0.squareRoot() }
     x.elements.withUnsafeBufferPointer { e in
       scratch.withUnsafeMutableBufferPointer { a in
-        root.withUnsafeBufferPointer { r in
+        if let r {
           for j in 0..<n {
             let base = j * m
             for i in 0..<m { a[base + i] = e[base + i] * r[i] }
           }
+        } else {
+          for k in 0..<(m * n) { a[k] = e[k] }
         }
         gram.withUnsafeMutableElements { pc in
           cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, n32, m32, 1, a.baseAddress, m32, 0, pc.baseAddress, n32)
-        }
-      }
-      v.withUnsafeBufferPointer { pv in
-        xtv.withUnsafeMutableBufferPointer { py in
-          cblas_dgemv(CblasColMajor, CblasTrans, m32, n32, 1, e.baseAddress, m32, pv.baseAddress, 1, 0, py.baseAddress, 1)
         }
       }
     }
@@ -167,7 +159,7 @@ public enum LinearAlgebra {
         for i in (j + 1)..<n { c[i + j * n] = c[j + i * n] }  // mirror upper → lower
       }
     }
-    return (gram, xtv)
+    return gram
   }
 
   /// Whether every element of `x` is finite.
