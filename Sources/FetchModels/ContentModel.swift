@@ -51,12 +51,7 @@ public struct ContentTimeline: Sendable {
   ///
   /// - Complexity: O(log updates).
   public func version(at t: Double) -> Int {
-    var lo = 0, hi = updates.count
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if updates[mid] <= t { lo = mid + 1 } else { hi = mid }
-    }
-    return lo
+    firstIndex(in: 0..<updates.count) { updates[$0] > t }
   }
 
   /// ``version(at:)``, searched from `hint` (the previous answer), which is

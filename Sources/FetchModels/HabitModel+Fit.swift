@@ -422,7 +422,8 @@ final class HabitDesignTable {
 
   /// Opens in [a, b).
   func opens(from a: Double, to b: Double) -> Int {
-    let lo = opens.partitionIndex { $0 >= a }, hi = opens.partitionIndex { $0 >= b }
+    let lo = firstIndex(in: 0..<opens.count) { opens[$0] >= a }
+    let hi = firstIndex(in: 0..<opens.count) { opens[$0] >= b }
     return max(0, hi - lo)
   }
 
@@ -442,7 +443,7 @@ final class HabitDesignTable {
     // The last row: the opens before `to` that fillDesign's bin formula puts
     // there (a sliver too short for a bin of its own included), its exposure.
     let lo = bins.from, b = bins.binSeconds
-    var i = opens.partitionIndex { $0 >= to } - 1
+    var i = firstIndex(in: 0..<opens.count) { opens[$0] >= to } - 1
     var last = 0
     while i >= 0 && opens[i] >= lo && Int(((opens[i] - lo) / b).rounded(.down)) >= n - 1 {
       last += 1
@@ -462,18 +463,6 @@ final class HabitDesignTable {
     return fitter.fit(
       x: wx, y: wy, exposure: we, opens: opens(from: bins.from, to: to), prior: prior, start: start,
       priorShape: shapeValues)
-  }
-}
-
-extension Array where Element == Double {
-  /// The first index whose element satisfies `p`, for a predicate false then true.
-  func partitionIndex(_ p: (Double) -> Bool) -> Int {
-    var lo = 0, hi = count
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if p(self[mid]) { hi = mid } else { lo = mid + 1 }
-    }
-    return lo
   }
 }
 

@@ -33,6 +33,15 @@ public func firstIndex(count: Int, from hint: Int, where isAfter: (Int) -> Bool)
     }
     lo = max(p + 1, 0)
   }
+  return firstIndex(in: lo..<hi, where: isAfter)
+}
+
+/// The first index in `range` at which a monotone predicate holds (false on
+/// a prefix of the range, true on the rest), or `range.upperBound` when it
+/// holds nowhere: a binary search, O(log range.count).
+@inlinable
+public func firstIndex(in range: Range<Int>, where isAfter: (Int) -> Bool) -> Int {
+  var lo = range.lowerBound, hi = range.upperBound
   while lo < hi {
     let mid = (lo + hi) >> 1
     if isAfter(mid) { hi = mid } else { lo = mid + 1 }

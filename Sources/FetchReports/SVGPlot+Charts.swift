@@ -1,3 +1,4 @@
+import FetchModels
 import FetchTraces
 import Foundation
 
@@ -91,12 +92,8 @@ extension SVGPlot {
       let sorted = (ages[p] ?? []).sorted()
       guard !sorted.isEmpty else { continue }
       let points = grid.map { g -> PlotPoint in
-        var lo = 0, hi = sorted.count  // first index with value > g
-        while lo < hi {
-          let mid = (lo + hi) / 2
-          if sorted[mid] <= g { lo = mid + 1 } else { hi = mid }
-        }
-        return PlotPoint(x: g, y: 100 * Double(lo) / Double(sorted.count))
+        let below = firstIndex(in: 0..<sorted.count) { sorted[$0] > g }  // values ≤ g
+        return PlotPoint(x: g, y: 100 * Double(below) / Double(sorted.count))
       }
       let st = styles[p]!
       series.append(

@@ -221,14 +221,7 @@ struct BudgetOraclePlanner {
   // MARK: Timing and energy (mirrors the engine, with background-only radio state)
 
   /// Number of updates at or before `t`.
-  func serverVersion(at t: Double) -> Int {
-    var lo = 0, hi = updates.count
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if updates[mid] <= t { lo = mid + 1 } else { hi = mid }
-    }
-    return lo
-  }
+  func serverVersion(at t: Double) -> Int { content.version(at: t) }
 
   /// Seconds interface `k` has been quiet at `t` by the background activity
   /// alone (0 while busy, ∞ if never used). At least the engine's gap, which
@@ -305,12 +298,7 @@ struct BudgetOraclePlanner {
 
   /// Index of the first open at or after index `a` whose time is ≥ `u`.
   func firstOpen(from a: Int, atOrAfter u: Double) -> Int {
-    var lo = a, hi = opens.count
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if opens[mid] < u { lo = mid + 1 } else { hi = mid }
-    }
-    return lo
+    firstIndex(in: a..<max(a, opens.count)) { opens[$0] >= u }
   }
 
   /// Σ of the ages at opens [a, b) holding version `v`, s; O(log n).

@@ -69,12 +69,7 @@ public struct PreparedUser: Sendable {
 
   /// Index into the network timeline of the network in force at `t`.
   func networkIndex(at t: Double) -> Int {
-    var lo = 0, hi = netTimes.count - 1
-    while lo < hi {
-      let mid = (lo + hi + 1) / 2
-      if netTimes[mid] <= t { lo = mid } else { hi = mid - 1 }
-    }
-    return lo
+    max(0, firstIndex(in: 0..<netTimes.count) { netTimes[$0] > t } - 1)
   }
 
   /// The network in force at `t`.
@@ -107,12 +102,7 @@ public struct PreparedUser: Sendable {
   /// Index of the first background interval on interface `k` ending at or after `t`.
   func firstBusy(_ k: Int, endingAtOrAfter t: Double) -> Int {
     let b = busy[k]
-    var lo = 0, hi = b.count
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if b[mid].end < t { lo = mid + 1 } else { hi = mid }
-    }
-    return lo
+    return firstIndex(in: 0..<b.count) { b[$0].end >= t }
   }
 }
 
