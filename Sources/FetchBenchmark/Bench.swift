@@ -179,9 +179,7 @@ public func runBench(
       return apps.select(in: u).map { HabitSample(trace: train, app: $0, from: train.start, to: train.end) }
     }
     let t = DispatchTime.now()
-    parallel(samples.count, jobs: config.jobs) { i in
-      _ = HabitFitter().fit(samples[i], prior: population)
-    }
+    _ = parallelMap(samples.count, jobs: config.jobs) { HabitFitter().fit(samples[$0], prior: population) }
     fitS += seconds(since: t)
     models += samples.count
     progress(BenchProgress(stage: "fit", done: models, total: 3 * config.users))
@@ -199,7 +197,7 @@ public func runBench(
   var replayed = 0
   try forEachBatch(path: path, size: config.batchUsers) { batch, _ in
     let t = DispatchTime.now()
-    let prepared = parallelMap(batch, jobs: config.jobs) { PreparedReplay($0, fitConfig, population) }
+    let prepared = parallelMap(batch.count, jobs: config.jobs) { PreparedReplay(batch[$0], fitConfig, population) }
     prepareS += seconds(since: t)
     for p in prepared {
       testDays += p.user.trace.days
@@ -208,7 +206,7 @@ public func runBench(
     for (k, spec) in specs.enumerated() {
       let cfg = runConfig([spec])
       let t = DispatchTime.now()
-      parallel(prepared.count, jobs: config.jobs) { i in _ = prepared[i].replay([spec], cfg) }
+      _ = parallelMap(prepared.count, jobs: config.jobs) { prepared[$0].replay([spec], cfg) }
       replayS[k] += seconds(since: t)
     }
     replayed += batch.count
@@ -332,48 +330,6 @@ private func forEachBatch(path: String, size: Int, _ body: ([UserTrace], Int) th
     try body(batch, first)
     first += batch.count
     if batch.count < size { return }
-  }
-}
-
-/// `transform` of each element, computed on `jobs` threads, in order.
-private func parallelMap<T, R: Sendable>(_ items: [T], jobs: Int, _ transform: @Sendable (T) -> R) -> [R] {
-  let out = UnsafeMutablePointer<R?>.allocate(capacity: items.count)
-  out.initialize(repeating: nil, count: items.count)
-  defer {
-    out.deinitialize(count: items.count)
-    out.deallocate()
-  }
-  let slots = SendablePointer(out)
-  items.withUnsafeBufferPointer { b in
-    let input = SendableBuffer(b)
-    parallel(items.count, jobs: jobs) { i in slots.pointer[i] = transform(input.buffer[i]) }
-  }
-  return (0..<items.count).map { out[$0]! }
-}
-
-private struct SendablePointer<R>: @unchecked Sendable {
-  let pointer: UnsafeMutablePointer<R?>
-  init(_ p: UnsafeMutablePointer<R?>) { pointer = p }
-}
-
-private struct SendableBuffer<T>: @unchecked Sendable {
-  let buffer: UnsafeBufferPointer<T>
-  init(_ b: UnsafeBufferPointer<T>) { buffer = b }
-}
-
-/// Runs `body(0..<n)` on `jobs` threads, worker w taking w, w + jobs, ...
-private func parallel(_ n: Int, jobs: Int, _ body: @Sendable (Int) -> Void) {
-  let workers = min(jobs, n)
-  if workers <= 1 {
-    for i in 0..<n { body(i) }
-    return
-  }
-  DispatchQueue.concurrentPerform(iterations: workers) { w in
-    var i = w
-    while i < n {
-      body(i)
-      i += workers
-    }
   }
 }
 

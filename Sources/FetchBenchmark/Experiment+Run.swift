@@ -1,4 +1,3 @@
-import Dispatch
 import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
@@ -724,48 +723,9 @@ func prefixRecords(_ text: String, _ prefix: String) -> String {
 private func replayUsers(
   _ users: [UserTrace], _ configs: [RunConfiguration], _ population: HabitModel?, jobs: Int
 ) -> [[UserResult]] {
-  let n = users.count, total = users.count * configs.count
-  if jobs == 1 || total <= 1 {
-    return configs.map { c in users.map { replayUser($0, c, population) } }
-  }
-  let slots = ResultSlots(count: total)
-  DispatchQueue.concurrentPerform(iterations: min(jobs, total)) { _ in
-    while let k = slots.take() {
-      slots.set(k, replayUser(users[k % n], configs[k / n], population))
-    }
-  }
-  let all = slots.values()
+  let n = users.count
+  let all = parallelMap(n * configs.count, jobs: jobs) { k in replayUser(users[k % n], configs[k / n], population) }
   return (0..<configs.count).map { Array(all[($0 * n)..<(($0 + 1) * n)]) }
-}
-
-/// Work items handed out one at a time, and their results.
-private final class ResultSlots: @unchecked Sendable {
-  private var slots: [UserResult?]
-  private var next = 0
-  private let lock = NSLock()
-
-  init(count: Int) { slots = Array(repeating: nil, count: count) }
-
-  func take() -> Int? {
-    lock.lock()
-    defer { lock.unlock() }
-    guard next < slots.count else { return nil }
-    next += 1
-    return next - 1
-  }
-
-  func set(_ i: Int, _ r: UserResult) {
-    lock.lock()
-    slots[i] = r
-    lock.unlock()
-  }
-
-  func values() -> [UserResult] {
-    slots.map { s in
-      guard let s else { preconditionFailure("a user was not replayed") }
-      return s
-    }
-  }
 }
 
 /// The canonical description of everything that determines the output.

@@ -1,4 +1,3 @@
-import Dispatch
 import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
@@ -163,27 +162,6 @@ public func replayUser(_ trace: UserTrace, _ config: RunConfiguration, _ populat
   PreparedReplay(trace, config, population).replay(config.policies, config)
 }
 
-private struct Slots: @unchecked Sendable {
-  let base: UnsafeMutablePointer<UserResult?>
-}
-
 private func replayBatch(_ batch: [UserTrace], _ config: RunConfiguration, _ population: HabitModel?) -> [UserResult] {
-  if config.jobs == 1 || batch.count == 1 { return batch.map { replayUser($0, config, population) } }
-  let n = batch.count
-  let slots = Slots(base: .allocate(capacity: n))
-  slots.base.initialize(repeating: nil, count: n)
-  defer {
-    slots.base.deinitialize(count: n)
-    slots.base.deallocate()
-  }
-  let workers = min(config.jobs, n)
-  // Static striping: worker w takes users w, w + workers, ...
-  DispatchQueue.concurrentPerform(iterations: workers) { w in
-    var i = w
-    while i < n {
-      slots.base[i] = replayUser(batch[i], config, population)
-      i += workers
-    }
-  }
-  return (0..<n).map { slots.base[$0]! }
+  parallelMap(batch.count, jobs: config.jobs) { replayUser(batch[$0], config, population) }
 }

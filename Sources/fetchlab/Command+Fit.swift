@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import FetchBenchmark
 import FetchLinearAlgebra
 import FetchModels
@@ -306,10 +305,6 @@ func fitUser(_ u: UserTrace, _ setup: FitSetup, population: HabitModel) -> UserF
   return UserFit(user: u.user, models: models, pairs: pairs)
 }
 
-private struct FitSlots: @unchecked Sendable {
-  let base: UnsafeMutablePointer<UserFit?>
-}
-
 /// Pass 2: reads users in batches of `batchUsers`, fits them on `jobs`
 /// threads, and hands the results to `body` (with users done and the share
 /// of bytes read) in trace order, so output does not depend on `jobs` and
@@ -328,29 +323,8 @@ func forEachUserFit(
     while batch.count < batchUsers, let u = try reader.next() { batch.append(u) }
     finished = batch.count < batchUsers
     guard !batch.isEmpty else { break }
-    let n = batch.count
-    let results: [UserFit]
-    if jobs == 1 || n == 1 {
-      results = batch.map { fitUser($0, setup, population: population) }
-    } else {
-      let slots = FitSlots(base: .allocate(capacity: n))
-      slots.base.initialize(repeating: nil, count: n)
-      defer {
-        slots.base.deinitialize(count: n)
-        slots.base.deallocate()
-      }
-      let workers = min(jobs, n)
-      let users = batch
-      // Static striping: worker w takes users w, w + workers, ...
-      DispatchQueue.concurrentPerform(iterations: workers) { w in
-        var i = w
-        while i < n {
-          slots.base[i] = fitUser(users[i], setup, population: population)
-          i += workers
-        }
-      }
-      results = (0..<n).map { slots.base[$0]! }
-    }
+    let users = batch
+    let results = parallelMap(users.count, jobs: jobs) { fitUser(users[$0], setup, population: population) }
     let fraction = total > 0 ? Double(reader.bytesRead) / Double(total) : nil
     for r in results {
       done += 1
