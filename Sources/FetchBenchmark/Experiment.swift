@@ -381,8 +381,8 @@ extension Experiment {
     public var resultCells: Double
   }
 
-  /// Bytes of one age histogram (``AgeHistogram``: 2,200 bins of 8 bytes).
-  static let histogramBytes = 17_600.0
+  /// Bytes of one age histogram (``AgeHistogram``: 2,600 bins of 8 bytes).
+  static let histogramBytes = 20_800.0
 
   /// Fetches a pair-day of a policy (see ``Estimate``).
   static func fetchesPerPairDay(_ spec: PolicySpec) -> Double {

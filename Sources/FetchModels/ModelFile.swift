@@ -295,7 +295,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
     do {
       return try JSONDecoder().decode(ModelFile.self, from: data)
     } catch let e as DecodingError {
-      throw ModelFileError(path, describe(e, json: json))
+      throw ModelFileError(path, describe(e, json: json), line: line(of: e, in: [UInt8](data)))
     } catch {
       throw ModelFileError(path, "\(error)")
     }
@@ -330,6 +330,85 @@ public struct ModelFile: Codable, Sendable, Equatable {
     @unknown default:
       return "\(e)"
     }
+  }
+
+  /// The 1-based line of the value a decoding error is about (the deepest
+  /// part of its coding path present in `bytes`), or `nil`.
+  static func line(of e: DecodingError, in bytes: [UInt8]) -> Int? {
+    let path: [any CodingKey]
+    switch e {
+    case .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): path = c.codingPath
+    @unknown default: return nil
+    }
+    var i = 0
+    func space() { while i < bytes.count, [9, 10, 13, 32].contains(bytes[i]) { i += 1 } }
+    func skipString() {
+      i += 1
+      while i < bytes.count, bytes[i] != UInt8(ascii: "\"") { i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1 }
+      i += 1
+    }
+    func skipValue() {
+      space()
+      guard i < bytes.count else { return }
+      if bytes[i] == UInt8(ascii: "\"") { return skipString() }
+      if bytes[i] == UInt8(ascii: "{") || bytes[i] == UInt8(ascii: "[") {
+        var depth = 0
+        while i < bytes.count {
+          switch bytes[i] {
+          case UInt8(ascii: "\""): skipString(); continue
+          case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+          case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+          default: break
+          }
+          i += 1
+          if depth == 0 { return }
+        }
+        return
+      }
+      while i < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]")].contains(bytes[i]) { i += 1 }
+    }
+    /// Moves `i` to the value of `key` in the object or array at `i`.
+    func enter(_ key: any CodingKey) -> Bool {
+      space()
+      guard i < bytes.count else { return false }
+      if bytes[i] == UInt8(ascii: "["), let n = key.intValue {
+        i += 1
+        for _ in 0..<n {
+          skipValue()
+          space()
+          guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return false }
+          i += 1
+        }
+        space()
+        return true
+      }
+      guard bytes[i] == UInt8(ascii: "{") else { return false }
+      i += 1
+      while true {
+        space()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { return false }
+        let start = i + 1
+        skipString()
+        let name = String(decoding: bytes[start..<max(start, i - 1)], as: UTF8.self)
+        space()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return false }
+        i += 1
+        space()
+        if name == key.stringValue { return true }
+        skipValue()
+        space()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return false }
+        i += 1
+      }
+    }
+    space()
+    var found = i
+    for k in path {
+      guard enter(k) else { break }
+      found = i
+    }
+    guard found < bytes.count else { return nil }
+    return bytes[..<found].reduce(1) { $1 == 10 ? $0 + 1 : $0 }
   }
 
   /// The JSON value at a coding path, if there is one.
@@ -396,11 +475,15 @@ public struct ModelFileError: Error, CustomStringConvertible, Sendable, Equatabl
   public let path: String
   /// What is wrong, in words.
   public let message: String
+  /// 1-based line of the value at fault, when known.
+  public let line: Int?
 
-  init(_ path: String, _ message: String) {
+  init(_ path: String, _ message: String, line: Int? = nil) {
     self.path = path
     self.message = message
+    self.line = line
   }
 
-  public var description: String { "\(path): \(message)" }
+  /// `path:line: message`, or `path: message` without a line.
+  public var description: String { "\(path)" + (line.map { ":\($0)" } ?? "") + ": \(message)" }
 }

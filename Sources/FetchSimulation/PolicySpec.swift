@@ -224,10 +224,14 @@ struct SettingKey<P>: @unchecked Sendable {
 func parseSettings<P>(_ text: String, policy: String, defaults: P, keys: [SettingKey<P>]) throws -> P {
   var p = defaults
   guard !text.isEmpty else { return p }
+  var seen = Set<String>()
   for item in text.split(separator: ",", omittingEmptySubsequences: false) {
     let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
     guard kv.count == 2, let key = keys.first(where: { $0.name == kv[0] }) else {
       throw PolicySpecError("policy '\(policy)': unknown setting '\(item)'; known: " + keys.map(\.name).joined(separator: ", "))
+    }
+    guard seen.insert(key.name).inserted else {
+      throw PolicySpecError("policy '\(policy)': \(key.name) is set more than once; keep one")
     }
     guard let x = key.isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.minimum, x <= key.maximum
     else {

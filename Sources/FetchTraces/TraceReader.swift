@@ -32,6 +32,9 @@ public final class TraceReader {
   public static let maxLineBytes = ResourceLimits().maxLineBytes
   /// The size limits this reader enforces.
   public let limits: ResourceLimits
+  /// Called with every block of bytes as it is read from the file, in
+  /// order (to hash exactly the bytes parsed, without a second pass).
+  public var onRead: ((UnsafeRawBufferPointer) -> Void)?
 
   private typealias Bytes = UnsafeBufferPointer<UInt8>
 
@@ -131,6 +134,7 @@ public final class TraceReader {
         throw tooLong()
       }
       let n = fread(buf + bufEnd, 1, capacity - bufEnd, file)
+      if n > 0, let onRead { onRead(UnsafeRawBufferPointer(start: buf + bufEnd, count: n)) }
       if n == 0 {
         if ferror(file) != 0 { throw fail("-", "read error: \(String(cString: strerror(errno)))") }
         eof = true
@@ -320,7 +324,14 @@ public final class TraceReader {
       if raw.isEmpty { continue }
       if !sawHeader && raw[0] == 35 { continue }  // '#' comments, before the header only
       if !sawHeader {
-        guard TraceReader.equal(raw, TraceReader.headerBytes) else {
+        // A UTF-8 byte order mark may precede the first line.
+        let bom = line == 1 && raw.count >= 3 && raw[0] == 0xEF && raw[1] == 0xBB && raw[2] == 0xBF
+        let header = bom ? Bytes(rebasing: raw[3...]) : raw
+        if !header.isEmpty && header[0] == 35 { continue }
+        guard TraceReader.equal(header, TraceReader.headerBytes) else {
+          if header.contains(13) {
+            throw fail("-", "lines end in CR alone (old Mac line ends); convert them to LF or CRLF, e.g. tr '\\r' '\\n'")
+          }
           throw fail("-", "expected header '\(traceHeader)'")
         }
         sawHeader = true

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FetchBenchmark
 import FetchReports
 import FetchTraces
 
@@ -63,6 +64,7 @@ extension FetchLab {
     }
 
     func run() throws {
+      ResultDirectory.recoverForReading(runDir)
       let request = TimelineRequest(
         dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)
       let options = RunReport.Options(timeline: noTimeline ? nil : request)

@@ -52,8 +52,29 @@ func loadError(_ edit: (inout [String: Any]) -> Void) throws -> String {
     _ = try ModelFile.load(path: path)
     return "no error"
   } catch let e as ModelFileError {
-    #expect(e.description.hasPrefix(path + ": "))
+    #expect(e.description.hasPrefix(path + (e.line.map { ":\($0)" } ?? "") + ": "))
     return e.message
+  }
+}
+
+@Test("model-file errors give the line of the value at fault")
+func modelFileErrorLines() throws {
+  let path = tempPath("pretty.json")
+  try sampleModelFile().write(to: path)
+  var object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+  var users = object["users"] as! [[String: Any]]
+  users[1]["split_s"] = "noon"
+  object["users"] = users
+  let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+  try data.write(to: URL(fileURLWithPath: path))
+  let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+  do {
+    _ = try ModelFile.load(path: path)
+    Issue.record("no error")
+  } catch let e as ModelFileError {
+    let line = try #require(e.line, "\(e)")
+    #expect(lines[line - 1].contains("\"split_s\"") && lines[line - 1].contains("noon"), "line \(line): \(lines[line - 1])")
+    #expect(e.description.hasPrefix("\(path):\(line): 'users[1].split_s'"), "\(e)")
   }
 }
 
