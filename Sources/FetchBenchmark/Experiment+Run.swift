@@ -808,14 +808,8 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
         + "choose another --out, or pass --force to replace them")
   }
   try fm.createDirectory(atPath: parts, withIntermediateDirectories: true)
-  if conflict != nil {
-    for f in [
-      "manifest.json", "summary.csv", "opens.csv", "fetches.csv", "pooled.csv", "policies.csv", "pareto.csv",
-      "matched.csv", "oracle_gap.csv", "paired.csv", "shard.json",
-    ] {
-      try? fm.removeItem(atPath: directory + "/" + f)
-    }
-  }
+  // The other experiment's results stay until this run's result replaces
+  // them as a whole (ResultDirectory.commit); its parts go now.
   if conflict != nil || recordedHash(marker).map({ $0 != hash }) == true {
     for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] {
       try fm.removeItem(atPath: parts + "/" + f)

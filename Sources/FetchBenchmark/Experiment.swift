@@ -661,5 +661,6 @@ private func expand(_ c: [Character], whole: String, limit: Int, level: Int) thr
 /// (a directory holding another experiment, a corrupted part, …).
 public struct ExperimentError: Error, CustomStringConvertible, Sendable {
   public let description: String
-  public init(_ s: String) { description = s }
+  /// `s` with control characters escaped (names from input files may hold them).
+  public init(_ s: String) { description = escaped(s) }
 }

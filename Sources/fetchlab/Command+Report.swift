@@ -64,6 +64,10 @@ extension FetchLab {
     }
 
     func run() throws {
+      do { try runChecked() } catch { throw readable(error) }
+    }
+
+    func runChecked() throws {
       ResultDirectory.recoverForReading(runDir)
       let request = TimelineRequest(
         dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)

@@ -59,6 +59,34 @@ struct ReliabilityTests {
     }
   }
 
+  @Test("a trace whose every training window is shorter than a bin: no population-fit error, the run finishes")
+  func noPopulationBins() throws {
+    let d = scratch()
+    let t = try write(
+      "user,time,event,app,value\nb,1000000000,begin,,UTC\nb,1000000000,open,news,5\nb,1000000000.001,end,,\n", d, "b.csv")
+    let r = try CLI.run(["run", "--trace", t, "--policy", "ios-minimum", "--out", d + "/o"])
+    #expect(r.status == 0 && !r.stderr.contains("no bins"), "\(r.stderr)")
+  }
+
+  @Test("pooled age quantiles are not clipped at 10^8 s: a 9-year-old version is reported as such")
+  func oldAges() throws {
+    let d = scratch()
+    let open = 1_000_000_000 + 9 * 365 * 86_400  // the version is 9 years old at this open
+    let t = try write(
+      "user,time,event,app,value\na,1000000000,begin,,UTC\na,1000000000,update,news,\n"
+        + "a,\(open),open,news,5\na,\(open + 10),end,,\n", d, "old.csv")
+    let r = try CLI.run([
+      "run", "--trace", t, "--policy", "never", "--set", "content.source=trace", "--no-foreground-refresh", "--out", d + "/o",
+    ])
+    #expect(r.status == 0, "\(r.stderr)")
+    let lines = try csvLines(d + "/o", "pooled.csv")
+    let header = lines[0].split(separator: ",").map(String.init)
+    let row = lines[1].split(separator: ",").map(String.init)
+    let p50 = try #require(header.firstIndex(of: "p50_age_s").flatMap { Double(row[$0]) })
+    let exact = Double(open - 1_000_000_000)
+    #expect(abs(p50 / exact - 1) < 0.006, "p50 \(p50), exact \(exact)")
+  }
+
   @Test("per-app content rate: bounded; an absurd one is refused, not a trap or a 230 GB allocation")
   func appRateBounded() throws {
     let d = scratch()
@@ -135,6 +163,32 @@ struct ReliabilityTests {
       if f.status != 0 { #expect(!FileManager.default.fileExists(atPath: fresh), "\(snapshot(fresh).keys)") }
     }
     #expect(failures >= 3)
+  }
+
+  @Test("disk full during an experiment's assembly: the older result (same or another experiment, --force) stays whole")
+  func diskFullExperiment() throws {
+    let (dir, file) = try experimentDir(
+      #"{"name": "a", "datasets": [{"name": "five", "trace": "t.csv"}], "policies": ["never", "oracle"], "seed": 3}"#)
+    let out = dir + "/o"
+    #expect(try CLI.run(["run", file, "--out", out]).status == 0)
+    let before = results(out)
+    let other = try write(
+      #"{"name": "b", "datasets": [{"name": "five", "trace": "t.csv"}], "policies": ["periodic:1h"], "seed": 4}"#,
+      dir + "/exp", "b.json")
+    var failures = 0
+    for limit in [0, 3_000, 12_000, 30_000] {
+      for args in [["run", file, "--out", out], ["run", other, "--out", out, "--force"]] {
+        let r = try runFetchlab(args, env: ["FETCHLAB_TEST_WRITE_LIMIT_BYTES": String(limit)])
+        if r.status != 0 {
+          failures += 1
+          #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
+          #expect(results(out) == before, "limit \(limit), \(args[1]): the older result changed")
+        }
+      }
+    }
+    #expect(failures >= 5)
+    #expect(try CLI.run(["run", file, "--out", out, "--force"]).status == 0)
+    #expect(results(out) == before)
   }
 
   @Test("SIGKILL at every step of the commit: the directory (after recovery) holds the old or the new result, never a mix")
