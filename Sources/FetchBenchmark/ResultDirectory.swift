@@ -206,14 +206,37 @@ public final class ResultDirectory {
     syncDirectory(path)
   }
 
-  /// Locks `path` briefly and rolls an interrupted commit forward (for
-  /// readers such as `report`); does nothing when another run holds it.
+  /// Locks `path` briefly and rolls an interrupted commit forward; does
+  /// nothing when another run holds it (tests, and readers that do not
+  /// write).
   public static func recoverForReading(_ path: String) {
     let fd = open(path + "/" + lockName, O_RDWR | O_CLOEXEC)
     guard fd >= 0 else { return }
     defer { close(fd) }
     guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
     try? rollForward(path)
+  }
+
+  /// For a command that reads a result and writes beside it (`report`):
+  /// locks `path` when it is a run directory (returns the lock's file
+  /// descriptor, to close when done; `nil` for a directory without a lock
+  /// file) after rolling an interrupted commit forward.
+  ///
+  /// - Throws: ``ExperimentError`` when a run holds the directory.
+  public static func lockForReading(_ path: String) throws -> Int32? {
+    let fd = open(path + "/" + lockName, O_RDWR | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+      close(fd)
+      throw ExperimentError("\(path) is in use by a fetchlab run; wait for it to finish")
+    }
+    do {
+      try rollForward(path)
+    } catch {
+      close(fd)
+      throw error
+    }
+    return fd
   }
 
   private static func syncDirectory(_ path: String) {

@@ -25,7 +25,12 @@ extension WorldParameters {
     } catch {
       let e = error as NSError
       let detail = (e.userInfo[NSDebugDescriptionErrorKey] as? String) ?? "cannot be parsed"
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "not valid JSON: \(detail)")
+      // Foundation says "… around line 3, column 5."; give the line its place.
+      var line = 0
+      if let r = detail.range(of: "line ") {
+        line = Int(detail[r.upperBound...].prefix(while: \.isNumber)) ?? 0
+      }
+      throw TraceFormatError(file: path, line: line, field: "-", message: "not valid JSON: \(detail)")
     }
     if let dup = Self.duplicateKey(in: Array(data)) {
       throw TraceFormatError(

@@ -2,6 +2,7 @@ import ArgumentParser
 import FetchBenchmark
 import FetchReports
 import FetchTraces
+import Foundation
 
 extension FetchLab {
   struct Report: ParsableCommand {
@@ -68,7 +69,8 @@ extension FetchLab {
     }
 
     func runChecked() throws {
-      ResultDirectory.recoverForReading(runDir)
+      let lock = try ResultDirectory.lockForReading(runDir)
+      defer { if let lock { close(lock) } }
       let request = TimelineRequest(
         dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)
       let options = RunReport.Options(timeline: noTimeline ? nil : request)

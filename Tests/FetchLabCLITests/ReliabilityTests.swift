@@ -249,8 +249,10 @@ struct ReliabilityTests {
     let fd = open(out + "/.fetchlab.lock", O_RDWR | O_CREAT, 0o644)
     #expect(flock(fd, LOCK_EX) == 0)
     let r = try CLI.run(["run", "--trace", t, "--policy", "never", "--out", out])
+    let report = try CLI.run(["report", out, "--no-timeline"])
     close(fd)
     #expect(r.status == 1 && r.stderr.contains("in use by another fetchlab run"), "\(r.stderr)")
+    #expect(report.status == 1 && report.stderr.contains("in use"), "a report waits for no run: \(report.stderr)")
     #expect(try CLI.run(["run", "--trace", t, "--policy", "never", "--out", out]).status == 0)
   }
 
@@ -367,6 +369,9 @@ struct ReliabilityTests {
       let r = try CLI.run(["run", "--trace", t, "--policy", "never", "--out", out])
       #expect(r.status != 0 && !r.stderr.contains("NSCocoaErrorDomain") && !r.stderr.contains("Domain="), "\(r.stderr)")
     }
+    let broken = try write("{\n  \"fetch.budget_s\": 10,\n  oops\n}\n", d, "broken.json")
+    let b = try CLI.run(["run", "--trace", t, "--config", broken, "--out", d + "/o"])
+    #expect(b.status != 0 && b.stderr.contains(broken + ":3: ") && !b.stderr.contains("Domain="), "\(b.stderr)")
     let s = try CLI.run(["run", "--trace", t, "--seed", "-1", "--out", d + "/o"])
     #expect(s.status != 0 && s.stderr.contains("0 to 18446744073709551615"), "\(s.stderr)")
   }
