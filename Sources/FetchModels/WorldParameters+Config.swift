@@ -25,10 +25,13 @@ extension WorldParameters {
     } catch {
       let e = error as NSError
       let detail = (e.userInfo[NSDebugDescriptionErrorKey] as? String) ?? "cannot be parsed"
-      // Foundation says "… around line 3, column 5."; give the line its place.
+      // Foundation says "… around line 3, column 5." or "… around
+      // character 28."; give the line its place.
       var line = 0
       if let r = detail.range(of: "line ") {
         line = Int(detail[r.upperBound...].prefix(while: \.isNumber)) ?? 0
+      } else if let r = detail.range(of: "character "), let k = Int(detail[r.upperBound...].prefix(while: \.isNumber)) {
+        line = data.prefix(k).reduce(1) { $1 == 10 ? $0 + 1 : $0 }
       }
       throw TraceFormatError(file: path, line: line, field: "-", message: "not valid JSON: \(detail)")
     }
