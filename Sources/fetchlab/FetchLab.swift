@@ -15,6 +15,7 @@ struct FetchLab: ParsableCommand {
       Merge.self,
       Params.self,
       ImportUbiqLog.self,
+      ImportEvents.self,
       Fit.self,
       Predict.self,
       Compare.self,
