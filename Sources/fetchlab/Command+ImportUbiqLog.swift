@@ -16,8 +16,8 @@ extension FetchLab {
         lines carrying the CC BY 4.0 attribution and the options used.
         """)
 
-    @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz).")
-    var input = "../shared/datasets/ubiqlog-apps/ubiqlog_application_parsed.tsv.xz"
+    @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz): the 'ubiqlog_application_parsed.tsv.xz' described in datasets/ubiqlog/README.md.")
+    var input: String
 
     @Option(help: "Output trace (canonical FetchLab CSV).")
     var out = "datasets/ubiqlog/ubiqlog-opens.csv"
