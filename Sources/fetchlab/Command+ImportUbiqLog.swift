@@ -13,7 +13,10 @@ extension FetchLab {
         Reads the parsed UbiqLog TSV (.tsv, or .tsv.xz through 'xz -dc'), drops clock-reset rows and \
         background/system processes by name (and, with --behavioural-filter, by their timing), merges each app's chunked records and writes one 'open' \
         per merged record. Times are phone-local wall time encoded as UTC. The output starts with '#' \
-        lines carrying the CC BY 4.0 attribution and the options used.
+        lines carrying the CC BY 4.0 attribution and the options used. The input is not in this repository: \
+        datasets/ubiqlog/README.md says where it comes from. For other app-usage logs, use 'fetchlab import-events'.
+        Example: fetchlab import-ubiqlog --input ubiqlog_application_parsed.tsv.xz --out datasets/ubiqlog/ubiqlog-opens.csv
+        Example: fetchlab import-ubiqlog --input ubiqlog_application_parsed.tsv.xz --out ubiqlog-cues.csv --behavioural-filter
         """)
 
     @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz): the 'ubiqlog_application_parsed.tsv.xz' described in datasets/ubiqlog/README.md.")
@@ -36,7 +39,7 @@ extension FetchLab {
       help: "Also drop processes whose timing marks them as background whatever their name: always running, or started in lockstep with always-running processes (listed on standard error).")
     var behaviouralFilter = false
 
-    @Flag(help: "Also print the statistics next to the domain.md §5.1 reference, as Markdown.")
+    @Flag(help: "Also print the statistics next to the published figures (datasets/ubiqlog/README.md), as Markdown.")
     var statistics = false
 
     func validate() throws {

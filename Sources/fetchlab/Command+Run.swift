@@ -129,7 +129,10 @@ extension FetchLab {
       let manifest: [String: Any] = [
         "fetchlab_version": fetchLabVersion,
         "command": CommandLine.arguments.joined(separator: " "),
-        "trace": ["path": trace, "bytes": fileSize(trace), "sha256": try SHA256.hashFile(atPath: trace).hex],
+        "trace": [
+          "path": trace, "path_from_run_dir": RunPaths.relative(trace, from: out), "bytes": fileSize(trace),
+          "sha256": try SHA256.hashFile(atPath: trace).hex,
+        ],
         "seed": seed,
         "policies": specs.map(\.description),
         "apps": cfg.apps.description,
@@ -239,7 +242,14 @@ extension ExperimentFormat {
 extension FetchLab {
   struct Params: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "List every world-model parameter: name, default, unit and source (Markdown table).")
+      abstract: "List every world-model parameter: name, default, unit and source (Markdown table).",
+      discussion: """
+        Any parameter can be overridden in a run with --set name=value or --config FILE.json, and in an \
+        experiment file's "world" object. docs/parameters.md is this table.
+        Example: fetchlab params > docs/parameters.md
+        Example: fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv --policy periodic:1h \\
+          --set radio.lte.tail_s=5 --out results/short-tail
+        """)
 
     func run() {
       let w = WorldParameters()
