@@ -43,12 +43,12 @@ struct ImportEventsCommandTests {
     // The summary line the page quotes, and the head of the converted trace it shows.
     let quoted = try #require(section(page, from: "The first command prints:\n\n```\n", to: "\n```"))
     #expect(stdout.contains(quoted + "\n"), "\(stdout)")
-    let head = try #require(section(page, from: "The head of `lsapp-opens.csv`:\n\n```\n", to: "\n```"))
-    let trace = try String(contentsOfFile: dir + "/lsapp-opens.csv", encoding: .utf8)
+    let head = try #require(section(page, from: "The head of `results/lsapp-opens.csv`:\n\n```\n", to: "\n```"))
+    let trace = try String(contentsOfFile: dir + "/results/lsapp-opens.csv", encoding: .utf8)
     #expect(trace.contains("\n" + head + "\n"))
-    #expect(stdout.contains("lsapp-opens.csv: ok: 3 users"))
+    #expect(stdout.contains("results/lsapp-opens.csv: ok: 3 users"))
     for f in ["summary.csv", "opens.csv", "policies.csv", "manifest.json"] {
-      #expect(FileManager.default.fileExists(atPath: dir + "/lsapp-run/" + f), "\(f)")
+      #expect(FileManager.default.fileExists(atPath: dir + "/results/lsapp-run/" + f), "\(f)")
     }
   }
 
