@@ -249,7 +249,8 @@ public final class ExperimentOutcome {
       "event_files": e.eventFiles,
       "inputs": zip(e.datasets, inputs).map { d, i in
         [
-          "dataset": d.name, "kind": d.kind, "path": i.path, "bytes": i.bytes, "sha256": i.sha256,
+          "dataset": d.name, "kind": d.kind, "path": i.path, "path_from_run_dir": RunPaths.relative(i.path, from: directory),
+          "bytes": i.bytes, "sha256": i.sha256,
         ] as [String: Any]
       },
       "counts": total.json,

@@ -31,6 +31,12 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     + "ios-minimum[:key=value,...], ios-custom:<interval>[,key=value,...], silent-push[:...], "
     + "android-workmanager:<interval>[,...], android-standby[:...], tailender:<interval>[,...], imp[:...]"
 
+  /// The policy family names (the part before `:`), for "did you mean".
+  public static let familyNames = [
+    "never", "periodic", "oracle", "oracle-budget", "ios-minimum", "ios-custom", "silent-push", "android-workmanager",
+    "android-standby", "tailender", "imp",
+  ]
+
   /// Whether the policy learns from a training period (the run then splits
   /// each user's window and scores every policy on the held-out part).
   public var learns: Bool {
@@ -104,7 +110,8 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     case ("never", _?), ("oracle", _?):
       throw PolicySpecError("policy '\(name)' takes no parameter (got '\(s)')")
     default:
-      throw PolicySpecError("unknown policy '\(s)'; known: \(PolicySpec.syntax)")
+      let hint = Suggestion.closest(to: name, among: PolicySpec.familyNames).map { " (did you mean '\($0)'?)" } ?? ""
+      throw PolicySpecError("unknown policy '\(s)'\(hint); known: \(PolicySpec.syntax)")
     }
   }
 

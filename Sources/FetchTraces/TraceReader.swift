@@ -238,6 +238,26 @@ public final class TraceReader {
     return x
   }
 
+  /// The `time` column: Unix seconds, or ISO 8601 with `Z` or an offset
+  /// (``TimeText/parseISO8601(_:)-(UnsafeBufferPointer<UInt8>)``); a number
+  /// that is not a plausible Unix time in seconds is refused with the unit it
+  /// looks like (``TimeText/implausibleSecondsMessage(_:)``).
+  private func timeField(_ b: Bytes) throws -> Double {
+    let time: Double
+    if let x = TraceReader.fastDecimal(b) {
+      time = x
+    } else if b.count >= 16, b[4] == 45, let iso = TimeText.parseISO8601(b) {
+      guard let t = iso.unixSeconds else {
+        throw fail("time", "ISO 8601 time '\(String(decoding: b, as: UTF8.self))' has no zone: add Z (UTC) or an offset such as +01:00")
+      }
+      time = t
+    } else {
+      time = try number(b, "time")
+    }
+    guard abs(time) < TimeText.maximumUnixSeconds else { throw fail("time", TimeText.implausibleSecondsMessage(time)) }
+    return time
+  }
+
   /// Parses `-?digits(.digits)?` quickly; `nil` for anything else.
   static func fastDecimal(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
     var i = 0
@@ -340,8 +360,7 @@ public final class TraceReader {
       let f = try split(raw)
       let userField = f.0
       guard !userField.isEmpty else { throw fail("user", "empty user id") }
-      let time = try number(f.1, "time")
-      guard abs(time) < 1e11 else { throw fail("time", "time \(time) is not a plausible Unix time in seconds") }
+      let time = try timeField(f.1)
       let row = try rowKind(f.2)
 
       if case .begin = row {

@@ -150,7 +150,10 @@ extension FetchLab {
       let manifest: [String: Any] = [
         "fetchlab_version": fetchLabVersion,
         "command": CommandLine.arguments.joined(separator: " "),
-        "trace": ["path": trace, "bytes": stats.bytes, "sha256": stats.sha256],
+        "trace": [
+          "path": trace, "path_from_run_dir": RunPaths.relative(trace, from: out), "bytes": stats.bytes,
+          "sha256": stats.sha256,
+        ],
         "seed": seed,
         "policies": specs.map(\.description),
         "apps": cfg.apps.description,
@@ -260,7 +263,14 @@ extension ExperimentFormat {
 extension FetchLab {
   struct Params: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "List every world-model parameter: name, default, unit and source (Markdown table).")
+      abstract: "List every world-model parameter: name, default, unit and source (Markdown table).",
+      discussion: """
+        Any parameter can be overridden in a run with --set name=value or --config FILE.json, and in an \
+        experiment file's "world" object. docs/parameters.md is this table.
+        Example: fetchlab params > docs/parameters.md
+        Example: fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv --policy periodic:1h \\
+          --set radio.lte.tail_s=5 --out results/short-tail
+        """)
 
     func run() {
       let w = WorldParameters()
