@@ -79,7 +79,7 @@ extension FetchLab {
 
       // Pass 1: the population sample and models.
       let p1 = ProgressLine(label: "fit: population sample")
-      let (samples, devicePoints) = try populationSample(setup) { users, f in
+      let (samples, devicePoints, tables) = try populationSample(setup) { users, f in
         p1.update(done: users, unit: "users", fraction: f)
       }
       p1.finish()
@@ -87,10 +87,13 @@ extension FetchLab {
         throw FitCommandError("\(trace): no user has a usable window: need at least 1 day of training and 75 min of test at --train-fraction \(trainFraction), and an opened app")
       }
       let population: HabitModel
-      let devicePopulation: DeviceModels
+      let devicePopulation: PopulationDevice
       do {
         population = try setup.fitter.fitPopulation(samples)
-        devicePopulation = try DeviceModels.fitPopulation(devicePoints, options: setup.device)
+        devicePopulation = PopulationDevice(
+          models: try DeviceModels.fitPopulation(devicePoints, options: setup.device),
+          batteryPrior: BatteryModel.hourOfDayShares(charging: tables.charging, total: tables.total),
+          networkPrior: NetworkModel.hourOfDayShares(tables.network))
       } catch {
         throw FitCommandError("\(trace): population fit failed: \(error)")
       }
@@ -103,7 +106,7 @@ extension FetchLab {
           binSeconds: setup.fitter.binSeconds, shapeRidge: setup.fitter.shapeRidge,
           interceptRidge: setup.fitter.interceptRidge, evaluation: setup.evaluation, device: setup.device),
         trainFraction: trainFraction, trace: .init(path: trace, bytes: fileSize(trace)), population: population,
-        devicePopulation: devicePopulation)
+        devicePopulation: devicePopulation.models)
       if let report { try FileManager.default.createDirectory(atPath: report, withIntermediateDirectories: true) }
       let modelWriter = try ModelFile.Writer(path: out, header: header)
       let perPair = try report.map { try AtomicTextFile(path: $0 + "/evaluation.csv") }
@@ -218,18 +221,20 @@ extension FetchLab {
     }
 
     /// Pass 1: the training windows of the population sample, in trace
-    /// order, and the device training points of at most
-    /// `maxPopulationPairs` users (those with the smallest stable hash of
-    /// seed, user and window start), every 4th grid point (hourly).
+    /// order, and of at most `maxPopulationPairs` users (those with the
+    /// smallest stable hash of seed, user and window start) the device
+    /// training points, every 4th grid point (hourly), and the summed
+    /// charging and network time tables (the priors of the hour-of-week
+    /// models).
     func populationSample(
       _ setup: FitSetup, progress: (Int, Double?) -> Void
-    ) throws -> ([HabitSample], [DeviceTarget: [DevicePoint]]) {
+    ) throws -> ([HabitSample], [DeviceTarget: [DevicePoint]], DeviceTables) {
       let reader = try TraceReader(path: trace)
       let total = fileSize(trace)
       let cap = setup.fitter.maxPopulationPairs
       // The `cap` smallest keys so far, sorted by key.
       var kept: [(key: UInt64, order: Int, sample: HabitSample)] = []
-      var keptDevice: [(key: UInt64, order: Int, points: [DeviceTarget: [DevicePoint]])] = []
+      var keptDevice: [(key: UInt64, order: Int, points: [DeviceTarget: [DevicePoint]], tables: DeviceTables)] = []
       var order = 0, users = 0
       while let u = try reader.next() {
         users += 1
@@ -245,8 +250,11 @@ extension FetchLab {
               target, trace: u, timeline: timeline, from: u.start, to: split, options: setup.device)
             points[target] = stride(from: 0, to: p.count, by: 4).map { p[$0] }
           }
+          let (charging, total) = BatteryModel.chargingSeconds(u, from: u.start, to: split)
+          let tables = DeviceTables(
+            charging: charging, total: total, network: NetworkModel.classSeconds(u, from: u.start, to: split))
           let at = keptDevice.firstIndex { ($0.key, $0.order) > (userKey, order) } ?? keptDevice.count
-          keptDevice.insert((userKey, order, points), at: at)
+          keptDevice.insert((userKey, order, points, tables), at: at)
           if keptDevice.count > cap { keptDevice.removeLast() }
         }
         let selected = setup.selection.select(in: u)
@@ -267,10 +275,12 @@ extension FetchLab {
         }
       }
       var pooled: [DeviceTarget: [DevicePoint]] = [:]
+      var tables = DeviceTables()
       for k in keptDevice.sorted(by: { $0.order < $1.order }) {
-        for (target, p) in k.points { pooled[target, default: []] += p }
+        for target in DeviceTarget.allCases { pooled[target, default: []] += k.points[target] ?? [] }
+        tables.add(k.tables)
       }
-      return (kept.sorted { $0.order < $1.order }.map(\.sample), pooled)
+      return (kept.sorted { $0.order < $1.order }.map(\.sample), pooled, tables)
     }
   }
 }
@@ -322,6 +332,32 @@ struct FitSetup: Sendable {
   }
 }
 
+/// Summed charging and network time per local hour of week (s) over the
+/// population's training windows.
+struct DeviceTables: Sendable {
+  var charging = [Double](repeating: 0, count: 168)
+  var total = [Double](repeating: 0, count: 168)
+  /// WiFi, cellular, offline.
+  var network = [[Double]](repeating: [Double](repeating: 0, count: 168), count: 3)
+
+  mutating func add(_ o: DeviceTables) {
+    for i in 0..<168 {
+      charging[i] += o.charging[i]
+      total[i] += o.total[i]
+      for k in 0..<3 { network[k][i] += o.network[k][i] }
+    }
+  }
+}
+
+/// What pass 1 learns about the population's devices, all from training
+/// windows: the device GLMs and the hour-of-day priors of the hour-of-week
+/// tables (nil: no population data, the tables' uninformed priors).
+struct PopulationDevice: Sendable {
+  var models: DeviceModels
+  var batteryPrior: [Double]?
+  var networkPrior: [[Double]]?
+}
+
 /// One user's fits and scores.
 struct UserFit: Sendable {
   struct Pair: Sendable {
@@ -340,7 +376,7 @@ struct UserFit: Sendable {
 }
 
 /// Fits and scores one user (pass 2).
-func fitUser(_ u: UserTrace, _ setup: FitSetup, population: HabitModel, devicePopulation: DeviceModels) -> UserFit {
+func fitUser(_ u: UserTrace, _ setup: FitSetup, population: HabitModel, devicePopulation: PopulationDevice) -> UserFit {
   guard let split = setup.split(u) else { return UserFit(user: u.user, models: nil, pairs: []) }
   let apps = setup.selection.select(in: u)
   var lastAny: Double?
@@ -394,14 +430,16 @@ func fitUser(_ u: UserTrace, _ setup: FitSetup, population: HabitModel, devicePo
     test[target] = DeviceFeatures.points(target, trace: u, timeline: timeline, from: split, to: u.end, options: setup.device)
   }
   // A user whose rows make the solver fail keeps the population models.
-  let device = (try? DeviceModels.fitUser(train, population: devicePopulation, options: setup.device)) ?? DeviceModels()
-  let evaluation = DeviceEvaluation.evaluate(training: train, test: test, user: device, population: devicePopulation)
+  let device =
+    (try? DeviceModels.fitUser(train, population: devicePopulation.models, options: setup.device)) ?? DeviceModels()
+  let evaluation = DeviceEvaluation.evaluate(
+    training: train, test: test, user: device, population: devicePopulation.models)
 
   let models = ModelFile.UserModels(
     user: u.user, timeZone: u.timeZone, splitTime: split, windowEnd: u.end, lastOpenAny: lastAny,
     lastBattery: lastBattery, apps: appModels,
-    battery: BatteryModel(fitting: u, from: u.start, to: split),
-    network: NetworkModel(fitting: u, from: u.start, to: split), device: device)
+    battery: BatteryModel(fitting: u, from: u.start, to: split, prior: devicePopulation.batteryPrior),
+    network: NetworkModel(fitting: u, from: u.start, to: split, prior: devicePopulation.networkPrior), device: device)
   return UserFit(user: u.user, models: models, pairs: pairs, device: evaluation)
 }
 
@@ -410,7 +448,7 @@ func fitUser(_ u: UserTrace, _ setup: FitSetup, population: HabitModel, devicePo
 /// of bytes read) in trace order, so output does not depend on `jobs` and
 /// memory not on the number of users.
 func forEachUserFit(
-  tracePath: String, _ setup: FitSetup, population: HabitModel, devicePopulation: DeviceModels, jobs: Int,
+  tracePath: String, _ setup: FitSetup, population: HabitModel, devicePopulation: PopulationDevice, jobs: Int,
   batchUsers: Int = 64, _ body: (UserFit, Int, Double?) throws -> Void
 ) throws {
   let reader = try TraceReader(path: tracePath)
