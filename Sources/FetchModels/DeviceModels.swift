@@ -84,7 +84,7 @@ public struct DevicePoint: Sendable, Equatable {
 /// the state, battery level, hour-of-day harmonics and their interactions
 /// with the state, weekend]`:
 ///
-/// - charging targets (plugged, level), 18 values:
+/// - charging targets (plugged, level), 17 values:
 ///   `1, s, d, s·d, L, s·L, low, wifi, h₁…h₄, s·h₁…s·h₄, weekend` with s = 1
 ///   when plugged, d = log(1 + hours since the state began), L = level/100
 ///   (0.5 when no sample yet), low = max(0, 0.3 − L)/0.3, wifi = 1 when on
@@ -96,7 +96,7 @@ public struct DevicePoint: Sendable, Equatable {
 /// The hour and weekend are those of `t` (local time).
 public enum DeviceFeatures {
   /// Features per row of the charging targets.
-  public static let chargingCount = 18
+  public static let chargingCount = 17
   /// Features per row of the network targets.
   public static let networkCount = 17
 

@@ -19,7 +19,7 @@ import Foundation
 ///     p_c = (y_c + κ·parent_c) / (n_c + κ)
 ///
 /// where the parent is p̄, except for hour of week: the smoothed hour-of-day
-/// frequency of the same hour.
+/// frequency of the same hour. ``Kind/constant`` is p̄ itself.
 ///
 /// The intensity (used only for the Poisson count log-likelihood of
 /// ``PredictionEvaluation``) is the matching smoothed rate of
@@ -99,7 +99,7 @@ public struct CalibratedBaseline: OpenPredictor, Sendable, Equatable {
     let k = Self.pseudoPoints
     let overall = (events + 0.5) / (total + 1)
     let byHour = (0..<24).map { (yh[$0] + k * overall) / (nh[$0] + k) }
-    probabilities = (0..<cells).map { c in
+    probabilities = kind == .constant ? [overall] : (0..<cells).map { c in
       let parent = kind == .hourOfWeek ? byHour[c % 24] : overall
       return (yc[c] + k * parent) / (nc[c] + k)
     }
