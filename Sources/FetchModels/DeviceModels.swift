@@ -105,20 +105,14 @@ public enum DeviceFeatures {
   public static func point(
     _ target: DeviceTarget, at t: Double, horizon h: Double, timeline d: DeviceTimeline, clock: inout LocalClock
   ) -> DevicePoint? {
-    let hourValue = clock.hourOfDay(t)
-    let hour = min(23, max(0, Int(hourValue)))
-    let weekend = clock.dayOfWeek(t) >= 5 ? 1.0 : 0
-    let a = 2 * Double.pi * hourValue / 24
-    let harmonics = [sin(a), cos(a), sin(2 * a), cos(2 * a)]
+    let hour = min(23, max(0, Int(clock.hourOfDay(t))))
     let levelNow = d.level(at: t)
-    let L = (levelNow?.level ?? 50) / 100
+    let level = levelNow?.level ?? 50
     switch target {
     case .plugged, .level:
       guard let c = d.charging(at: t) else { return nil }
-      let s = c.plugged ? 1.0 : 0
-      let dur = log1p(max(0, t - c.since) / 3600)
-      let wifi = d.network(at: t)?.kind == .wifi ? 1.0 : 0
-      let x = [1, s, dur, s * dur, L, s * L, max(0, 0.3 - L) / 0.3, wifi] + harmonics + harmonics.map { s * $0 } + [weekend]
+      let x = chargingRow(
+        plugged: c.plugged, since: c.since, wifi: d.network(at: t)?.kind == .wifi, level: level, at: t, clock: &clock)
       let y: Double
       if target == .plugged {
         guard let p = d.pluggedWithin(h, from: t) else { return nil }
@@ -133,13 +127,39 @@ public enum DeviceFeatures {
       return DevicePoint(time: t, features: x, outcome: y, state: c.plugged ? 1 : 0, hour: hour)
     case .wifi, .offline:
       guard let n = d.network(at: t), let later = d.network(at: t + h) else { return nil }
-      let w = n.kind == .wifi ? 1.0 : 0, o = n.kind == .offline ? 1.0 : 0
-      let dur = log1p(max(0, t - n.since) / 3600)
-      let plugged = d.charging(at: t)?.plugged == true ? 1.0 : 0
-      let x = [1, w, o, dur, w * dur, o * dur, L, plugged] + harmonics + harmonics.map { w * $0 } + [weekend]
+      let x = networkRow(
+        network: n.kind, since: n.since, plugged: d.charging(at: t)?.plugged == true, level: level, at: t, clock: &clock)
       let y = (target == .wifi ? later.kind == .wifi : later.kind == .offline) ? 1.0 : 0
       return DevicePoint(time: t, features: x, outcome: y, state: n.kind.rawValue, hour: hour)
     }
+  }
+
+  /// The charging-target feature row for a state: plugged or not since
+  /// `since`, on WiFi or not, `level` % (see the type's docs).
+  public static func chargingRow(
+    plugged: Bool, since: Double, wifi: Bool, level: Double, at t: Double, clock: inout LocalClock
+  ) -> [Double] {
+    let (h, weekend) = timeFeatures(t, &clock)
+    let s = plugged ? 1.0 : 0, L = level / 100
+    let dur = log1p(max(0, t - since) / 3600)
+    return [1, s, dur, s * dur, L, s * L, max(0, 0.3 - L) / 0.3, wifi ? 1 : 0] + h + h.map { s * $0 } + [weekend]
+  }
+
+  /// The network-target feature row for a state: class `n` since `since`.
+  public static func networkRow(
+    network n: DeviceTimeline.NetworkClass, since: Double, plugged: Bool, level: Double, at t: Double,
+    clock: inout LocalClock
+  ) -> [Double] {
+    let (h, weekend) = timeFeatures(t, &clock)
+    let w = n == .wifi ? 1.0 : 0, o = n == .offline ? 1.0 : 0
+    let dur = log1p(max(0, t - since) / 3600)
+    return [1, w, o, dur, w * dur, o * dur, level / 100, plugged ? 1 : 0] + h + h.map { w * $0 } + [weekend]
+  }
+
+  /// Hour-of-day harmonics (k = 1, 2) and the weekend flag of `t`, local time.
+  static func timeFeatures(_ t: Double, _ clock: inout LocalClock) -> ([Double], Double) {
+    let a = 2 * Double.pi * clock.hourOfDay(t) / 24
+    return ([sin(a), cos(a), sin(2 * a), cos(2 * a)], clock.dayOfWeek(t) >= 5 ? 1 : 0)
   }
 
   /// The points of `target` on the grid `t = k·grid` with [t, t + horizon]
@@ -236,5 +256,31 @@ public struct DeviceModels: Codable, Sendable, Equatable {
         prior: prior?.coefficients, ridge: prior == nil ? options.populationRidge : options.userRidge)
     }
     return m
+  }
+}
+
+extension DeviceModels {
+  /// The device models' probabilities at `t` given what `timeline` shows at
+  /// `t` (rows at times ≤ t only): P(on the charger within the plugged
+  /// horizon), P(on WiFi) and P(offline) at the network horizon. Each is
+  /// nil when its state is unknown at `t` or neither this model nor
+  /// `fallback` has the target.
+  public func probabilities(
+    at t: Double, timeline d: DeviceTimeline, fallback: DeviceModels, clock: inout LocalClock
+  ) -> (plugged: Double?, wifi: Double?, offline: Double?) {
+    let level = d.level(at: t)?.level ?? 50
+    var plugged: Double?, wifi: Double?, offline: Double?
+    if let c = d.charging(at: t), let m = self[.plugged] ?? fallback[.plugged] {
+      plugged = m.predict(
+        DeviceFeatures.chargingRow(
+          plugged: c.plugged, since: c.since, wifi: d.network(at: t)?.kind == .wifi, level: level, at: t, clock: &clock))
+    }
+    if let n = d.network(at: t) {
+      let x = DeviceFeatures.networkRow(
+        network: n.kind, since: n.since, plugged: d.charging(at: t)?.plugged == true, level: level, at: t, clock: &clock)
+      wifi = (self[.wifi] ?? fallback[.wifi])?.predict(x)
+      offline = (self[.offline] ?? fallback[.offline])?.predict(x)
+    }
+    return (plugged, wifi, offline)
   }
 }

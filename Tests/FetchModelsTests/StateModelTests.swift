@@ -209,3 +209,52 @@ struct StateModelTests {
     #expect(last.probabilities[0] > 0.3 && last.probabilities[1] < 0.01)
   }
 }
+
+@Suite("Sample paths of a user's future")
+struct FuturePathsTests {
+  @Test("paths are seeded, sorted, inside the window; device rows only for users with device rows in training")
+  func paths() throws {
+    let trace = deviceTrace()
+    let split = trace.start + 21 * 86_400
+    let options = DeviceModelOptions()
+    let d = DeviceTimeline(trace)
+    var train: [DeviceTarget: [DevicePoint]] = [:]
+    for target in DeviceTarget.allCases {
+      train[target] = DeviceFeatures.points(target, trace: trace, timeline: d, from: trace.start, to: split, options: options)
+    }
+    let population = try DeviceModels.fitPopulation(train, options: options)
+    // 1.5 opens an hour, whatever the time and recency.
+    let habit = HabitModel(coefficients: [log(1.5 * 0.25)] + [Double](repeating: 0, count: 11))
+    let um = ModelFile.UserModels(
+      user: "dev", timeZone: .utc, splitTime: split, windowEnd: trace.end, lastOpenAny: nil, lastBattery: nil,
+      apps: [ModelFile.AppModel(app: "app", habit: habit, lastOpen: nil, trainingOpens: 0)],
+      battery: BatteryModel(fitting: trace, from: trace.start, to: split),
+      network: NetworkModel(fitting: trace, from: trace.start, to: split),
+      device: try DeviceModels.fitUser(train, population: population, options: options))
+    func sample(_ u: ModelFile.UserModels, _ seed: UInt64) -> [TraceEvent] {
+      FuturePaths.sample(
+        u, population: population, options: options, from: split, to: split + 2 * 86_400, lastAppOpens: [-.infinity],
+        lastAnyOpen: -.infinity, seed: seed)
+    }
+    let a = sample(um, 1), b = sample(um, 1), c = sample(um, 2)
+    #expect(a == b && a != c)
+    #expect(a.allSatisfy { $0.time >= split && $0.time < split + 2 * 86_400 })
+    #expect(zip(a, a.dropFirst()).allSatisfy { $0.time <= $1.time })
+    let opensA = a.filter { $0.kind == .open }.count
+    // Poisson with mean 72 (SD 8.5).
+    #expect(opensA > 45 && opensA < 100, "\(opensA)")
+    // The nightly charger and evening WiFi show up: mostly plugged at 03:00, on WiFi at 22:00.
+    var pluggedAt3 = 0, wifiAt22 = 0
+    for seed in 0..<20 {
+      let p = DeviceTimeline(UserTrace(user: "p", timeZone: .utc, start: split, end: split + 2 * 86_400, apps: ["app"], events: sample(um, UInt64(seed))))
+      if p.charging(at: split + 86_400 + 3 * 3600)?.plugged == true { pluggedAt3 += 1 }
+      if p.network(at: split + 86_400 + 22 * 3600)?.kind == .wifi { wifiAt22 += 1 }
+    }
+    #expect(pluggedAt3 >= 15 && wifiAt22 >= 15, "\(pluggedAt3) \(wifiAt22)")
+    // Without device rows in training: opens only.
+    var bare = um
+    bare.battery = BatteryModel()
+    bare.network = NetworkModel()
+    #expect(sample(bare, 1).allSatisfy { $0.kind == .open })
+  }
+}
