@@ -258,3 +258,35 @@ struct FuturePathsTests {
     #expect(sample(bare, 1).allSatisfy { $0.kind == .open })
   }
 }
+
+@Suite("Scores outside logging gaps")
+struct GapScoreTests {
+  @Test("points whose horizon overlaps a gap are left out of the outside-gaps score only")
+  func outsideGaps() {
+    // Opens every 2 h on days 0–3 and 8–10 of a 10-day window: a 5-day gap.
+    let s = simStart
+    let early: [Double] = (0..<48).map { s + Double($0) * 7200 }
+    let late: [Double] = (0..<24).map { s + 8 * 86_400 + Double($0) * 7200 }
+    let times = early + late
+    let trace = UserTrace(
+      user: "g", timeZone: .utc, start: s, end: s + 10 * 86_400, apps: ["a"],
+      events: times.map { TraceEvent(time: $0, kind: .open, app: 0, value: 1) })
+    let gaps = LoggingGaps(trace)
+    #expect(gaps.intervals.count == 1)
+    let p = ConstantBaseline(ratePerSecond: 1.0 / 7200)
+    let split = s + 2 * 86_400
+    let both = PredictionEvaluation.evaluate(p, trace: trace, app: 0, from: split, to: trace.end, gaps: gaps)
+    let none = PredictionEvaluation.evaluate(p, trace: trace, app: 0, from: split, to: trace.end, gaps: nil)
+    #expect(both.all == none.all && none.outsideGaps == none.all)
+    #expect(both.all == PredictionEvaluation.evaluate(p, trace: trace, app: 0, from: split, to: trace.end))
+    // Gap (s + 3 d − 2 h, s + 8 d): outside it, [t, t + 1 h] must end by its start or begin at its end.
+    let gap = gaps.intervals[0]
+    var expected = 0
+    var t = split
+    while t + 3600 <= trace.end {
+      if !(gap.lowerBound < t + 3600 && t < gap.upperBound) { expected += 1 }
+      t += 900
+    }
+    #expect(both.outsideGaps.points == expected && expected < both.all.points)
+  }
+}
