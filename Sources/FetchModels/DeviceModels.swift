@@ -203,6 +203,27 @@ public struct DeviceModels: Codable, Sendable, Equatable {
     self.level = level
   }
 
+  enum CodingKeys: String, CodingKey {
+    case plugged, wifi, offline, level
+  }
+
+  /// Decodes and checks each model's family and number of coefficients
+  /// against ``DeviceFeatures`` (a mismatch is a clear decoding error, not
+  /// a crash at prediction time).
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    for (key, target) in [(CodingKeys.plugged, DeviceTarget.plugged), (.wifi, .wifi), (.offline, .offline), (.level, .level)] {
+      guard let m = try c.decodeIfPresent(StateGLM.self, forKey: key) else { continue }
+      let n = target == .wifi || target == .offline ? DeviceFeatures.networkCount : DeviceFeatures.chargingCount
+      guard m.coefficients.count == n, m.family == (target.isBinary ? .logistic : .gaussian) else {
+        throw DecodingError.dataCorruptedError(
+          forKey: key, in: c,
+          debugDescription: "need a \(target.isBinary ? "logistic" : "gaussian") model with \(n) coefficients, got \(m.family.rawValue) with \(m.coefficients.count)")
+      }
+      self[target] = m
+    }
+  }
+
   /// The model of `target`.
   public subscript(_ target: DeviceTarget) -> StateGLM? {
     get {

@@ -131,7 +131,7 @@ extension FetchLab {
           pairs += 1
           habit.add(pair)
           for subset in FitSubset.allCases {
-            for (i, score) in pair.scores[subset.rawValue == "all" ? 0 : 1].enumerated() {
+            for (i, score) in pair.scores[subset.index].enumerated() {
               try perPair?.write(
                 EvaluationColumn.row(
                   user: fit.user, app: pair.app, predictor: FitPredictor.allCases[i].rawValue, subset: subset,
@@ -153,17 +153,17 @@ extension FetchLab {
         let o = try AtomicTextFile(path: report + "/evaluation_overall.csv")
         try o.write(CSV.line(OverallColumn.names))
         for subset in FitSubset.allCases {
-          for (i, s) in habit.overall[subset == .all ? 0 : 1].enumerated() {
+          for (i, s) in habit.overall[subset.index].enumerated() {
             try o.write(
               OverallColumn.row(
                 predictor: FitPredictor.allCases[i].rawValue, subset: subset, pairs: pairs, score: s,
-                wins: habit.wins[subset == .all ? 0 : 1][i]))
+                wins: habit.wins[subset.index][i]))
           }
         }
         let c = try AtomicTextFile(path: report + "/calibration.csv")
         try c.write(CSV.line(["predictor", "subset", "decile", "n", "mean_predicted", "observed"]))
         for subset in FitSubset.allCases {
-          for (i, s) in habit.overall[subset == .all ? 0 : 1].enumerated() {
+          for (i, s) in habit.overall[subset.index].enumerated() {
             try c.write(calibrationRows([FitPredictor.allCases[i].rawValue, subset.rawValue], s))
           }
         }
@@ -307,6 +307,9 @@ enum FitSubset: String, CaseIterable {
   case all
   /// Points whose horizon does not overlap a logging gap (``LoggingGaps``).
   case outsideGaps = "outside_gaps"
+
+  /// Position in ``UserFit/Pair/scores`` and ``HabitTotals``.
+  var index: Int { self == .all ? 0 : 1 }
 }
 
 /// What both passes of `fit` share.
@@ -707,7 +710,7 @@ enum FitTable {
     ]
     var rows: [[String]] = []
     for subset in FitSubset.allCases {
-      let k = subset == .all ? 0 : 1
+      let k = subset.index
       for (i, s) in totals.overall[k].enumerated() {
         let w = totals.wins[k][i]
         let isHabit = FitPredictor.allCases[i] == .habit

@@ -116,6 +116,10 @@ struct ModelFileTests {
     #expect(version == "unsupported version 3 (this build reads version 2)", "\(version)")
     let old = try loadError { $0["version"] = 1 }
     #expect(old.hasPrefix("unsupported version 1 (this build reads version 2); it predates the state-aware device models: refit"), "\(old)")
+    let device = try loadError {
+      $0["device_population"] = ["plugged": ["family": "logistic", "coefficients": [0.1, 0.2], "rows": 3, "residual_sd": 0]]
+    }
+    #expect(device.contains("device_population.plugged") && device.contains("need a logistic model with 17 coefficients, got logistic with 2"), "\(device)")
     let missingField = try loadError { $0["population"] = nil }
     #expect(missingField == "'population': missing field", "\(missingField)")
     let mistyped = try loadError { o in
