@@ -21,41 +21,44 @@ public struct DeviceTimeline: Sendable {
   /// Charge rows in time order: times, state after each, and the start of
   /// the run of equal states each belongs to (a repeated row does not
   /// restart the state's duration).
-  let chargeTimes: [Double], chargePlugged: [Bool], chargeSince: [Double]
+  private(set) var chargeTimes: [Double] = [], chargePlugged: [Bool] = [], chargeSince: [Double] = []
   /// Network rows in time order: times, class after each, start of the run.
-  let networkTimes: [Double], networkKind: [NetworkClass], networkSince: [Double]
+  private(set) var networkTimes: [Double] = [], networkKind: [NetworkClass] = [], networkSince: [Double] = []
   /// Battery samples in time order: times and levels, %.
-  let batteryTimes: [Double], batteryLevels: [Double]
+  private(set) var batteryTimes: [Double] = [], batteryLevels: [Double] = []
 
   /// Reads the device rows of `trace`.
   ///
   /// - Complexity: O(events).
   public init(_ trace: UserTrace) {
-    var ct: [Double] = [], cp: [Bool] = [], cs: [Double] = []
-    var nt: [Double] = [], nk: [NetworkClass] = [], ns: [Double] = []
-    var bt: [Double] = [], bl: [Double] = []
-    for e in trace.events {
-      switch e.kind {
-      case .chargeStart, .chargeEnd:
-        let on = e.kind == .chargeStart
-        cs.append(cp.last == on ? cs.last! : e.time)
-        ct.append(e.time)
-        cp.append(on)
-      case .battery:
-        bt.append(e.time)
-        bl.append(e.value)
-      case .network:
-        guard let k = e.network else { continue }
-        let c: NetworkClass = k == .wifi ? .wifi : k == .offline ? .offline : .cellular
-        ns.append(nk.last == c ? ns.last! : e.time)
-        nt.append(e.time)
-        nk.append(c)
-      default: break
-      }
+    for e in trace.events { append(e) }
+  }
+
+  /// Records `e` if it is a device row (charge, network, battery); other
+  /// kinds are ignored. Rows must come in time order.
+  ///
+  /// - Complexity: amortised O(1).
+  public mutating func append(_ e: TraceEvent) {
+    switch e.kind {
+    case .chargeStart, .chargeEnd:
+      precondition(chargeTimes.last.map { $0 <= e.time } ?? true, "device rows must come in time order")
+      let on = e.kind == .chargeStart
+      chargeSince.append(chargePlugged.last == on ? chargeSince.last! : e.time)
+      chargeTimes.append(e.time)
+      chargePlugged.append(on)
+    case .battery:
+      precondition(batteryTimes.last.map { $0 <= e.time } ?? true, "device rows must come in time order")
+      batteryTimes.append(e.time)
+      batteryLevels.append(e.value)
+    case .network:
+      guard let k = e.network else { return }
+      precondition(networkTimes.last.map { $0 <= e.time } ?? true, "device rows must come in time order")
+      let c: NetworkClass = k == .wifi ? .wifi : k == .offline ? .offline : .cellular
+      networkSince.append(networkKind.last == c ? networkSince.last! : e.time)
+      networkTimes.append(e.time)
+      networkKind.append(c)
+    default: break
     }
-    (chargeTimes, chargePlugged, chargeSince) = (ct, cp, cs)
-    (networkTimes, networkKind, networkSince) = (nt, nk, ns)
-    (batteryTimes, batteryLevels) = (bt, bl)
   }
 
   /// Whether the trace has any charge / network / battery rows.

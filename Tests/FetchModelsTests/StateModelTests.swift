@@ -290,3 +290,48 @@ struct GapScoreTests {
     #expect(both.outsideGaps.points == expected && expected < both.all.points)
   }
 }
+
+@Suite("Device outlook for policies")
+struct DeviceOutlookTests {
+  @Test("the outlook answers from the rows seen so far, as the models do, and is nil before any state")
+  func outlook() throws {
+    let trace = deviceTrace()
+    let split = trace.start + 21 * 86_400
+    let options = DeviceModelOptions()
+    let d = DeviceTimeline(trace)
+    var train: [DeviceTarget: [DevicePoint]] = [:]
+    for target in DeviceTarget.allCases {
+      train[target] = DeviceFeatures.points(target, trace: trace, timeline: d, from: trace.start, to: split, options: options)
+    }
+    let population = try DeviceModels.fitPopulation(train, options: options)
+    let um = ModelFile.UserModels(
+      user: "dev", timeZone: .utc, splitTime: split, windowEnd: trace.end, lastOpenAny: nil, lastBattery: nil, apps: [],
+      battery: BatteryModel(), network: NetworkModel(), device: try DeviceModels.fitUser(train, population: population, options: options))
+    let file = ModelFile(
+      options: .init(apps: "top:1", seed: 1, populationPairs: 1, binSeconds: 900, shapeRidge: 1, interceptRidge: 1, evaluation: EvaluationOptions()),
+      trainFraction: 0.75, trace: .init(path: "t", bytes: 0), population: HabitModel(coefficients: [Double](repeating: 0, count: 12)),
+      devicePopulation: population)
+    var (history, window) = trace.split(at: split)
+    history.events = []
+    var o = DeviceOutlook(user: um, file: file, history: history)
+    let before = (o.probabilityPlugged(from: split), o.probabilityWiFi(from: split))
+    #expect(before.0 == nil && before.1 == nil)
+    // Feed the test window's rows up to 22:30 on its first day: unplugged, on WiFi since 19:00.
+    let t = split + 22.5 * 3600
+    for e in window.events where e.time <= t { o.observe(e) }
+    let pluggedAnswer = o.probabilityPlugged(from: t), wifiAnswer = o.probabilityWiFi(from: t)
+    let offline = o.probabilityOffline(from: t)
+    let plugged = try #require(pluggedAnswer), wifi = try #require(wifiAnswer)
+    #expect(plugged > 0.8, "the charger comes at 23:00: \(plugged)")
+    #expect(wifi > 0.9 && offline! < 0.05)
+    // The same as the models on the full timeline.
+    var clock = LocalClock(.utc)
+    let direct = um.device.probabilities(at: t, timeline: d, fallback: population, clock: &clock)
+    #expect(direct.plugged == plugged && direct.wifi == wifi)
+    // At noon on a weekday: unplugged, on LTE, the charger far away.
+    let noon = split + 86_400 + 12 * 3600
+    for e in window.events where e.time > t && e.time <= noon { o.observe(e) }
+    let atNoon = o.probabilityPlugged(from: noon)
+    #expect(try #require(atNoon) < 0.1)
+  }
+}
