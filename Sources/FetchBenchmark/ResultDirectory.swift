@@ -47,21 +47,24 @@ public final class ResultDirectory {
   /// forward, removes leftovers of killed runs, and makes the staging
   /// directory.
   ///
+  /// `role` names the path in messages (`--out`, or `report`'s run
+  /// directory).
+  ///
   /// - Throws: ``ExperimentError`` naming the path and what to do.
-  public init(path: String) throws {
-    try Self.checkPath(path, what: "--out")
+  public init(path: String, role: String = "--out") throws {
+    try Self.checkPath(path, what: role)
     let fm = FileManager.default
     var isDir: ObjCBool = false
     let exists = fm.fileExists(atPath: path, isDirectory: &isDir)
     if exists, !isDir.boolValue {
-      throw ExperimentError("--out \(path) is a file, not a directory: choose a directory name")
+      throw ExperimentError("\(role) \(path) is a file, not a directory: choose a directory name")
     }
     created = !exists
     if !exists {
       do {
         try fm.createDirectory(atPath: path, withIntermediateDirectories: true)
       } catch {
-        throw ExperimentError("--out \(path): cannot create the directory (\(Self.reason(error))); choose a writable place")
+        throw ExperimentError("\(role) \(path): cannot create the directory (\(Self.reason(error))); choose a writable place")
       }
     }
     self.path = path
@@ -69,7 +72,7 @@ public final class ResultDirectory {
     guard fd >= 0 else {
       let msg = String(cString: strerror(errno))
       if created { rmdir(path) }
-      throw ExperimentError("--out \(path): cannot write there (\(msg)); choose a writable directory")
+      throw ExperimentError("\(role) \(path): cannot write there (\(msg)); choose a writable directory")
     }
     guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
       close(fd)
@@ -151,11 +154,13 @@ public final class ResultDirectory {
   }
 
   /// Puts the staged result in place: see the type's documentation.
-  /// `extra` names (such as `parts`) are removed too.
-  public func commit(removing extra: [String] = []) throws {
+  /// `extra` names (such as `parts`) are removed too. With `replacingOnly`
+  /// (`report`, which adds to a run's result), only the staged names are
+  /// replaced and nothing else is removed.
+  public func commit(removing extra: [String] = [], replacingOnly: Bool = false) throws {
     let fm = FileManager.default
     let names = ((try? fm.contentsOfDirectory(atPath: staging)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
-    let journal = names.map { "+" + $0 } + extra.map { "-" + $0 }
+    let journal = names.map { "+" + $0 } + extra.map { "-" + $0 } + (replacingOnly ? ["="] : [])
     let list = try AtomicTextFile(path: staging + "/.names")
     try list.write(journal.joined(separator: "\n") + "\n")
     try list.commit()
@@ -179,10 +184,11 @@ public final class ResultDirectory {
       try fm.removeItem(atPath: j)
       return
     }
-    var new: [String] = [], extra: [String] = []
+    var new: [String] = [], extra: [String] = [], replacingOnly = false
     for line in String(decoding: d, as: UTF8.self).split(separator: "\n") {
       if line.hasPrefix("+") { new.append(String(line.dropFirst())) }
       if line.hasPrefix("-") { extra.append(String(line.dropFirst())) }
+      if line == "=" { replacingOnly = true }
     }
     var step = 2
     for name in new where fm.fileExists(atPath: j + "/" + name) {
@@ -196,7 +202,7 @@ public final class ResultDirectory {
         throw ExperimentError("\(path)/\(name): cannot move into place (\(String(cString: strerror(errno))))")
       }
     }
-    for name in (resultNames + extra) where !new.contains(name) && fm.fileExists(atPath: path + "/" + name) {
+    for name in ((replacingOnly ? [] : resultNames) + extra) where !new.contains(name) && fm.fileExists(atPath: path + "/" + name) {
       try testKill(step: step)
       step += 1
       try fm.removeItem(atPath: path + "/" + name)
@@ -215,28 +221,6 @@ public final class ResultDirectory {
     defer { close(fd) }
     guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
     try? rollForward(path)
-  }
-
-  /// For a command that reads a result and writes beside it (`report`):
-  /// locks `path` when it is a run directory (returns the lock's file
-  /// descriptor, to close when done; `nil` for a directory without a lock
-  /// file) after rolling an interrupted commit forward.
-  ///
-  /// - Throws: ``ExperimentError`` when a run holds the directory.
-  public static func lockForReading(_ path: String) throws -> Int32? {
-    let fd = open(path + "/" + lockName, O_RDWR | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-      close(fd)
-      throw ExperimentError("\(path) is in use by a fetchlab run; wait for it to finish")
-    }
-    do {
-      try rollForward(path)
-    } catch {
-      close(fd)
-      throw error
-    }
-    return fd
   }
 
   private static func syncDirectory(_ path: String) {

@@ -240,6 +240,32 @@ struct ReliabilityTests {
     #expect(killed >= 8)
   }
 
+  @Test("report killed at every step of its commit: the old or the new report (charts, html, md) as a whole; results untouched")
+  func killReportCommit() throws {
+    let d = scratch()
+    let t = try write(fiveUserTrace, d, "t.csv")
+    var killed = 0
+    for step in 1...30 {
+      let out = d + "/r\(step)"
+      #expect(try CLI.run(["run", "--trace", t, "--policy", "never", "--policy", "periodic:1h", "--out", out]).status == 0)
+      #expect(try CLI.run(["report", out]).status == 0)  // with the timeline chart
+      let old = results(out)
+      let r = try runFetchlab(["report", out, "--no-timeline"], env: ["FETCHLAB_TEST_KILL_AT_COMMIT_STEP": String(step)])
+      if r.status == 0 { break }
+      killed += 1
+      ResultDirectory.recoverForReading(out)
+      let got = results(out)
+      #expect(try CLI.run(["report", out, "--no-timeline"]).status == 0)
+      let new = results(out)
+      #expect(old != new)
+      #expect(got == old || got == new, "step \(step): \(got.keys.sorted())")
+      // Killed before the commit point, nothing of the new report is visible.
+      if step == 1 { #expect(got == old) }
+      #expect(snapshot(out).keys.allSatisfy { !$0.hasPrefix(".staging") && !$0.hasPrefix(".commit") && !$0.contains(".tmp-") })
+    }
+    #expect(killed >= 3, "only \(killed) commit steps")
+  }
+
   @Test("two runs into one --out: the second is refused while the first holds the lock")
   func lock() throws {
     let d = scratch()
