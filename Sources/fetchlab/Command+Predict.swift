@@ -142,14 +142,8 @@ extension FetchLab {
           d.factor.rawValue, probability(f.plugged), probability(f.wifi), probability(f.offline),
         ])
       }
-      if csv {
-        print(header.joined(separator: ","))
-        for row in rows { print(row.map(CSV.field).joined(separator: ",")) }
-      } else {
-        let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max()! }
-        for row in [header] + rows {
-          print(row.indices.map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
-        }
+      printTable(header, rows, csv: csv)
+      if !csv {
         print("\(r.summary.fetches) fetches (\(r.summary.newData) new data), \(CSV.number(r.summary.energyJ, decimals: 1)) J in \(CSV.number((full.end - start) / 3600, decimals: 1)) h")
       }
     }
@@ -226,14 +220,8 @@ extension FetchLab.Predict {
         CSV.number(plugged[h] / n, decimals: 3), ageN[h] > 0 ? CSV.number(ageSum[h] / ageN[h], decimals: 1) : "",
       ])
     }
-    if csv {
-      print(header.joined(separator: ","))
-      for row in rows { print(row.map(CSV.field).joined(separator: ",")) }
-    } else {
-      let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max()! }
-      for row in [header] + rows {
-        print(row.indices.map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
-      }
+    printTable(header, rows, csv: csv)
+    if !csv {
       let (lm, ls) = meanSD(totalLaunches), (om, os) = meanSD(totalOpens)
       let age = meanAges.isEmpty ? "no opens" : "mean age at opens \(CSV.number(meanSD(meanAges).0, decimals: 1)) s"
       print("\(paths) sample paths: \(CSV.number(lm, decimals: 2)) ± \(CSV.number(ls, decimals: 2)) launches, \(CSV.number(om, decimals: 2)) ± \(CSV.number(os, decimals: 2)) opens of \(app), \(age), in \(CSV.number((t1 - start) / 3600, decimals: 1)) h")
@@ -253,4 +241,17 @@ func parseTime(_ s: String) -> Double? {
 /// A Unix time as ISO 8601 UTC.
 func isoTime(_ t: Double) -> String {
   ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: t))
+}
+
+/// Prints `rows` under `header`: CSV, or columns padded to their widest cell.
+private func printTable(_ header: [String], _ rows: [[String]], csv: Bool) {
+  if csv {
+    print(header.joined(separator: ","))
+    for row in rows { print(row.map(CSV.field).joined(separator: ",")) }
+    return
+  }
+  let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max() ?? 0 }
+  for row in [header] + rows {
+    print(row.indices.map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+  }
 }
