@@ -52,6 +52,9 @@ public struct UserResult: Sendable {
   public var apps: [Int32]
   /// `replays[a][p]`: app `apps[a]` under policy `p`.
   public var replays: [[AppReplay]]
+  /// `devices[p]`: the device's totals under policy `p` (at app scope, the
+  /// sums of the apps' separate replays).
+  public var devices: [DeviceSummary] = []
 }
 
 /// Receives each user's results in trace order.
@@ -144,16 +147,17 @@ public struct PreparedReplay: Sendable {
     learning = LearningContext(training: train, population: population, fits: HabitFitCache(trace: trace))
   }
 
-  /// The replays of every selected app under `policies`.
+  /// The replays of every selected app under `policies`, at the world's
+  /// ``WorldParameters/replayScope``.
   public func replay(_ policies: [PolicySpec], _ config: RunConfiguration) -> UserResult {
-    let replays = zip(apps, contents).map { app, content in
-      policies.map {
-        $0.replay(
-          user: user, app: app, content: content, seed: config.seed, recordEvents: config.recordEvents,
-          learning: $0.learns ? learning : nil)
-      }
+    guard !apps.isEmpty else { return UserResult(trace: user.trace, apps: apps, replays: []) }
+    let devices = policies.map {
+      $0.replay(
+        user: user, apps: apps, contents: contents, scope: config.world.replayScope, seed: config.seed,
+        recordEvents: config.recordEvents, learning: $0.learns ? learning : nil)
     }
-    return UserResult(trace: user.trace, apps: apps, replays: replays)
+    let replays = apps.indices.map { a in devices.map { $0.apps[a] } }
+    return UserResult(trace: user.trace, apps: apps, replays: replays, devices: devices.map(\.summary))
   }
 }
 

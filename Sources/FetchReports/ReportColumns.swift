@@ -52,6 +52,44 @@ public enum SummaryColumn: String, CaseIterable, Sendable {
   }
 }
 
+/// Columns of `devices.csv`: one row per (user, policy), the user's device
+/// with all its replayed apps. Background figures are the policy's fetches
+/// (at `replay.scope=device` on one shared radio, so they are the device's
+/// radio energy with the fetches minus without them, plus CPU); the
+/// `foreground_*` figures are the user-initiated refreshes at stale opens;
+/// `mean_wait_s` and `p90_wait_s` pool the wait over the apps' opens.
+public enum DeviceColumn: String, CaseIterable, Sendable {
+  case user, policy, apps, days, opens, fetches
+  case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day, wifi_bytes_per_day
+  case foreground_refreshes, foreground_energy_j_per_day, foreground_bytes_per_day
+  case mean_wait_s, p90_wait_s
+
+  func value(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
+    switch self {
+    case .user: user
+    case .policy: policy
+    case .apps: String(d.apps)
+    case .days: CSV.number(d.days, decimals: 6)
+    case .opens: String(d.opens)
+    case .fetches: String(d.fetches)
+    case .energy_j_per_day: CSV.number(d.energyJPerDay, decimals: 6)
+    case .battery_pct_per_day: CSV.number(d.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .cellular_bytes_per_day: CSV.number(d.cellularBytesPerDay, decimals: 3)
+    case .wifi_bytes_per_day: CSV.number(d.wifiBytesPerDay, decimals: 3)
+    case .foreground_refreshes: String(d.foregroundRefreshes)
+    case .foreground_energy_j_per_day: CSV.number(d.foregroundEnergyJPerDay, decimals: 6)
+    case .foreground_bytes_per_day: CSV.number(d.foregroundBytesPerDay, decimals: 3)
+    case .mean_wait_s: CSV.number(d.meanWaitS, decimals: 6)
+    case .p90_wait_s: CSV.number(d.p90WaitS, decimals: 6)
+    }
+  }
+}
+
+/// One `devices.csv` record (with LF), fields quoted where needed.
+public func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
+  DeviceColumn.allCases.map { $0.value(user: user, policy: policy, d, capacityJ: capacityJ) }.joined(separator: ",") + "\n"
+}
+
 /// Columns of `opens.csv`: one row per open of a replayed app.
 public enum OpenColumn: String, CaseIterable, Sendable {
   case user, app, policy, time, age_s, aoi_s, fresh
