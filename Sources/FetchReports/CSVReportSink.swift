@@ -17,6 +17,9 @@ public struct CSVReportSink: RunSink {
   public let directory: String
   public private(set) var aggregates: [PolicyAggregate]
   public private(set) var users = 0
+  /// (user, app, policy) pairs without a scored open: their staleness is
+  /// undefined and written as empty fields.
+  public private(set) var pairsWithoutOpens = 0
   let capacityJ: Double
   let summary: AtomicTextFile
   let devices: AtomicTextFile
@@ -55,6 +58,7 @@ public struct CSVReportSink: RunSink {
       for (pi, replay) in r.replays[ai].enumerated() {
         let policy = CSV.field(aggregates[pi].policy)
         aggregates[pi].add(replay)
+        if replay.summary.opens == 0 { pairsWithoutOpens += 1 }
         s += SummaryColumn.allCases.map {
           $0.value(user: user, app: appName, policy: policy, replay.summary, capacityJ: capacityJ)
         }.joined(separator: ",") + "\n"

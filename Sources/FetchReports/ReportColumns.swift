@@ -33,12 +33,12 @@ public enum SummaryColumn: String, CaseIterable, Sendable {
     case .failed: String(s.failed)
     case .wasted: String(s.wasted)
     case .updates: String(s.updates)
-    case .mean_age_s: CSV.number(s.meanAgeS, decimals: 3)
-    case .p50_age_s: CSV.number(s.p50AgeS, decimals: 3)
-    case .p90_age_s: CSV.number(s.p90AgeS, decimals: 3)
-    case .p99_age_s: CSV.number(s.p99AgeS, decimals: 3)
-    case .fresh_ratio: CSV.number(s.freshRatio, decimals: 6)
-    case .mean_aoi_s: CSV.number(s.meanAoiS, decimals: 3)
+    case .mean_age_s: staleness(s.meanAgeS, decimals: 3)
+    case .p50_age_s: staleness(s.p50AgeS, decimals: 3)
+    case .p90_age_s: staleness(s.p90AgeS, decimals: 3)
+    case .p99_age_s: staleness(s.p99AgeS, decimals: 3)
+    case .fresh_ratio: staleness(s.freshRatio, decimals: 6)
+    case .mean_aoi_s: staleness(s.meanAoiS, decimals: 3)
     case .time_avg_age_s: CSV.number(s.timeAvgAgeS, decimals: 3)
     case .time_fresh_ratio: CSV.number(s.timeFreshRatio, decimals: 6)
     case .energy_j: CSV.number(s.energyJ, decimals: 6)
@@ -125,14 +125,19 @@ public enum PolicyColumn: String, CaseIterable, Sendable {
     case .energy_j_per_day: CSV.number(a.energyJPerDay, decimals: 6)
     case .battery_pct_per_day: CSV.number(a.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
     case .cellular_bytes_per_day: CSV.number(a.cellularBytesPerDay, decimals: 3)
-    case .fresh_ratio: CSV.number(a.freshRatio, decimals: 6)
-    case .mean_age_s: CSV.number(a.meanAgeS, decimals: 3)
-    case .p50_age_s: CSV.number(a.ages.quantile(0.5), decimals: 3)
-    case .p90_age_s: CSV.number(a.ages.quantile(0.9), decimals: 3)
-    case .p99_age_s: CSV.number(a.ages.quantile(0.99), decimals: 3)
-    case .mean_aoi_s: CSV.number(a.meanAoiS, decimals: 3)
+    case .fresh_ratio: staleness(a.freshRatio, decimals: 6)
+    case .mean_age_s: staleness(a.meanAgeS, decimals: 3)
+    case .p50_age_s: staleness(a.ages.quantile(0.5), decimals: 3)
+    case .p90_age_s: staleness(a.ages.quantile(0.9), decimals: 3)
+    case .p99_age_s: staleness(a.ages.quantile(0.99), decimals: 3)
+    case .mean_aoi_s: staleness(a.meanAoiS, decimals: 3)
     }
   }
+}
+
+/// An open-sampled staleness figure: empty when undefined (NaN: no opens).
+func staleness(_ x: Double, decimals: Int) -> String {
+  x.isNaN ? "" : CSV.number(x, decimals: decimals)
 }
 
 /// One `pooled.csv` record (without LF), fields quoted where needed.

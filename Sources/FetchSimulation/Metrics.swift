@@ -32,7 +32,9 @@ public struct FetchRecord: Sendable, Equatable {
 ///
 /// Quantiles interpolate linearly between order statistics (Hyndman & Fan
 /// type 7, NumPy's default). Age ≥ 0; `freshRatio` ∈ [0, 1]; a policy that
-/// never fetches has zero energy and zero bytes.
+/// never fetches has zero energy and zero bytes. With no opens the
+/// open-sampled staleness (age quantiles and mean, fresh ratio, AoI) is NaN:
+/// undefined, written as an empty field.
 public struct AppSummary: Sendable, Equatable {
   public var days = 0.0
   public var opens = 0

@@ -607,7 +607,15 @@ struct ReplayEngine {
     if lane.unseenNewData { lane.summary.wasted += 1 }
     let n = lane.summary.opens
     var all: [Double] = []
-    if n > 0 {
+    if n == 0 {
+      // No scored opens: staleness is undefined, not zero.
+      lane.summary.meanAgeS = .nan
+      lane.summary.p50AgeS = .nan
+      lane.summary.p90AgeS = .nan
+      lane.summary.p99AgeS = .nan
+      lane.summary.freshRatio = .nan
+      lane.summary.meanAoiS = .nan
+    } else {
       // Fresh opens have age 0: pad the sorted stale ages with zeros.
       lane.ages.sort()
       all = [Double](repeating: 0, count: n - lane.ages.count) + lane.ages

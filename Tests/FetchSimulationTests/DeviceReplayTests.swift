@@ -233,4 +233,17 @@ struct DeviceReplayTests {
     #expect(r.opens.map(\.fresh) == [true])
     #expect(r.summary.freshRatio == 1)
   }
+
+  @Test("an app without opens has undefined (NaN) staleness, not 0 s and 0 % fresh")
+  func zeroOpens() throws {
+    var t = UserTrace(user: "x", timeZone: .utc, start: 0, end: 10_000)
+    let a = t.appIndex("a")
+    t.events = [TraceEvent(time: 500, kind: .update, app: a)]
+    let r = try Self.run("periodic:1h", Self.specWorld, t)
+    #expect(r.summary.opens == 0 && r.summary.fetches == 2)
+    for x in [r.summary.meanAgeS, r.summary.p50AgeS, r.summary.p90AgeS, r.summary.p99AgeS, r.summary.freshRatio, r.summary.meanAoiS] {
+      #expect(x.isNaN)
+    }
+    #expect(r.summary.timeAvgAgeS > 0 && r.summary.energyJ > 0)
+  }
 }
