@@ -141,8 +141,8 @@ public struct PreparedReplay: Sendable {
 
   public init(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) {
     let (train, test) = splitForRun(trace, config)
-    user = PreparedUser(trace: test, world: config.world)
     apps = config.apps.select(in: trace)
+    user = PreparedUser(trace: test, world: config.world, apps: config.world.replayScope == .device ? apps : [])
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
     learning = LearningContext(training: train, population: population, fits: HabitFitCache(trace: trace))
   }

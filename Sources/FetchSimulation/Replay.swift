@@ -229,7 +229,8 @@ struct ReplayEngine {
     var laneOf = [Int](repeating: -1, count: t.apps.count)
     for (i, a) in apps.enumerated() where a >= 0 && Int(a) < laneOf.count && laneOf[Int(a)] < 0 { laneOf[Int(a)] = i }
     self.laneOf = laneOf
-    appOpens = apps.count == 1 ? user.opens(of: apps[0]) : mergeOpens(apps.map { user.opens(of: $0) })
+    appOpens =
+      apps.count == 1 ? user.opens(of: apps[0]) : apps == user.deviceApps ? user.deviceOpens : mergeOpens(apps.map { user.opens(of: $0) })
     busy = w.shareUserRadio ? user.busy : [[], []]
     radios = NetworkKind.allCases.map { user.world.radio(for: $0) }
     window = radios.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
@@ -369,8 +370,11 @@ struct ReplayEngine {
         let promo = radio.promotion(afterGap: quietGap(k, at: t.nextDown))
         let wait = promo.timeS + x.up + w.serverLatencyS + x.down
         let iv = BusyInterval(start: t, end: t + wait)
-        let energy = marginalEnergy(k, radio, net, iv) + radio.throughputEnergy(downS: x.down, upS: x.up)
-        addOwn(k, iv, now: t)
+        var energy = radio.throughputEnergy(downS: x.down, upS: x.up)
+        if !insideBusy(k, iv) {
+          energy += marginalEnergy(k, radio, net, iv)
+          addOwn(k, iv, now: t)
+        }
         lanes[j].waits.append(wait)
         lanes[j].summary.foregroundRefreshes += 1
         lanes[j].summary.foregroundEnergyJ += energy
@@ -426,6 +430,19 @@ struct ReplayEngine {
       m -= 1
     }
     return t - last
+  }
+
+  /// Whether `iv` lies inside one interval of the user's activity on
+  /// interface `k` (a refresh within the session that opened the app): it
+  /// then adds no radio energy and changes no one else's, exactly.
+  mutating func insideBusy(_ k: Int, _ iv: BusyInterval) -> Bool {
+    let b = busy[k]
+    var i = 0
+    b.withUnsafeBufferPointer { p in
+      busyHints[k] = firstIndex(count: p.count, from: busyHints[k]) { p[$0].end >= iv.start }
+      i = busyHints[k]
+    }
+    return i < b.count && b[i].start <= iv.start && b[i].end >= iv.end
   }
 
   /// The latest (start, end) at or before `t` at which a fetch can run
