@@ -111,11 +111,14 @@ public struct DeviceSummary: Sendable, Equatable {
 
   public init() {}
 
-  /// Sums `apps` (all over the same window) and pools their sorted `waits`.
-  public init(_ apps: [AppSummary], waits: [[Double]]) {
-    self.apps = apps.count
-    days = apps.first?.days ?? 0
-    for a in apps {
+  /// Sums the apps' summaries (all over the same window) and pools their waits.
+  public init(_ replays: [AppReplay]) {
+    apps = replays.count
+    days = replays.first?.summary.days ?? 0
+    var zeros = 0
+    for r in replays {
+      let a = r.summary
+      zeros += r.zeroWaits
       opens += a.opens
       fetches += a.fetches
       energyJ += a.energyJ
@@ -126,10 +129,10 @@ public struct DeviceSummary: Sendable, Equatable {
       foregroundCellularBytes += a.foregroundCellularBytes
       foregroundWifiBytes += a.foregroundWifiBytes
     }
-    let all = waits.flatMap { $0 }.sorted()
-    if !all.isEmpty {
-      meanWaitS = all.reduce(0, +) / Double(all.count)
-      p90WaitS = quantile(sorted: all, 0.9)
+    let all = replays.count == 1 ? replays[0].sortedWaits : replays.flatMap(\.sortedWaits).sorted()
+    if zeros + all.count > 0 {
+      meanWaitS = all.reduce(0, +) / Double(zeros + all.count)
+      p90WaitS = quantile(sortedPositive: all, zeros: zeros, 0.9)
     }
   }
 
@@ -141,6 +144,18 @@ public struct DeviceSummary: Sendable, Equatable {
 
   /// Background energy per day as % of a battery of `capacityJ` joules.
   public func batteryPctPerDay(capacityJ: Double) -> Double { energyJPerDay / capacityJ * 100 }
+}
+
+/// ``quantile(sorted:_:)`` of `zeros` zeros followed by `v` (sorted, ≥ 0)
+/// without building the padded array.
+public func quantile(sortedPositive v: [Double], zeros: Int, _ q: Double) -> Double {
+  let n = zeros + v.count
+  guard n > 0 else { return 0 }
+  let h = Double(n - 1) * q
+  let lo = Int(h.rounded(.down))
+  let hi = min(lo + 1, n - 1)
+  let a = lo < zeros ? 0 : v[lo - zeros], b = hi < zeros ? 0 : v[hi - zeros]
+  return a + (h - Double(lo)) * (b - a)
 }
 
 /// Quantile `q` ∈ [0, 1] of sorted values, linear interpolation (type 7).

@@ -182,7 +182,7 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
         var p = make(app, content)
         return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
       }
-      return DeviceReplay(apps: rs, summary: DeviceSummary(rs.map(\.summary), waits: rs.map(\.sortedWaits)))
+      return DeviceReplay(apps: rs, summary: DeviceSummary(rs))
     }
     switch self {
     case .never: return run { _, _ in NeverPolicy() }

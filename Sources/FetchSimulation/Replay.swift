@@ -27,9 +27,10 @@ public struct AppReplay: Sendable {
   public var fetches: [FetchRecord]
   /// Age at each open, s, sorted ascending (always kept; small).
   public var sortedAges: [Double]
-  /// The user's wait at each open with a measurable wait (see
-  /// ``AppSummary/meanWaitS``), s, sorted ascending.
+  /// The user's non-zero waits at opens (see ``AppSummary/meanWaitS``), s,
+  /// sorted ascending, and the number of opens that waited 0 s (fresh).
   public var sortedWaits: [Double] = []
+  public var zeroWaits = 0
 }
 
 /// Everything one replay of one device (a user's modelled apps under one
@@ -140,6 +141,7 @@ struct AppLane {
   var fetches: [FetchRecord] = []
   var ages: [Double] = []
   var waits: [Double] = []
+  var zeroWaits = 0
   var aoiSum = 0.0
 
   mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
@@ -298,7 +300,7 @@ struct ReplayEngine {
       complete(j, &policies[j], notify: false)
     }
     let apps = (0..<n).map { finish($0) }
-    return DeviceReplay(apps: apps, summary: DeviceSummary(apps.map(\.summary), waits: apps.map(\.sortedWaits)))
+    return DeviceReplay(apps: apps, summary: DeviceSummary(apps))
   }
 
   /// Refreshes ``PolicyContext/radioQuietGapS`` of lane `j` for policies that read it.
@@ -361,7 +363,7 @@ struct ReplayEngine {
     guard w.foregroundRefresh else { return }
     let v = lanes[j].serverVersion(at: t)
     if fresh {
-      lanes[j].waits.append(0)
+      lanes[j].zeroWaits += 1
     } else {
       let net = u.netKinds[u.networkIndex(at: t, hint: &netHint)]
       if let k = PreparedUser.interface(net), let radio = radio(net) {
@@ -644,16 +646,17 @@ struct ReplayEngine {
       lane.summary.meanAoiS = lane.aoiSum / Double(n)
     }
     lane.waits.sort()
-    if !lane.waits.isEmpty {
-      lane.summary.meanWaitS = lane.waits.reduce(0, +) / Double(lane.waits.count)
-      lane.summary.p90WaitS = quantile(sorted: lane.waits, 0.9)
+    if lane.zeroWaits + lane.waits.count > 0 {
+      lane.summary.meanWaitS = lane.waits.reduce(0, +) / Double(lane.zeroWaits + lane.waits.count)
+      lane.summary.p90WaitS = quantile(sortedPositive: lane.waits, zeros: lane.zeroWaits, 0.9)
     }
     let span = u.trace.end - u.trace.start
     if span > 0 {
       lane.summary.timeAvgAgeS = lane.ageIntegral / span
       lane.summary.timeFreshRatio = lane.freshTime / span
     }
-    return AppReplay(summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedAges: all, sortedWaits: lane.waits)
+    return AppReplay(summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedAges: all, sortedWaits: lane.waits,
+      zeroWaits: lane.zeroWaits)
   }
 }
 
