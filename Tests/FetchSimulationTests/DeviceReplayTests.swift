@@ -258,4 +258,16 @@ struct DeviceReplayTests {
       #expect(abs(quantile(sortedPositive: v, zeros: zeros, q) - quantile(sorted: padded, q)) < 1e-12)
     }
   }
+
+  @Test("periodic phase: parsed, canonical, bounded")
+  func periodicPhase() throws {
+    #expect(try PolicySpec(parsing: "periodic:1h,phase=0").description == "periodic:1h,phase=0s")
+    #expect(try PolicySpec(parsing: "periodic:1h,phase=15m") == .periodic(interval: 3600, phase: 900))
+    #expect(try PolicySpec(parsing: "periodic:1h,phase=1h") == .periodic(interval: 3600))
+    let round = try PolicySpec(parsing: "periodic:30m,phase=10m")
+    #expect(try PolicySpec(parsing: round.description) == round)
+    for bad in ["periodic:1h,phase=2h", "periodic:1h,phase=-1", "periodic:1h,foo=1", "periodic:1h,phase"] {
+      #expect(throws: PolicySpecError.self, "\(bad)") { try PolicySpec(parsing: bad) }
+    }
+  }
 }
