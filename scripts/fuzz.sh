@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing (libFuzzer) of the trace reader and the
-# experiment-file reader.
+# Coverage-guided fuzzing (libFuzzer) of the trace reader, the
+# experiment-file reader and `run` (a replay of every accepted trace under
+# a set of policies of every family, with world-parameter overrides).
 #
 #   bash scripts/fuzz.sh [SECONDS]        # default 60 s per reader
 #   FUZZ_OPT=-O bash scripts/fuzz.sh 300  # optimised build (slower to build, faster to run)
@@ -41,8 +42,8 @@ module() {  # name, then extra flags
     -I "$OUT" "$@" Sources/"$name"/*.swift -o "$OUT/lib$name.a"
 }
 
-if [ "${FUZZ_SKIP_BUILD:-0}" = 1 ] && [ -x "$OUT/trace-fuzzer" ] && [ -x "$OUT/experiment-fuzzer" ]; then
-  echo "fuzz.sh: reusing $OUT/trace-fuzzer and $OUT/experiment-fuzzer" >&2
+if [ "${FUZZ_SKIP_BUILD:-0}" = 1 ] && [ -x "$OUT/trace-fuzzer" ] && [ -x "$OUT/experiment-fuzzer" ] && [ -x "$OUT/run-fuzzer" ]; then
+  echo "fuzz.sh: reusing $OUT/trace-fuzzer, $OUT/experiment-fuzzer and $OUT/run-fuzzer" >&2
 else
 module FetchTraces
 module FetchLinearAlgebra -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
@@ -57,11 +58,15 @@ swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -I "$OUT" \
   -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}" \
   fuzz/ExperimentFuzzer.swift "$OUT/libFetchBenchmark.a" "$OUT/libFetchSimulation.a" "$OUT/libFetchModels.a" \
   "$OUT/libFetchLinearAlgebra.a" "$OUT/libFetchTraces.a" "${BLAS_LIBS[@]}" -o "$OUT/experiment-fuzzer"
+swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -I "$OUT" \
+  -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}" \
+  fuzz/RunFuzzer.swift "$OUT/libFetchBenchmark.a" "$OUT/libFetchSimulation.a" "$OUT/libFetchModels.a" \
+  "$OUT/libFetchLinearAlgebra.a" "$OUT/libFetchTraces.a" "${BLAS_LIBS[@]}" -o "$OUT/run-fuzzer"
 fi
 
 status=0
 summary=()
-for reader in trace experiment; do
+for reader in trace experiment run; do
   corpus="$OUT/corpus-$reader"
   mkdir -p "$corpus"
   cp -n fuzz/corpus/"$reader"/* "$corpus"/ 2>/dev/null || true

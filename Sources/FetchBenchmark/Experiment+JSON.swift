@@ -114,6 +114,11 @@ struct LocatedJSON {
           guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw error("expected ':' after \"\(key)\"") }
           i += 1
           skipSpace()
+          if let first = members.first(where: { $0.key == key }) {
+            throw TraceFormatError(
+              file: file, line: keyLine, field: key.isEmpty || key.contains(where: \.isNewline) ? "-" : key,
+              message: "duplicate key \"\(key)\" in one object (first on line \(first.line)): keep one")
+          }
           let v = try value(depth: depth + 1)
           members.append(Member(key: key, line: keyLine, value: v))
           skipSpace()
@@ -153,7 +158,9 @@ struct LocatedJSON {
         try literal("null")
         return LocatedJSON(value: .null, line: start)
       case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-        return LocatedJSON(value: .number(try number()), line: start)
+        let t = try number()
+        guard let x = Double(t), x.isFinite else { throw error("the number \(t) is out of range (beyond ±1.8e308)") }
+        return LocatedJSON(value: .number(t), line: start)
       default:
         throw error("unexpected character '\(Character(Unicode.Scalar(bytes[i])))'")
       }

@@ -140,6 +140,11 @@ struct PartRecord: Equatable {
     return r
   }
 
+  /// The number of unit records (`*.state`) in the `parts` directory.
+  static func unitCount(_ parts: String) -> Int {
+    ((try? FileManager.default.contentsOfDirectory(atPath: parts)) ?? []).filter { $0.hasSuffix(".state") }.count
+  }
+
   /// Reads `path`; `nil` when missing or not a complete record.
   static func load(_ path: String) -> PartRecord? {
     guard let d = FileManager.default.contents(atPath: path), let s = String(validating: d, as: UTF8.self) else {

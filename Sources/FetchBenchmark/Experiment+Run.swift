@@ -192,18 +192,17 @@ public final class ExperimentOutcome {
   /// records' sizes and SHA-256.
   public let units: [ShardRecord.Unit]
   let files: [AtomicTextFile]
-  /// The directory lock's file descriptor, released with the outcome.
-  let lock: Int32
-
-  deinit { close(lock) }
+  /// The locked output directory (released with the outcome); the final
+  /// files are staged in it.
+  let result: ResultDirectory
 
   init(
     experiment: Experiment, directory: String, configurationHash: String, configuration: [String: Any],
     aggregates: [[[PolicyAggregate]]], pooled: [[PolicyAggregate]], counts: [ExperimentCounts],
     inputs: [(path: String, bytes: Int, sha256: String)], unitsComputed: Int, unitsReused: Int, unitsTotal: Int,
-    shard: ExperimentShard?, units: [ShardRecord.Unit], files: [AtomicTextFile], lock: Int32
+    shard: ExperimentShard?, units: [ShardRecord.Unit], files: [AtomicTextFile], result: ResultDirectory
   ) {
-    self.lock = lock
+    self.result = result
     self.unitsTotal = unitsTotal
     self.shard = shard
     self.units = units
@@ -250,7 +249,8 @@ public final class ExperimentOutcome {
       "event_files": e.eventFiles,
       "inputs": zip(e.datasets, inputs).map { d, i in
         [
-          "dataset": d.name, "kind": d.kind, "path": i.path, "bytes": i.bytes, "sha256": i.sha256,
+          "dataset": d.name, "kind": d.kind, "path": i.path, "path_from_run_dir": RunPaths.relative(i.path, from: directory),
+          "bytes": i.bytes, "sha256": i.sha256,
         ] as [String: Any]
       },
       "counts": total.json,
@@ -262,19 +262,23 @@ public final class ExperimentOutcome {
     ]
   }
 
-  /// Moves every file into place, then writes `manifest.json` (with
-  /// `config_hash` added: a rerun recognises the directory by it).
+  /// Finishes the staged files and writes `manifest.json` (with
+  /// `config_hash` added: a rerun recognises the directory by it), lets
+  /// `finishing` add files to the staging directory (the scores), then
+  /// swaps the whole result into place (``ResultDirectory/commit(removing:)``).
   ///
   /// - Precondition: a whole run (not a shard: use ``commitShard(extra:)``).
-  public func commit(manifest: [String: Any]) throws {
+  public func commit(manifest: [String: Any], finishing: (_ staging: String) throws -> Void = { _ in }) throws {
     precondition(shard == nil, "a shard has no final files: call commitShard(extra:)")
     for f in files { try f.commit() }
     var manifest = manifest
     manifest["config_hash"] = configurationHash
-    let m = try AtomicTextFile(path: directory + "/manifest.json")
+    let m = try AtomicTextFile(path: result.staging + "/manifest.json")
     let data = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys, .prettyPrinted])
     try m.write(String(decoding: data, as: UTF8.self) + "\n")
     try m.commit()
+    try finishing(result.staging)
+    try result.commit()
   }
 }
 
@@ -347,8 +351,9 @@ extension Experiment.Dataset {
 /// settings, policies, world, seeds, …; not the thread count). A run whose
 /// hash differs from the directory's (`parts/experiment.json` or
 /// `manifest.json`) stops with an error unless `options.force`, which
-/// deletes the old parts and results. The directory stays locked (`flock`
-/// on `parts/.lock`) until the outcome is released. A unit is skipped when
+/// deletes the old parts and results. The directory stays locked (a
+/// ``ResultDirectory``) until the outcome is released; the final files are
+/// staged and swapped in by ``ExperimentOutcome/commit(manifest:finishing:)``. A unit is skipped when
 /// its record is complete, has this hash, the same users, and its files have
 /// the recorded sizes. The final files are the concatenation of the parts in unit order
 /// (dataset, replication, block) and `pooled.csv` is computed from the
@@ -386,6 +391,7 @@ public func runExperiment(
   var traceHashes: [Int: (bytes: Int, sha256: String)] = [:]
   for (i, d) in e.datasets.enumerated() {
     if case .trace(let p) = d.source {
+      try requireRegularFile(p)
       let h = try SHA256.hashFile(atPath: p)
       traceHashes[i] = (h.bytes, h.hex)
     }
@@ -399,10 +405,18 @@ public func runExperiment(
         + "\(String(want.prefix(12))): the experiment file, a trace or the fetchlab version changed since")
   }
 
-  try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
-  let lock = try claimDirectory(directory, hash: hash, force: options.force, experiment: e)
-  var lockHandedOver = false
-  defer { if !lockHandedOver { close(lock) } }
+  let result = try ResultDirectory(path: directory)
+  try claimDirectory(directory, hash: hash, force: options.force, experiment: e)
+  var finished = false
+  defer {
+    // A run that fails before finishing any unit leaves no claim on the
+    // directory (a corrected experiment needs no --force) and, in a
+    // directory it created, nothing at all.
+    if !finished, PartRecord.unitCount(parts) == 0 {
+      try? fm.removeItem(atPath: parts)
+      if result.isNew { try? fm.removeItem(atPath: directory + "/datasets") }
+    }
+  }
   if let shard = options.shard, let held = ShardRecord.recordedShard(directory: directory, hash: hash),
     held != shard
   {
@@ -439,12 +453,17 @@ public func runExperiment(
     var population: HabitModel??
     var ids = [[String]](repeating: [], count: e.replications)
     let reader = try TraceReader(path: path)
+    var hasher = SHA256()
+    reader.onRead = { hasher.update($0) }
     let totalBytes = max(1, inputs[di].bytes)
     var block = 0
     while true {
       var users: [UserTrace] = []
       users.reserveCapacity(e.unitUsers)
-      while users.count < e.unitUsers, let u = try reader.next() { users.append(u) }
+      while users.count < e.unitUsers, let u = try reader.next() {
+        try checkReplayBudget(u, configs[0], file: path, line: reader.line)
+        users.append(u)
+      }
       if users.isEmpty { break }
       let blockIDs = (0..<e.replications).map { unitID(d.name, replication: $0, block: block) }
       // This run's replications of the block: all, or the shard's.
@@ -493,6 +512,12 @@ public func runExperiment(
       progress(ExperimentProgress(computed: computed, reused: reused, fraction: f))
       if users.count < e.unitUsers { break }
     }
+    reader.onRead = nil
+    if hasher.hexDigest() != inputs[di].sha256 {
+      throw ExperimentError(
+        "\(path) changed during the run (its SHA-256 is no longer the one the configuration was computed for); "
+          + "run again on a file that is not being written")
+    }
     units.append(ids.flatMap { $0 })
   }
 
@@ -502,12 +527,12 @@ public func runExperiment(
   let header = "dataset,replication,"
   var summary: AtomicTextFile?, opens: AtomicTextFile?, fetches: AtomicTextFile?
   if assemble {
-    summary = try AtomicTextFile(path: directory + "/summary.csv")
+    summary = try AtomicTextFile(path: result.staging + "/summary.csv")
     try summary!.write(header + format.summaryColumns.joined(separator: ",") + "\n")
     if e.eventFiles {
-      opens = try AtomicTextFile(path: directory + "/opens.csv")
+      opens = try AtomicTextFile(path: result.staging + "/opens.csv")
       try opens!.write(header + format.openColumns.joined(separator: ",") + "\n")
-      fetches = try AtomicTextFile(path: directory + "/fetches.csv")
+      fetches = try AtomicTextFile(path: result.staging + "/fetches.csv")
       try fetches!.write(header + format.fetchColumns.joined(separator: ",") + "\n")
     }
   }
@@ -558,7 +583,7 @@ public func runExperiment(
   }
   var files = [summary, opens, fetches].compactMap { $0 }
   if assemble {
-    let policies = try AtomicTextFile(path: directory + "/pooled.csv")
+    let policies = try AtomicTextFile(path: result.staging + "/pooled.csv")
     try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
     let capacityJ = e.world.batteryCapacityJ
     for (di, d) in e.datasets.enumerated() {
@@ -570,11 +595,11 @@ public func runExperiment(
     }
     files.append(policies)
   }
-  lockHandedOver = true
+  finished = true
   return ExperimentOutcome(
     experiment: e, directory: directory, configurationHash: hash, configuration: configuration,
     aggregates: aggregates, pooled: pooled, counts: counts, inputs: inputs, unitsComputed: computed,
-    unitsReused: reused, unitsTotal: total, shard: options.shard, units: states, files: files, lock: lock)
+    unitsReused: reused, unitsTotal: total, shard: options.shard, units: states, files: files, result: result)
 }
 
 /// `<dataset>.r<replication>.b<block, 6 digits>`.
@@ -757,9 +782,11 @@ func experimentConfiguration(
   ]
 }
 
-/// Locks `directory` for this process and checks that it holds nothing or
-/// this experiment; returns the lock's file descriptor.
-private func claimDirectory(_ directory: String, hash: String, force: Bool, experiment e: Experiment) throws -> Int32 {
+/// Checks that `directory` (locked by the caller's ``ResultDirectory``)
+/// holds nothing or this experiment; with `force`, clears another one.
+/// A `parts/experiment.json` without any finished unit (left by a run that
+/// failed early) is no conflict.
+private func claimDirectory(_ directory: String, hash: String, force: Bool, experiment e: Experiment) throws {
   let fm = FileManager.default
   let parts = directory + "/parts"
   func recordedHash(_ path: String) -> String?? {
@@ -769,7 +796,7 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
   }
   let marker = parts + "/experiment.json"
   var conflict: String?
-  if let h = recordedHash(marker), h != hash {
+  if let h = recordedHash(marker), h != hash, PartRecord.unitCount(parts) > 0 {
     conflict = "parts of a different experiment (configuration \(h.map { String($0.prefix(12)) } ?? "unknown"))"
   } else if let h = recordedHash(directory + "/manifest.json"), h != hash {
     conflict =
@@ -782,33 +809,22 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
         + "choose another --out, or pass --force to replace them")
   }
   try fm.createDirectory(atPath: parts, withIntermediateDirectories: true)
-  let fd = open(parts + "/.lock", O_RDWR | O_CREAT, 0o644)
-  guard fd >= 0 else { throw ExperimentError("\(parts)/.lock: cannot open: \(String(cString: strerror(errno)))") }
-  guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-    close(fd)
-    throw ExperimentError("\(directory) is in use by another fetchlab run")
-  }
-  if conflict != nil {
-    for f in [
-      "manifest.json", "summary.csv", "opens.csv", "fetches.csv", "pooled.csv", "policies.csv", "pareto.csv",
-      "matched.csv", "oracle_gap.csv", "paired.csv", "shard.json",
-    ] {
-      try? fm.removeItem(atPath: directory + "/" + f)
-    }
-    for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] where f != ".lock" {
+  // The other experiment's results stay until this run's result replaces
+  // them as a whole (ResultDirectory.commit); its parts go now.
+  if conflict != nil || recordedHash(marker).map({ $0 != hash }) == true {
+    for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] {
       try fm.removeItem(atPath: parts + "/" + f)
     }
   }
   // Leftovers of an interrupted process (the lock is ours, so nobody else
   // writes here): temporary files and scratch dirs in parts/, temporary
-  // files of the final files and of generated datasets.
-  for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] where f.contains(".tmp-") || f.hasPrefix(".work-") {
+  // files of generated datasets (the top level is cleaned by
+  // ResultDirectory).
+  for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] where f.contains(".tmp-") || f.hasPrefix(".work-") || f == ".lock" {
     try? fm.removeItem(atPath: parts + "/" + f)
   }
-  for dir in [directory, directory + "/datasets"] {
-    for f in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] where f.contains(".tmp-") {
-      try? fm.removeItem(atPath: dir + "/" + f)
-    }
+  for f in (try? fm.contentsOfDirectory(atPath: directory + "/datasets")) ?? [] where f.contains(".tmp-") {
+    try? fm.removeItem(atPath: directory + "/datasets/" + f)
   }
   if recordedHash(marker) == nil {
     let m = try AtomicTextFile(path: marker)
@@ -817,7 +833,6 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
     try m.write(String(decoding: d, as: UTF8.self) + "\n")
     try m.commit()
   }
-  return fd
 }
 
 /// Generates a synthetic dataset into `directory/<name>.csv` unless the file

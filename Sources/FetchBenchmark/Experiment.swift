@@ -381,8 +381,8 @@ extension Experiment {
     public var resultCells: Double
   }
 
-  /// Bytes of one age histogram (``AgeHistogram``: 2,200 bins of 8 bytes).
-  static let histogramBytes = 17_600.0
+  /// Bytes of one age histogram (``AgeHistogram``: 2,600 bins of 8 bytes).
+  static let histogramBytes = 20_800.0
 
   /// Fetches a pair-day of a policy (see ``Estimate``).
   static func fetchesPerPairDay(_ spec: PolicySpec) -> Double {
@@ -661,5 +661,6 @@ private func expand(_ c: [Character], whole: String, limit: Int, level: Int) thr
 /// (a directory holding another experiment, a corrupted part, …).
 public struct ExperimentError: Error, CustomStringConvertible, Sendable {
   public let description: String
-  public init(_ s: String) { description = s }
+  /// `s` with control characters escaped (names from input files may hold them).
+  public init(_ s: String) { description = escaped(s) }
 }

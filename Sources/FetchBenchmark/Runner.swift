@@ -69,33 +69,157 @@ public struct RunProgress: Sendable {
   public var totalBytes: Int
 }
 
+/// What a replay read, for the manifest and the user.
+public struct RunStats: Sendable {
+  /// SHA-256 (hex) and size of the bytes the replay parsed.
+  public var sha256 = ""
+  public var bytes = 0
+  /// Users whose training window is shorter than one habit-model bin: their
+  /// learning policies use the population model (or a constant rate).
+  public var usersTooShortToFit = 0
+}
+
 /// Replays every user of the trace under every policy, streaming: users are
 /// read in batches, replayed in parallel, and handed to `sink` in trace order,
 /// so results are identical for any `jobs` and memory is bounded by the batch.
 ///
-/// - Throws: ``TraceFormatError`` from the reader; whatever `sink` throws.
+/// The trace is hashed while it is read (``RunStats/sha256``); a learning
+/// run reads it twice and refuses a file that changed in between. Each user's
+/// replay is estimated from its declared window before anything is
+/// allocated for it (``checkReplayBudget(_:_:limits:file:line:)``).
+///
+/// - Throws: ``TraceFormatError`` from the reader or the estimate; whatever
+///   `sink` throws.
+@discardableResult
 public func runReplay<S: RunSink>(
-  _ config: RunConfiguration, into sink: inout S, progress: (RunProgress) -> Void = { _ in }
-) throws {
+  _ config: RunConfiguration, into sink: inout S, limits: ResourceLimits = .current,
+  progress: (RunProgress) -> Void = { _ in }
+) throws -> RunStats {
   // The runner parallelises over users; OpenBLAS's own threads would only
   // contend with it (measured: 12.4 s → 7.1 s, system time 6.9 s → 0.1 s).
   LinearAlgebra.setSingleThreaded()
-  let population = try config.policies.contains(where: \.usesHabitModel) ? fitPopulation(config) : nil
-  let reader = try TraceReader(path: config.tracePath)
+  try requireRegularFile(config.tracePath)
+  var stats = RunStats()
+  var fitted: (model: HabitModel?, sha256: String)?
+  if config.policies.contains(where: \.usesHabitModel) { fitted = try fitPopulationHashed(config, limits: limits) }
+  let population = fitted?.model
+  let reader = try TraceReader(path: config.tracePath, limits: limits)
+  var hasher = SHA256()
+  reader.onRead = { hasher.update($0) }
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
+  let learns = config.policies.contains(where: \.learns)
   var users = 0
   var batch: [UserTrace] = []
   batch.reserveCapacity(config.batchUsers)
   var done = false
   while !done {
     batch.removeAll(keepingCapacity: true)
-    while batch.count < config.batchUsers, let u = try reader.next() { batch.append(u) }
+    while batch.count < config.batchUsers, let u = try reader.next() {
+      try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: reader.line)
+      if learns, isTooShortToFit(u, config) { stats.usersTooShortToFit += 1 }
+      batch.append(u)
+    }
     done = batch.count < config.batchUsers
     guard !batch.isEmpty else { break }
     let results = replayBatch(batch, config, population)
     for r in results { try sink.consume(r, config: config) }
     users += batch.count
     progress(RunProgress(users: users, bytesRead: reader.bytesRead, totalBytes: total))
+  }
+  reader.onRead = nil
+  stats.sha256 = hasher.hexDigest()
+  stats.bytes = reader.bytesRead
+  if let fitted, fitted.sha256 != stats.sha256 {
+    throw TraceFormatError(
+      file: config.tracePath, line: 0, field: "-",
+      message: "the file changed while it was read (its two passes differ); run again on a file that is not being written")
+  }
+  return stats
+}
+
+/// Whether `u`'s training window under `config` is shorter than one bin of
+/// the habit model (a learning policy then falls back to the population model).
+func isTooShortToFit(_ u: UserTrace, _ config: RunConfiguration) -> Bool {
+  let train = splitForRun(u, config).train
+  return train.end - train.start < HabitFitter().binSeconds
+}
+
+/// Refuses a path that is not a regular file (a FIFO or a device would be
+/// consumed by the first of the run's passes, or block).
+public func requireRegularFile(_ path: String) throws {
+  guard !path.utf8.contains(0) else {
+    throw TraceFormatError(file: escaped(path), line: 0, field: "-", message: "the path contains a NUL byte: no file name can hold one")
+  }
+  var st = stat()
+  guard stat(path, &st) == 0 else {
+    throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
+  }
+  guard (st.st_mode & S_IFMT) == S_IFREG else {
+    throw TraceFormatError(
+      file: path, line: 0, field: "-",
+      message: "not a regular file (a FIFO, device or directory): a run reads its trace more than once; copy it to a file first")
+  }
+}
+
+/// Plausible dates for a replayed window: 1970-01-01 to 2100-01-01 (Unix s).
+public let plausibleTimes = 0.0...4_102_444_800.0
+
+/// Refuses a user whose replay would not fit, estimated from its declared
+/// window and the world's rates before anything is allocated for it: a
+/// window outside ``plausibleTimes`` or longer than
+/// `limits.maxWindowDays`; more than `limits.maxEventsPerUser` content
+/// updates of one app (rate × window) or fetches of one policy and app
+/// (window ÷ its timer interval, 15 min for the OS schedulers, plus the
+/// updates for push and oracle policies). The message gives the estimate
+/// and the limit.
+///
+/// - Complexity: O(apps selected + policies).
+public func checkReplayBudget(
+  _ u: UserTrace, _ config: RunConfiguration, limits: ResourceLimits = .current, file: String, line: Int
+) throws {
+  func fail(_ m: String) -> TraceFormatError {
+    TraceFormatError(file: file, line: line, field: "time", message: "user '\(u.user)': " + m)
+  }
+  guard plausibleTimes.contains(u.start), plausibleTimes.contains(u.end) else {
+    throw fail(
+      "window \(CSV.number(u.start))...\(CSV.number(u.end)) s is outside 1970-01-01...2100-01-01, the limit of "
+        + "plausible dates for a replay (times are Unix seconds)")
+  }
+  let w = u.end - u.start
+  let days = w / 86_400
+  guard days <= limits.maxWindowDays else {
+    throw fail(
+      "window of \(CSV.number(days, decimals: 1)) days is longer than the limit of \(CSV.number(limits.maxWindowDays)) "
+        + "days (FETCHLAB_MAX_WINDOW_DAYS raises it)")
+  }
+  let cap = Double(limits.maxEventsPerUser)
+  let limitText = "the limit of \(ResourceLimits.countText(cap)) per user (FETCHLAB_MAX_EVENTS_PER_USER raises it)"
+  var maxUpdates = 0.0
+  for app in config.apps.select(in: u) {
+    let name = u.apps[Int(app)]
+    let updates = config.world.contentSource == .trace ? 0 : config.world.updateRate(app: name) * w
+    guard updates <= cap else {
+      let rate = config.world.appRatePerHour[name] != nil ? "content.app_rate_per_hour.\(name)" : "content.rate_per_hour"
+      throw fail(
+        "about \(ResourceLimits.countText(updates)) content updates of app '\(name)' in its \(CSV.number(days, decimals: 1))-day "
+          + "window (\(rate) = \(CSV.number(config.world.updateRate(app: name) * 3600))/h), over \(limitText)")
+    }
+    maxUpdates = max(maxUpdates, updates)
+  }
+  for p in config.policies {
+    let interval: Double? =
+      switch p {
+      case .never: nil
+      case .oracle, .oracleBudget: nil
+      case .periodic(let i), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _): min(i, 900)
+      default: 900
+      }
+    let fetches = (interval.map { w / $0 } ?? 0) + maxUpdates
+    guard fetches <= cap else {
+      throw fail(
+        "about \(ResourceLimits.countText(fetches)) fetches of policy \(p) per app in its "
+          + "\(CSV.number(days, decimals: 1))-day window, over \(limitText)")
+    }
   }
 }
 
@@ -109,11 +233,20 @@ public func splitForRun(_ trace: UserTrace, _ config: RunConfiguration) -> (trai
 }
 
 /// Fits the population habit model on the training parts of a deterministic
-/// sample of users (a first pass over the trace).
-public func fitPopulation(_ config: RunConfiguration) throws -> HabitModel? {
-  let reader = try TraceReader(path: config.tracePath)
+/// sample of users (a first pass over the trace); `nil` when no sampled
+/// user has a training window of one bin or more.
+public func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = .current) throws -> HabitModel? {
+  try fitPopulationHashed(config, limits: limits).model
+}
+
+/// ``fitPopulation(_:limits:)`` and the SHA-256 of the bytes it read.
+func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) throws -> (model: HabitModel?, sha256: String) {
+  let reader = try TraceReader(path: config.tracePath, limits: limits)
+  var hasher = SHA256()
+  reader.onRead = { hasher.update($0) }
   var kept: [(hash: UInt64, samples: [HabitSample])] = []
   while let u = try reader.next() {
+    try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: reader.line)
     let h = StableHash.fnv1a(u.user)
     if kept.count >= config.populationUsers, let worst = kept.last, worst.hash <= h { continue }
     let train = splitForRun(u, config).train
@@ -123,9 +256,15 @@ public func fitPopulation(_ config: RunConfiguration) throws -> HabitModel? {
     kept.sort { $0.hash < $1.hash }
     if kept.count > config.populationUsers { kept.removeLast() }
   }
+  reader.onRead = nil
   let samples = kept.flatMap(\.samples)
-  guard !samples.isEmpty else { return nil }
-  return try HabitFitter().fitPopulation(samples)
+  guard !samples.isEmpty else { return (nil, hasher.hexDigest()) }
+  do {
+    return (try HabitFitter().fitPopulation(samples), hasher.hexDigest())
+  } catch let e as HabitFitError where e.isEmptyData {
+    // Every sampled training window is shorter than one bin, or has no opens.
+    return (nil, hasher.hexDigest())
+  }
 }
 
 /// One user made ready for replay: the scored part of the trace with its

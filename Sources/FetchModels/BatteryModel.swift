@@ -25,8 +25,10 @@ public struct BatteryReading: Codable, Sendable, Equatable {
 ///
 /// - **P(on the charger)** by local hour of the week (168 bins, Monday 00:00
 ///   first), from the trace's `charge_start` / `charge_end` rows, smoothed in
-///   two levels: the user's hour-of-day share is shrunk toward the §5.2
-///   ExtraSensory P(plugged) curve (``extraSensoryPluggedByHour``) with a
+///   two levels: the user's hour-of-day share is shrunk toward a prior
+///   curve p₀ — the population's P(plugged) by hour of day, fitted on the
+///   training windows of other users (``hourOfDayShares(charging:total:)``;
+///   `fetchlab fit` passes it), never a curve built into the code — with a
 ///   Beta prior of ``priorHours`` pseudo-hours, and each hour-of-week share
 ///   toward the user's hour-of-day share with another ``priorHours``:
 ///
@@ -34,7 +36,8 @@ public struct BatteryReading: Codable, Sendable, Equatable {
 ///       p_hw = (C_hw + κ·p_d) / (T_hw + κ)       (hour of week, d = hw mod 24)
 ///
 ///   with C the charging hours and T the observed hours in the bin. A trace
-///   without charging rows (UbiqLog) gets the ExtraSensory curve itself.
+///   without charging rows (UbiqLog) gets p₀ itself; without a prior curve,
+///   p₀ is the uninformed ``uninformedPluggedShare`` (½).
 /// - **Discharge rate**, %/h while unplugged: Σ drop / Σ hours over pairs of
 ///   successive battery samples at most 12 h apart with the device unplugged
 ///   in between, shrunk toward ``priorDischargePctPerHour`` (4 %/h, an
@@ -45,12 +48,8 @@ public struct BatteryReading: Codable, Sendable, Equatable {
 /// Without charging rows, a pair of samples whose level did not rise counts
 /// as unplugged and one whose level rose as plugged.
 public struct BatteryModel: Codable, Sendable, Equatable {
-  /// §5.2 ExtraSensory P(plugged) by local hour of day, 00→23 (30 users,
-  /// America/Los_Angeles).
-  public static let extraSensoryPluggedByHour: [Double] = [
-    0.52, 0.53, 0.61, 0.68, 0.70, 0.67, 0.59, 0.42, 0.17, 0.13, 0.23, 0.26,
-    0.19, 0.20, 0.24, 0.29, 0.36, 0.29, 0.24, 0.26, 0.24, 0.23, 0.31, 0.41,
-  ]
+  /// P(plugged) when nothing is known: ½ (no information either way).
+  public static let uninformedPluggedShare = 0.5
   /// Prior discharge rate while unplugged, %/h: a placeholder for an awake
   /// phone's average drain (**NV**; sweep it).
   public static let priorDischargePctPerHour = 4.0
@@ -76,10 +75,11 @@ public struct BatteryModel: Codable, Sendable, Equatable {
   /// Pseudo-hours of the priors (κ).
   public private(set) var priorHours: Double
 
-  /// The prior model: the ExtraSensory curve for every day of the week, the
-  /// prior rates.
-  public init(priorHours: Double = 2, levelSDPerSqrtHour: Double = 5) {
-    chargingProbability = (0..<168).map { Self.extraSensoryPluggedByHour[$0 % 24] }
+  /// The prior model: `prior` (24 values by local hour of day; nil: the
+  /// uninformed ½) for every day of the week, the prior rates.
+  public init(priorHours: Double = 2, levelSDPerSqrtHour: Double = 5, prior: [Double]? = nil) {
+    let p0 = Self.checkedPrior(prior)
+    chargingProbability = (0..<168).map { p0[$0 % 24] }
     dischargePctPerHour = Self.priorDischargePctPerHour
     chargePctPerHour = Self.priorChargePctPerHour
     observedChargingHours = 0
@@ -88,41 +88,32 @@ public struct BatteryModel: Codable, Sendable, Equatable {
     self.priorHours = priorHours
   }
 
+  /// `prior`, checked, or the uninformed curve.
+  static func checkedPrior(_ prior: [Double]?) -> [Double] {
+    guard let prior else { return Array(repeating: uninformedPluggedShare, count: 24) }
+    precondition(prior.count == 24 && prior.allSatisfy { $0 >= 0 && $0 <= 1 }, "a prior needs 24 probabilities in [0, 1]")
+    return prior
+  }
+
   /// Fits the model to the window [`from`, `to`) of `trace` (see the type's
-  /// docs). The charging state at `from` comes from the trace's history.
+  /// docs), shrunk toward `prior` (24 values by local hour of day, e.g. the
+  /// population's ``hourOfDayShares(charging:total:)``; nil: ½). The
+  /// charging state at `from` comes from the trace's history.
   ///
   /// - Complexity: O(events + window hours).
-  public init(fitting trace: UserTrace, from: Double, to: Double, priorHours: Double = 2, levelSDPerSqrtHour: Double = 5) {
+  public init(
+    fitting trace: UserTrace, from: Double, to: Double, priorHours: Double = 2, levelSDPerSqrtHour: Double = 5,
+    prior: [Double]? = nil
+  ) {
     precondition(from.isFinite && to.isFinite && to > from, "training window [\(from), \(to)) is empty")
     precondition(priorHours > 0, "priorHours must be > 0")
-    self.init(priorHours: priorHours, levelSDPerSqrtHour: levelSDPerSqrtHour)
-    var clock = LocalClock(trace.timeZone)
+    self.init(priorHours: priorHours, levelSDPerSqrtHour: levelSDPerSqrtHour, prior: prior)
     let chargeRows = trace.events.filter { ($0.kind == .chargeStart || $0.kind == .chargeEnd) && $0.time < to }
-
-    // Charging state over the window.
-    var total = [Double](repeating: 0, count: 168), charging = [Double](repeating: 0, count: 168)
-    if let first = chargeRows.first {
-      var state = first.kind == .chargeEnd  // before the first row: its opposite
-      var t = from
-      for e in chargeRows {
-        if e.time > t {
-          let on = state
-          LocalHours.forEachPiece(from: t, to: e.time, clock: &clock) { how, s in
-            total[how] += s
-            if on { charging[how] += s }
-          }
-          t = e.time
-        }
-        state = e.kind == .chargeStart
-      }
-      let on = state
-      LocalHours.forEachPiece(from: max(t, from), to: to, clock: &clock) { how, s in
-        total[how] += s
-        if on { charging[how] += s }
-      }
+    if !chargeRows.isEmpty {
+      let (charging, total) = Self.chargingSeconds(trace, from: from, to: to)
       observedChargingHours = total.reduce(0, +) / 3600
       chargingProbability = Self.smooth(
-        charging: charging, total: total, prior: Self.extraSensoryPluggedByHour, kappa: priorHours)
+        charging: charging, total: total, prior: Self.checkedPrior(prior), kappa: priorHours)
     }
 
     // Rates from successive battery samples.
@@ -158,6 +149,51 @@ public struct BatteryModel: Codable, Sendable, Equatable {
     }
     dischargePctPerHour = max(0, (dropPct + priorHours * Self.priorDischargePctPerHour) / (dropH + priorHours))
     chargePctPerHour = max(0, (gainPct + priorHours * Self.priorChargePctPerHour) / (gainH + priorHours))
+  }
+
+  /// Seconds on the charger and seconds with a known charging state, per
+  /// local hour of week, over [`from`, `to`) of `trace`; the state before
+  /// the first charge row is that row's opposite. All zero without rows.
+  ///
+  /// - Complexity: O(events + window hours).
+  public static func chargingSeconds(_ trace: UserTrace, from: Double, to: Double) -> (charging: [Double], total: [Double]) {
+    var clock = LocalClock(trace.timeZone)
+    let chargeRows = trace.events.filter { ($0.kind == .chargeStart || $0.kind == .chargeEnd) && $0.time < to }
+    var total = [Double](repeating: 0, count: 168), charging = [Double](repeating: 0, count: 168)
+    guard let first = chargeRows.first else { return (charging, total) }
+    var state = first.kind == .chargeEnd  // before the first row: its opposite
+    var t = from
+    for e in chargeRows {
+      if e.time > t {
+        let on = state
+        LocalHours.forEachPiece(from: t, to: e.time, clock: &clock) { how, s in
+          total[how] += s
+          if on { charging[how] += s }
+        }
+        t = e.time
+      }
+      state = e.kind == .chargeStart
+    }
+    let on = state
+    LocalHours.forEachPiece(from: max(t, from), to: to, clock: &clock) { how, s in
+      total[how] += s
+      if on { charging[how] += s }
+    }
+    return (charging, total)
+  }
+
+  /// P(plugged) by local hour of day from summed ``chargingSeconds(_:from:to:)``
+  /// (e.g. over the population's training windows), or nil when some hour
+  /// has no observed time.
+  public static func hourOfDayShares(charging: [Double], total: [Double]) -> [Double]? {
+    precondition(charging.count == 168 && total.count == 168, "need 168 hour-of-week bins")
+    var c = [Double](repeating: 0, count: 24), n = [Double](repeating: 0, count: 24)
+    for how in 0..<168 {
+      c[how % 24] += charging[how]
+      n[how % 24] += total[how]
+    }
+    guard n.allSatisfy({ $0 > 0 }) else { return nil }
+    return (0..<24).map { min(1, max(0, c[$0] / n[$0])) }
   }
 
   /// Two-level Beta smoothing of per-hour-of-week shares (see the type's docs).

@@ -39,6 +39,8 @@ public struct HabitFitError: Error, Sendable, Equatable, CustomStringConvertible
   }
 
   let kind: Kind
+  /// Whether the fit had nothing to fit: no bins or no opens in its windows.
+  public var isEmptyData: Bool { kind == .noBins || kind == .noOpens }
   /// Details in words.
   public let message: String
 
@@ -378,7 +380,8 @@ public final class HabitFitCache: @unchecked Sendable {
     }
     let m: HabitModel
     if let trace, sample.trace.user == trace.user, sample.from == trace.start, sample.to <= trace.end,
-      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from
+      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from,
+      HabitBins(from: sample.from, to: sample.to, binSeconds: fitter.binSeconds).count > 0
     {
       let table = tables[sample.app] ?? HabitDesignTable(trace: trace, app: sample.app, binSeconds: fitter.binSeconds)
       tables[sample.app] = table

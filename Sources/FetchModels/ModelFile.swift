@@ -8,6 +8,7 @@ import Foundation
 ///
 /// ```
 /// {
+///   "device_population": { DeviceModels }, // population device GLMs (training data)
 ///   "format": "fetchlab-model",            // always
 ///   "options": { … },                      // FitOptions: how it was fitted
 ///   "population": { HabitModel },          // the population habit model
@@ -21,8 +22,9 @@ import Foundation
 ///       "apps": [ { "app": "news", "habit": { HabitModel },
 ///                   "last_open_s": …,      // last open of this app before the split (absent if none)
 ///                   "training_opens": N } ],
-///       "battery": { BatteryModel }, "network": { NetworkModel } } ],
-///   "version": 1
+///       "battery": { BatteryModel }, "network": { NetworkModel },
+///       "device": { DeviceModels } } ],   // the user's device GLMs
+///   "version": 2
 /// }
 /// ```
 ///
@@ -31,11 +33,14 @@ import Foundation
 ///
 /// Version policy: a change that old readers would misread bumps
 /// ``currentVersion``; ``load(path:)`` rejects other versions by name.
+/// Version 2 added the state-aware device models (``DeviceModels``) and
+/// fitted the hour-of-week tables' priors on the training data; version 1
+/// files are refused with a request to refit.
 public struct ModelFile: Codable, Sendable, Equatable {
   /// The `format` value of every model file.
   public static let formatName = "fetchlab-model"
   /// The version this build writes and reads.
-  public static let currentVersion = 1
+  public static let currentVersion = 2
 
   /// How the models were fitted.
   public var options: FitOptions
@@ -45,16 +50,20 @@ public struct ModelFile: Codable, Sendable, Equatable {
   public var trace: TraceInfo
   /// The population habit model every pair was shrunk toward.
   public var population: HabitModel
+  /// The population device models every user's was shrunk toward.
+  public var devicePopulation: DeviceModels
   /// Per user, in trace order.
   public var users: [UserModels]
 
   public init(
-    options: FitOptions, trainFraction: Double, trace: TraceInfo, population: HabitModel, users: [UserModels] = []
+    options: FitOptions, trainFraction: Double, trace: TraceInfo, population: HabitModel,
+    devicePopulation: DeviceModels = DeviceModels(), users: [UserModels] = []
   ) {
     self.options = options
     self.trainFraction = trainFraction
     self.trace = trace
     self.population = population
+    self.devicePopulation = devicePopulation
     self.users = users
   }
 
@@ -87,11 +96,14 @@ public struct ModelFile: Codable, Sendable, Equatable {
     public var interceptRidge: Double
     /// How the held-out windows were scored.
     public var evaluation: EvaluationOptions
+    /// Horizons, grid and shrinkage of the device models.
+    public var device: DeviceModelOptions
 
     public init(
       apps: String, seed: UInt64, populationPairs: Int, binSeconds: Double, shapeRidge: Double,
-      interceptRidge: Double, evaluation: EvaluationOptions
+      interceptRidge: Double, evaluation: EvaluationOptions, device: DeviceModelOptions = DeviceModelOptions()
     ) {
+      self.device = device
       self.apps = apps
       self.seed = seed
       self.populationPairs = populationPairs
@@ -102,7 +114,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-      case apps, seed, evaluation
+      case apps, seed, evaluation, device
       case populationPairs = "population_pairs", binSeconds = "bin_s"
       case shapeRidge = "shape_ridge", interceptRidge = "intercept_ridge"
     }
@@ -124,11 +136,15 @@ public struct ModelFile: Codable, Sendable, Equatable {
     public var apps: [AppModel]
     public var battery: BatteryModel
     public var network: NetworkModel
+    /// The user's state-aware device models.
+    public var device: DeviceModels
 
     public init(
       user: String, timeZone: TraceTimeZone, splitTime: Double, windowEnd: Double, lastOpenAny: Double?,
-      lastBattery: BatteryReading?, apps: [AppModel], battery: BatteryModel, network: NetworkModel
+      lastBattery: BatteryReading?, apps: [AppModel], battery: BatteryModel, network: NetworkModel,
+      device: DeviceModels = DeviceModels()
     ) {
+      self.device = device
       self.user = user
       self.timeZone = timeZone
       self.splitTime = splitTime
@@ -141,7 +157,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-      case user, apps, battery, network
+      case user, apps, battery, network, device
       case timeZone = "time_zone", splitTime = "split_s", windowEnd = "end_s"
       case lastOpenAny = "last_open_any_s", lastBattery = "last_battery"
     }
@@ -166,6 +182,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
       apps = try c.decode([AppModel].self, forKey: .apps)
       battery = try c.decode(BatteryModel.self, forKey: .battery)
       network = try c.decode(NetworkModel.self, forKey: .network)
+      device = try c.decode(DeviceModels.self, forKey: .device)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -179,6 +196,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
       try c.encode(apps, forKey: .apps)
       try c.encode(battery, forKey: .battery)
       try c.encode(network, forKey: .network)
+      try c.encode(device, forKey: .device)
     }
   }
 
@@ -207,6 +225,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
 
   enum CodingKeys: String, CodingKey {
     case format, version, options, trace, population, users
+    case devicePopulation = "device_population"
     case trainFraction = "train_fraction"
   }
 
@@ -226,6 +245,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
     trainFraction = try c.decode(Double.self, forKey: .trainFraction)
     trace = try c.decode(TraceInfo.self, forKey: .trace)
     population = try c.decode(HabitModel.self, forKey: .population)
+    devicePopulation = try c.decode(DeviceModels.self, forKey: .devicePopulation)
     users = try c.decode([UserModels].self, forKey: .users)
   }
 
@@ -237,6 +257,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
     try c.encode(trainFraction, forKey: .trainFraction)
     try c.encode(trace, forKey: .trace)
     try c.encode(population, forKey: .population)
+    try c.encode(devicePopulation, forKey: .devicePopulation)
     try c.encode(users, forKey: .users)
   }
 
@@ -290,12 +311,13 @@ public struct ModelFile: Codable, Sendable, Equatable {
       throw ModelFileError(path, "'version': missing or not an integer")
     }
     guard version == currentVersion else {
-      throw ModelFileError(path, "unsupported version \(version) (this build reads version \(currentVersion))")
+      let hint = version < currentVersion ? "; it predates the state-aware device models: refit it with 'fetchlab fit'" : ""
+      throw ModelFileError(path, "unsupported version \(version) (this build reads version \(currentVersion))\(hint)")
     }
     do {
       return try JSONDecoder().decode(ModelFile.self, from: data)
     } catch let e as DecodingError {
-      throw ModelFileError(path, describe(e, json: json))
+      throw ModelFileError(path, describe(e, json: json), line: line(of: e, in: [UInt8](data)))
     } catch {
       throw ModelFileError(path, "\(error)")
     }
@@ -330,6 +352,85 @@ public struct ModelFile: Codable, Sendable, Equatable {
     @unknown default:
       return "\(e)"
     }
+  }
+
+  /// The 1-based line of the value a decoding error is about (the deepest
+  /// part of its coding path present in `bytes`), or `nil`.
+  static func line(of e: DecodingError, in bytes: [UInt8]) -> Int? {
+    let path: [any CodingKey]
+    switch e {
+    case .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): path = c.codingPath
+    @unknown default: return nil
+    }
+    var i = 0
+    func space() { while i < bytes.count, [9, 10, 13, 32].contains(bytes[i]) { i += 1 } }
+    func skipString() {
+      i += 1
+      while i < bytes.count, bytes[i] != UInt8(ascii: "\"") { i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1 }
+      i += 1
+    }
+    func skipValue() {
+      space()
+      guard i < bytes.count else { return }
+      if bytes[i] == UInt8(ascii: "\"") { return skipString() }
+      if bytes[i] == UInt8(ascii: "{") || bytes[i] == UInt8(ascii: "[") {
+        var depth = 0
+        while i < bytes.count {
+          switch bytes[i] {
+          case UInt8(ascii: "\""): skipString(); continue
+          case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+          case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+          default: break
+          }
+          i += 1
+          if depth == 0 { return }
+        }
+        return
+      }
+      while i < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]")].contains(bytes[i]) { i += 1 }
+    }
+    /// Moves `i` to the value of `key` in the object or array at `i`.
+    func enter(_ key: any CodingKey) -> Bool {
+      space()
+      guard i < bytes.count else { return false }
+      if bytes[i] == UInt8(ascii: "["), let n = key.intValue {
+        i += 1
+        for _ in 0..<n {
+          skipValue()
+          space()
+          guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return false }
+          i += 1
+        }
+        space()
+        return true
+      }
+      guard bytes[i] == UInt8(ascii: "{") else { return false }
+      i += 1
+      while true {
+        space()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { return false }
+        let start = i + 1
+        skipString()
+        let name = String(decoding: bytes[start..<max(start, i - 1)], as: UTF8.self)
+        space()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return false }
+        i += 1
+        space()
+        if name == key.stringValue { return true }
+        skipValue()
+        space()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return false }
+        i += 1
+      }
+    }
+    space()
+    var found = i
+    for k in path {
+      guard enter(k) else { break }
+      found = i
+    }
+    guard found < bytes.count else { return nil }
+    return bytes[..<found].reduce(1) { $1 == 10 ? $0 + 1 : $0 }
   }
 
   /// The JSON value at a coding path, if there is one.
@@ -396,11 +497,15 @@ public struct ModelFileError: Error, CustomStringConvertible, Sendable, Equatabl
   public let path: String
   /// What is wrong, in words.
   public let message: String
+  /// 1-based line of the value at fault, when known.
+  public let line: Int?
 
-  init(_ path: String, _ message: String) {
+  init(_ path: String, _ message: String, line: Int? = nil) {
     self.path = path
     self.message = message
+    self.line = line
   }
 
-  public var description: String { "\(path): \(message)" }
+  /// `path:line: message`, or `path: message` without a line.
+  public var description: String { "\(path)" + (line.map { ":\($0)" } ?? "") + ": \(message)" }
 }

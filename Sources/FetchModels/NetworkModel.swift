@@ -10,19 +10,17 @@ import Foundation
 /// pseudo-hours: the user's hour-of-day shares toward the priors, and each
 /// hour-of-week share toward the user's hour-of-day share:
 ///
-///     p_d(k)  = (T_d(k) + κ·π(k)) / (T_d + κ)
+///     p_d(k)  = (T_d(k) + κ·π_d(k)) / (T_d + κ)
 ///     p_hw(k) = (T_hw(k) + κ·p_d(k)) / (T_hw + κ),   k ∈ {wifi, cellular, offline}
 ///
-/// Priors π: WiFi ``priorWiFiShare`` = 0.76 (§5.2 ExtraSensory: WiFi
-/// reachable in 76 % of samples; flat over the day), offline
-/// ``priorOfflineShare`` = 0.02 (**NV**: §5.2's 24 % "not WiFi" mixes
-/// cellular and offline), cellular the rest. A trace without network rows
-/// (UbiqLog) gets the priors themselves.
+/// Priors π_d: the population's shares by local hour of day, fitted on the
+/// training windows of other users (``hourOfDayShares(_:)``; `fetchlab fit`
+/// passes them), never shares built into the code; without them the
+/// uninformed ⅓ each. A trace without network rows (UbiqLog) gets the
+/// priors themselves.
 public struct NetworkModel: Codable, Sendable, Equatable {
-  /// §5.2: share of samples with WiFi reachable.
-  public static let priorWiFiShare = 0.76
-  /// Prior share of time offline (**NV** placeholder).
-  public static let priorOfflineShare = 0.02
+  /// The share of each class when nothing is known: ⅓.
+  public static let uninformedShare = 1.0 / 3
 
   /// P(WiFi) by local hour of week (168 values, Monday 00:00 first).
   public private(set) var wifiProbability: [Double]
@@ -33,21 +31,30 @@ public struct NetworkModel: Codable, Sendable, Equatable {
   /// Pseudo-hours of the priors (κ).
   public private(set) var priorHours: Double
 
-  /// The prior model.
-  public init(priorHours: Double = 2) {
-    wifiProbability = Array(repeating: Self.priorWiFiShare, count: 168)
-    offlineProbability = Array(repeating: Self.priorOfflineShare, count: 168)
+  /// The prior model: `prior` (shares by class — WiFi, cellular, offline —
+  /// and local hour of day, 3 × 24; nil: ⅓ each) for every day of the week.
+  public init(priorHours: Double = 2, prior: [[Double]]? = nil) {
+    let p = Self.checkedPrior(prior)
+    wifiProbability = (0..<168).map { p[0][$0 % 24] }
+    offlineProbability = (0..<168).map { p[2][$0 % 24] }
     observedHours = 0
     self.priorHours = priorHours
   }
 
-  /// Fits the model to the window [`from`, `to`) of `trace`.
+  /// `prior`, checked, or the uninformed shares.
+  static func checkedPrior(_ prior: [[Double]]?) -> [[Double]] {
+    guard let prior else { return Array(repeating: Array(repeating: uninformedShare, count: 24), count: 3) }
+    precondition(
+      prior.count == 3 && prior.allSatisfy { $0.count == 24 && $0.allSatisfy { $0 >= 0 && $0 <= 1 } },
+      "a network prior needs 3 × 24 shares in [0, 1]")
+    return prior
+  }
+
+  /// Seconds on each class (WiFi, cellular, offline) per local hour of
+  /// week over [`from`, `to`) of `trace` (3 × 168; zero before the first row).
   ///
   /// - Complexity: O(events + window hours).
-  public init(fitting trace: UserTrace, from: Double, to: Double, priorHours: Double = 2) {
-    precondition(from.isFinite && to.isFinite && to > from, "training window [\(from), \(to)) is empty")
-    precondition(priorHours > 0, "priorHours must be > 0")
-    self.init(priorHours: priorHours)
+  public static func classSeconds(_ trace: UserTrace, from: Double, to: Double) -> [[Double]] {
     var clock = LocalClock(trace.timeZone)
     // Seconds per hour of week on each network class: 0 wifi, 1 cellular, 2 offline.
     var time = [[Double]](repeating: [Double](repeating: 0, count: 168), count: 3)
@@ -66,10 +73,39 @@ public struct NetworkModel: Codable, Sendable, Equatable {
       if let n = e.network { state = n == .wifi ? 0 : n == .offline ? 2 : 1 }
     }
     account(until: to, clock: &clock)
+    return time
+  }
+
+  /// Shares of each class by local hour of day from summed
+  /// ``classSeconds(_:from:to:)`` (e.g. over the population's training
+  /// windows), 3 × 24, or nil when some hour has no observed time.
+  public static func hourOfDayShares(_ time: [[Double]]) -> [[Double]]? {
+    precondition(time.count == 3 && time.allSatisfy { $0.count == 168 }, "need 3 × 168 bins")
+    var k = [[Double]](repeating: [Double](repeating: 0, count: 24), count: 3)
+    var n = [Double](repeating: 0, count: 24)
+    for c in 0..<3 {
+      for how in 0..<168 {
+        k[c][how % 24] += time[c][how]
+        n[how % 24] += time[c][how]
+      }
+    }
+    guard n.allSatisfy({ $0 > 0 }) else { return nil }
+    return k.map { row in (0..<24).map { min(1, max(0, row[$0] / n[$0])) } }
+  }
+
+  /// Fits the model to the window [`from`, `to`) of `trace`, shrunk toward
+  /// `prior` (see ``init(priorHours:prior:)``).
+  ///
+  /// - Complexity: O(events + window hours).
+  public init(fitting trace: UserTrace, from: Double, to: Double, priorHours: Double = 2, prior: [[Double]]? = nil) {
+    precondition(from.isFinite && to.isFinite && to > from, "training window [\(from), \(to)) is empty")
+    precondition(priorHours > 0, "priorHours must be > 0")
+    self.init(priorHours: priorHours, prior: prior)
+    let time = Self.classSeconds(trace, from: from, to: to)
     let total = (0..<168).map { time[0][$0] + time[1][$0] + time[2][$0] }
     observedHours = total.reduce(0, +) / 3600
     guard observedHours > 0 else { return }
-    let prior = [Self.priorWiFiShare, 1 - Self.priorWiFiShare - Self.priorOfflineShare, Self.priorOfflineShare]
+    let prior = Self.checkedPrior(prior)
     var dayT = [Double](repeating: 0, count: 24)
     var dayK = [[Double]](repeating: [Double](repeating: 0, count: 24), count: 3)
     for how in 0..<168 {
@@ -78,7 +114,7 @@ public struct NetworkModel: Codable, Sendable, Equatable {
     }
     func share(_ k: Int, _ how: Int) -> Double {
       let d = how % 24
-      let pd = (dayK[k][d] + priorHours * prior[k]) / (dayT[d] + priorHours)
+      let pd = (dayK[k][d] + priorHours * prior[k][d]) / (dayT[d] + priorHours)
       return (time[k][how] / 3600 + priorHours * pd) / (total[how] / 3600 + priorHours)
     }
     wifiProbability = (0..<168).map { share(0, $0) }

@@ -28,9 +28,22 @@ public protocol OpenPredictor: Sendable {
   /// Expected opens of the app per second at Unix time `t`, given the
   /// recency state at `t`. `clock` converts `t` to the user's local time.
   func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double
+
+  /// P(at least one open of the app in (t, t + h]) as the predictor states
+  /// it, scored by ``PredictionEvaluation``. Default:
+  /// ``probabilityOfOpen(within:from:clock:recency:step:)`` from the
+  /// intensity; empirical baselines (``CalibratedBaseline``) give their
+  /// training frequency instead.
+  func probabilityOfEvent(within h: Double, from t: Double, clock: inout LocalClock, recency: Recency, step: Double) -> Double
 }
 
 extension OpenPredictor {
+  public func probabilityOfEvent(
+    within h: Double, from t: Double, clock: inout LocalClock, recency: Recency, step: Double
+  ) -> Double {
+    probabilityOfOpen(within: h, from: t, clock: &clock, recency: recency, step: step)
+  }
+
   /// P(at least one open of the app in (t, t + h]) under the model, assuming
   /// no open of any app in between (recency grows with time): one minus the
   /// survival `exp(−∫ λ)`, integrated with the midpoint rule on `step`-second

@@ -232,14 +232,26 @@ public enum PredictionEvaluation {
     _ predictor: P, trace: UserTrace, app: Int32, from: Double, to: Double,
     options: EvaluationOptions = EvaluationOptions()
   ) -> PredictionScore {
+    evaluate(predictor, trace: trace, app: app, from: from, to: to, options: options, gaps: nil).all
+  }
+
+  /// As ``evaluate(_:trace:app:from:to:options:)``, and the same scores
+  /// restricted to the bins and points outside logging gaps: a grid time `t`
+  /// is dropped there when `(t, t + max(bin, horizon))` overlaps one of
+  /// `gaps` (nil: no gaps, both scores equal).
+  public static func evaluate<P: OpenPredictor>(
+    _ predictor: P, trace: UserTrace, app: Int32, from: Double, to: Double,
+    options: EvaluationOptions = EvaluationOptions(), gaps: LoggingGaps?
+  ) -> (all: PredictionScore, outsideGaps: PredictionScore) {
     var appOpens: [Double] = [], anyOpens: [Double] = []
     for e in trace.events where e.kind == .open {
       anyOpens.append(e.time)
       if e.app == app { appOpens.append(e.time) }
     }
     var clock = LocalClock(trace.timeZone)
-    var score = PredictionScore()
+    var score = PredictionScore(), outside = PredictionScore()
     var predictions: [Double] = [], outcomes: [Bool] = []
+    var outPredictions: [Double] = [], outOutcomes: [Bool] = []
     let bin = options.binSeconds, horizon = options.horizonSeconds, step = options.integrationStepSeconds
     var ia = 0, iany = 0
     var t = (from / bin).rounded(.up) * bin
@@ -249,21 +261,29 @@ public enum PredictionEvaluation {
       let recency = Recency(
         sinceAppOpenS: ia > 0 ? t - appOpens[ia - 1] : .infinity,
         sinceAnyOpenS: iany > 0 ? t - anyOpens[iany - 1] : .infinity)
+      let inGap = gaps?.overlaps(t, t + max(bin, horizon)) ?? false
       var j = ia
       while j < appOpens.count && appOpens[j] <= t + bin { j += 1 }
       let mu = integratedIntensity(predictor, from: t, length: bin, step: step, clock: &clock, recency: recency)
       score.addBin(count: j - ia, mean: mu, seconds: bin)
+      if !inGap { outside.addBin(count: j - ia, mean: mu, seconds: bin) }
       if t + horizon <= to {
         let y = ia < appOpens.count && appOpens[ia] <= t + horizon
-        let p = predictor.probabilityOfOpen(within: horizon, from: t, clock: &clock, recency: recency, step: step)
+        let p = predictor.probabilityOfEvent(within: horizon, from: t, clock: &clock, recency: recency, step: step)
         score.addPoint(probability: p, outcome: y)
         predictions.append(score.histogramClamp(p))
         outcomes.append(y)
+        if !inGap {
+          outside.addPoint(probability: p, outcome: y)
+          outPredictions.append(score.histogramClamp(p))
+          outOutcomes.append(y)
+        }
       }
       t += bin
     }
     score.exactAUC = auc(predictions: predictions, outcomes: outcomes)
-    return score
+    outside.exactAUC = auc(predictions: outPredictions, outcomes: outOutcomes)
+    return (score, outside)
   }
 
   /// `∫ λ` over (`from`, `from + length`], midpoint rule on `step` pieces,

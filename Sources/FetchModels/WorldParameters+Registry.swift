@@ -160,7 +160,7 @@ extension WorldParameters {
     r.append(.number("fetch.failure_probability", \.failureProbability, "-", 0...1, "NV: server-side failures; sweep"))
     r.append(.word("content.source", \.contentSource, ContentSource.allCases.map { ($0.rawValue, $0) }, "choice"))
     r.append(.word("content.model", \.contentModel, ContentModelKind.allCases.map { ($0.rawValue, $0) }, "Poisson changes as in Cho & Garcia-Molina (reference §3)"))
-    r.append(.number("content.rate_per_hour", \.contentRatePerHour, "1/h", 0...1e6, "NV; reference §3 check values use λ = 1/h"))
+    r.append(.number("content.rate_per_hour", \.contentRatePerHour, "1/h", 0...maxRatePerHour, "NV; reference §3 check values use λ = 1/h"))
     for h in 0..<24 {
       r.append(.number("content.diurnal_profile.\(h)", \.diurnalProfile[h], "-", 0...1e6,
                        "UbiqLog share of opens by hour (D, reference §5.1), used as an update-intensity shape (NV)"))
@@ -175,6 +175,9 @@ extension WorldParameters {
     return r
   }()
 
+  /// Upper bound of `content.rate_per_hour` and of every per-app rate, 1/h.
+  public static let maxRatePerHour = 1e6
+
   /// The prefix of per-app update-rate overrides: `content.app_rate_per_hour.<app>`.
   public static let appRatePrefix = "content.app_rate_per_hour."
 
@@ -184,6 +187,9 @@ extension WorldParameters {
       let app = String(name.dropFirst(Self.appRatePrefix.count))
       guard !app.isEmpty else { return "missing app name after \(Self.appRatePrefix)" }
       guard case .number(let x) = value, x.isFinite, x >= 0 else { return "expected a non-negative number" }
+      guard x <= Self.maxRatePerHour else {
+        return "\(CSV.number(x)) is outside 0...\(CSV.number(Self.maxRatePerHour)) (updates per hour)"
+      }
       appRatePerHour[app] = x
       return nil
     }

@@ -436,16 +436,20 @@ public enum RunReport {
     try write(runDir: runDir, options: Options())
   }
 
-  /// Writes `plots/*.svg`, `report.html` and `report.md` into `runDir`.
-  /// Throws ``TraceFormatError`` (file:line) on a missing or malformed input
-  /// and ``TimelineError`` for a bad explicit timeline request; the report
-  /// files are then not changed (SVGs are written last-but-two, after every
-  /// input has been read).
+  /// Writes `plots/*.svg`, `report.html` and `report.md` from the run in
+  /// `runDir` into `outputDir` (default `runDir`; the CLI passes a staging
+  /// directory and swaps the three names in as a whole). Throws
+  /// ``TraceFormatError`` (file:line) on a missing or malformed input and
+  /// ``TimelineError`` for a bad explicit timeline request; the report files
+  /// are then not changed (SVGs are written last-but-two, after every input
+  /// has been read). ``Output/files`` names the files as they will stand in
+  /// `runDir`.
   @discardableResult
-  public static func write(runDir: String, options: Options) throws -> Output {
+  public static func write(runDir: String, options: Options, into outputDir: String? = nil) throws -> Output {
     let (figures, notes, rows) = try figures(runDir: runDir, options: options)
     let manifest = try readManifest(path: runDir + "/manifest.json")
-    let plots = runDir + "/plots"
+    let outDir = outputDir ?? runDir
+    let plots = outDir + "/plots"
     do {
       try FileManager.default.createDirectory(atPath: plots, withIntermediateDirectories: true)
     } catch {
@@ -456,7 +460,7 @@ public enum RunReport {
       let f = try AtomicTextFile(path: plots + "/" + c.file)
       try f.write(c.svg)
       try f.commit()
-      out.files.append(f.path)
+      out.files.append(runDir + "/plots/" + c.file)
     }
     let name = URL(fileURLWithPath: runDir).standardizedFileURL.lastPathComponent
     var datasets: [String] = []
@@ -490,7 +494,7 @@ public enum RunReport {
       h += "</table>\n"
     }
     h += "<h2>Manifest</h2>\n<pre>\(e(manifest))</pre>\n</body>\n</html>\n"
-    let html = try AtomicTextFile(path: runDir + "/report.html")
+    let html = try AtomicTextFile(path: outDir + "/report.html")
     try html.write(h)
 
     // report.md: links to the SVGs, then the tables.
@@ -508,11 +512,11 @@ public enum RunReport {
       m += "\n"
     }
     m += "Manifest: [manifest.json](manifest.json)\n"
-    let mdFile = try AtomicTextFile(path: runDir + "/report.md")
+    let mdFile = try AtomicTextFile(path: outDir + "/report.md")
     try mdFile.write(m)
     try html.commit()
     try mdFile.commit()
-    out.files += [html.path, mdFile.path]
+    out.files += [runDir + "/report.html", runDir + "/report.md"]
     return out
   }
 }

@@ -33,7 +33,8 @@ public enum StrictCSV {
     var quotedBytes: [UInt8] = []
     func column(_ k: Int) -> String { k <= names.count && !names.isEmpty ? names[k - 1] : "column \(k)" }
     func fail(_ l: Int, _ k: Int, _ msg: String) -> TraceFormatError {
-      TraceFormatError(file: file, line: l, field: column(k), message: "column \(k): " + msg)
+      let named = k <= names.count && !names.isEmpty
+      return TraceFormatError(file: file, line: l, field: column(k), message: (named ? "column \(k): " : "") + msg)
     }
     while i < n {
       let recordLine = line

@@ -120,7 +120,7 @@ extension UserDayTimeline {
     /// The replication-0 seed.
     var seed: UInt64
     /// (dataset, path as recorded, SHA-256 or nil).
-    var inputs: [(dataset: String, path: String, sha256: String?)]
+    var inputs: [(dataset: String, path: String, sha256: String?, fromRunDir: String?)]
   }
 
   /// An unsigned integer from JSON without going through `Double`
@@ -153,18 +153,18 @@ extension UserDayTimeline {
     }
     guard let master = uint64(m["seed"]) else { throw TimelineError("\(path): no \"seed\"") }
     let trainFraction = (m["train_fraction"] as? NSNumber)?.doubleValue ?? 0
-    var inputs: [(String, String, String?)] = []
+    var inputs: [(String, String, String?, String?)] = []
     let seed: UInt64
     if let ins = m["inputs"] as? [[String: Any]] {
       // An experiment: replication 0 (``Experiment/replicationSeed(_:)``).
       seed = StableHash.combine(master, 0)
       for i in ins {
         guard let d = i["dataset"] as? String, let p = i["path"] as? String else { continue }
-        inputs.append((d, p, i["sha256"] as? String))
+        inputs.append((d, p, i["sha256"] as? String, i["path_from_run_dir"] as? String))
       }
     } else if let t = m["trace"] as? [String: Any], let p = t["path"] as? String {
       seed = master
-      inputs.append(("", p, t["sha256"] as? String))
+      inputs.append(("", p, t["sha256"] as? String, t["path_from_run_dir"] as? String))
     } else {
       throw TimelineError("\(path): no trace recorded (\"trace\" or \"inputs\")")
     }
@@ -236,7 +236,7 @@ extension UserDayTimeline {
   public static func build(runDir: String, request: TimelineRequest = TimelineRequest()) throws -> UserDayTimeline {
     let run = try readSettings(runDir: runDir)
     // Dataset and trace.
-    let input: (dataset: String, path: String, sha256: String?)
+    let input: (dataset: String, path: String, sha256: String?, fromRunDir: String?)
     if let d = request.dataset {
       guard let i = run.inputs.first(where: { $0.dataset == d }) else {
         throw TimelineError("--timeline-dataset \(d): the run's datasets are \(run.inputs.map { $0.dataset.isEmpty ? "(unnamed)" : $0.dataset }.joined(separator: ", "))")
@@ -246,8 +246,19 @@ extension UserDayTimeline {
       input = run.inputs[0]
     }
     let fm = FileManager.default
-    var candidates = [input.path]
-    if !input.path.hasPrefix("/") { candidates.append(runDir + "/../../" + input.path) }
+    // From the run directory first (path_from_run_dir, when recorded), then as
+    // recorded (from where the run started), then from the run directory's
+    // parents (older manifests, run from an ancestor); the SHA-256 below
+    // makes sure it is the same file.
+    var candidates = input.fromRunDir.map { [runDir + "/" + $0] } ?? []
+    candidates.append(input.path)
+    if !input.path.hasPrefix("/") {
+      var up = runDir
+      for _ in 0..<6 {
+        up += "/.."
+        candidates.append(up + "/" + input.path)
+      }
+    }
     if !input.dataset.isEmpty { candidates.append(runDir + "/datasets/" + input.dataset + ".csv") }
     guard let path = candidates.first(where: { fm.fileExists(atPath: $0) }) else {
       throw TimelineError("trace \(input.path) (recorded in \(runDir)/manifest.json) not found; run the report from the directory the run was started in")

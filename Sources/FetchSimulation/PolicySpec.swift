@@ -32,6 +32,12 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     + "ios-minimum[:key=value,...], ios-custom:<interval>[,key=value,...], silent-push[:...], "
     + "android-workmanager:<interval>[,...], android-standby[:...], tailender:<interval>[,...], imp[:...]"
 
+  /// The policy family names (the part before `:`), for "did you mean".
+  public static let familyNames = [
+    "never", "periodic", "oracle", "oracle-budget", "ios-minimum", "ios-custom", "silent-push", "android-workmanager",
+    "android-standby", "tailender", "imp",
+  ]
+
   /// Whether the policy learns from a training period (the run then splits
   /// each user's window and scores every policy on the held-out part).
   public var learns: Bool {
@@ -117,7 +123,8 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     case ("never", _?), ("oracle", _?):
       throw PolicySpecError("policy '\(name)' takes no parameter (got '\(s)')")
     default:
-      throw PolicySpecError("unknown policy '\(s)'; known: \(PolicySpec.syntax)")
+      let hint = Suggestion.closest(to: name, among: PolicySpec.familyNames).map { " (did you mean '\($0)'?)" } ?? ""
+      throw PolicySpecError("unknown policy '\(s)'\(hint); known: \(PolicySpec.syntax)")
     }
   }
 
@@ -259,10 +266,14 @@ struct SettingKey<P>: @unchecked Sendable {
 func parseSettings<P>(_ text: String, policy: String, defaults: P, keys: [SettingKey<P>]) throws -> P {
   var p = defaults
   guard !text.isEmpty else { return p }
+  var seen = Set<String>()
   for item in text.split(separator: ",", omittingEmptySubsequences: false) {
     let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
     guard kv.count == 2, let key = keys.first(where: { $0.name == kv[0] }) else {
       throw PolicySpecError("policy '\(policy)': unknown setting '\(item)'; known: " + keys.map(\.name).joined(separator: ", "))
+    }
+    guard seen.insert(key.name).inserted else {
+      throw PolicySpecError("policy '\(policy)': \(key.name) is set more than once; keep one")
     }
     guard let x = key.isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.minimum, x <= key.maximum
     else {

@@ -72,11 +72,33 @@ public final class AtomicTextFile {
 
   private func flush() throws {
     guard !buffer.isEmpty else { return }
+    if AtomicTextFile.testWriteBudget.spend(buffer.count) {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "write failed: \(String(cString: strerror(ENOSPC)))")
+    }
     let n = buffer.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, handle) }
     guard n == buffer.count else {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "write failed: \(String(cString: strerror(errno)))")
     }
     buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// Test hook: `FETCHLAB_TEST_WRITE_LIMIT_BYTES=n` makes every write
+  /// after the process's first `n` bytes fail with ENOSPC, as on a full disk.
+  static let testWriteBudget = WriteBudget(
+    ProcessInfo.processInfo.environment["FETCHLAB_TEST_WRITE_LIMIT_BYTES"].flatMap { Int($0) })
+
+  final class WriteBudget: @unchecked Sendable {
+    private let lock = NSLock()
+    private var left: Int?
+    init(_ bytes: Int?) { left = bytes }
+    /// Spends `n` bytes; whether the budget is exhausted.
+    func spend(_ n: Int) -> Bool {
+      lock.lock()
+      defer { lock.unlock() }
+      guard let l = left else { return false }
+      left = l - n
+      return l - n < 0
+    }
   }
 
   /// Flushes, closes and renames the file into place.

@@ -33,10 +33,15 @@ public struct ResourceLimits: Sendable, Equatable {
   /// million a second); `FETCHLAB_MAX_POLICY_USER_DAYS`.
   public var maxPolicyUserDays: Double
   /// Largest number of (dataset, replication, policy) result cells of one
-  /// experiment; each holds a 17.6 kB age histogram in memory while the
-  /// results are assembled. Default 1,000,000 (17.6 GB);
+  /// experiment; each holds a 20.8 kB age histogram in memory while the
+  /// results are assembled. Default 1,000,000 (20.8 GB);
   /// `FETCHLAB_MAX_RESULT_CELLS`.
   public var maxResultCells: Int
+  /// Longest replayed window of one user (its `begin` to its `end` row),
+  /// in days. Bounds the work learning policies do per user (a nightly
+  /// refit over every 15-min bin so far: quadratic in the window).
+  /// Default 3,650 (10 years); `FETCHLAB_MAX_WINDOW_DAYS`.
+  public var maxWindowDays: Double = 3_650
 
   public init(
     maxLineBytes: Int = 1 << 20, maxEventsPerUser: Int = 20_000_000,
@@ -67,6 +72,7 @@ public struct ResourceLimits: Sendable, Equatable {
     if let x = value("FETCHLAB_MAX_OUTPUT_MB") { l.maxOutputBytes = x * 1_048_576 }
     if let x = value("FETCHLAB_MAX_POLICY_USER_DAYS") { l.maxPolicyUserDays = x }
     if let x = value("FETCHLAB_MAX_RESULT_CELLS") { l.maxResultCells = Int(min(x, 1e15)) }
+    if let x = value("FETCHLAB_MAX_WINDOW_DAYS") { l.maxWindowDays = x }
     return l
   }()
 

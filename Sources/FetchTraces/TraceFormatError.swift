@@ -19,5 +19,26 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
     self.message = message
   }
 
-  public var description: String { "\(file):\(line): \(field): \(message)" }
+  /// `file:line: field: message`, control characters escaped (ids and
+  /// names from the input may hold ESC or NUL bytes).
+  public var description: String { "\(escaped(file)):\(line): \(escaped(field)): \(escaped(message))" }
+}
+
+/// `s` with control characters (C0 except tab, DEL, C1) shown as `\u{XX}`,
+/// for messages that echo ids, names or paths taken from input.
+public func escaped(_ s: String) -> String {
+  guard s.unicodeScalars.contains(where: isControl) else { return s }
+  var out = ""
+  for u in s.unicodeScalars {
+    if isControl(u) {
+      out += "\\u{" + String(u.value, radix: 16, uppercase: true) + "}"
+    } else {
+      out.unicodeScalars.append(u)
+    }
+  }
+  return out
+}
+
+private func isControl(_ u: Unicode.Scalar) -> Bool {
+  (u.value < 0x20 && u != "\t" && u != "\n") || (0x7F...0x9F).contains(u.value)
 }

@@ -32,6 +32,9 @@ public final class TraceReader {
   public static let maxLineBytes = ResourceLimits().maxLineBytes
   /// The size limits this reader enforces.
   public let limits: ResourceLimits
+  /// Called with every block of bytes as it is read from the file, in
+  /// order (to hash exactly the bytes parsed, without a second pass).
+  public var onRead: ((UnsafeRawBufferPointer) -> Void)?
 
   private typealias Bytes = UnsafeBufferPointer<UInt8>
 
@@ -131,6 +134,7 @@ public final class TraceReader {
         throw tooLong()
       }
       let n = fread(buf + bufEnd, 1, capacity - bufEnd, file)
+      if n > 0, let onRead { onRead(UnsafeRawBufferPointer(start: buf + bufEnd, count: n)) }
       if n == 0 {
         if ferror(file) != 0 { throw fail("-", "read error: \(String(cString: strerror(errno)))") }
         eof = true
@@ -234,6 +238,26 @@ public final class TraceReader {
     return x
   }
 
+  /// The `time` column: Unix seconds, or ISO 8601 with `Z` or an offset
+  /// (``TimeText/parseISO8601(_:)-(UnsafeBufferPointer<UInt8>)``); a number
+  /// that is not a plausible Unix time in seconds is refused with the unit it
+  /// looks like (``TimeText/implausibleSecondsMessage(_:)``).
+  private func timeField(_ b: Bytes) throws -> Double {
+    let time: Double
+    if let x = TraceReader.fastDecimal(b) {
+      time = x
+    } else if b.count >= 16, b[4] == 45, let iso = TimeText.parseISO8601(b) {
+      guard let t = iso.unixSeconds else {
+        throw fail("time", "ISO 8601 time '\(String(decoding: b, as: UTF8.self))' has no zone: add Z (UTC) or an offset such as +01:00")
+      }
+      time = t
+    } else {
+      time = try number(b, "time")
+    }
+    guard abs(time) < TimeText.maximumUnixSeconds else { throw fail("time", TimeText.implausibleSecondsMessage(time)) }
+    return time
+  }
+
   /// Parses `-?digits(.digits)?` quickly; `nil` for anything else.
   static func fastDecimal(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
     var i = 0
@@ -320,7 +344,14 @@ public final class TraceReader {
       if raw.isEmpty { continue }
       if !sawHeader && raw[0] == 35 { continue }  // '#' comments, before the header only
       if !sawHeader {
-        guard TraceReader.equal(raw, TraceReader.headerBytes) else {
+        // A UTF-8 byte order mark may precede the first line.
+        let bom = line == 1 && raw.count >= 3 && raw[0] == 0xEF && raw[1] == 0xBB && raw[2] == 0xBF
+        let header = bom ? Bytes(rebasing: raw[3...]) : raw
+        if !header.isEmpty && header[0] == 35 { continue }
+        guard TraceReader.equal(header, TraceReader.headerBytes) else {
+          if header.contains(13) {
+            throw fail("-", "lines end in CR alone (old Mac line ends); convert them to LF or CRLF, e.g. tr '\\r' '\\n'")
+          }
           throw fail("-", "expected header '\(traceHeader)'")
         }
         sawHeader = true
@@ -329,8 +360,7 @@ public final class TraceReader {
       let f = try split(raw)
       let userField = f.0
       guard !userField.isEmpty else { throw fail("user", "empty user id") }
-      let time = try number(f.1, "time")
-      guard abs(time) < 1e11 else { throw fail("time", "time \(time) is not a plausible Unix time in seconds") }
+      let time = try timeField(f.1)
       let row = try rowKind(f.2)
 
       if case .begin = row {

@@ -103,6 +103,9 @@ public struct UbiqLogAdapter: Sendable {
     public var keepAppNames: [String]
     /// Platform and vendor packages: dropped unless kept by rule 3 (rule 4).
     public var dropPrefixes: [String]
+    /// Behavioural cues applied after the name rules (``UbiqLogBehaviouralFilter``);
+    /// `nil` (the default, which built the bundled trace) applies none.
+    public var behaviouralFilter: UbiqLogBehaviouralFilter? = nil
 
     public init(
       minimumYear: Int = 2013,
@@ -192,13 +195,23 @@ public struct UbiqLogAdapter: Sendable {
         "dropSubstrings: " + dropSubstrings.joined(separator: " "),
         "keepAppNames (last name component): " + keepAppNames.joined(separator: " "),
         "dropPrefixes: " + dropPrefixes.joined(separator: " "),
-      ]
+      ] + behaviourCommentLines
+    }
+
+    /// The behavioural filter's settings as a comment line (none without it).
+    var behaviourCommentLines: [String] {
+      guard let f = behaviouralFilter else { return [] }
+      let coverage = "behavioural filter: always running at ≥ " + CSV.number(f.alwaysRunningCoverage)
+        + " of logged \(f.binSeconds) s bins"
+      let lockstep = "; lockstep share ≥ " + CSV.number(f.lockstepShare) + " within ±\(f.lockstepToleranceSeconds) s"
+      return [coverage + lockstep + "; at least \(f.minimumRecords) merged records"]
     }
 
     func _checkValid() {
       precondition(mergeGap.isFinite && mergeGap >= 0, "UbiqLogAdapter.Options.mergeGap must be finite and ≥ 0")
       precondition(maximumSession > 0 && maximumSession <= 86_400, "UbiqLogAdapter.Options.maximumSession must be in (0, 86400] s")
       precondition(maximumRecordDuration >= 0, "UbiqLogAdapter.Options.maximumRecordDuration must be ≥ 0")
+      if let p = behaviouralFilter?.problem { preconditionFailure("UbiqLogAdapter.Options.behaviouralFilter: " + p) }
     }
   }
 
@@ -224,6 +237,21 @@ public struct UbiqLogAdapter: Sendable {
     public var usersWithoutOpens: [String] = []
     /// Distinct process names dropped by the name filter, with their row counts.
     public var droppedNames: [String: Int] = [:]
+    /// Rows dropped by ``Options/behaviouralFilter`` (after the name rules).
+    public var droppedByBehaviour = 0
+    /// The processes the behavioural filter dropped, in participant order.
+    public var behaviourDrops: [BehaviourDrop] = []
+
+    /// A process of one participant dropped by the behavioural filter.
+    public struct BehaviourDrop: Sendable, Equatable, CustomStringConvertible {
+      public var participant: String
+      public var process: String
+      /// Merged records (the opens it would have given before the window cut).
+      public var records: Int
+      public var reason: String
+      /// `participant: process: reason`.
+      public var description: String { "\(participant): \(process): \(reason)" }
+    }
 
     public init(users: [UserTrace] = []) { self.users = users }
 
@@ -231,7 +259,8 @@ public struct UbiqLogAdapter: Sendable {
     public var summary: String {
       "\(users.count) users, \(opens) opens from \(keptRecords) kept of \(rows) rows"
         + " (dropped: \(droppedBeforeMinimumYear) before the minimum year, \(droppedInconsistentTimes) with"
-        + " inconsistent times, \(droppedByName) by name)"
+        + " inconsistent times, \(droppedByName) by name"
+        + (droppedByBehaviour > 0 ? ", \(droppedByBehaviour) by behaviour)" : ")")
     }
   }
 
@@ -279,6 +308,8 @@ public struct UbiqLogAdapter: Sendable {
     var firstStart = Int64.max
     var lastEnd = Int64.min
     var hasValidRow = false
+    /// Per app: dropped by name (records kept only for the behavioural cues).
+    var nameDropped: [Bool] = []
   }
 
   static let requiredColumns = ["user_dir", "process_name", "start_local", "end_local"]
@@ -415,12 +446,14 @@ public struct UbiqLogAdapter: Sendable {
         keep = options.keeps(process: name)
         keepCache[name] = keep
       }
-      guard keep else {
+      if !keep {
         out.droppedByName += 1
         out.droppedNames[name, default: 0] += 1
-        continue
+        // The behavioural cues need every process's timing; otherwise the row is done.
+        guard options.behaviouralFilter != nil else { continue }
+      } else {
+        out.keptRecords += 1
       }
-      out.keptRecords += 1
       let app: Int32
       if let a = participants[current].appIndex[name] {
         app = a
@@ -428,13 +461,15 @@ public struct UbiqLogAdapter: Sendable {
         app = Int32(participants[current].apps.count)
         participants[current].apps.append(name)
         participants[current].appIndex[name] = app
+        participants[current].nameDropped.append(!keep)
       }
       participants[current].records.append(Record(start: start.seconds, end: end.seconds, app: app, seq: seq))
       seq &+= 1
     }
     try input.finish()
 
-    for p in participants {
+    for var p in participants {
+      if let filter = options.behaviouralFilter { applyBehaviour(filter, to: &p, counts: &out) }
       if let trace = trace(for: p) {
         out.opens += trace.events.count
         out.users.append(trace)
@@ -443,6 +478,24 @@ public struct UbiqLogAdapter: Sendable {
       }
     }
     return out
+  }
+
+  /// Drops the records of processes dropped by name or flagged by `filter`'s cues.
+  func applyBehaviour(_ filter: UbiqLogBehaviouralFilter, to p: inout Participant, counts out: inout Output) {
+    let cues = filter.cues(
+      records: p.records.map { ($0.start, $0.end, $0.app) }, appCount: p.apps.count, mergeGap: options.mergeGap)
+    var drop = p.nameDropped
+    for a in 0..<p.apps.count where !p.nameDropped[a] {
+      if let reason = cues[a].reason {
+        drop[a] = true
+        out.behaviourDrops.append(
+          Output.BehaviourDrop(participant: p.id, process: p.apps[a], records: cues[a].records, reason: reason))
+      }
+    }
+    let flagged = p.records.reduce(0) { $0 + (drop[Int($1.app)] && !p.nameDropped[Int($1.app)] ? 1 : 0) }
+    p.records.removeAll { drop[Int($0.app)] }
+    out.droppedByBehaviour += flagged
+    out.keptRecords -= flagged
   }
 
   /// Merges one participant's records into opens (steps 3 and 4).

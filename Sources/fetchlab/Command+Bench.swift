@@ -11,7 +11,7 @@ extension FetchLab {
       discussion: """
         Users are streamed (generated to DIR/bench-trace.csv, then read in batches), so memory \
         does not grow with --users. The trace is deleted afterwards unless --keep-trace. \
-        bench.csv columns: metric, value, unit, target (>=X or <=X, from issue 6), met. \
+        bench.csv columns: metric, value, unit, target (>=X or <=X: the project's speed targets), met. \
         The experiment wall-time target is 20 s at 10,000 users, scaled linearly with --users. \
         Build with -c release before measuring.
         Example: fetchlab bench --users 2000 --out results/bench

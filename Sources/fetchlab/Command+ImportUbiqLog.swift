@@ -11,13 +11,16 @@ extension FetchLab {
       abstract: "Derive foreground app opens from the UbiqLog Application records and write a canonical trace.",
       discussion: """
         Reads the parsed UbiqLog TSV (.tsv, or .tsv.xz through 'xz -dc'), drops clock-reset rows and \
-        background/system processes by name, merges each app's chunked records and writes one 'open' \
+        background/system processes by name (and, with --behavioural-filter, by their timing), merges each app's chunked records and writes one 'open' \
         per merged record. Times are phone-local wall time encoded as UTC. The output starts with '#' \
-        lines carrying the CC BY 4.0 attribution and the options used.
+        lines carrying the CC BY 4.0 attribution and the options used. The input is not in this repository: \
+        datasets/ubiqlog/README.md says where it comes from. For other app-usage logs, use 'fetchlab import-events'.
+        Example: fetchlab import-ubiqlog --input ubiqlog_application_parsed.tsv.xz --out datasets/ubiqlog/ubiqlog-opens.csv
+        Example: fetchlab import-ubiqlog --input ubiqlog_application_parsed.tsv.xz --out ubiqlog-cues.csv --behavioural-filter
         """)
 
-    @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz).")
-    var input = "../shared/datasets/ubiqlog-apps/ubiqlog_application_parsed.tsv.xz"
+    @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz): the 'ubiqlog_application_parsed.tsv.xz' described in datasets/ubiqlog/README.md.")
+    var input: String
 
     @Option(help: "Output trace (canonical FetchLab CSV).")
     var out = "datasets/ubiqlog/ubiqlog-opens.csv"
@@ -31,7 +34,12 @@ extension FetchLab {
     @Option(name: .customLong("max-idle-days"), help: ArgumentHelp("Cut each user's window to the largest block of activity without a gap of more than this many days (0 keeps all).", valueName: "days"))
     var maxIdleDays: Int = 21
 
-    @Flag(help: "Also print the statistics next to the domain.md §5.1 reference, as Markdown.")
+    @Flag(
+      name: .customLong("behavioural-filter"),
+      help: "Also drop processes whose timing marks them as background whatever their name: always running, or started in lockstep with always-running processes (listed on standard error).")
+    var behaviouralFilter = false
+
+    @Flag(help: "Also print the statistics next to the published figures (datasets/ubiqlog/README.md), as Markdown.")
     var statistics = false
 
     func validate() throws {
@@ -41,7 +49,8 @@ extension FetchLab {
     }
 
     func run() throws {
-      let options = UbiqLogAdapter.Options(mergeGap: mergeGap, maximumSession: maxSession, maximumIdleDays: maxIdleDays)
+      var options = UbiqLogAdapter.Options(mergeGap: mergeGap, maximumSession: maxSession, maximumIdleDays: maxIdleDays)
+      if behaviouralFilter { options.behaviouralFilter = UbiqLogBehaviouralFilter() }
       let adapter = UbiqLogAdapter(options: options)
       let result: UbiqLogAdapter.Output
       do {
@@ -50,6 +59,7 @@ extension FetchLab {
         log("error: \(e)")
         throw ExitCode.failure
       }
+      for d in result.behaviourDrops { log("dropped by behaviour: \(d)") }
       if !result.usersWithoutOpens.isEmpty {
         log("warning: no opens left for \(result.usersWithoutOpens.joined(separator: ", ")); omitted")
       }
@@ -70,7 +80,7 @@ extension FetchLab {
           + " (median \(CSV.number(stats.opensPerActiveDay.median, decimals: 1)) per active day) from"
           + " \(result.keptRecords) kept of \(result.rows) rows; dropped \(result.droppedBeforeMinimumYear) before"
           + " \(options.minimumYear), \(result.droppedInconsistentTimes) with inconsistent times,"
-          + " \(result.droppedByName) by name")
+          + " \(result.droppedByName) by name" + (behaviouralFilter ? ", \(result.droppedByBehaviour) by behaviour" : ""))
       if statistics { print("\n" + stats.markdownComparison(), terminator: "") }
     }
   }

@@ -11,9 +11,17 @@ extension FetchLab {
       discussion: """
         Uses the habit model saved by 'fetchlab fit' and continues from the end of its training window \
         (the user's last opens before it). With --trace, the user's events in the window (opens, network, \
-        battery) are replayed too and the model refits nightly on them; without, the window is assumed \
-        quiet (no opens, network.default). Fetch results inside the window follow the world's content \
-        model. Times are ISO 8601 (2026-01-12T08:00:00Z, or with an offset) or Unix seconds.
+        battery) are replayed and the model refits nightly on them; each decision shows the device \
+        models' probabilities at that moment (p_plugged_1h, p_wifi_30m, p_offline_30m; empty when the \
+        state is unknown). Without --trace, the forecast integrates over the user's future: --paths \
+        seeded sample paths of opens (every modelled app's habit model), network and charging (the \
+        device models; see docs/models.md) are each replayed, and the table gives per hour the mean and \
+        standard deviation over paths of the app's opens and of the launches, the share of paths on \
+        WiFi and on the charger, and the mean age at opens. Fetch results inside the window follow the \
+        world's content model. Times are ISO 8601 (2026-01-12T08:00:00Z, or with an offset) or Unix seconds.
+        Example (after 'fetchlab fit --trace datasets/ubiqlog/ubiqlog-opens.csv --out model.json'):
+          fetchlab predict --model model.json --user 19_F --app com.whatsapp \\
+            --from 2014-01-04T00:00:00Z --to 2014-01-05T00:00:00Z --trace datasets/ubiqlog/ubiqlog-opens.csv
         """)
 
     @Option(help: "Model file written by 'fetchlab fit'.")
@@ -40,8 +48,11 @@ extension FetchLab {
     @Option(help: "JSON file overriding world-model parameters.")
     var config: String?
 
-    @Option(help: "Seed of the simulated content updates.")
+    @Option(help: "Seed of the simulated content updates and of the sample paths.")
     var seed: UInt64 = 1
+
+    @Option(help: "Sample paths of the future without --trace.")
+    var paths = 20
 
     @Flag(help: "Print CSV instead of a table.")
     var csv = false
@@ -55,6 +66,7 @@ extension FetchLab {
       }
       guard b > a else { throw ValidationError("--to must be after --from") }
       guard b - a <= 31 * 86_400 else { throw ValidationError("the window may span at most 31 days") }
+      guard paths >= 1, paths <= 10_000 else { throw ValidationError("--paths must be in 1...10000") }
       do {
         switch try PolicySpec(parsing: policy) {
         case .iosMinimum, .iosCustom: break
@@ -96,6 +108,7 @@ extension FetchLab {
         full.events = u.events.filter { $0.time <= full.end }
       } else {
         params.refitHour = 24  // nothing new to learn from
+        return try forecast(file: file, um: um, am: am, params: params, world: world, t0: t0, t1: t1)
       }
       let appIndex = full.appIndex(app)
       let start = max(t0, full.start)
@@ -113,13 +126,20 @@ extension FetchLab {
       let content = ContentTimeline(trace: window, app: appIndex, world: world, seed: seed)
       let r = FetchSimulation.replay(&p, user: prepared, app: appIndex, content: content)
       let shown = p.decisions.filter { all || $0.launched }
-      let header = ["time", "launched", "p_open", "p_new", "expected_age_s", "benefit_j", "cost_j", "factor"]
+      let header = [
+        "time", "launched", "p_open", "p_new", "expected_age_s", "benefit_j", "cost_j", "factor", "p_plugged_1h",
+        "p_wifi_30m", "p_offline_30m",
+      ]
       var rows: [[String]] = []
+      let timeline = DeviceTimeline(full)
+      var clock = LocalClock(full.timeZone)
+      func probability(_ x: Double?) -> String { x.map { CSV.number($0, decimals: 4) } ?? "" }
       for d in shown {
+        let f = um.device.probabilities(at: d.time, timeline: timeline, fallback: file.devicePopulation, clock: &clock)
         rows.append([
           isoTime(d.time), d.launched ? "1" : "0", CSV.number(d.pOpen, decimals: 4), CSV.number(d.pNew, decimals: 4),
           CSV.number(d.expectedAgeS, decimals: 1), CSV.number(d.benefitJ, decimals: 3), CSV.number(d.costJ, decimals: 3),
-          d.factor.rawValue,
+          d.factor.rawValue, probability(f.plugged), probability(f.wifi), probability(f.offline),
         ])
       }
       if csv {
@@ -132,6 +152,91 @@ extension FetchLab {
         }
         print("\(r.summary.fetches) fetches (\(r.summary.newData) new data), \(CSV.number(r.summary.energyJ, decimals: 1)) J in \(CSV.number((full.end - start) / 3600, decimals: 1)) h")
       }
+    }
+  }
+}
+
+extension FetchLab.Predict {
+  /// The forecast without a trace: `paths` sample paths of the window (see
+  /// ``FuturePaths``), each replayed with the Minimum scheduler; per local
+  /// hour of the window, the mean and SD over paths of the app's opens and
+  /// the launches, the share of paths on WiFi / on the charger at the hour's
+  /// start, and the mean age at the hour's opens.
+  func forecast(
+    file: ModelFile, um: ModelFile.UserModels, am: ModelFile.AppModel, params: MinimumParameters,
+    world: WorldParameters, t0: Double, t1: Double
+  ) throws {
+    let start = max(t0, um.splitTime)
+    guard start < t1 else { throw CommandError("the window ends before the model's training window does") }
+    let names = um.apps.map(\.app)
+    let appIndex = Int32(names.firstIndex(of: app)!)
+    let hours = Int(((t1 - start) / 3600).rounded(.up))
+    var opens = [[Double]](repeating: [], count: hours), launches = [[Double]](repeating: [], count: hours)
+    var wifi = [Double](repeating: 0, count: hours), plugged = [Double](repeating: 0, count: hours)
+    var ageSum = [Double](repeating: 0, count: hours), ageN = [Double](repeating: 0, count: hours)
+    var totalLaunches: [Double] = [], totalOpens: [Double] = [], meanAges: [Double] = []
+    for path in 0..<paths {
+      let events = FuturePaths.sample(
+        um, population: file.devicePopulation, options: file.options.device, from: start, to: t1,
+        lastAppOpens: um.apps.map { $0.lastOpen ?? -.infinity }, lastAnyOpen: um.lastOpenAny ?? -.infinity,
+        seed: StableHash.combine(seed, UInt64(path)))
+      let window = UserTrace(user: user, timeZone: um.timeZone, start: start, end: t1, apps: names, events: events)
+      let history = UserTrace(user: user, timeZone: um.timeZone, start: um.splitTime, end: start, apps: names)
+      var p = MinimumPolicy(
+        params: params, world: world, habit: am.habit, history: history, app: appIndex, population: file.population,
+        lastAppOpen: am.lastOpen ?? -.infinity, lastAnyOpen: um.lastOpenAny ?? -.infinity)
+      let prepared = PreparedUser(trace: window, world: world)
+      let content = ContentTimeline(trace: window, app: appIndex, world: world, seed: seed)
+      let r = FetchSimulation.replay(&p, user: prepared, app: appIndex, content: content)
+      var o = [Double](repeating: 0, count: hours), l = [Double](repeating: 0, count: hours)
+      func hour(_ t: Double) -> Int { min(hours - 1, max(0, Int((t - start) / 3600))) }
+      for e in r.opens {
+        o[hour(e.time)] += 1
+        ageSum[hour(e.time)] += e.ageS
+        ageN[hour(e.time)] += 1
+      }
+      for f in r.fetches { l[hour(f.start)] += 1 }
+      let timeline = DeviceTimeline(window)
+      for h in 0..<hours {
+        opens[h].append(o[h])
+        launches[h].append(l[h])
+        let t = start + Double(h) * 3600
+        if timeline.network(at: t)?.kind == .wifi { wifi[h] += 1 }
+        if timeline.charging(at: t)?.plugged == true { plugged[h] += 1 }
+      }
+      totalLaunches.append(Double(r.summary.fetches))
+      totalOpens.append(Double(r.summary.opens))
+      if r.summary.opens > 0 { meanAges.append(r.summary.meanAgeS) }
+    }
+    func meanSD(_ x: [Double]) -> (Double, Double) {
+      let m = x.reduce(0, +) / Double(x.count)
+      let v = x.count > 1 ? x.reduce(0) { $0 + ($1 - m) * ($1 - m) } / Double(x.count - 1) : 0
+      return (m, v.squareRoot())
+    }
+    let n = Double(paths)
+    let header = [
+      "hour", "opens_mean", "opens_sd", "launches_mean", "launches_sd", "share_wifi", "share_plugged", "mean_age_s",
+    ]
+    var rows: [[String]] = []
+    for h in 0..<hours {
+      let (om, os) = meanSD(opens[h]), (lm, ls) = meanSD(launches[h])
+      rows.append([
+        isoTime(start + Double(h) * 3600), CSV.number(om, decimals: 3), CSV.number(os, decimals: 3),
+        CSV.number(lm, decimals: 3), CSV.number(ls, decimals: 3), CSV.number(wifi[h] / n, decimals: 3),
+        CSV.number(plugged[h] / n, decimals: 3), ageN[h] > 0 ? CSV.number(ageSum[h] / ageN[h], decimals: 1) : "",
+      ])
+    }
+    if csv {
+      print(header.joined(separator: ","))
+      for row in rows { print(row.map(CSV.field).joined(separator: ",")) }
+    } else {
+      let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max()! }
+      for row in [header] + rows {
+        print(row.indices.map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+      }
+      let (lm, ls) = meanSD(totalLaunches), (om, os) = meanSD(totalOpens)
+      let age = meanAges.isEmpty ? "no opens" : "mean age at opens \(CSV.number(meanSD(meanAges).0, decimals: 1)) s"
+      print("\(paths) sample paths: \(CSV.number(lm, decimals: 2)) ± \(CSV.number(ls, decimals: 2)) launches, \(CSV.number(om, decimals: 2)) ± \(CSV.number(os, decimals: 2)) opens of \(app), \(age), in \(CSV.number((t1 - start) / 3600, decimals: 1)) h")
     }
   }
 }

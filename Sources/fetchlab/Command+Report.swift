@@ -1,6 +1,8 @@
 import ArgumentParser
+import FetchBenchmark
 import FetchReports
 import FetchTraces
+import Foundation
 
 extension FetchLab {
   struct Report: ParsableCommand {
@@ -63,10 +65,22 @@ extension FetchLab {
     }
 
     func run() throws {
+      do { try runChecked() } catch { throw readable(error) }
+    }
+
+    func runChecked() throws {
+      // The charts, report.html and report.md are staged and swapped in as
+      // a whole under the run directory's lock (docs/reliability.md).
+      var isDir: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: runDir, isDirectory: &isDir), isDir.boolValue else {
+        throw ValidationError("run directory \(runDir) does not exist (or is not a directory)")
+      }
+      let dir = try ResultDirectory(path: runDir, role: "run directory")
       let request = TimelineRequest(
         dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)
       let options = RunReport.Options(timeline: noTimeline ? nil : request)
-      let out = try RunReport.write(runDir: runDir, options: options)
+      let out = try RunReport.write(runDir: runDir, options: options, into: dir.staging)
+      try dir.commit(replacingOnly: true)
       for n in out.notes { log("note: " + n) }
       for f in out.files { print(f) }
       if let notebook { print(try Notebook.write(runDir: runDir, to: notebook, options: options)) }

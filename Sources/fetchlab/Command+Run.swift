@@ -37,7 +37,14 @@ extension FetchLab {
     @Option(name: .long, help: "Output directory.")
     var out: String
 
-    @Option(name: .long, help: "Master seed for every random draw (default 1).")
+    @Option(
+      name: .long, parsing: .unconditional, help: "Master seed for every random draw (default 1).",
+      transform: { s in
+        guard let x = UInt64(s) else {
+          throw ValidationError("--seed '\(s)': expected a whole number from 0 to \(UInt64.max)")
+        }
+        return x
+      })
     var seed: UInt64?
 
     @Option(name: .long, help: "JSON file overriding world-model parameters (see 'fetchlab params').")
@@ -61,7 +68,9 @@ extension FetchLab {
     @Option(name: .long, help: "Worker threads (results do not depend on it).")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
-    @Flag(name: .long, help: "With an experiment file: replace the parts and results of a different experiment found in --out.")
+    @Flag(
+      name: .long,
+      help: "Replace what --out holds when this run did not write it: a different experiment's parts and results, or (with --trace) an experiment's directory or files fetchlab did not write.")
     var force = false
 
     @Option(
@@ -86,7 +95,6 @@ extension FetchLab {
           throw ValidationError("\(c.1) cannot be combined with an experiment file: set it in the file (see experiments/example.json)")
         }
       case (nil, _?):
-        if force { throw ValidationError("--force applies to experiment files only") }
         if shard != nil { throw ValidationError("--shard applies to experiment files only") }
       }
       _ = try parseShard()
@@ -106,6 +114,10 @@ extension FetchLab {
     }
 
     func run() throws {
+      do { try runChecked() } catch { throw readable(error) }
+    }
+
+    func runChecked() throws {
       if let experiment { return try runExperimentFile(experiment) }
       guard let trace else { throw ValidationError("missing --trace") }
       let seed = self.seed ?? 1
@@ -120,16 +132,28 @@ extension FetchLab {
       let cfg = RunConfiguration(
         tracePath: trace, policies: specs, seed: seed, world: world, apps: try AppSelection(parsing: apps ?? "top:3"),
         recordEvents: !noEventFiles, jobs: jobs, trainFraction: split)
-      var sink = try CSVReportSink(directory: out, config: cfg)
+      let dir = try ResultDirectory(path: out)
+      if let foreign = dir.foreignContent(), !force {
+        throw CommandError("\(out) holds \(foreign): choose another --out, or pass --force to replace it")
+      }
+      var sink = try CSVReportSink(directory: dir.staging, config: cfg)
       let progress = ProgressLine(label: "replay")
-      try runReplay(cfg, into: &sink) { p in
+      let stats = try runReplay(cfg, into: &sink) { p in
         progress.update(done: p.users, unit: "users", fraction: p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : nil)
       }
       progress.finish()
+      if stats.usersTooShortToFit > 0 {
+        log(
+          "note: \(stats.usersTooShortToFit) users have a training window shorter than one habit-model bin (15 min): "
+            + "their learning policies use the population model (a constant rate when there is none)")
+      }
       let manifest: [String: Any] = [
         "fetchlab_version": fetchLabVersion,
         "command": CommandLine.arguments.joined(separator: " "),
-        "trace": ["path": trace, "bytes": fileSize(trace), "sha256": try SHA256.hashFile(atPath: trace).hex],
+        "trace": [
+          "path": trace, "path_from_run_dir": RunPaths.relative(trace, from: out), "bytes": stats.bytes,
+          "sha256": stats.sha256,
+        ],
         "seed": seed,
         "policies": specs.map(\.description),
         "apps": cfg.apps.description,
@@ -146,7 +170,8 @@ extension FetchLab {
         "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
       ]
       try sink.commit(manifest: manifest)
-      try writeScores(runDir: out)
+      try writeScores(runDir: dir.staging)
+      try dir.commit(removing: force ? ["parts", "datasets"] : [])
       print("\(sink.users) users, \(sink.aggregates.first?.pairs ?? 0) (user, app) pairs, \(specs.count) policies -> \(out)/")
       print(ComparisonTable.render(sink.aggregates, capacityJ: world.batteryCapacityJ), terminator: "")
       if sink.pairsWithoutOpens > 0 {
@@ -202,8 +227,7 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
   manifest["jobs"] = jobs
   manifest["started_at"] = ISO8601DateFormatter().string(from: started)
   manifest["elapsed_s"] = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
-  try outcome.commit(manifest: manifest)
-  try writeScores(runDir: out)
+  try outcome.commit(manifest: manifest) { staging in _ = try writeScores(runDir: staging) }
   let t = outcome.total
   print(
     "\(exp.name): \(exp.datasets.count) datasets, \(t.users) users, \(t.pairs) (user, app) pairs, "
@@ -244,7 +268,14 @@ extension ExperimentFormat {
 extension FetchLab {
   struct Params: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "List every world-model parameter: name, default, unit and source (Markdown table).")
+      abstract: "List every world-model parameter: name, default, unit and source (Markdown table).",
+      discussion: """
+        Any parameter can be overridden in a run with --set name=value or --config FILE.json, and in an \
+        experiment file's "world" object. docs/parameters.md is this table.
+        Example: fetchlab params > docs/parameters.md
+        Example: fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv --policy periodic:1h \\
+          --set radio.lte.tail_s=5 --out results/short-tail
+        """)
 
     func run() {
       let w = WorldParameters()

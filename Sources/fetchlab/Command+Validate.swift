@@ -4,7 +4,11 @@ import FetchTraces
 extension FetchLab {
   struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Check a canonical trace file; print a summary or the first error as file:line: field: message.")
+      abstract: "Check a canonical trace file; print a summary or the first error as file:line: field: message.",
+      discussion: """
+        The format is described in docs/trace-format.md. Exit status 0 for a valid trace, 1 for the first error.
+        Example: fetchlab validate datasets/ubiqlog/ubiqlog-opens.csv
+        """)
 
     @Argument(help: "Trace file (canonical FetchLab CSV).")
     var path: String

@@ -15,6 +15,7 @@ struct FetchLab: ParsableCommand {
       Merge.self,
       Params.self,
       ImportUbiqLog.self,
+      ImportEvents.self,
       Fit.self,
       Predict.self,
       Compare.self,
@@ -22,6 +23,22 @@ struct FetchLab: ParsableCommand {
       Bench.self,
     ]
   )
+
+  /// The subcommand names, for "did you mean".
+  static var subcommandNames: [String] { configuration.subcommands.map { $0._commandName } + ["help"] }
+
+  /// Runs the command line, first catching a mistyped subcommand (which the
+  /// parser would report only as an unexpected argument) with a suggestion.
+  static func main() {
+    let args = Array(CommandLine.arguments.dropFirst())
+    if let first = args.first, !first.hasPrefix("-"), !subcommandNames.contains(first) {
+      log(
+        "Error: unknown command '\(first)'." + Suggestion.didYouMean(first, among: subcommandNames)
+          + "\nCommands: " + subcommandNames.joined(separator: ", ") + " (see 'fetchlab --help').")
+      Foundation.exit(ExitCode.validationFailure.rawValue)
+    }
+    main(nil)
+  }
 }
 
 /// The version recorded in outputs, and part of every experiment's

@@ -17,7 +17,10 @@ struct FitCommandTests {
       ])
       #expect(r.status == 0, "\(r.stderr)")
       stdouts.append(r.stdout.replacingOccurrences(of: dir + "/m\(i).json", with: "MODEL"))
-      let reports: [String] = ["evaluation.csv", "evaluation_overall.csv", "calibration.csv"].map { dir + "/r\(i)/" + $0 }
+      let reports: [String] = [
+        "evaluation.csv", "evaluation_overall.csv", "calibration.csv", "device_evaluation.csv",
+        "device_evaluation_overall.csv", "device_calibration.csv",
+      ].map { dir + "/r\(i)/" + $0 }
       let files: [String] = [dir + "/m\(i).json"] + reports
       outputs.append(files.map { FileManager.default.contents(atPath: $0) })
       #expect(FileManager.default.fileExists(atPath: dir + "/r\(i)/manifest.json"))
@@ -28,26 +31,37 @@ struct FitCommandTests {
     let out = stdouts[0]
     #expect(out.hasPrefix("5 users, 10 (user, app) pairs; population model from 10 pairs, "), "\(out)")
     #expect(out.split(separator: "\n").first?.hasSuffix(" opens -> MODEL") == true, "\(out)")
-    for p in ["habit", "hour_of_day", "last_seen_hour", "constant", "habit vs hour_of_day:"] {
+    for p in [
+      "habit", "hour_of_day", "hour_of_week", "last_seen_hour", "constant", "habit vs hour_of_day:", "outside_gaps",
+      "device models", "plugged_within", "wifi_at", "offline_at", "level_change", "persistence", "state_frequency",
+    ] {
       #expect(out.contains(p), "\(out)")
     }
 
     let model = try JSONSerialization.jsonObject(with: outputs[0][0]!) as! [String: Any]
     #expect(model["format"] as? String == "fetchlab-model")
-    #expect(model["version"] as? Int == 1)
+    #expect(model["version"] as? Int == 2)
     #expect(model["train_fraction"] as? Double == 0.75)
     let users = model["users"] as! [[String: Any]]
     #expect(users.count == 5)
     #expect((users[0]["apps"] as! [Any]).count == 2)
 
     let evaluation = String(decoding: outputs[0][1]!, as: UTF8.self).split(separator: "\n")
-    #expect(evaluation.first == "user,app,predictor,train_opens,test_opens,test_h,loglik_nats_per_h,points,positives,brier,auc,log_loss_nats,mean_predicted,observed_rate")
-    #expect(evaluation.count == 1 + 10 * 4)
+    #expect(evaluation.first == "user,app,predictor,subset,train_opens,test_opens,test_h,loglik_nats_per_h,points,positives,brier,auc,log_loss_nats,mean_predicted,observed_rate")
+    #expect(evaluation.count == 1 + 10 * 5 * 2)
     let overall = String(decoding: outputs[0][2]!, as: UTF8.self).split(separator: "\n")
-    #expect(overall.count == 5)
+    #expect(overall.count == 1 + 5 * 2)
     let calibration = String(decoding: outputs[0][3]!, as: UTF8.self).split(separator: "\n")
-    #expect(calibration.first == "predictor,decile,n,mean_predicted,observed")
-    #expect(calibration.count == 1 + 4 * 10)
+    #expect(calibration.first == "predictor,subset,decile,n,mean_predicted,observed")
+    #expect(calibration.count == 1 + 5 * 2 * 10)
+    // Device models: 5 users × (3 binary targets + level) × 6 predictors.
+    let device = String(decoding: outputs[0][4]!, as: UTF8.self).split(separator: "\n")
+    #expect(device.first == "user,target,predictor,points,positives,brier,auc,log_loss_nats,mean_predicted,observed_rate,mae,rmse,bias")
+    #expect(device.count == 1 + 5 * 4 * 6)
+    let deviceOverall = String(decoding: outputs[0][5]!, as: UTF8.self).split(separator: "\n")
+    #expect(deviceOverall.count == 1 + 4 * 6)
+    #expect(users[0]["device"] is [String: Any])
+    #expect(model["device_population"] is [String: Any])
   }
 
   @Test("bad fit options exit 64 and write nothing", arguments: [

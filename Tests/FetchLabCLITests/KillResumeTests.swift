@@ -23,7 +23,9 @@ func leftovers(_ dir: String) -> [String] {
   var out: [String] = []
   while let f = e?.nextObject() as? String {
     let name = (f as NSString).lastPathComponent
-    if name.contains(".tmp-") || name.hasPrefix(".work-") { out.append(f) }
+    if name.contains(".tmp-") || name.hasPrefix(".work-") || name.hasPrefix(".staging-") || name == ".commit" {
+      out.append(f)
+    }
   }
   return out.sorted()
 }
@@ -37,9 +39,9 @@ enum KillPoint: CustomStringConvertible {
   case units(Int)
   /// `seconds` after the start.
   case after(Double)
-  /// While the final files are assembled (their temp files exist).
+  /// While the final files are assembled (in the staging directory).
   case assembling
-  /// After the manifest is in place, while the scores are written.
+  /// After the staged manifest is written, while the scores are written.
   case scoring
 
   var description: String {
@@ -75,8 +77,11 @@ func runAndKill(_ file: String, out: String, at point: KillPoint) throws -> (kil
       case .generating: has(out + "/datasets") { $0.contains(".tmp-") }
       case .units(let k): states() >= max(k, before + 1)
       case .after(let s): Date().timeIntervalSince(start) >= s
-      case .assembling: has(out) { $0.hasPrefix("summary.csv.tmp-") || $0.hasPrefix("pooled.csv.tmp-") }
-      case .scoring: fm.fileExists(atPath: out + "/manifest.json")
+      case .assembling:
+        has(out) { s in
+          s.hasPrefix(".staging-") && has(out + "/" + s) { $0.hasPrefix("summary.csv.tmp-") || $0.hasPrefix("pooled.csv.tmp-") }
+        }
+      case .scoring: has(out) { $0.hasPrefix(".staging-") && fm.fileExists(atPath: out + "/" + $0 + "/manifest.json") }
       }
     if due { break }
     usleep(500)

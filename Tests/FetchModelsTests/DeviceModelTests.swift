@@ -59,13 +59,22 @@ struct DeviceModelTests {
     }
   }
 
-  @Test("without charging rows the model is the ExtraSensory prior")
-  func chargingPrior() {
+  @Test("without charging rows the model is the given population prior, else the uninformed ½")
+  func chargingPrior() throws {
     let trace = UserTrace(user: "u", start: simStart, end: simStart + 7 * 86_400)
     let m = BatteryModel(fitting: trace, from: trace.start, to: trace.end)
     #expect(m == BatteryModel())
     #expect(m.observedChargingHours == 0 && m.dischargePctPerHour == BatteryModel.priorDischargePctPerHour)
-    #expect(m.chargingProbability[3] == 0.68 && m.chargingProbability[24 * 6 + 9] == 0.13)
+    #expect(m.chargingProbability.allSatisfy { $0 == 0.5 })
+    // A population curve from another user's training window: the nightly trace's shares.
+    let other = deviceTrace()
+    let (charging, total) = BatteryModel.chargingSeconds(other, from: other.start, to: other.end)
+    let prior = try #require(BatteryModel.hourOfDayShares(charging: charging, total: total))
+    #expect(prior[3] == 1 && prior[12] == 0 && abs(prior[23] - 1) < 1e-12)
+    let withPrior = BatteryModel(fitting: trace, from: trace.start, to: trace.end, prior: prior)
+    #expect(withPrior.chargingProbability[24 * 6 + 3] == 1 && withPrior.chargingProbability[24 * 6 + 12] == 0)
+    // Nothing observed at some hour: no curve.
+    #expect(BatteryModel.hourOfDayShares(charging: charging, total: total.enumerated().map { $0.offset % 24 == 5 ? 0 : $0.element }) == nil)
   }
 
   @Test("the discharge rate is fitted and the expected level declines at it")
@@ -106,13 +115,13 @@ struct DeviceModelTests {
     let now = m.probabilityGated(at: ten, clock: &clock, lastSample: BatteryReading(time: ten, levelPct: 15))
     #expect(abs(now - (1 - m.probabilityCharging(at: ten, clock: &clock))) < 1e-12)
     let unknown = BatteryModel().probabilityGated(at: ten, clock: &clock, lastSample: nil)
-    #expect(abs(unknown - (1 - 0.23) * BatteryModel.priorLowBatteryShare) < 1e-12)
+    #expect(abs(unknown - (1 - 0.5) * BatteryModel.priorLowBatteryShare) < 1e-12)
     let higherGate = m.probabilityGated(at: ten + 2 * 3600, clock: &clock, lastSample: BatteryReading(time: ten, levelPct: 22), gatePct: 30)
     #expect(higherGate >= p)
   }
 
-  @Test("P(WiFi) recovers a known schedule; no network rows give the priors")
-  func network() {
+  @Test("P(WiFi) recovers a known schedule; no network rows give the population prior, else ⅓")
+  func network() throws {
     let trace = deviceTrace()
     let m = NetworkModel(fitting: trace, from: trace.start, to: trace.end)
     var clock = LocalClock(.utc)
@@ -129,8 +138,15 @@ struct DeviceModelTests {
 
     let none = NetworkModel(fitting: deviceTrace(withNetwork: false), from: simStart, to: simStart + 28 * 86_400)
     #expect(none == NetworkModel())
-    #expect(none.probabilityWiFi(at: monday, clock: &clock) == 0.76)
-    #expect(none.probabilityOffline(at: monday, clock: &clock) == NetworkModel.priorOfflineShare)
+    #expect(none.probabilityWiFi(at: monday, clock: &clock) == 1.0 / 3)
+    #expect(none.probabilityOffline(at: monday, clock: &clock) == 1.0 / 3)
+    let prior = try #require(NetworkModel.hourOfDayShares(NetworkModel.classSeconds(trace, from: trace.start, to: trace.end)))
+    // WiFi 19:00–08:00, LTE otherwise, never offline.
+    #expect(prior[0][21] == 1 && prior[1][12] == 1 && prior[2].allSatisfy { $0 == 0 })
+    let shrunk = NetworkModel(
+      fitting: deviceTrace(withNetwork: false), from: simStart, to: simStart + 28 * 86_400, prior: prior)
+    #expect(shrunk.probabilityWiFi(at: monday + 21 * 3600, clock: &clock) == 1)
+    #expect(shrunk.probabilityCellular(at: monday + 12 * 3600, clock: &clock) == 1)
   }
 
   @Test("models round-trip through JSON exactly")

@@ -52,8 +52,29 @@ func loadError(_ edit: (inout [String: Any]) -> Void) throws -> String {
     _ = try ModelFile.load(path: path)
     return "no error"
   } catch let e as ModelFileError {
-    #expect(e.description.hasPrefix(path + ": "))
+    #expect(e.description.hasPrefix(path + (e.line.map { ":\($0)" } ?? "") + ": "))
     return e.message
+  }
+}
+
+@Test("model-file errors give the line of the value at fault")
+func modelFileErrorLines() throws {
+  let path = tempPath("pretty.json")
+  try sampleModelFile().write(to: path)
+  var object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+  var users = object["users"] as! [[String: Any]]
+  users[1]["split_s"] = "noon"
+  object["users"] = users
+  let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+  try data.write(to: URL(fileURLWithPath: path))
+  let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+  do {
+    _ = try ModelFile.load(path: path)
+    Issue.record("no error")
+  } catch let e as ModelFileError {
+    let line = try #require(e.line, "\(e)")
+    #expect(lines[line - 1].contains("\"split_s\"") && lines[line - 1].contains("noon"), "line \(line): \(lines[line - 1])")
+    #expect(e.description.hasPrefix("\(path):\(line): 'users[1].split_s'"), "\(e)")
   }
 }
 
@@ -82,8 +103,9 @@ struct ModelFileTests {
   @Test("the document is versioned, with sorted snake_case keys")
   func layout() throws {
     let text = String(decoding: try sampleModelFile().encoded(), as: UTF8.self)
-    #expect(text.hasPrefix("{\"format\":\"fetchlab-model\",\"options\":{"))
-    #expect(text.hasSuffix("],\"version\":1}"))
+    #expect(text.hasPrefix("{\"device_population\":{"))
+    #expect(text.contains("},\"format\":\"fetchlab-model\",\"options\":{"))
+    #expect(text.hasSuffix("],\"version\":2}"))
     for key in ["\"train_fraction\":0.75", "\"split_s\":", "\"end_s\":", "\"last_open_any_s\":", "\"last_open_s\":",
       "\"time_zone\":\"+01:00\"", "\"charging_probability_by_hour_of_week\":", "\"wifi_probability_by_hour_of_week\":",
       "\"path\":\"datasets/x/trace.csv\""]
@@ -111,8 +133,14 @@ struct ModelFileTests {
     #expect(format.contains("not a FetchLab model file") && format.contains("\"fetchlab-trace\""), "\(format)")
     let noFormat = try loadError { $0["format"] = nil }
     #expect(noFormat.contains("no 'format' field"), "\(noFormat)")
-    let version = try loadError { $0["version"] = 2 }
-    #expect(version == "unsupported version 2 (this build reads version 1)", "\(version)")
+    let version = try loadError { $0["version"] = 3 }
+    #expect(version == "unsupported version 3 (this build reads version 2)", "\(version)")
+    let old = try loadError { $0["version"] = 1 }
+    #expect(old.hasPrefix("unsupported version 1 (this build reads version 2); it predates the state-aware device models: refit"), "\(old)")
+    let device = try loadError {
+      $0["device_population"] = ["plugged": ["family": "logistic", "coefficients": [0.1, 0.2], "rows": 3, "residual_sd": 0]]
+    }
+    #expect(device.contains("device_population.plugged") && device.contains("need a logistic model with 17 coefficients, got logistic with 2"), "\(device)")
     let missingField = try loadError { $0["population"] = nil }
     #expect(missingField == "'population': missing field", "\(missingField)")
     let mistyped = try loadError { o in

@@ -188,7 +188,7 @@ struct SummaryTableTests {
     ("a,b\n1,x\"y\n", "t.csv:2: b: column 2: quote inside an unquoted field"),
     ("a,b\n1,\"xy\"z\n", "t.csv:2: b: column 2: unexpected text after a closing quote"),
     ("a,b\n1,2\n\"open\n,3\n", "t.csv:3: a: column 1: unterminated quoted field"),
-    ("a,b\n1,2,3\n", "t.csv:2: column 3: column 3: expected 2 fields, found 3"),
+    ("a,b\n1,2,3\n", "t.csv:2: column 3: expected 2 fields, found 3"),
     ("a,b\n1\n", "t.csv:2: b: column 2: expected 2 fields, found 1"),
     ("a,b\n1,2\r3,4\n", "t.csv:2: b: column 2: bare CR"),
     ("a,b\n1,2\n\n", "t.csv:3: -: empty line"),

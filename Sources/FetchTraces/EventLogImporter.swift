@@ -1,0 +1,487 @@
+import Foundation
+
+/// Converts an app-usage event log (one row per event: user, timestamp, app,
+/// event) into canonical traces of `open` events.
+///
+/// The input is comma- or tab-separated text with a header row (the
+/// delimiter is the header's: a tab if it has one, else a comma; RFC 4180
+/// quotes allowed within a line; a UTF-8 byte-order mark is skipped).
+/// ``Options`` name the columns and say which event names open an app, close
+/// it, or carry no session information. Sessions come either from
+/// **pairs** (an open event, then the same app's close event) or from a
+/// **duration column** on each open row.
+///
+/// Rules, per user and app, after sorting each user's rows by time (ties
+/// keep file order):
+/// - an open starts a session; the app's next close ends it (session length
+///   = close − open, capped at ``Options/maximumSession``);
+/// - an open that arrives while the app's session is still open (no close
+///   in between) ends that session at the new open and starts another;
+///   with ``Options/mergeGap`` > 0, an open less than that many seconds
+///   after the app's previous session ended continues that session instead
+///   (logs that write "Opened" again on every return to an app);
+/// - a session never closed lasts ``Options/unclosedSession`` seconds;
+/// - a close without an open session is counted (``Output/unmatchedCloses``)
+///   and otherwise ignored;
+/// - ignored events (``Options/ignoredEvents``) are skipped; any other event
+///   name is an error naming file, line and field, unless
+///   ``Options/ignoreUnknownEvents``.
+///
+/// Times: Unix seconds, Unix milliseconds, or ISO 8601 (``TimeUnit``). An
+/// ISO time without a zone is wall-clock time in ``Options/timeZone``. Each
+/// user's window runs from the local midnight before the first row to the
+/// local midnight after the last row or session end, so day boundaries and
+/// hour-of-day statistics are the user's.
+///
+///     var o = EventLogImporter.Options()
+///     o.userColumn = "user_id"; o.appColumn = "app_name"; o.eventColumn = "event_type"
+///     o.openEvents = ["Opened"]; o.closeEvents = ["Closed"]; o.ignoredEvents = ["User Interaction", "Broken"]
+///     let out = try EventLogImporter(options: o).read(path: "lsapp.tsv")
+///
+/// - Complexity: O(r log r) time and O(r) memory for r rows (every user's
+///   rows are held until the end, because a log need not group them).
+public struct EventLogImporter: Sendable {
+  /// How the time column is written.
+  public enum TimeUnit: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// Seconds since 1970-01-01 UTC (decimals allowed).
+    case seconds = "s"
+    /// Milliseconds since 1970-01-01 UTC.
+    case milliseconds = "ms"
+    /// ISO 8601 date-time (`2018-01-16 06:01:05`, `2026-01-05T08:00:00Z`, `...+01:00`).
+    case iso8601 = "iso"
+    /// Decided from the first data row: ISO 8601 if it parses as one, else
+    /// milliseconds when the number is at least 10¹¹ (no Unix time in
+    /// seconds before the year 5138 is), else seconds.
+    case auto
+    public var description: String { rawValue }
+  }
+
+  /// Column names, event names and session rules.
+  public struct Options: Sendable, Equatable {
+    public var userColumn = "user"
+    public var timeColumn = "timestamp"
+    public var appColumn = "app"
+    public var eventColumn = "event"
+    /// When set, each open row carries its session length in this column
+    /// (in ``durationUnit``) and close events are not needed.
+    public var durationColumn: String? = nil
+    public var durationUnit: TimeUnit = .seconds
+    public var timeUnit: TimeUnit = .auto
+    /// Event names that mean the user opened the app (compared exactly,
+    /// after trimming spaces).
+    public var openEvents: [String] = ["open"]
+    /// Event names that end the app's session.
+    public var closeEvents: [String] = ["close"]
+    /// Event names skipped without effect.
+    public var ignoredEvents: [String] = []
+    /// Skip every event name not listed above instead of failing.
+    public var ignoreUnknownEvents = false
+    /// Time zone of every user: written to the `begin` rows and used for
+    /// ISO times without a zone and for the window's midnights.
+    public var timeZone: TraceTimeZone = .utc
+    /// Cap on a session, s; in (0, 86,400].
+    public var maximumSession = 1_800.0
+    /// Length of a session that is never closed, s; in [0, maximumSession].
+    public var unclosedSession = 0.0
+    /// An open less than this many seconds after the app's previous session
+    /// ended continues that session; ≥ 0 (0: never).
+    public var mergeGap = 0.0
+
+    public init() {}
+
+    /// The options as `#` comment lines for a converted trace.
+    public var commentLines: [String] {
+      let duration = durationColumn.map { " duration=\($0) (\(durationUnit))" } ?? ""
+      let columns = "event-log import: columns user=\(userColumn) time=\(timeColumn) app=\(appColumn)"
+        + " event=\(eventColumn)" + duration + " time-unit=\(timeUnit)"
+      let close = closeEvents.isEmpty ? "-" : closeEvents.joined(separator: " | ")
+      let ignored = (ignoredEvents.isEmpty ? "-" : ignoredEvents.joined(separator: " | "))
+        + (ignoreUnknownEvents ? " and every other name" : "")
+      let events = "open events: " + openEvents.joined(separator: " | ") + "; close events: " + close
+        + "; ignored: " + ignored
+      let sessions = "time zone \(timeZone); max session \(CSV.number(maximumSession)) s; unclosed session "
+        + CSV.number(unclosedSession) + " s; merge gap " + CSV.number(mergeGap) + " s"
+      return [columns, events, sessions]
+    }
+
+    /// Why these options cannot be used, or `nil`.
+    public var problem: String? {
+      if openEvents.isEmpty { return "at least one open event name is needed" }
+      let all = openEvents + closeEvents + ignoredEvents
+      if Set(all).count != all.count { return "an event name is listed twice (open, close and ignored events must differ)" }
+      if !(maximumSession > 0 && maximumSession <= 86_400) { return "the maximum session must be in (0, 86400] s" }
+      if !(unclosedSession >= 0 && unclosedSession <= maximumSession) {
+        return "the unclosed-session length must be in [0, maximum session]"
+      }
+      if !(mergeGap.isFinite && mergeGap >= 0) { return "the merge gap must be a number ≥ 0" }
+      if durationUnit == .iso8601 || durationUnit == .auto { return "durations are in s or ms" }
+      return nil
+    }
+  }
+
+  /// The traces and what happened to the rows.
+  public struct Output: Sendable, Equatable {
+    /// One trace per user with at least one open, in order of first appearance.
+    public var users: [UserTrace] = []
+    /// Data rows read (blank lines excluded).
+    public var rows = 0
+    /// Opens written (after merging).
+    public var opens = 0
+    /// Rows with an ignored event name.
+    public var ignoredRows = 0
+    /// Close events with no open session of that app.
+    public var unmatchedCloses = 0
+    /// Sessions never closed (given ``Options/unclosedSession``).
+    public var unclosedSessions = 0
+    /// Sessions cut to ``Options/maximumSession``.
+    public var cappedSessions = 0
+    /// Opens merged into the previous session by ``Options/mergeGap``.
+    public var mergedOpens = 0
+    /// The time unit used (the one decided for ``TimeUnit/auto``).
+    public var timeUnit: TimeUnit = .auto
+    /// Users whose rows held no open.
+    public var usersWithoutOpens: [String] = []
+  }
+
+  public var options: Options
+
+  public init(options: Options = Options()) { self.options = options }
+
+  private enum Kind { case open, close, ignored }
+
+  private struct Row {
+    var time: Double
+    var app: Int32
+    var kind: Kind
+    var duration: Double
+    var line: Int
+  }
+
+  private struct User {
+    var id: String
+    var apps: [String] = []
+    var appIndex: [String: Int32] = [:]
+    var rows: [Row] = []
+    var first = Double.infinity
+    var last = -Double.infinity
+  }
+
+  /// Reads the log at `path` and builds the traces.
+  ///
+  /// - Throws: ``TraceFormatError`` naming file, line and field: a missing
+  ///   column, a malformed or implausible time, an unknown event name, a
+  ///   line over ``ResourceLimits/maxLineBytes``, a user with more rows than
+  ///   ``ResourceLimits/maxEventsPerUser``, invalid options (line 0).
+  public func read(path: String, limits: ResourceLimits = ResourceLimits()) throws -> Output {
+    if let p = options.problem { throw TraceFormatError(file: path, line: 0, field: "-", message: p) }
+    guard let file = fopen(path, "rb") else {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
+    }
+    defer { fclose(file) }
+    var lineNumber = 0
+    var linePointer: UnsafeMutablePointer<CChar>? = nil
+    var lineCapacity = 0
+    defer { free(linePointer) }
+    func fail(_ field: String, _ message: String) -> TraceFormatError {
+      TraceFormatError(file: path, line: lineNumber, field: field, message: message)
+    }
+    /// The next line without its line end, or `nil` at the end of the file.
+    func nextLine() throws -> [UInt8]? {
+      let n = getline(&linePointer, &lineCapacity, file)
+      guard n >= 0, let p = linePointer else {
+        if ferror(file) != 0 { throw fail("-", "read error: \(String(cString: strerror(errno)))") }
+        return nil
+      }
+      lineNumber += 1
+      guard n <= limits.maxLineBytes else {
+        throw fail("-", "line of \(n) bytes is longer than the limit of \(limits.maxLineBytes) (FETCHLAB_MAX_LINE_BYTES)")
+      }
+      var bytes = [UInt8](UnsafeRawBufferPointer(start: p, count: n))
+      while let c = bytes.last, c == 10 || c == 13 { bytes.removeLast() }
+      return bytes
+    }
+
+    // Header.
+    var header: [UInt8]? = nil
+    while let l = try nextLine() {
+      if !l.isEmpty { header = l; break }
+    }
+    guard var headerBytes = header else { throw fail("-", "empty file: no header row") }
+    if headerBytes.starts(with: [0xEF, 0xBB, 0xBF]) { headerBytes.removeFirst(3) }
+    let delimiter: UInt8 = headerBytes.contains(9) ? 9 : 44
+    guard let headerFields = EventLogImporter.split(headerBytes, delimiter) else {
+      throw fail("-", "unterminated quoted field in the header")
+    }
+    let names = try headerFields.map { f -> String in
+      guard let s = String(validating: f, as: UTF8.self) else { throw fail("-", "header is not valid UTF-8") }
+      return s.trimmingCharacters(in: .whitespaces)
+    }
+    func column(_ name: String, _ role: String) throws -> Int {
+      guard let i = names.firstIndex(of: name) else {
+        throw fail(name, "no \(role) column '\(name)' in the header (found: \(names.joined(separator: ", "))); name it with --\(role)-column")
+      }
+      return i
+    }
+    let userCol = try column(options.userColumn, "user")
+    let timeCol = try column(options.timeColumn, "time")
+    let appCol = try column(options.appColumn, "app")
+    let eventCol = try column(options.eventColumn, "event")
+    let durationCol = try options.durationColumn.map { try column($0, "duration") }
+
+    var kinds: [String: Kind] = [:]
+    for e in options.openEvents { kinds[e] = .open }
+    for e in options.closeEvents { kinds[e] = .close }
+    for e in options.ignoredEvents { kinds[e] = .ignored }
+
+    var out = Output()
+    var users: [User] = []
+    var userIndex: [String: Int] = [:]
+    var unit = options.timeUnit
+    var clock = LocalClock(options.timeZone)
+
+    while let line = try nextLine() {
+      if line.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
+      guard let fields = EventLogImporter.split(line, delimiter) else {
+        throw fail("-", "unterminated quoted field (a quoted field may not span lines)")
+      }
+      guard fields.count == names.count else {
+        throw fail("-", "\(fields.count) fields, but the header has \(names.count)")
+      }
+      out.rows += 1
+      func text(_ i: Int) throws -> String {
+        guard let s = String(validating: fields[i], as: UTF8.self) else { throw fail(names[i], "not valid UTF-8") }
+        return s.trimmingCharacters(in: .whitespaces)
+      }
+      let eventName = try text(eventCol)
+      let kind: Kind
+      if let k = kinds[eventName] {
+        kind = k
+      } else if options.ignoreUnknownEvents {
+        kind = .ignored
+      } else {
+        throw fail(
+          names[eventCol],
+          "unknown event '\(eventName)' (open: \(options.openEvents.joined(separator: ", ")); close: "
+            + "\(options.closeEvents.isEmpty ? "none" : options.closeEvents.joined(separator: ", "))); map it with "
+            + "--open-event, --close-event or --ignore-event, or pass --ignore-unknown-events")
+      }
+      if kind == .ignored {
+        out.ignoredRows += 1
+        continue
+      }
+      let userID = try text(userCol)
+      guard !userID.isEmpty else { throw fail(names[userCol], "empty user id") }
+      let appName = try text(appCol)
+      guard !appName.isEmpty else { throw fail(names[appCol], "empty app name") }
+      let timeText = try text(timeCol)
+      if unit == .auto { unit = EventLogImporter.guessUnit(timeText) }
+      let time = try EventLogImporter.time(timeText, unit: unit, clock: &clock) { fail(names[timeCol], $0) }
+      var duration = 0.0
+      if let durationCol, kind == .open {
+        let d = try text(durationCol)
+        guard let x = Double(d), x.isFinite, x >= 0 else {
+          throw fail(names[durationCol], "expected a duration ≥ 0 in \(options.durationUnit == .milliseconds ? "ms" : "s"), found '\(d.prefix(40))'")
+        }
+        duration = options.durationUnit == .milliseconds ? x / 1000 : x
+      }
+
+      let u: Int
+      if let i = userIndex[userID] {
+        u = i
+      } else {
+        u = users.count
+        userIndex[userID] = u
+        users.append(User(id: userID))
+      }
+      guard users[u].rows.count < limits.maxEventsPerUser else {
+        throw fail(names[userCol], "user '\(userID)' has more than \(limits.maxEventsPerUser) rows (FETCHLAB_MAX_EVENTS_PER_USER)")
+      }
+      let app: Int32
+      if let a = users[u].appIndex[appName] {
+        app = a
+      } else {
+        app = Int32(users[u].apps.count)
+        users[u].apps.append(appName)
+        users[u].appIndex[appName] = app
+      }
+      users[u].rows.append(Row(time: time, app: app, kind: kind, duration: duration, line: lineNumber))
+      users[u].first = min(users[u].first, time)
+      users[u].last = max(users[u].last, time)
+    }
+    out.timeUnit = unit == .auto ? options.timeUnit : unit
+
+    for user in users {
+      if let trace = trace(for: user, clock: &clock, counts: &out) {
+        out.opens += trace.events.count
+        out.users.append(trace)
+      } else {
+        out.usersWithoutOpens.append(user.id)
+      }
+    }
+    return out
+  }
+
+  /// One user's sessions as a trace (`nil` without opens).
+  private func trace(for user: User, clock: inout LocalClock, counts out: inout Output) -> UserTrace? {
+    let rows = user.rows.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+    let appCount = user.apps.count
+    // The app's current session: index into `sessions`, and whether it is still open.
+    var current = [Int](repeating: -1, count: appCount)
+    var isOpen = [Bool](repeating: false, count: appCount)
+    var sessions: [(time: Double, app: Int32, end: Double)] = []
+    var last = user.last
+    func close(_ a: Int, at t: Double) {
+      sessions[current[a]].end = t
+      isOpen[a] = false
+    }
+    for r in rows {
+      let a = Int(r.app)
+      switch r.kind {
+      case .ignored:
+        break
+      case .close:
+        if current[a] >= 0 && isOpen[a] { close(a, at: r.time) } else { out.unmatchedCloses += 1 }
+      case .open:
+        if current[a] >= 0 && isOpen[a] {
+          if options.mergeGap > 0 {  // a repeated open inside the session continues it
+            out.mergedOpens += 1
+            continue
+          }
+          close(a, at: r.time)
+        } else if current[a] >= 0, options.mergeGap > 0, r.time - sessions[current[a]].end < options.mergeGap {
+          out.mergedOpens += 1
+          isOpen[a] = options.durationColumn == nil
+          if options.durationColumn != nil { sessions[current[a]].end = max(sessions[current[a]].end, r.time + r.duration) }
+          continue
+        }
+        current[a] = sessions.count
+        if options.durationColumn != nil {
+          sessions.append((r.time, r.app, r.time + r.duration))
+        } else {
+          sessions.append((r.time, r.app, r.time))
+          isOpen[a] = true
+        }
+      }
+    }
+    for a in 0..<appCount where current[a] >= 0 && isOpen[a] {
+      out.unclosedSessions += 1
+      sessions[current[a]].end = sessions[current[a]].time + options.unclosedSession
+    }
+    guard !sessions.isEmpty else { return nil }
+    sessions.sort { $0.time < $1.time }  // stable: ties keep opening order
+    var remap = [Int32](repeating: -1, count: appCount)
+    var apps: [String] = []
+    var events: [TraceEvent] = []
+    events.reserveCapacity(sessions.count)
+    for s in sessions {
+      let a = Int(s.app)
+      if remap[a] < 0 {
+        remap[a] = Int32(apps.count)
+        apps.append(user.apps[a])
+      }
+      var length = s.end - s.time
+      if length > options.maximumSession {
+        length = options.maximumSession
+        out.cappedSessions += 1
+      }
+      last = max(last, s.time + length)
+      events.append(TraceEvent(time: s.time, kind: .open, app: remap[a], value: length))
+    }
+    let start = EventLogImporter.localMidnight(atOrBefore: user.first, clock: &clock)
+    var end = EventLogImporter.localMidnight(atOrBefore: last, clock: &clock) + 86_400
+    // A daylight-saving day is 23 or 25 h: make sure the window covers the last time.
+    if end <= last { end += 86_400 }
+    let trace = UserTrace(user: user.id, timeZone: options.timeZone, start: start, end: end, apps: apps, events: events)
+    #if DEBUG
+      trace._checkInvariants()
+    #endif
+    return trace
+  }
+
+  /// The Unix time of the local midnight at or before `t`.
+  static func localMidnight(atOrBefore t: Double, clock: inout LocalClock) -> Double {
+    let off = clock.offset(at: t)
+    let local = t + off
+    return (local / 86_400).rounded(.down) * 86_400 - off
+  }
+
+  /// The unit of the first time of a file under ``TimeUnit/auto``.
+  static func guessUnit(_ s: String) -> TimeUnit {
+    if TimeText.parseISO8601(s) != nil { return .iso8601 }
+    if let x = Double(s), abs(x) >= TimeText.maximumUnixSeconds { return .milliseconds }
+    return .seconds
+  }
+
+  /// `s` in `unit` as Unix seconds; `fail` builds the error.
+  static func time(
+    _ s: String, unit: TimeUnit, clock: inout LocalClock, fail: (String) -> TraceFormatError
+  ) throws -> Double {
+    let t: Double
+    switch unit {
+    case .iso8601:
+      guard let iso = TimeText.parseISO8601(s) else {
+        throw fail("expected an ISO 8601 time such as 2018-01-16 06:01:05 or 2026-01-05T08:00:00Z, found '\(s.prefix(40))'")
+      }
+      if let u = iso.unixSeconds {
+        t = u
+      } else {
+        // Wall-clock time in the zone: the offset at the instant it names.
+        let guess = iso.wallSeconds - clock.offset(at: iso.wallSeconds)
+        t = iso.wallSeconds - clock.offset(at: guess)
+      }
+    case .seconds, .milliseconds, .auto:
+      guard let x = Double(s), x.isFinite else {
+        let hint = TimeText.parseISO8601(s) != nil ? " (an ISO 8601 time: use --time-unit iso)" : ""
+        throw fail("expected a number of \(unit == .milliseconds ? "milliseconds" : "seconds"), found '\(s.prefix(40))'\(hint)")
+      }
+      t = unit == .milliseconds ? x / 1000 : x
+    }
+    guard abs(t) < TimeText.maximumUnixSeconds else { throw fail(TimeText.implausibleSecondsMessage(t)) }
+    return t
+  }
+
+  /// Splits one line at `delimiter`, honouring RFC 4180 quotes (a quoted
+  /// field may hold the delimiter and doubled quotes; it may not span
+  /// lines); `nil` for an unterminated quote.
+  static func split(_ line: [UInt8], _ delimiter: UInt8) -> [[UInt8]]? {
+    var fields: [[UInt8]] = []
+    var field: [UInt8] = []
+    var i = 0
+    let n = line.count
+    var quotedField = false
+    while i <= n {
+      if i == n || line[i] == delimiter {
+        fields.append(field)
+        field.removeAll(keepingCapacity: true)
+        quotedField = false
+        i += 1
+        continue
+      }
+      let c = line[i]
+      if c == 34 && field.isEmpty && !quotedField {
+        quotedField = true
+        i += 1
+        var closed = false
+        while i < n {
+          if line[i] == 34 {
+            if i + 1 < n && line[i + 1] == 34 {
+              field.append(34)
+              i += 2
+              continue
+            }
+            closed = true
+            i += 1
+            break
+          }
+          field.append(line[i])
+          i += 1
+        }
+        guard closed else { return nil }
+        continue
+      }
+      field.append(c)
+      i += 1
+    }
+    return fields
+  }
+}

@@ -1,0 +1,126 @@
+/// Reading times written as text: ISO 8601 date-times, and the hint for
+/// numbers that are Unix times in the wrong unit. Shared by the trace reader
+/// (`time` column) and ``EventLogImporter``.
+public enum TimeText {
+  /// An ISO 8601 date-time: seconds since 1970-01-01 00:00:00 of its wall
+  /// clock, and its zone offset east of UTC in seconds (`nil` without one).
+  /// The Unix time is `wallSeconds − offset`.
+  public struct ISO8601: Sendable, Equatable {
+    public var wallSeconds: Double
+    public var offset: Int?
+    /// The Unix time, when the text has a zone (`Z` or an offset).
+    public var unixSeconds: Double? { offset.map { wallSeconds - Double($0) } }
+  }
+
+  /// Parses `YYYY-MM-DD(T| )HH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM|±HH]`
+  /// (proleptic Gregorian, the extended format of ISO 8601 / RFC 3339, with
+  /// the space separator RFC 3339 allows); `nil` for anything else,
+  /// including invalid dates (2026-02-30) and times (24:00).
+  ///
+  ///     TimeText.parseISO8601("2026-01-05T08:00:00+01:00")?.unixSeconds  // 1767596400
+  ///
+  /// - Complexity: O(length), no allocation.
+  public static func parseISO8601(_ b: UnsafeBufferPointer<UInt8>) -> ISO8601? {
+    let n = b.count
+    guard n >= 16, b[4] == 45, b[7] == 45, b[10] == 84 || b[10] == 32 || b[10] == 116, b[13] == 58 else {
+      return nil
+    }
+    func num(_ from: Int, _ count: Int) -> Int? {
+      guard from + count <= n else { return nil }
+      var v = 0
+      for i in from..<(from + count) {
+        let c = b[i] &- 48
+        guard c < 10 else { return nil }
+        v = v * 10 + Int(c)
+      }
+      return v
+    }
+    guard let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2),
+      CivilDate.isValid(year: y, month: mo, day: d), h < 24, mi < 60
+    else { return nil }
+    var i = 16
+    var seconds = 0.0
+    if i < n, b[i] == 58 {
+      guard let s = num(i + 1, 2), s < 60 else { return nil }
+      seconds = Double(s)
+      i += 3
+      if i < n, b[i] == 46 || b[i] == 44 {
+        i += 1
+        var scale = 0.1
+        let first = i
+        while i < n, b[i] &- 48 < 10 {
+          seconds += Double(b[i] - 48) * scale
+          scale /= 10
+          i += 1
+        }
+        guard i > first else { return nil }
+      }
+    }
+    var offset: Int? = nil
+    if i < n {
+      if b[i] == 90 || b[i] == 122 {  // Z, z
+        offset = 0
+        i += 1
+      } else if b[i] == 43 || b[i] == 45 {  // + -
+        let sign = b[i] == 45 ? -1 : 1
+        guard let oh = num(i + 1, 2), oh <= 18 else { return nil }
+        i += 3
+        var om = 0
+        if i < n {
+          if b[i] == 58 { i += 1 }
+          guard let m = num(i, 2), m < 60 else { return nil }
+          om = m
+          i += 2
+        }
+        offset = sign * (oh * 3600 + om * 60)
+      } else {
+        return nil
+      }
+    }
+    guard i == n else { return nil }
+    let day = CivilDate.days(year: y, month: mo, day: d)
+    return ISO8601(wallSeconds: Double(day) * 86_400 + Double(h * 3600 + mi * 60) + seconds, offset: offset)
+  }
+
+  /// ``parseISO8601(_:)-(UnsafeBufferPointer<UInt8>)`` on a string.
+  public static func parseISO8601(_ s: String) -> ISO8601? {
+    var s = s
+    return s.withUTF8 { parseISO8601($0) }
+  }
+
+  /// Unix seconds as ISO 8601 UTC, to the second: `2026-01-05T07:00:00Z`.
+  public static func isoUTC(_ t: Double) -> String {
+    let whole = Int64((t).rounded(.down))
+    let day = Int(whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400)
+    let sec = Int(whole - Int64(day) * 86_400)
+    let c = CivilDate.civil(fromDays: day)
+    func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    let year = c.year >= 0 && c.year < 10_000 ? String(repeating: "0", count: 4 - String(c.year).count) + String(c.year) : String(c.year)
+    return "\(year)-\(two(c.month))-\(two(c.day))T\(two(sec / 3600)):\(two(sec / 60 % 60)):\(two(sec % 60))Z"
+  }
+
+  /// Largest magnitude accepted as Unix seconds: 10¹¹ s is the year 5138,
+  /// while Unix milliseconds of any date after 1973 exceed it.
+  public static let maximumUnixSeconds = 1e11
+
+  /// Why `t` is not a plausible Unix time in seconds, with the likely unit
+  /// and what to do: milliseconds (10¹¹–10¹⁴), microseconds (10¹⁴–10¹⁷) or
+  /// nanoseconds (10¹⁷–10²⁰) when dividing brings it to a date between 1973
+  /// and 5138.
+  ///
+  ///     TimeText.implausibleSecondsMessage(1_767_571_200_000)
+  ///     // "time 1767571200000 is not a plausible Unix time in seconds: it looks like
+  ///     //  milliseconds (2026-01-05T00:00:00Z): divide by 1000, or convert the log
+  ///     //  with 'fetchlab import-events --time-unit ms'"
+  public static func implausibleSecondsMessage(_ t: Double) -> String {
+    let base = "time \(CSV.number(t)) is not a plausible Unix time in seconds"
+    let units: [(String, Double, String)] = [
+      ("milliseconds", 1e3, "ms"), ("microseconds", 1e6, "us"), ("nanoseconds", 1e9, "ns"),
+    ]
+    for (name, factor, flag) in units where abs(t) >= maximumUnixSeconds && abs(t / factor) < maximumUnixSeconds {
+      return base + ": it looks like \(name) (\(isoUTC(t / factor))): divide by \(CSV.number(factor)), or convert"
+        + " the log with 'fetchlab import-events --time-unit \(flag)'"
+    }
+    return base + " (expected seconds since 1970-01-01 UTC, or ISO 8601 such as 2026-01-05T08:00:00Z)"
+  }
+}
