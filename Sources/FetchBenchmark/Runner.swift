@@ -211,7 +211,7 @@ public func checkReplayBudget(
       switch p {
       case .never: nil
       case .oracle, .oracleBudget: nil
-      case .periodic(let i), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _): min(i, 900)
+      case .periodic(let i, _), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _): min(i, 900)
       default: 900
       }
     let fetches = (interval.map { w / $0 } ?? 0) + maxUpdates
