@@ -387,7 +387,7 @@ extension Experiment {
   /// Fetches a pair-day of a policy (see ``Estimate``).
   static func fetchesPerPairDay(_ spec: PolicySpec) -> Double {
     switch spec {
-    case .periodic(let i), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _):
+    case .periodic(let i, _), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _):
       return i > 0 ? max(1, 86_400 / i) : 86_400
     default: return 50
     }

@@ -29,9 +29,10 @@ public struct AgeHistogram: Sendable, Equatable {
     for i in 0..<Self.bins { counts[i] += o.counts[i] }
   }
 
-  /// Quantile `q` ∈ [0, 1] (bin's geometric centre; 0 inside the fresh mass).
+  /// Quantile `q` ∈ [0, 1] (bin's geometric centre; 0 inside the fresh mass;
+  /// NaN when empty).
   public func quantile(_ q: Double) -> Double {
-    guard count > 0 else { return 0 }
+    guard count > 0 else { return .nan }
     let rank = q * Double(count - 1)
     if rank < Double(zeros) { return 0 }
     var seen = Double(zeros)
@@ -84,9 +85,11 @@ public struct PolicyAggregate: Sendable, Equatable {
     noData += s.noData
     failed += s.failed
     wasted += s.wasted
-    freshOpens += Int((s.freshRatio * Double(s.opens)).rounded())
-    ageSum += s.meanAgeS * Double(s.opens)
-    aoiSum += s.meanAoiS * Double(s.opens)
+    if s.opens > 0 {
+      freshOpens += Int((s.freshRatio * Double(s.opens)).rounded())
+      ageSum += s.meanAgeS * Double(s.opens)
+      aoiSum += s.meanAoiS * Double(s.opens)
+    }
     energyJ += s.energyJ
     cellularBytes += s.cellularBytes
   }
@@ -94,9 +97,10 @@ public struct PolicyAggregate: Sendable, Equatable {
   public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
   public var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }
   public var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
-  public var freshRatio: Double { opens > 0 ? Double(freshOpens) / Double(opens) : 0 }
-  public var meanAgeS: Double { opens > 0 ? ageSum / Double(opens) : 0 }
-  public var meanAoiS: Double { opens > 0 ? aoiSum / Double(opens) : 0 }
+  /// Open-sampled staleness; NaN (undefined) with no opens.
+  public var freshRatio: Double { opens > 0 ? Double(freshOpens) / Double(opens) : .nan }
+  public var meanAgeS: Double { opens > 0 ? ageSum / Double(opens) : .nan }
+  public var meanAoiS: Double { opens > 0 ? aoiSum / Double(opens) : .nan }
   public var newDataRatio: Double { fetches > 0 ? Double(newData) / Double(fetches) : 0 }
   public func batteryPctPerDay(capacityJ: Double) -> Double { energyJPerDay / capacityJ * 100 }
 }

@@ -52,6 +52,9 @@ public struct UserResult: Sendable {
   public var apps: [Int32]
   /// `replays[a][p]`: app `apps[a]` under policy `p`.
   public var replays: [[AppReplay]]
+  /// `devices[p]`: the device's totals under policy `p` (at app scope, the
+  /// sums of the apps' separate replays).
+  public var devices: [DeviceSummary] = []
 }
 
 /// Receives each user's results in trace order.
@@ -208,7 +211,7 @@ public func checkReplayBudget(
       switch p {
       case .never: nil
       case .oracle, .oracleBudget: nil
-      case .periodic(let i), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _): min(i, 900)
+      case .periodic(let i, _), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _): min(i, 900)
       default: 900
       }
     let fetches = (interval.map { w / $0 } ?? 0) + maxUpdates
@@ -277,22 +280,23 @@ public struct PreparedReplay: Sendable {
 
   public init(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) {
     let (train, test) = splitForRun(trace, config)
-    user = PreparedUser(trace: test, world: config.world)
     apps = config.apps.select(in: trace)
+    user = PreparedUser(trace: test, world: config.world, apps: config.world.replayScope == .device ? apps : [])
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
     learning = LearningContext(training: train, population: population, fits: HabitFitCache(trace: trace))
   }
 
-  /// The replays of every selected app under `policies`.
+  /// The replays of every selected app under `policies`, at the world's
+  /// ``WorldParameters/replayScope``.
   public func replay(_ policies: [PolicySpec], _ config: RunConfiguration) -> UserResult {
-    let replays = zip(apps, contents).map { app, content in
-      policies.map {
-        $0.replay(
-          user: user, app: app, content: content, seed: config.seed, recordEvents: config.recordEvents,
-          learning: $0.learns ? learning : nil)
-      }
+    guard !apps.isEmpty else { return UserResult(trace: user.trace, apps: apps, replays: []) }
+    let devices = policies.map {
+      $0.replay(
+        user: user, apps: apps, contents: contents, scope: config.world.replayScope, seed: config.seed,
+        recordEvents: config.recordEvents, learning: $0.learns ? learning : nil)
     }
-    return UserResult(trace: user.trace, apps: apps, replays: replays)
+    let replays = apps.indices.map { a in devices.map { $0.apps[a] } }
+    return UserResult(trace: user.trace, apps: apps, replays: replays, devices: devices.map(\.summary))
   }
 }
 

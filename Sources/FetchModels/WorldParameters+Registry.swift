@@ -166,6 +166,12 @@ extension WorldParameters {
                        "UbiqLog share of opens by hour (D, reference §5.1), used as an update-intensity shape (NV)"))
     }
     r.append(.flag("replay.foreground_refresh", \.foregroundRefresh, "the issue's default: an open refreshes in the foreground, not charged to the policy"))
+    r.append(.word("replay.scope", \.replayScope, ReplayScope.allCases.map { ($0.rawValue, $0) },
+                   "device: a phone has one radio and one walk over its apps (issue 12); app: each app alone, as in per-app models"))
+    r.append(.flag("replay.share_user_radio", \.shareUserRadio,
+                   "on: the radio is physically shared with the user's sessions; off: per-flow models in papers do not share"))
+    r.append(.word("replay.transfer", \.instantTransfers, [("timed", false), ("instant", true)],
+                   "timed: content is as of the response; instant: as of the start (analytic models), energy still counts the duration"))
     return r
   }()
 

@@ -1,6 +1,14 @@
 import FetchTraces
 
 /// Where the content-update times of an app come from.
+/// What one replay covers (``WorldParameters/replayScope``).
+public enum ReplayScope: String, Sendable, CaseIterable {
+  /// All modelled apps of a user's device in one walk, on one radio per interface.
+  case device
+  /// Each app alone, with a radio of its own.
+  case app
+}
+
 public enum ContentSource: String, Sendable, CaseIterable {
   /// The trace's `update` rows when it has any for the app, else the model.
   case auto
@@ -95,6 +103,24 @@ public struct WorldParameters: Sendable, Equatable {
   /// Whether an app open refreshes the content in the foreground (resets
   /// staleness; not charged to the policy).
   public var foregroundRefresh = true
+
+  /// What one replay covers: a whole device (all modelled apps on one radio
+  /// and one walk) or one app on a radio of its own (the literature's and
+  /// FetchLab's earlier per-app semantics). Default `device`: a phone has
+  /// one radio, so apps that fetch together share a promotion and a tail.
+  public var replayScope = ReplayScope.device
+  /// Whether background fetches share the radio with the user's own
+  /// activity (sessions and other apps' wakes): a fetch inside a session's
+  /// tail pays only its increment. Default on (the radio is physically
+  /// shared); off gives the per-flow models of papers that charge each
+  /// fetch from its own radio state.
+  public var shareUserRadio = true
+  /// Whether a fetch's content lands at its start (instantaneous, as in
+  /// analytic freshness models; its energy still counts its duration)
+  /// rather than at its completion. Default timed: the content is as of
+  /// the response, which arrives after promotion, request, latency and
+  /// transfer.
+  public var instantTransfers = false
 
   public init() {}
 

@@ -8,7 +8,8 @@ import Foundation
 /// aggregates. Files are written under temporary names and moved into place
 /// only by ``commit(manifest:)``, so a failed run leaves no half-written report.
 ///
-/// Sizes: `summary.csv` has users × apps × policies rows (~250 B each);
+/// Sizes: `summary.csv` has users × apps × policies rows (~250 B each),
+/// `devices.csv` users × policies rows (~150 B each);
 /// `opens.csv` ~60 B per open and `fetches.csv` ~110 B per fetch, per policy.
 /// At 10,000 users × 28 days × 3 apps × 12 policies that is ~1 GB of
 /// `opens.csv`; pass `recordEvents: false` (`--no-event-files`) at that scale.
@@ -16,8 +17,12 @@ public struct CSVReportSink: RunSink {
   public let directory: String
   public private(set) var aggregates: [PolicyAggregate]
   public private(set) var users = 0
+  /// (user, app, policy) pairs without a scored open: their staleness is
+  /// undefined and written as empty fields.
+  public private(set) var pairsWithoutOpens = 0
   let capacityJ: Double
   let summary: AtomicTextFile
+  let devices: AtomicTextFile
   let opens: AtomicTextFile?
   let fetches: AtomicTextFile?
 
@@ -28,6 +33,8 @@ public struct CSVReportSink: RunSink {
     aggregates = config.policies.map { PolicyAggregate(policy: $0.description) }
     summary = try AtomicTextFile(path: directory + "/summary.csv")
     try summary.write(SummaryColumn.headerLine)
+    devices = try AtomicTextFile(path: directory + "/devices.csv")
+    try devices.write(DeviceColumn.headerLine)
     if config.recordEvents {
       opens = try AtomicTextFile(path: directory + "/opens.csv")
       try opens!.write(OpenColumn.headerLine)
@@ -42,12 +49,16 @@ public struct CSVReportSink: RunSink {
   public mutating func consume(_ r: UserResult, config: RunConfiguration) throws {
     users += 1
     let user = CSV.field(r.trace.user)
-    var s = "", o = "", f = ""
+    var s = "", o = "", f = "", d = ""
+    for (pi, device) in r.devices.enumerated() {
+      d += deviceRecord(user: user, policy: CSV.field(aggregates[pi].policy), device, capacityJ: capacityJ)
+    }
     for (ai, app) in r.apps.enumerated() {
       let appName = CSV.field(r.trace.apps[Int(app)])
       for (pi, replay) in r.replays[ai].enumerated() {
         let policy = CSV.field(aggregates[pi].policy)
         aggregates[pi].add(replay)
+        if replay.summary.opens == 0 { pairsWithoutOpens += 1 }
         s += SummaryColumn.allCases.map {
           $0.value(user: user, app: appName, policy: policy, replay.summary, capacityJ: capacityJ)
         }.joined(separator: ",") + "\n"
@@ -65,6 +76,7 @@ public struct CSVReportSink: RunSink {
       }
     }
     try summary.write(s)
+    try devices.write(d)
     try opens?.write(o)
     try fetches?.write(f)
   }
@@ -75,6 +87,7 @@ public struct CSVReportSink: RunSink {
     try p.write(PolicyColumn.headerLine)
     for a in aggregates { try p.write(pooledRecord(a, capacityJ: capacityJ) + "\n") }
     try summary.commit()
+    try devices.commit()
     try opens?.commit()
     try fetches?.commit()
     try p.commit()

@@ -25,8 +25,10 @@ public enum ComparisonTable {
     }.joined(separator: "\n") + "\n"
   }
 
-  /// `x` with exactly `d` decimals, locale-independent.
+  /// `x` with exactly `d` decimals, locale-independent; `-` when not finite
+  /// (staleness without opens).
   static func fixed(_ x: Double, _ d: Int) -> String {
+    guard x.isFinite else { return "-" }
     var p = 1.0
     for _ in 0..<d { p *= 10 }
     let r = (x * p).rounded() / p
@@ -45,6 +47,7 @@ public enum ComparisonTable {
 
   /// Seconds as `0 s`, `42 s`, `12.3 min`, `5.2 h` or `3.1 d`.
   static func humanDuration(_ s: Double) -> String {
+    if s.isNaN { return "-" }
     if s == 0 { return "0 s" }
     if s < 60 { return fixed(s, s < 10 ? 1 : 0) + " s" }
     if s < 3600 { return fixed(s / 60, 1) + " min" }

@@ -33,12 +33,12 @@ public enum SummaryColumn: String, CaseIterable, Sendable {
     case .failed: String(s.failed)
     case .wasted: String(s.wasted)
     case .updates: String(s.updates)
-    case .mean_age_s: CSV.number(s.meanAgeS, decimals: 3)
-    case .p50_age_s: CSV.number(s.p50AgeS, decimals: 3)
-    case .p90_age_s: CSV.number(s.p90AgeS, decimals: 3)
-    case .p99_age_s: CSV.number(s.p99AgeS, decimals: 3)
-    case .fresh_ratio: CSV.number(s.freshRatio, decimals: 6)
-    case .mean_aoi_s: CSV.number(s.meanAoiS, decimals: 3)
+    case .mean_age_s: staleness(s.meanAgeS, decimals: 3)
+    case .p50_age_s: staleness(s.p50AgeS, decimals: 3)
+    case .p90_age_s: staleness(s.p90AgeS, decimals: 3)
+    case .p99_age_s: staleness(s.p99AgeS, decimals: 3)
+    case .fresh_ratio: staleness(s.freshRatio, decimals: 6)
+    case .mean_aoi_s: staleness(s.meanAoiS, decimals: 3)
     case .time_avg_age_s: CSV.number(s.timeAvgAgeS, decimals: 3)
     case .time_fresh_ratio: CSV.number(s.timeFreshRatio, decimals: 6)
     case .energy_j: CSV.number(s.energyJ, decimals: 6)
@@ -50,6 +50,44 @@ public enum SummaryColumn: String, CaseIterable, Sendable {
     case .wifi_bytes: CSV.number(s.wifiBytes, decimals: 0)
     }
   }
+}
+
+/// Columns of `devices.csv`: one row per (user, policy), the user's device
+/// with all its replayed apps. Background figures are the policy's fetches
+/// (at `replay.scope=device` on one shared radio, so they are the device's
+/// radio energy with the fetches minus without them, plus CPU); the
+/// `foreground_*` figures are the user-initiated refreshes at stale opens;
+/// `mean_wait_s` and `p90_wait_s` pool the wait over the apps' opens.
+public enum DeviceColumn: String, CaseIterable, Sendable {
+  case user, policy, apps, days, opens, fetches
+  case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day, wifi_bytes_per_day
+  case foreground_refreshes, foreground_energy_j_per_day, foreground_bytes_per_day
+  case mean_wait_s, p90_wait_s
+
+  func value(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
+    switch self {
+    case .user: user
+    case .policy: policy
+    case .apps: String(d.apps)
+    case .days: CSV.number(d.days, decimals: 6)
+    case .opens: String(d.opens)
+    case .fetches: String(d.fetches)
+    case .energy_j_per_day: CSV.number(d.energyJPerDay, decimals: 6)
+    case .battery_pct_per_day: CSV.number(d.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .cellular_bytes_per_day: CSV.number(d.cellularBytesPerDay, decimals: 3)
+    case .wifi_bytes_per_day: CSV.number(d.wifiBytesPerDay, decimals: 3)
+    case .foreground_refreshes: String(d.foregroundRefreshes)
+    case .foreground_energy_j_per_day: CSV.number(d.foregroundEnergyJPerDay, decimals: 6)
+    case .foreground_bytes_per_day: CSV.number(d.foregroundBytesPerDay, decimals: 3)
+    case .mean_wait_s: CSV.number(d.meanWaitS, decimals: 6)
+    case .p90_wait_s: CSV.number(d.p90WaitS, decimals: 6)
+    }
+  }
+}
+
+/// One `devices.csv` record (with LF), fields quoted where needed.
+public func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
+  DeviceColumn.allCases.map { $0.value(user: user, policy: policy, d, capacityJ: capacityJ) }.joined(separator: ",") + "\n"
 }
 
 /// Columns of `opens.csv`: one row per open of a replayed app.
@@ -87,14 +125,19 @@ public enum PolicyColumn: String, CaseIterable, Sendable {
     case .energy_j_per_day: CSV.number(a.energyJPerDay, decimals: 6)
     case .battery_pct_per_day: CSV.number(a.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
     case .cellular_bytes_per_day: CSV.number(a.cellularBytesPerDay, decimals: 3)
-    case .fresh_ratio: CSV.number(a.freshRatio, decimals: 6)
-    case .mean_age_s: CSV.number(a.meanAgeS, decimals: 3)
-    case .p50_age_s: CSV.number(a.ages.quantile(0.5), decimals: 3)
-    case .p90_age_s: CSV.number(a.ages.quantile(0.9), decimals: 3)
-    case .p99_age_s: CSV.number(a.ages.quantile(0.99), decimals: 3)
-    case .mean_aoi_s: CSV.number(a.meanAoiS, decimals: 3)
+    case .fresh_ratio: staleness(a.freshRatio, decimals: 6)
+    case .mean_age_s: staleness(a.meanAgeS, decimals: 3)
+    case .p50_age_s: staleness(a.ages.quantile(0.5), decimals: 3)
+    case .p90_age_s: staleness(a.ages.quantile(0.9), decimals: 3)
+    case .p99_age_s: staleness(a.ages.quantile(0.99), decimals: 3)
+    case .mean_aoi_s: staleness(a.meanAoiS, decimals: 3)
     }
   }
+}
+
+/// An open-sampled staleness figure: empty when undefined (NaN: no opens).
+func staleness(_ x: Double, decimals: Int) -> String {
+  x.isNaN ? "" : CSV.number(x, decimals: decimals)
 }
 
 /// One `pooled.csv` record (without LF), fields quoted where needed.

@@ -309,7 +309,11 @@ public struct SummaryTable: Sendable {
           file: file, line: line, field: "opens", message: "column \(opensColumn + 1): negative: '\(f[opensColumn])'")
       }
       var values = [Double](repeating: 0, count: metricColumns.count)
-      for (m, c) in metricColumns.enumerated() { values[m] = try number(f, c, line: line) }
+      for (m, c) in metricColumns.enumerated() {
+        // A pair without opens has no staleness: its empty fields stay NaN
+        // (the per-user means skip such rows).
+        values[m] = opens == 0 && f[c].isEmpty && ScoreMetric.allCases[m].averaging != .rows ? .nan : try number(f, c, line: line)
+      }
 
       let d = Self.intern(dataset, &datasetIndex, &datasetNames)
       if d == userNames.count {

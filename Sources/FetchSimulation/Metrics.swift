@@ -32,7 +32,9 @@ public struct FetchRecord: Sendable, Equatable {
 ///
 /// Quantiles interpolate linearly between order statistics (Hyndman & Fan
 /// type 7, NumPy's default). Age ≥ 0; `freshRatio` ∈ [0, 1]; a policy that
-/// never fetches has zero energy and zero bytes.
+/// never fetches has zero energy and zero bytes. With no opens the
+/// open-sampled staleness (age quantiles and mean, fresh ratio, AoI) is NaN:
+/// undefined, written as an empty field.
 public struct AppSummary: Sendable, Equatable {
   public var days = 0.0
   public var opens = 0
@@ -57,6 +59,20 @@ public struct AppSummary: Sendable, Equatable {
   public var wifiBytes = 0.0
   /// Content updates of the app in the window.
   public var updates = 0
+  /// Foreground refreshes (stale opens on a network) and their radio
+  /// energy (J) and bytes: user-initiated, not charged to the policy.
+  public var foregroundRefreshes = 0
+  public var foregroundEnergyJ = 0.0
+  public var foregroundCellularBytes = 0.0
+  public var foregroundWifiBytes = 0.0
+  /// The user's wait at an open until fresh content is on screen, s: 0 when
+  /// the cache is fresh, else the foreground fetch's duration (promotion
+  /// from the radio state before the open, request, server latency,
+  /// response); opens offline are not counted. Mean and p90 (type 7) over
+  /// the counted opens; 0 with foreground refresh off or no counted opens.
+  /// FALCON's launch delay (reference §4).
+  public var meanWaitS = 0.0
+  public var p90WaitS = 0.0
 
   public init() {}
 
@@ -68,6 +84,78 @@ public struct AppSummary: Sendable, Equatable {
   public func batteryPctPerDay(capacityJ: Double) -> Double {
     energyJPerDay / capacityJ * 100
   }
+}
+
+/// One device's totals over its modelled apps under one policy
+/// configuration: the sums of the apps' ``AppSummary`` figures (at device
+/// scope the per-fetch charges sum exactly to the device's radio energy
+/// with the fetches minus without them), and the wait pooled over the
+/// apps' opens.
+public struct DeviceSummary: Sendable, Equatable {
+  public var days = 0.0
+  public var apps = 0
+  public var opens = 0
+  public var fetches = 0
+  /// Background (policy) fetch energy, CPU and marginal radio, J.
+  public var energyJ = 0.0
+  public var cellularBytes = 0.0
+  public var wifiBytes = 0.0
+  public var foregroundRefreshes = 0
+  /// User-initiated foreground refresh radio energy, J, and bytes.
+  public var foregroundEnergyJ = 0.0
+  public var foregroundCellularBytes = 0.0
+  public var foregroundWifiBytes = 0.0
+  /// Wait at opens, pooled over the apps (see ``AppSummary/meanWaitS``).
+  public var meanWaitS = 0.0
+  public var p90WaitS = 0.0
+
+  public init() {}
+
+  /// Sums the apps' summaries (all over the same window) and pools their waits.
+  public init(_ replays: [AppReplay]) {
+    apps = replays.count
+    days = replays.first?.summary.days ?? 0
+    var zeros = 0
+    for r in replays {
+      let a = r.summary
+      zeros += r.zeroWaits
+      opens += a.opens
+      fetches += a.fetches
+      energyJ += a.energyJ
+      cellularBytes += a.cellularBytes
+      wifiBytes += a.wifiBytes
+      foregroundRefreshes += a.foregroundRefreshes
+      foregroundEnergyJ += a.foregroundEnergyJ
+      foregroundCellularBytes += a.foregroundCellularBytes
+      foregroundWifiBytes += a.foregroundWifiBytes
+    }
+    let all = replays.count == 1 ? replays[0].sortedWaits : replays.flatMap(\.sortedWaits).sorted()
+    if zeros + all.count > 0 {
+      meanWaitS = all.reduce(0, +) / Double(zeros + all.count)
+      p90WaitS = quantile(sortedPositive: all, zeros: zeros, 0.9)
+    }
+  }
+
+  public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
+  public var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
+  public var wifiBytesPerDay: Double { days > 0 ? wifiBytes / days : 0 }
+  public var foregroundEnergyJPerDay: Double { days > 0 ? foregroundEnergyJ / days : 0 }
+  public var foregroundBytesPerDay: Double { days > 0 ? (foregroundCellularBytes + foregroundWifiBytes) / days : 0 }
+
+  /// Background energy per day as % of a battery of `capacityJ` joules.
+  public func batteryPctPerDay(capacityJ: Double) -> Double { energyJPerDay / capacityJ * 100 }
+}
+
+/// ``quantile(sorted:_:)`` of `zeros` zeros followed by `v` (sorted, ≥ 0)
+/// without building the padded array.
+public func quantile(sortedPositive v: [Double], zeros: Int, _ q: Double) -> Double {
+  let n = zeros + v.count
+  guard n > 0 else { return 0 }
+  let h = Double(n - 1) * q
+  let lo = Int(h.rounded(.down))
+  let hi = min(lo + 1, n - 1)
+  let a = lo < zeros ? 0 : v[lo - zeros], b = hi < zeros ? 0 : v[hi - zeros]
+  return a + (h - Double(lo)) * (b - a)
 }
 
 /// Quantile `q` ∈ [0, 1] of sorted values, linear interpolation (type 7).

@@ -5,8 +5,9 @@ import FetchTraces
 /// `periodic:30m`. Parsing is strict; ``description`` is canonical.
 public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
   case never
-  /// A timer every `interval` seconds.
-  case periodic(interval: Double)
+  /// A timer every `interval` seconds, the first `phase` seconds after the
+  /// window start (`nil`: one interval, `periodic:<interval>,phase=<d>`).
+  case periodic(interval: Double, phase: Double? = nil)
   case oracle
   /// The iOS-like Minimum scheduler (``MinimumPolicy``).
   case iosMinimum(MinimumParameters)
@@ -27,7 +28,7 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
 
   /// The policies `--policy` accepts, for help and error texts.
   public static let syntax =
-    "never, periodic:<interval> (e.g. periodic:30m, periodic:1h30m), oracle, oracle-budget:<N per day>|<X>J, "
+    "never, periodic:<interval>[,phase=<d>] (e.g. periodic:30m, periodic:1h,phase=0), oracle, oracle-budget:<N per day>|<X>J, "
     + "ios-minimum[:key=value,...], ios-custom:<interval>[,key=value,...], silent-push[:...], "
     + "android-workmanager:<interval>[,...], android-standby[:...], tailender:<interval>[,...], imp[:...]"
 
@@ -63,10 +64,22 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     case ("never", nil): self = .never
     case ("oracle", nil): self = .oracle
     case ("periodic", let a?):
-      guard let secs = parseDuration(a), secs >= 1 else {
-        throw PolicySpecError("policy '\(s)': bad interval '\(a)' (use e.g. 90s, 15m, 1h, 1h30m, 1d; at least 1 s)")
+      let items = a.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+      guard let secs = parseDuration(items[0]), secs >= 1 else {
+        throw PolicySpecError("policy '\(s)': bad interval '\(items[0])' (use e.g. 90s, 15m, 1h, 1h30m, 1d; at least 1 s)")
       }
-      self = .periodic(interval: secs)
+      var phase: Double?
+      if items.count > 1 {
+        let kv = items[1].split(separator: "=", maxSplits: 1).map(String.init)
+        guard kv.count == 2, kv[0] == "phase" else {
+          throw PolicySpecError("policy '\(s)': unknown setting '\(items[1])'; known: phase")
+        }
+        guard let p = parseDuration(kv[1]), p >= 0, p <= secs else {
+          throw PolicySpecError("policy '\(s)': bad value '\(kv[1])' for phase (a duration from 0 to the interval, e.g. phase=0)")
+        }
+        phase = p == secs ? nil : p
+      }
+      self = .periodic(interval: secs, phase: phase)
     case ("periodic", nil):
       throw PolicySpecError("policy 'periodic' needs an interval, e.g. periodic:30m")
     case ("ios-minimum", let a):
@@ -119,7 +132,7 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .never: "never"
     case .oracle: "oracle"
-    case .periodic(let i): "periodic:\(formatDuration(i))"
+    case .periodic(let i, let phase): "periodic:\(formatDuration(i))" + (phase.map { ",phase=" + formatDuration($0) } ?? "")
     case .iosMinimum(let p): "ios-minimum" + minimumSuffix(p, separator: ":")
     case .iosCustom(let i, var p):
       "ios-custom:\(formatDuration(i))" + {
@@ -150,34 +163,56 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     user: PreparedUser, app: Int32, content: ContentTimeline, seed: UInt64, recordEvents: Bool,
     learning: LearningContext? = nil
   ) -> AppReplay {
+    replay(user: user, apps: [app], contents: [content], scope: .app, seed: seed, recordEvents: recordEvents, learning: learning)
+      .apps[0]
+  }
+
+  /// Replays the user's `apps` (with their `contents`) under this policy,
+  /// one instance per app: at `scope` ``ReplayScope/device`` all together on
+  /// one radio (``replayDevice(_:user:apps:contents:options:)``), at
+  /// ``ReplayScope/app`` each alone (``replay(_:user:app:content:options:)``,
+  /// the device summary then sums the apps' separate radios).
+  public func replay(
+    user: PreparedUser, apps: [Int32], contents: [ContentTimeline], scope: ReplayScope, seed: UInt64,
+    recordEvents: Bool, learning: LearningContext? = nil
+  ) -> DeviceReplay {
     let o = ReplayOptions(seed: seed, policyKey: description, recordEvents: recordEvents)
     let training = learning?.training ?? UserTrace(
       user: user.trace.user, timeZone: user.trace.timeZone, start: user.trace.start, end: user.trace.start,
       apps: user.trace.apps)
-    func run<P: FetchPolicy>(_ p: P) -> AppReplay {
-      var p = p
-      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
+    func run<P: FetchPolicy>(_ make: (Int32, ContentTimeline) -> P) -> DeviceReplay {
+      if scope == .device && apps.count > 1 {
+        var ps = zip(apps, contents).map { make($0, $1) }
+        return FetchSimulation.replayDevice(&ps, user: user, apps: apps, contents: contents, options: o)
+      }
+      let rs = zip(apps, contents).map { app, content in
+        var p = make(app, content)
+        return FetchSimulation.replay(&p, user: user, app: app, content: content, options: o)
+      }
+      return DeviceReplay(apps: rs, summary: DeviceSummary(rs))
     }
     switch self {
-    case .never: return run(NeverPolicy())
-    case .periodic(let i): return run(PeriodicPolicy(interval: i))
-    case .oracle: return run(OraclePolicy(user: user, app: app, content: content))
+    case .never: return run { _, _ in NeverPolicy() }
+    case .periodic(let i, let phase): return run { _, _ in PeriodicPolicy(interval: i, phase: phase ?? i) }
+    case .oracle: return run { OraclePolicy(user: user, app: $0, content: $1) }
     case .iosMinimum(let params), .iosCustom(_, let params):
-      return run(
+      return run { app, _ in
         MinimumPolicy(
           params: params, world: user.world, training: training, app: app, population: learning?.population,
-          fits: learning?.fits))
-    case .silentPush(let params): return run(SilentPushPolicy(params: params, user: user, content: content))
-    case .androidWorkManager(let i, let params): return run(WorkManagerPolicy(interval: i, params: params))
-    case .androidStandby(let params): return run(StandbyPolicy(params: params, training: training, app: app))
-    case .tailender(let i, let params): return run(TailEnderPolicy(interval: i, params: params))
+          fits: learning?.fits)
+      }
+    case .silentPush(let params): return run { SilentPushPolicy(params: params, user: user, content: $1) }
+    case .androidWorkManager(let i, let params): return run { _, _ in WorkManagerPolicy(interval: i, params: params) }
+    case .androidStandby(let params): return run { app, _ in StandbyPolicy(params: params, training: training, app: app) }
+    case .tailender(let i, let params): return run { _, _ in TailEnderPolicy(interval: i, params: params) }
     case .imp(let params):
-      return run(
+      return run { app, _ in
         IMPPolicy(
           params: params, world: user.world, training: training, app: app, population: learning?.population,
-          fits: learning?.fits))
+          fits: learning?.fits)
+      }
     case .oracleBudget(let b, let params):
-      return run(BudgetOraclePolicy(budget: b, user: user, app: app, content: content, params: params))
+      return run { BudgetOraclePolicy(budget: b, user: user, app: $0, content: $1, params: params) }
     }
   }
 }

@@ -15,12 +15,18 @@ public struct PreparedUser: Sendable {
   let busy: [[BusyInterval]]
   /// The open events of each app, by app index.
   let appOpens: [[TraceEvent]]
+  /// The apps of a device replay prepared ahead (see ``init(trace:world:apps:)``)
+  /// and their opens merged in time order.
+  let deviceApps: [Int32]
+  let deviceOpens: [TraceEvent]
 
   /// Shortest radio activity attributed to an open or wake, s: a 0-second
   /// session still refreshes its content.
   public static let minimumActivityS = 1.0
 
-  public init(trace: UserTrace, world: WorldParameters) {
+  /// - Parameter apps: the apps a device replay will cover, if known: their
+  ///   opens are merged once here instead of once per replay.
+  public init(trace: UserTrace, world: WorldParameters, apps: [Int32] = []) {
     self.trace = trace
     self.world = world
     var times = [trace.start]
@@ -51,6 +57,8 @@ public struct PreparedUser: Sendable {
     netKinds = kinds
     self.busy = busy
     appOpens = opens
+    deviceApps = apps
+    deviceOpens = apps.count > 1 ? mergeOpens(apps.map { a in a >= 0 && Int(a) < opens.count ? opens[Int(a)] : [] }) : []
   }
 
   /// The open events of app `app` (an index into the trace's apps), in time order.

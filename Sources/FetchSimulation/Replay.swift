@@ -27,42 +27,89 @@ public struct AppReplay: Sendable {
   public var fetches: [FetchRecord]
   /// Age at each open, s, sorted ascending (always kept; small).
   public var sortedAges: [Double]
+  /// The user's non-zero waits at opens (see ``AppSummary/meanWaitS``), s,
+  /// sorted ascending, and the number of opens that waited 0 s (fresh).
+  public var sortedWaits: [Double] = []
+  public var zeroWaits = 0
 }
 
-/// Replays `user`'s trace against `policy` for the content of `app`.
+/// Everything one replay of one device (a user's modelled apps under one
+/// policy configuration) produced.
+public struct DeviceReplay: Sendable {
+  /// One replay per app, in the order the apps were given.
+  public var apps: [AppReplay]
+  public var summary: DeviceSummary
+}
+
+/// Replays `user`'s trace against `policy` for the content of `app` alone,
+/// with a radio of its own (`replay.scope=app`).
 ///
-/// A discrete-event simulation over three event sources, merged in time
-/// order (at equal times: fetch completions, then trace events, then the
-/// policy's timer):
-/// - trace events: opens update the metrics and, when
-///   ``WorldParameters/foregroundRefresh`` is on, refresh the content
-///   (uncharged); network, battery and charging rows update the device
-///   state; `update` rows are never shown to the policy;
-/// - the policy's timer;
-/// - the completion of the (single) fetch in flight.
-///
-/// A fetch started at `s` on a network takes the radio's promotion (if the
-/// radio is idle or in a late tail stage), the uplink request, the server
-/// latency, and the downlink response; it fails when the device is offline,
-/// when the network changes before it completes, when it overruns
-/// ``WorldParameters/fetchBudgetS``, or (with probability
-/// ``WorldParameters/failureProbability``) on the server. It brings the
-/// content as of its completion. Its energy is the CPU wake plus the
-/// *marginal* radio energy given all other radio activity on that interface
-/// (the user's sessions, other apps' wakes, the policy's earlier fetches),
-/// so a fetch inside a tail someone else paid for costs only the increment.
+/// The same engine as ``replayDevice(_:user:apps:contents:options:)`` with
+/// one app: the app's background fetches and foreground refreshes share the
+/// radio with the user's activity (when ``WorldParameters/shareUserRadio``),
+/// but not with other apps' fetches.
 ///
 /// - Complexity: O(events + fetches · log(background intervals)).
 public func replay<P: FetchPolicy>(
   _ policy: inout P, user: PreparedUser, app: Int32, content: ContentTimeline,
   options: ReplayOptions = ReplayOptions()
 ) -> AppReplay {
-  var engine = ReplayEngine(user: user, app: app, content: content, options: options)
-  return engine.run(&policy)
+  var engine = ReplayEngine(user: user, apps: [app], contents: [content], options: options)
+  var policies = [policy]
+  let r = engine.run(&policies)
+  policy = policies[0]
+  return r.apps[0]
+}
+
+/// Replays one device: every app in `apps` (with its content timeline in
+/// `contents`) under its own instance of the policy in `policies`, in one
+/// walk over the user's events (`replay.scope=device`).
+///
+/// A discrete-event simulation over three event sources, merged in time
+/// order (at equal times: fetch completions, then trace events, then the
+/// policies' timers; among apps, in the order of `apps`):
+/// - trace events: opens update the opened app's metrics and, when
+///   ``WorldParameters/foregroundRefresh`` is on, refresh its content in the
+///   foreground (a user-initiated fetch on the device radio, reported apart
+///   from the policy's); network, battery and charging rows update the
+///   device state; `update` rows are never shown to a policy;
+/// - each app's policy timer;
+/// - the completion of each app's (single) fetch in flight.
+///
+/// **One radio per interface.** A fetch started at `s` on a network takes
+/// the radio's promotion (if the radio is idle or in a late tail stage), the
+/// uplink request, the server latency, and the downlink response; it fails
+/// when the device is offline, when the network changes before it
+/// completes, when it overruns ``WorldParameters/fetchBudgetS``, or (with
+/// probability ``WorldParameters/failureProbability``) on the server. It
+/// brings the content as of its completion (as of its start with
+/// ``WorldParameters/instantTransfers``). Its energy is the CPU wake plus
+/// the *marginal* radio energy given all radio activity on that interface
+/// known when it is planned: the user's sessions and other apps' wakes
+/// (when shared), and every earlier fetch of every app of the device,
+/// background or foreground. Fetches are charged in the order they are
+/// planned (time order; at the same instant, completions before trace
+/// events before timers, and apps in the order given), so the first of two
+/// simultaneous fetches pays the promotion and the tail and the second only
+/// its increment. The charges telescope: their sum is exactly the device's
+/// radio energy with all the fetches minus without them.
+///
+/// - Precondition: `apps` and `contents` have the same, non-zero count, as
+///   do `policies`.
+/// - Complexity: O(events · apps + fetches · log(background intervals)).
+public func replayDevice<P: FetchPolicy>(
+  _ policies: inout [P], user: PreparedUser, apps: [Int32], contents: [ContentTimeline],
+  options: ReplayOptions = ReplayOptions()
+) -> DeviceReplay {
+  precondition(!apps.isEmpty && apps.count == contents.count && apps.count == policies.count, "one policy and content per app")
+  precondition(Set(apps).count == apps.count, "each app once")
+  var engine = ReplayEngine(user: user, apps: apps, contents: contents, options: options)
+  return engine.run(&policies)
 }
 
 struct InFlight {
   var start: Double
+  /// When the fetch completes (its content lands); `start` for instantaneous transfers.
   var end: Double
   var failure: String  // empty unless failed
   var bytes: Double
@@ -70,15 +117,14 @@ struct InFlight {
   var network: NetworkKind
 }
 
-struct ReplayEngine {
-  let u: PreparedUser
-  let w: WorldParameters
-  let app: Int32
+/// The state of one app of the device: its content, policy context, fetch
+/// in flight and metrics.
+struct AppLane {
   let content: ContentTimeline
   let updates: [Double]
-  let options: ReplayOptions
   var ctx: PolicyContext
   var rng: SplitMix64
+  var inflight: InFlight?
 
   // Content on the device: it holds updates[0..<version].
   var version = 0
@@ -86,22 +132,7 @@ struct ReplayEngine {
   var ageIntegral = 0.0
   var freshTime = 0.0
   var unseenNewData = false
-
-  // Battery: last sampled level and the policy's energy since.
-  var sampledPct: Double?
-  var energySinceSampleJ = 0.0
-
-  // The policy's own fetches per interface (recent ones only) and a scratch list.
-  var own: [[BusyInterval]] = [[], []]
-  var scratch: [BusyInterval] = []
-  let window: [Double]  // per-interface look-around for marginal energy, s
-  var inflight: InFlight?
-  /// Radio profiles by ``NetworkKind`` raw value (nil offline).
-  let radios: [RadioProfile?]
-  // Search hints: the previous answers (times mostly move forward).
   var versionHint = 0
-  var netHint = 0
-  var busyHints = [0, 0]
   /// The last (version, bytes) of ``newDataBytes(version:)``.
   var lastSize = (version: -1, bytes: 0.0)
 
@@ -109,31 +140,9 @@ struct ReplayEngine {
   var opens: [OpenRecord] = []
   var fetches: [FetchRecord] = []
   var ages: [Double] = []
+  var waits: [Double] = []
+  var zeroWaits = 0
   var aoiSum = 0.0
-
-  init(user: PreparedUser, app: Int32, content: ContentTimeline, options: ReplayOptions) {
-    u = user
-    w = user.world
-    self.app = app
-    self.content = content
-    updates = content.updates
-    self.options = options
-    let t = user.trace
-    ctx = PolicyContext(
-      now: t.start, app: app, appName: t.apps[Int(app)], windowStart: t.start, timeZone: t.timeZone,
-      network: user.netKinds[0])
-    rng = SplitMix64(seed: options.seed, keys: "fetch-failure", t.user, t.apps[Int(app)], options.policyKey)
-    segmentStart = t.start
-    if w.initialBatteryPct >= 0 { sampledPct = w.initialBatteryPct }
-    ctx.batteryPct = sampledPct
-    window = [NetworkKind.wifi, .cellular].map { n in
-      let r = user.world.radio(for: n)!
-      return r.tailDurationS + r.promotionTimeS + 1
-    }
-    radios = NetworkKind.allCases.map { user.world.radio(for: $0) }
-    summary.days = t.days
-    summary.updates = updates.count
-  }
 
   mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
 
@@ -142,8 +151,6 @@ struct ReplayEngine {
     if lastSize.version != v { lastSize = (v, content.newDataBytes(version: v)) }
     return lastSize.bytes
   }
-
-  func radio(_ n: NetworkKind) -> RadioProfile? { radios[Int(n.rawValue)] }
 
   /// Adds the current content version's age and freshness over [segmentStart, t].
   mutating func integrate(to t: Double) {
@@ -161,139 +168,299 @@ struct ReplayEngine {
     integrate(to: t)
     version = v
   }
+}
 
-  mutating func run<P: FetchPolicy>(_ policy: inout P) -> AppReplay {
-    // Policies that ignore most events only need the app's opens.
+struct ReplayEngine {
+  let u: PreparedUser
+  let w: WorldParameters
+  let options: ReplayOptions
+  var lanes: [AppLane]
+  /// Lane of each trace app index, -1 for apps not replayed.
+  let laneOf: [Int]
+  /// The opens of the replayed apps, in time order (apps in lane order at equal times).
+  let appOpens: [TraceEvent]
+  /// Background radio activity (the user's sessions and other apps' wakes)
+  /// per interface; empty when ``WorldParameters/shareUserRadio`` is off.
+  let busy: [[BusyInterval]]
+
+  // Device state.
+  var network: NetworkKind
+  var isCharging = false
+  // Battery: last sampled level and the device's fetch energy since.
+  var sampledPct: Double?
+  var energySinceSampleJ = 0.0
+
+  // Every fetch of the device per interface (recent ones, sorted by start) and a scratch list.
+  var own: [[BusyInterval]] = [[], []]
+  /// The longest interval in `own`, s (bounds the backward scan of ``quietGap(_:at:)``).
+  var longestOwnS = 0.0
+  var scratch: [BusyInterval] = []
+  /// Per-network look-around for marginal energy, s: the radio's own tail
+  /// and promotion bound the reach of one interval's cost.
+  let window: [Double]
+  /// The longest ``window``, s.
+  let maxWindow: Double
+  /// Radio profiles by ``NetworkKind`` raw value (nil offline).
+  let radios: [RadioProfile?]
+  // Search hints: the previous answers (times mostly move forward).
+  var netHint = 0
+  var busyHints = [0, 0]
+
+  init(user: PreparedUser, apps: [Int32], contents: [ContentTimeline], options: ReplayOptions) {
+    u = user
+    w = user.world
+    self.options = options
+    let t = user.trace
+    var pct: Double?
+    if w.initialBatteryPct >= 0 { pct = w.initialBatteryPct }
+    sampledPct = pct
+    network = user.netKinds[0]
+    lanes = zip(apps, contents).map { app, content in
+      var ctx = PolicyContext(
+        now: t.start, app: app, appName: t.apps[Int(app)], windowStart: t.start, timeZone: t.timeZone,
+        network: user.netKinds[0])
+      ctx.batteryPct = pct
+      var lane = AppLane(
+        content: content, updates: content.updates, ctx: ctx,
+        rng: SplitMix64(seed: options.seed, keys: "fetch-failure", t.user, t.apps[Int(app)], options.policyKey),
+        segmentStart: t.start)
+      lane.summary.days = t.days
+      lane.summary.updates = content.updates.count
+      return lane
+    }
+    var laneOf = [Int](repeating: -1, count: t.apps.count)
+    for (i, a) in apps.enumerated() where a >= 0 && Int(a) < laneOf.count && laneOf[Int(a)] < 0 { laneOf[Int(a)] = i }
+    self.laneOf = laneOf
+    appOpens =
+      apps.count == 1 ? user.opens(of: apps[0]) : apps == user.deviceApps ? user.deviceOpens : mergeOpens(apps.map { user.opens(of: $0) })
+    busy = w.shareUserRadio ? user.busy : [[], []]
+    radios = NetworkKind.allCases.map { user.world.radio(for: $0) }
+    window = radios.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
+    maxWindow = window.max() ?? 0
+  }
+
+  func radio(_ n: NetworkKind) -> RadioProfile? { radios[Int(n.rawValue)] }
+
+  mutating func run<P: FetchPolicy>(_ policies: inout [P]) -> DeviceReplay {
+    // Policies that ignore most events only need the apps' opens.
     let all = P.observedEvents == .all
-    let events = all ? u.trace.events : u.opens(of: app)
+    let events = all ? u.trace.events : appOpens
     let end = u.trace.end
+    let n = lanes.count
     var i = 0
-    updateRadio(P.self)
-    policy.start(&ctx)
-    handleRequest()
+    for j in 0..<n {
+      updateRadio(P.self, j)
+      policies[j].start(&lanes[j].ctx)
+      handleRequest(j)
+    }
     while true {
       let tEvent = i < events.count ? events[i].time : .infinity
-      let tDone = inflight?.end ?? .infinity
-      let tTimer = ctx.timerAt
+      var tDone = Double.infinity, done = 0
+      var tTimer = Double.infinity, timer = 0
+      for j in 0..<n {
+        if let f = lanes[j].inflight, f.end < tDone { tDone = f.end; done = j }
+        if lanes[j].ctx.timerAt < tTimer { tTimer = lanes[j].ctx.timerAt; timer = j }
+      }
       if tDone <= tEvent && tDone <= tTimer && tDone <= end {
-        ctx.now = tDone
-        updateRadio(P.self)
-        complete(&policy, notify: true)
+        lanes[done].ctx.now = tDone
+        updateRadio(P.self, done)
+        complete(done, &policies[done], notify: true)
       } else if tEvent <= tTimer && tEvent <= end {
-        ctx.now = tEvent
         let e = events[i]
         i += 1
         if all {
           guard apply(e) else { continue }
+          for j in 0..<n {
+            lanes[j].ctx.now = tEvent
+            updateRadio(P.self, j)
+            policies[j].observe(e, &lanes[j].ctx)
+            handleRequest(j)
+          }
         } else {
-          recordOpen(at: e.time)
+          let j = laneOf[Int(e.app)]
+          recordOpen(j, at: e.time)
           guard P.observedEvents == .appOpens else { continue }
+          lanes[j].ctx.now = tEvent
+          updateRadio(P.self, j)
+          policies[j].observe(e, &lanes[j].ctx)
+          handleRequest(j)
         }
-        updateRadio(P.self)
-        policy.observe(e, &ctx)
-        handleRequest()
       } else if tTimer <= end {
-        ctx.now = tTimer
-        ctx.timerAt = .infinity
-        updateRadio(P.self)
-        policy.timerFired(&ctx)
-        handleRequest()
+        lanes[timer].ctx.now = tTimer
+        lanes[timer].ctx.timerAt = .infinity
+        updateRadio(P.self, timer)
+        policies[timer].timerFired(&lanes[timer].ctx)
+        handleRequest(timer)
       } else {
         break
       }
     }
-    if inflight != nil {
-      ctx.now = inflight!.end
-      complete(&policy, notify: false)
+    for j in 0..<n where lanes[j].inflight != nil {
+      lanes[j].ctx.now = lanes[j].inflight!.end
+      complete(j, &policies[j], notify: false)
     }
-    return finish()
+    let apps = (0..<n).map { finish($0) }
+    return DeviceReplay(apps: apps, summary: DeviceSummary(apps))
   }
 
-  /// Refreshes ``PolicyContext/radioQuietGapS`` for policies that read it.
-  mutating func updateRadio<P: FetchPolicy>(_: P.Type) {
+  /// Refreshes ``PolicyContext/radioQuietGapS`` of lane `j` for policies that read it.
+  mutating func updateRadio<P: FetchPolicy>(_: P.Type, _ j: Int) {
     guard P.observesRadio else { return }
-    if let k = PreparedUser.interface(ctx.network) {
-      ctx.radioQuietGapS = quietGap(k, at: ctx.now)
+    if let k = PreparedUser.interface(lanes[j].ctx.network) {
+      lanes[j].ctx.radioQuietGapS = quietGap(k, at: lanes[j].ctx.now)
     } else {
-      ctx.radioQuietGapS = .infinity
+      lanes[j].ctx.radioQuietGapS = .infinity
     }
   }
 
-  /// Applies a trace event to the device state; returns whether the policy sees it.
+  /// Applies a trace event to the device state; returns whether the policies see it.
   mutating func apply(_ e: TraceEvent) -> Bool {
     switch e.kind {
     case .update:
       return false
     case .open:
-      if e.app == app { recordOpen(at: e.time) }
+      let j = Int(e.app) < laneOf.count ? laneOf[Int(e.app)] : -1
+      if j >= 0 { recordOpen(j, at: e.time) }
     case .network:
-      ctx.network = e.network ?? .offline
+      network = e.network ?? .offline
+      for j in lanes.indices { lanes[j].ctx.network = network }
     case .battery:
       sampledPct = e.value
       energySinceSampleJ = 0
-      ctx.batteryPct = e.value
+      for j in lanes.indices { lanes[j].ctx.batteryPct = e.value }
     case .chargeStart:
-      ctx.isCharging = true
+      isCharging = true
+      for j in lanes.indices { lanes[j].ctx.isCharging = true }
     case .chargeEnd:
-      ctx.isCharging = false
+      isCharging = false
+      for j in lanes.indices { lanes[j].ctx.isCharging = false }
     case .wake:
       break
     }
     return true
   }
 
-  mutating func recordOpen(at t: Double) {
-    let fresh = version >= updates.count || updates[version] > t
-    let age = fresh ? 0 : t - updates[version]
+  /// Scores an open of lane `j`'s app at `t` and, with foreground refresh,
+  /// refreshes its content (after scoring: an open does not see a refresh at
+  /// its own instant).
+  ///
+  /// The open is fresh when the age is 0 (an update at the open's instant
+  /// included). A stale open on a network fetches in the foreground: the
+  /// radio state just before the open decides the promotion, and the
+  /// user's wait is promotion + request + server latency + response; a
+  /// fresh open waits 0 s; an offline open's wait is not measured.
+  mutating func recordOpen(_ j: Int, at t: Double) {
+    let version = lanes[j].version
+    let updates = lanes[j].updates
+    let age = version < updates.count ? max(0, t - updates[version]) : 0
+    let fresh = age == 0
     let aoi = t - (version > 0 ? updates[version - 1] : u.trace.start)
-    summary.opens += 1
-    if !fresh { ages.append(age) }
-    aoiSum += aoi
-    if options.recordEvents { opens.append(OpenRecord(time: t, ageS: age, aoiS: aoi, fresh: fresh)) }
-    unseenNewData = false
-    if w.foregroundRefresh { sync(to: serverVersion(at: t), at: t) }
-  }
-
-  mutating func handleRequest() {
-    guard let r = ctx.request else { return }
-    ctx.request = nil
-    guard inflight == nil, ctx.now < u.trace.end else { return }
-    switch r {
-    case .now:
-      inflight = plan(start: ctx.now, completion: nil)
-    case .completing(let t):
-      if let (start, end) = latestCompletion(by: t) {
-        inflight = plan(start: start, completion: end)
-      } else {
-        inflight = plan(start: ctx.now, completion: nil)
+    lanes[j].summary.opens += 1
+    if !fresh { lanes[j].ages.append(age) }
+    lanes[j].aoiSum += aoi
+    if options.recordEvents { lanes[j].opens.append(OpenRecord(time: t, ageS: age, aoiS: aoi, fresh: fresh)) }
+    lanes[j].unseenNewData = false
+    guard w.foregroundRefresh else { return }
+    let v = lanes[j].serverVersion(at: t)
+    if fresh {
+      lanes[j].zeroWaits += 1
+    } else {
+      let net = u.netKinds[u.networkIndex(at: t, hint: &netHint)]
+      if let k = PreparedUser.interface(net), let radio = radio(net) {
+        let respBytes = lanes[j].newDataBytes(version: v)
+        let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
+        let promo = radio.promotion(afterGap: quietGap(k, at: t.nextDown))
+        let wait = promo.timeS + x.up + w.serverLatencyS + x.down
+        let iv = BusyInterval(start: t, end: t + wait)
+        var energy = radio.throughputEnergy(downS: x.down, upS: x.up)
+        if !insideBusy(k, iv) {
+          energy += marginalEnergy(k, radio, net, iv)
+          addOwn(k, iv, now: t)
+        }
+        lanes[j].waits.append(wait)
+        lanes[j].summary.foregroundRefreshes += 1
+        lanes[j].summary.foregroundEnergyJ += energy
+        if net.isCellular {
+          lanes[j].summary.foregroundCellularBytes += w.requestBytes + respBytes
+        } else {
+          lanes[j].summary.foregroundWifiBytes += w.requestBytes + respBytes
+        }
       }
     }
-    ctx.fetchInFlight = true
+    lanes[j].sync(to: v, at: t)
   }
 
-  /// Seconds since interface `k` was last busy at `t` (0 while busy, ∞ if never).
+  mutating func handleRequest(_ j: Int) {
+    guard let r = lanes[j].ctx.request else { return }
+    lanes[j].ctx.request = nil
+    let now = lanes[j].ctx.now
+    guard lanes[j].inflight == nil, now < u.trace.end else { return }
+    let f: InFlight
+    switch r {
+    case .now:
+      f = plan(j, start: now, completion: nil)
+    case .completing(let t):
+      if let (start, end) = latestCompletion(j, by: t) {
+        f = plan(j, start: start, completion: end)
+      } else {
+        f = plan(j, start: now, completion: nil)
+      }
+    }
+    lanes[j].inflight = f
+    lanes[j].ctx.fetchInFlight = true
+  }
+
+  /// Seconds since interface `k` was last busy at `t` (0 while busy, ∞ if
+  /// never), counting the user's activity (when shared) and the device's
+  /// fetches that started by `t`.
   mutating func quietGap(_ k: Int, at t: Double) -> Double {
-    let b = u.busy[k]
-    let i = u.firstBusy(k, endingAtOrAfter: t, hint: &busyHints[k])
+    let b = busy[k]
+    var i = 0
+    b.withUnsafeBufferPointer { p in
+      busyHints[k] = firstIndex(count: p.count, from: busyHints[k]) { p[$0].end >= t }
+      i = busyHints[k]
+    }
     if i < b.count && b[i].start <= t { return 0 }
     var last = i > 0 ? b[i - 1].end : -Double.infinity
-    if let o = own[k].last { last = max(last, min(o.end, t)) }
+    // Own intervals are sorted by start; none that starts more than the
+    // longest one before `last` can end after it.
+    var m = own[k].count - 1
+    while m >= 0 {
+      let o = own[k][m]
+      if o.start + longestOwnS < last { break }
+      if o.start <= t { last = max(last, min(o.end, t)) }
+      m -= 1
+    }
     return t - last
+  }
+
+  /// Whether `iv` lies inside one interval of the user's activity on
+  /// interface `k` (a refresh within the session that opened the app): it
+  /// then adds no radio energy and changes no one else's, exactly.
+  mutating func insideBusy(_ k: Int, _ iv: BusyInterval) -> Bool {
+    let b = busy[k]
+    var i = 0
+    b.withUnsafeBufferPointer { p in
+      busyHints[k] = firstIndex(count: p.count, from: busyHints[k]) { p[$0].end >= iv.start }
+      i = busyHints[k]
+    }
+    return i < b.count && b[i].start <= iv.start && b[i].end >= iv.end
   }
 
   /// The latest (start, end) at or before `t` at which a fetch can run
   /// whole inside one online network segment, starting no earlier than now;
   /// `nil` if there is none (oracles).
-  mutating func latestCompletion(by t: Double) -> (Double, Double)? {
+  mutating func latestCompletion(_ j: Int, by t: Double) -> (Double, Double)? {
+    let now = lanes[j].ctx.now
     var d = t
-    while d > ctx.now {
+    while d > now {
       // The segment a fetch ending at d runs in: the last change before d.
       var i = u.networkIndex(at: d, hint: &netHint)
       if i > 0 && u.netTimes[i] == d { i -= 1 }
       let segStart = u.netTimes[i]
       if u.netKinds[i] != .offline {
-        let s = startToComplete(by: d, on: u.netKinds[i])
-        if s >= max(segStart, ctx.now) { return (s, d) }
+        let s = startToComplete(j, by: d, on: u.netKinds[i])
+        if s >= max(segStart, now) { return (s, d) }
       }
       guard i > 0 else { return nil }
       d = segStart
@@ -302,10 +469,10 @@ struct ReplayEngine {
   }
 
   /// The latest start from which a fetch on `net` finishes by `t`.
-  mutating func startToComplete(by t: Double, on net: NetworkKind) -> Double {
+  mutating func startToComplete(_ j: Int, by t: Double, on net: NetworkKind) -> Double {
     guard let k = PreparedUser.interface(net), let radio = radio(net) else { return t }
-    let v = serverVersion(at: t)
-    let bytes = v > version ? newDataBytes(version: v) : w.noDataBytes
+    let v = lanes[j].serverVersion(at: t)
+    let bytes = v > lanes[j].version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
     let x = radio.transferTime(downBytes: bytes, upBytes: w.requestBytes)
     let base = x.up + w.serverLatencyS + x.down
     let p0 = radio.promotion(afterGap: quietGap(k, at: t - base)).timeS
@@ -315,19 +482,22 @@ struct ReplayEngine {
     return s
   }
 
-  /// Works out a fetch starting at `s`: its end, failure, bytes and energy.
-  mutating func plan(start s: Double, completion forced: Double?) -> InFlight {
+  /// Works out lane `j`'s fetch starting at `s`: its completion, failure,
+  /// bytes and energy, and puts it on the device radio.
+  mutating func plan(_ j: Int, start s: Double, completion forced: Double?) -> InFlight {
     let seg = u.networkIndex(at: s, hint: &netHint)
     let net = u.netKinds[seg]
     let cpuWake = w.cpuWakeEnergyJ
     guard let k = PreparedUser.interface(net), let radio = radio(net) else {
       return InFlight(start: s, end: s, failure: "offline", bytes: 0, energyJ: cpuWake, network: net)
     }
+    let instant = w.instantTransfers
     let promo = radio.promotion(afterGap: quietGap(k, at: s))
     let x0 = radio.transferTime(downBytes: 0, upBytes: w.requestBytes)
-    let response = forced ?? (s + promo.timeS + x0.up + w.serverLatencyS)
-    let v = serverVersion(at: response)
-    let respBytes = v > version ? newDataBytes(version: v) : w.noDataBytes
+    let response = instant ? s : forced ?? (s + promo.timeS + x0.up + w.serverLatencyS)
+    let version = lanes[j].version
+    let v = lanes[j].serverVersion(at: response)
+    let respBytes = v > version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
     let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
     var end = max(forced ?? 0, s + promo.timeS + x.up + w.serverLatencyS + x.down)
     var failure = ""
@@ -335,38 +505,64 @@ struct ReplayEngine {
     var bytes = w.requestBytes + respBytes
     let nextChange = seg + 1 < u.netTimes.count ? u.netTimes[seg + 1] : .infinity
     let cut = min(s + w.fetchBudgetS, nextChange)
-    if cut < end {
+    if cut < end && !instant {
       failure = cut == s + w.fetchBudgetS ? "budget" : "network_change"
       let frac = max(0, min(1, (cut - (end - x.down)) / x.down))
       downS = x.down * frac
       bytes = w.requestBytes + respBytes * frac
       end = cut
-    } else if w.failureProbability > 0 && rng.uniform() < w.failureProbability {
+    } else if w.failureProbability > 0 && lanes[j].rng.uniform() < w.failureProbability {
       failure = "server"
       bytes = w.requestBytes + w.noDataBytes
       downS = radio.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
     }
-    let radioJ = marginalEnergy(k, radio, BusyInterval(start: s, end: end))
-      + radio.throughputEnergy(downS: downS, upS: x.up)
-    own[k].append(BusyInterval(start: s, end: end))
-    if own[k].count > 64 { own[k].removeFirst(32) }
+    let iv = BusyInterval(start: s, end: end)
+    let radioJ = marginalEnergy(k, radio, net, iv) + radio.throughputEnergy(downS: downS, upS: x.up)
+    addOwn(k, iv, now: lanes[j].ctx.now)
     let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
-    return InFlight(start: s, end: end, failure: failure, bytes: bytes, energyJ: energy, network: net)
+    return InFlight(
+      start: s, end: instant ? s : end, failure: failure, bytes: bytes, energyJ: energy, network: net)
   }
 
-  /// E(S ∪ {f}) − E(S) on interface `k`, where S is the background activity
-  /// and the policy's earlier fetches near f.
-  mutating func marginalEnergy(_ k: Int, _ radio: RadioProfile, _ f: BusyInterval) -> Double {
-    let d = window[k]
+  /// Puts `iv` on interface `k`'s list of device fetches (sorted by start).
+  /// Beyond 64 entries it drops the oldest (keeping at least 32) that end
+  /// more than the longest look-around before `now`: every later fetch
+  /// starts at or after `now`, so they cannot reach it.
+  mutating func addOwn(_ k: Int, _ iv: BusyInterval, now: Double) {
+    var m = own[k].count
+    while m > 0 && own[k][m - 1].start > iv.start { m -= 1 }
+    own[k].insert(iv, at: m)
+    longestOwnS = max(longestOwnS, iv.end - iv.start)
+    guard own[k].count > 64 else { return }
+    var drop = 0
+    while drop < own[k].count - 32 && own[k][drop].end < now - maxWindow { drop += 1 }
+    own[k].removeFirst(drop)
+  }
+
+  /// E(S ∪ {f}) − E(S) on interface `k` with `radio` (the profile of `net`),
+  /// where S is the background activity and the device's earlier fetches
+  /// near f. Intervals further than the radio's tail (plus promotion) from
+  /// f cannot change the difference, so the window is exact.
+  mutating func marginalEnergy(_ k: Int, _ radio: RadioProfile, _ net: NetworkKind, _ f: BusyInterval) -> Double {
+    let d = window[Int(net.rawValue)]
     scratch.removeAll(keepingCapacity: true)
-    let b = u.busy[k]
-    var i = u.firstBusy(k, endingAtOrAfter: f.start - d, hint: &busyHints[k])
+    let b = busy[k]
+    var i = 0
+    b.withUnsafeBufferPointer { p in
+      busyHints[k] = firstIndex(count: p.count, from: busyHints[k]) { p[$0].end >= f.start - d }
+      i = busyHints[k]
+    }
     var ownList = own[k][...]
     while let o = ownList.first, o.end < f.start - d { ownList = ownList.dropFirst() }
     // Merge the two start-sorted lists.
     while true {
       let bg = i < b.count && b[i].start <= f.end + d ? b[i] : nil
-      let ow = ownList.first
+      var ow = ownList.first
+      if let o = ow, o.start > f.end + d { ow = nil }
+      if let o = ow, o.end < f.start - d {
+        ownList = ownList.dropFirst()
+        continue
+      }
       if bg == nil && ow == nil { break }
       if let bg, ow == nil || bg.start <= ow!.start {
         scratch.append(bg)
@@ -383,67 +579,100 @@ struct ReplayEngine {
     return max(0, after - before)
   }
 
-  mutating func complete<P: FetchPolicy>(_ policy: inout P, notify: Bool) {
-    let f = inflight!
-    inflight = nil
-    ctx.fetchInFlight = false
+  mutating func complete<P: FetchPolicy>(_ j: Int, _ policy: inout P, notify: Bool) {
+    let f = lanes[j].inflight!
+    lanes[j].inflight = nil
+    lanes[j].ctx.fetchInFlight = false
     var result = FetchResult.failed
     if f.failure.isEmpty {
-      let v = serverVersion(at: f.end)
-      if v > version {
+      let v = lanes[j].serverVersion(at: f.end)
+      if v > lanes[j].version {
         result = .newData
-        if unseenNewData { summary.wasted += 1 }
-        unseenNewData = true
-        sync(to: v, at: min(f.end, u.trace.end))
+        if lanes[j].unseenNewData { lanes[j].summary.wasted += 1 }
+        lanes[j].unseenNewData = true
+        lanes[j].sync(to: v, at: min(f.end, u.trace.end))
       } else {
         result = .noData
       }
     }
-    summary.fetches += 1
+    lanes[j].summary.fetches += 1
     switch result {
-    case .newData: summary.newData += 1
-    case .noData: summary.noData += 1
-    case .failed: summary.failed += 1
+    case .newData: lanes[j].summary.newData += 1
+    case .noData: lanes[j].summary.noData += 1
+    case .failed: lanes[j].summary.failed += 1
     }
-    summary.energyJ += f.energyJ
-    if f.network.isCellular { summary.cellularBytes += f.bytes } else { summary.wifiBytes += f.bytes }
-    if !ctx.isCharging { energySinceSampleJ += f.energyJ }
+    lanes[j].summary.energyJ += f.energyJ
+    if f.network.isCellular { lanes[j].summary.cellularBytes += f.bytes } else { lanes[j].summary.wifiBytes += f.bytes }
+    if !isCharging { energySinceSampleJ += f.energyJ }
     if let p = sampledPct {
-      ctx.batteryPct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)
+      let pct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)
+      for m in lanes.indices { lanes[m].ctx.batteryPct = pct }
     }
     if options.recordEvents {
-      fetches.append(FetchRecord(
+      lanes[j].fetches.append(FetchRecord(
         start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network,
         failure: f.failure))
     }
     guard notify else { return }
     policy.fetchFinished(
       FetchOutcome(start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network),
-      &ctx)
-    handleRequest()
+      &lanes[j].ctx)
+    handleRequest(j)
   }
 
-  mutating func finish() -> AppReplay {
-    integrate(to: u.trace.end)
-    if unseenNewData { summary.wasted += 1 }
-    let n = summary.opens
+  mutating func finish(_ j: Int) -> AppReplay {
+    lanes[j].integrate(to: u.trace.end)
+    var lane = lanes[j]
+    if lane.unseenNewData { lane.summary.wasted += 1 }
+    let n = lane.summary.opens
     var all: [Double] = []
-    if n > 0 {
+    if n == 0 {
+      // No scored opens: staleness is undefined, not zero.
+      lane.summary.meanAgeS = .nan
+      lane.summary.p50AgeS = .nan
+      lane.summary.p90AgeS = .nan
+      lane.summary.p99AgeS = .nan
+      lane.summary.freshRatio = .nan
+      lane.summary.meanAoiS = .nan
+    } else {
       // Fresh opens have age 0: pad the sorted stale ages with zeros.
-      ages.sort()
-      all = [Double](repeating: 0, count: n - ages.count) + ages
-      summary.meanAgeS = all.reduce(0, +) / Double(n)
-      summary.p50AgeS = quantile(sorted: all, 0.5)
-      summary.p90AgeS = quantile(sorted: all, 0.9)
-      summary.p99AgeS = quantile(sorted: all, 0.99)
-      summary.freshRatio = Double(n - ages.count) / Double(n)
-      summary.meanAoiS = aoiSum / Double(n)
+      lane.ages.sort()
+      all = [Double](repeating: 0, count: n - lane.ages.count) + lane.ages
+      lane.summary.meanAgeS = all.reduce(0, +) / Double(n)
+      lane.summary.p50AgeS = quantile(sorted: all, 0.5)
+      lane.summary.p90AgeS = quantile(sorted: all, 0.9)
+      lane.summary.p99AgeS = quantile(sorted: all, 0.99)
+      lane.summary.freshRatio = Double(n - lane.ages.count) / Double(n)
+      lane.summary.meanAoiS = lane.aoiSum / Double(n)
+    }
+    lane.waits.sort()
+    if lane.zeroWaits + lane.waits.count > 0 {
+      lane.summary.meanWaitS = lane.waits.reduce(0, +) / Double(lane.zeroWaits + lane.waits.count)
+      lane.summary.p90WaitS = quantile(sortedPositive: lane.waits, zeros: lane.zeroWaits, 0.9)
     }
     let span = u.trace.end - u.trace.start
     if span > 0 {
-      summary.timeAvgAgeS = ageIntegral / span
-      summary.timeFreshRatio = freshTime / span
+      lane.summary.timeAvgAgeS = lane.ageIntegral / span
+      lane.summary.timeFreshRatio = lane.freshTime / span
     }
-    return AppReplay(summary: summary, opens: opens, fetches: fetches, sortedAges: all)
+    return AppReplay(summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedAges: all, sortedWaits: lane.waits,
+      zeroWaits: lane.zeroWaits)
+  }
+}
+
+/// Merges per-app open lists (each in time order) into one, apps in the
+/// given order at equal times.
+func mergeOpens(_ lists: [[TraceEvent]]) -> [TraceEvent] {
+  var out: [TraceEvent] = []
+  out.reserveCapacity(lists.reduce(0) { $0 + $1.count })
+  var next = [Int](repeating: 0, count: lists.count)
+  while true {
+    var best = -1
+    for (a, l) in lists.enumerated() where next[a] < l.count {
+      if best < 0 || l[next[a]].time < lists[best][next[best]].time { best = a }
+    }
+    guard best >= 0 else { return out }
+    out.append(lists[best][next[best]])
+    next[best] += 1
   }
 }

@@ -174,6 +174,11 @@ extension FetchLab {
       try dir.commit(removing: force ? ["parts", "datasets"] : [])
       print("\(sink.users) users, \(sink.aggregates.first?.pairs ?? 0) (user, app) pairs, \(specs.count) policies -> \(out)/")
       print(ComparisonTable.render(sink.aggregates, capacityJ: world.batteryCapacityJ), terminator: "")
+      if sink.pairsWithoutOpens > 0 {
+        log(
+          "warning: \(sink.pairsWithoutOpens) (user, app, policy) pairs have no scored opens; their staleness is empty "
+            + "(undefined) in summary.csv" + (sink.aggregates.contains { $0.opens == 0 } ? ", and so is pooled.csv's for policies without opens" : ""))
+      }
     }
   }
 }

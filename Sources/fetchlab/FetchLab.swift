@@ -44,7 +44,7 @@ struct FetchLab: ParsableCommand {
 /// The version recorded in outputs, and part of every experiment's
 /// configuration hash: a run never resumes from
 /// parts another version computed. Bump it whenever results change.
-let fetchLabVersion = "0.2.0"
+let fetchLabVersion = "0.3.0"
 
 /// A failure caused by the input (not the usage): printed as `Error: ...`, exit 1.
 struct CommandError: Error, CustomStringConvertible {

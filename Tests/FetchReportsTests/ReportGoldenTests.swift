@@ -7,7 +7,7 @@ import Foundation
 import Testing
 import FetchTestSupport
 
-let reportFiles = ["summary.csv", "opens.csv", "fetches.csv", "pooled.csv"]
+let reportFiles = ["summary.csv", "devices.csv", "opens.csv", "fetches.csv", "pooled.csv"]
 
 func goldenURL(_ name: String) -> URL {
   Bundle.module.url(forResource: "Golden/" + name, withExtension: nil)
@@ -19,11 +19,13 @@ func tempDir() -> String {
 }
 
 /// Runs the tiny fixture and returns the output directory.
-func runTiny(jobs: Int, batch: Int, events: Bool = true, trace: String? = nil) throws -> String {
+func runTiny(
+  jobs: Int, batch: Int, events: Bool = true, trace: String? = nil, world: WorldParameters = WorldParameters()
+) throws -> String {
   let out = tempDir()
   let cfg = RunConfiguration(
     tracePath: trace ?? goldenURL("tiny-trace.csv").path,
-    policies: [.never, .periodic(interval: 3600), .periodic(interval: 900), .oracle], seed: 7,
+    policies: [.never, .periodic(interval: 3600), .periodic(interval: 900), .oracle], seed: 7, world: world,
     apps: .top(2), recordEvents: events, jobs: jobs, batchUsers: batch)
   var sink = try CSVReportSink(directory: out, config: cfg)
   try runReplay(cfg, into: &sink)
@@ -46,6 +48,20 @@ struct ReportGoldenTests {
       }
       let want = try String(contentsOf: goldenURL(f), encoding: .utf8)
       #expect(got == want, "\(f) differs from the golden file; inspect \(out)/\(f)")
+    }
+  }
+
+  /// `Golden/app-scope/` holds the golden files from before device replay
+  /// (issue 12), when every app had a radio of its own.
+  @Test("replay.scope=app reproduces the per-app results from before device replay")
+  func appScope() throws {
+    var w = WorldParameters()
+    w.replayScope = .app
+    let out = try runTiny(jobs: 1, batch: 64, world: w)
+    for f in ["summary.csv", "pooled.csv"] {
+      let got = try String(contentsOfFile: out + "/" + f, encoding: .utf8)
+      let want = try String(contentsOf: goldenURL("app-scope/" + f), encoding: .utf8)
+      #expect(got == want, "\(f) at app scope differs from the per-app golden file; inspect \(out)/\(f)")
     }
   }
 
