@@ -107,15 +107,13 @@ struct NewcomerTests {
     for (name, text) in texts where name != "docs/parameters.md" {
       for p in patterns { #expect(!text.contains(p), "\(name) contains '\(p)'") }
     }
-    // Relative Markdown links. engine.md is written on another branch.
-    let pending: Set<String> = ["docs/engine.md"]
+    // Relative Markdown links.
     let link = try Regex(#"\]\(([^)#:]+)(#[^)]*)?\)"#)
     for (name, text) in texts where name.hasSuffix(".md") {
       let base = (name as NSString).deletingLastPathComponent
       for m in text.matches(of: link) {
         guard let target = m.output[1].substring.map(String.init) else { continue }
         let path = ((base.isEmpty ? target : base + "/" + target) as NSString).standardizingPath
-        if pending.contains(path) { continue }
         #expect(fm.fileExists(atPath: packageRoot + "/" + path), "\(name): link to \(target) does not resolve")
       }
     }
