@@ -161,12 +161,10 @@ public func requireRegularFile(_ path: String) throws {
   }
 }
 
-/// Plausible dates for a replayed window: 1970-01-01 to 2100-01-01 (Unix s).
-public let plausibleTimes = 0.0...4_102_444_800.0
-
 /// Refuses a user whose replay would not fit, estimated from its declared
 /// window and the world's rates before anything is allocated for it: a
-/// window outside ``plausibleTimes`` or longer than
+/// window outside ``TimeText/plausibleTimes`` (which the reader
+/// already enforces) or longer than
 /// `limits.maxWindowDays`; more than `limits.maxEventsPerUser` content
 /// updates of one app (rate × window) or fetches of one policy and app
 /// (window ÷ its timer interval, 15 min for the OS schedulers, plus the
@@ -180,7 +178,7 @@ public func checkReplayBudget(
   func fail(_ m: String) -> TraceFormatError {
     TraceFormatError(file: file, line: line, field: "time", message: "user '\(u.user)': " + m)
   }
-  guard plausibleTimes.contains(u.start), plausibleTimes.contains(u.end) else {
+  guard TimeText.plausibleTimes.contains(u.start), TimeText.plausibleTimes.contains(u.end) else {
     throw fail(
       "window \(CSV.number(u.start))...\(CSV.number(u.end)) s is outside 1970-01-01...2100-01-01, the limit of "
         + "plausible dates for a replay (times are Unix seconds)")

@@ -436,7 +436,7 @@ public struct EventLogImporter: Sendable {
       }
       t = unit == .milliseconds ? x / 1000 : x
     }
-    guard abs(t) < TimeText.maximumUnixSeconds else { throw fail(TimeText.implausibleSecondsMessage(t)) }
+    guard TimeText.plausibleTimes.contains(t) else { throw fail(TimeText.outOfRangeMessage(t)) }
     return t
   }
 

@@ -99,9 +99,22 @@ public enum TimeText {
     return "\(year)-\(two(c.month))-\(two(c.day))T\(two(sec / 3600)):\(two(sec / 60 % 60)):\(two(sec % 60))Z"
   }
 
-  /// Largest magnitude accepted as Unix seconds: 10¹¹ s is the year 5138,
-  /// while Unix milliseconds of any date after 1973 exceed it.
+  /// Largest magnitude read as Unix seconds when guessing a log's unit:
+  /// 10¹¹ s is the year 5138, while Unix milliseconds of any date after 1973
+  /// exceed it.
   public static let maximumUnixSeconds = 1e11
+
+  /// The times a trace may hold: 1970-01-01 to 2100-01-01 (Unix s). Every
+  /// later stage (windows, content timelines, calendars) relies on it.
+  public static let plausibleTimes = 0.0...4_102_444_800.0
+
+  /// Why `t` is not a time a trace may hold: the unit it looks like
+  /// (``implausibleSecondsMessage(_:)``), or the range it is outside.
+  public static func outOfRangeMessage(_ t: Double) -> String {
+    guard abs(t) < maximumUnixSeconds else { return implausibleSecondsMessage(t) }
+    return "time \(CSV.number(t)) (\(isoUTC(t))) is outside 1970-01-01...2100-01-01, the dates a trace may hold "
+      + "(times are Unix seconds or ISO 8601)"
+  }
 
   /// Why `t` is not a plausible Unix time in seconds, with the likely unit
   /// and what to do: milliseconds (10¹¹–10¹⁴), microseconds (10¹⁴–10¹⁷) or

@@ -240,8 +240,8 @@ public final class TraceReader {
 
   /// The `time` column: Unix seconds, or ISO 8601 with `Z` or an offset
   /// (``TimeText/parseISO8601(_:)-(UnsafeBufferPointer<UInt8>)``); a number
-  /// that is not a plausible Unix time in seconds is refused with the unit it
-  /// looks like (``TimeText/implausibleSecondsMessage(_:)``).
+  /// outside ``TimeText/plausibleTimes`` is refused with the unit it looks
+  /// like or the range (``TimeText/outOfRangeMessage(_:)``).
   private func timeField(_ b: Bytes) throws -> Double {
     let time: Double
     if let x = TraceReader.fastDecimal(b) {
@@ -254,7 +254,7 @@ public final class TraceReader {
     } else {
       time = try number(b, "time")
     }
-    guard abs(time) < TimeText.maximumUnixSeconds else { throw fail("time", TimeText.implausibleSecondsMessage(time)) }
+    guard TimeText.plausibleTimes.contains(time) else { throw fail("time", TimeText.outOfRangeMessage(time)) }
     return time
   }
 
