@@ -20,8 +20,14 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
   }
 
   /// `file:line: field: message`, control characters escaped (ids and
-  /// names from the input may hold ESC or NUL bytes).
-  public var description: String { "\(escaped(file)):\(line): \(escaped(field)): \(escaped(message))" }
+  /// names from the input may hold ESC or NUL bytes); without `:line` when
+  /// the problem concerns the whole file (line 0) and without `field: ` when
+  /// it concerns the whole row (`-`), so no message names a line 0 or a
+  /// field `-`.
+  public var description: String {
+    (line > 0 ? "\(escaped(file)):\(line): " : "\(escaped(file)): ") + (field == "-" ? "" : "\(escaped(field)): ")
+      + escaped(message)
+  }
 }
 
 /// `s` with control characters (C0 except tab, DEL, C1) shown as `\u{XX}`,

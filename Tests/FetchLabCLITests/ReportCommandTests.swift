@@ -82,7 +82,7 @@ struct ReportCommandTests {
     try FileManager.default.removeItem(atPath: path)
     let missing = try CLI.run(["report", run])
     #expect(missing.status == 1)
-    #expect(missing.stderr.contains(path + ":0: "), "\(missing.stderr)")
+    #expect(missing.stderr.contains(path + ": "), "\(missing.stderr)")
   }
 
   @Test("--timeline-*: the requested user, day and policies; bad requests exit 1 naming the option")

@@ -232,7 +232,7 @@ struct ExperimentFuzzTests {
         #expect(e.file == path, "input \(n): \(e)")
         #expect(!e.field.isEmpty && !e.field.contains(where: \.isNewline), "input \(n): \(e)")
         #expect(e.line >= 0 && e.line <= lines, "input \(n): line \(e.line) of \(lines): \(e)")
-        #expect(!e.message.isEmpty && e.description.hasPrefix("\(path):\(e.line): \(e.field): "), "input \(n)")
+        #expect(!e.message.isEmpty && e.description.hasPrefix(location(path, e.line, e.field)), "input \(n)")
         kinds.insert(e.field.prefix { $0 != "[" && $0 != "." } + ": " + e.message.prefix(20))
       }
     }
@@ -377,4 +377,10 @@ struct ExperimentLimitTests {
       #expect(e.file == path && e.message.contains("larger than 4194304 bytes"), "\(e)")
     }
   }
+}
+
+/// The location prefix of a ``TraceFormatError`` description:
+/// `file:line: field: `, without `line` when 0 and without `field` when `-`.
+func location(_ file: String, _ line: Int, _ field: String) -> String {
+  (line > 0 ? "\(file):\(line): " : "\(file): ") + (field == "-" ? "" : "\(field): ")
 }

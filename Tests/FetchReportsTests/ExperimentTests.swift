@@ -240,8 +240,8 @@ struct ExperimentFileTests {
     expectError(
       #"{"datasets": [{"name": "s", "synthetic": {"users": 2, "days": 1, "params": {"nope": 1}}}], "policies": ["never"]}"#,
       "datasets[0].synthetic.params: ")
-    expectError("{\(ds), \"policies\": [\"never\"],\n\n  }", "e.json:3: -: not valid JSON: expected a \"key\"")
-    expectError("[1, 2]", "e.json:1: -: expected an object, got an array")
+    expectError("{\(ds), \"policies\": [\"never\"],\n\n  }", "e.json:3: not valid JSON: expected a \"key\"")
+    expectError("[1, 2]", "e.json:1: expected an object, got an array")
   }
 
   @Test("the repository's experiments/example.json parses")

@@ -191,9 +191,9 @@ struct SummaryTableTests {
     ("a,b\n1,2,3\n", "t.csv:2: column 3: expected 2 fields, found 3"),
     ("a,b\n1\n", "t.csv:2: b: column 2: expected 2 fields, found 1"),
     ("a,b\n1,2\r3,4\n", "t.csv:2: b: column 2: bare CR"),
-    ("a,b\n1,2\n\n", "t.csv:3: -: empty line"),
+    ("a,b\n1,2\n\n", "t.csv:3: empty line"),
     ("a,a\n", "t.csv:1: a: column 2: duplicate column name"),
-    ("", "t.csv:1: -: empty file"),
+    ("", "t.csv:1: empty file"),
   ])
   func csvErrors(text: String, message: String) {
     do {
@@ -214,9 +214,9 @@ struct SummaryTableTests {
     let missing = "user,app,policy,opens\nu1,news,never,3\n"
     #expect(errorText { try SummaryTable(text: missing) }.hasPrefix("summary.csv:1: energy_j_per_day: missing column"))
     let dup = summaryHeader + summaryRow("u1", "news", "never") + summaryRow("u1", "news", "never")
-    #expect(errorText { try SummaryTable(text: dup) }.hasPrefix("summary.csv:3: -: duplicate row for user 'u1', app 'news', policy 'never'"))
+    #expect(errorText { try SummaryTable(text: dup) }.hasPrefix("summary.csv:3: duplicate row for user 'u1', app 'news', policy 'never'"))
     let dir = tempDir()
-    #expect(errorText { try writeScores(runDir: dir) }.hasPrefix(dir + "/summary.csv:0: -: cannot read file"))
+    #expect(errorText { try writeScores(runDir: dir) }.hasPrefix(dir + "/summary.csv: cannot read file"))
     #expect(!FileManager.default.fileExists(atPath: dir + "/policies.csv"))
   }
 }

@@ -241,7 +241,7 @@ struct TraceReaderFuzzTests {
         #expect(traceFields.contains(e.field), "input \(n): \(e)")
         #expect(e.line >= 0 && e.line <= physicalLines, "input \(n): line \(e.line) of \(physicalLines): \(e)")
         #expect(e.field == "-" || e.line >= 1, "input \(n): \(e)")
-        #expect(!e.message.isEmpty && e.description.hasPrefix("\(path):\(e.line): \(e.field): "))
+        #expect(!e.message.isEmpty && e.description.hasPrefix(location(path, e.line, e.field)))
         let key = e.field + ": " + e.message.prefix(24)
         messages[key, default: 0] += 1
       }

@@ -110,7 +110,7 @@ struct TraceReaderTests {
       #expect(e.line == line, "case \(i): \(e)")
       #expect(e.field == field, "case \(i): \(e)")
       #expect(e.message.contains(fragment), "case \(i): \(e)")
-      #expect(e.description.hasPrefix("\(path):\(line): \(field): "))
+      #expect(e.description.hasPrefix(location(path, line, field)))
     } catch {
       Issue.record("unexpected error \(error)")
     }
@@ -200,4 +200,18 @@ struct TimeZoneAndCSVTests {
     #expect(d.next() == 0xE220_A839_7B1D_CDAF)
     #expect(StableHash.fnv1a("") == 0xCBF2_9CE4_8422_2325)
   }
+
+  @Test("error locations: file:line: field: message; no line 0 and no field '-' in a message")
+  func errorLocations() {
+    #expect(TraceFormatError(file: "t.csv", line: 3, field: "time", message: "m").description == "t.csv:3: time: m")
+    #expect(TraceFormatError(file: "t.csv", line: 3, field: "-", message: "m").description == "t.csv:3: m")
+    #expect(TraceFormatError(file: "t.csv", line: 0, field: "-", message: "m").description == "t.csv: m")
+    #expect(TraceFormatError(file: "t\u{1B}.csv", line: 0, field: "a", message: "m").description == "t\\u{1B}.csv: a: m")
+  }
+}
+
+/// The location prefix of a ``TraceFormatError`` description:
+/// `file:line: field: `, without `line` when 0 and without `field` when `-`.
+func location(_ file: String, _ line: Int, _ field: String) -> String {
+  (line > 0 ? "\(file):\(line): " : "\(file): ") + (field == "-" ? "" : "\(field): ")
 }

@@ -184,7 +184,7 @@ private let fixtureRows: [[String]] = [
     #expect(e?.line == 3)
     #expect(e?.field == field)
     #expect(e?.message.contains(fragment) == true, "\(e?.message ?? "no error")")
-    #expect(e?.description.hasPrefix("\(path):3: \(field): ") == true)
+    #expect(e?.description.hasPrefix(location(path, 3, field)) == true)
   }
 
   @Test func missingColumnAndEmptyFileAreErrors() throws {
