@@ -8,22 +8,25 @@ import Foundation
 /// order). Its rows go to `parts/<unit>.csv` (summary) and, with event files,
 /// `parts/<unit>.opens.csv` and `parts/<unit>.fetches.csv`; this record is
 /// written last (temp + rename), so its presence means the unit is complete.
-/// It holds what `pooled.csv` needs, exactly: every (user, app, policy)
-/// summary at full precision in row order, and the unit's age histograms.
+/// It holds what `pooled.csv` and `devices_pooled.csv` need, exactly: every
+/// (user, app, policy) summary and every (user, policy) device at full
+/// precision in row order, and the unit's age and wait histograms.
 ///
 /// Text format, one item a line (doubles as Swift's shortest round-trip
 /// `description`):
 ///
-///     fetchlab-part 1
+///     fetchlab-part 2
 ///     config <configuration SHA-256>
 ///     unit <unit id>
 ///     users <count> =<first user> =<last user>   (ids percent-encoded)
-///     file <kind> <bytes> <SHA-256>              (kind: summary, opens, fetches)
+///     file <kind> <bytes> <SHA-256>              (kind: summary, devices, opens, fetches)
 ///     pair <policy> <AppSummary fields, PartRecord.Pair order>
 ///     ages <policy> <zeros> <count> <bin>:<n> ...
+///     device <policy> <DeviceSample fields, DeviceSample.values order>
+///     waits <policy> <zeros> <count> <bin>:<n> ...
 ///     end
 struct PartRecord: Equatable {
-  static let formatVersion = 1
+  static let formatVersion = 2
 
   /// One (user, app, policy) replay's summary.
   struct Pair: Equatable {
@@ -77,6 +80,16 @@ struct PartRecord: Equatable {
   var pairs: [Pair]
   /// Per policy: the unit's pooled age histogram.
   var ages: [AgeHistogram]
+  /// Every (user, policy) device, in row order.
+  var devices: [(policy: Int, sample: DeviceSample)] = []
+  /// Per policy: the unit's pooled wait histogram.
+  var waits: [AgeHistogram] = []
+
+  static func == (a: PartRecord, b: PartRecord) -> Bool {
+    a.config == b.config && a.unit == b.unit && a.users == b.users && a.firstUser == b.firstUser
+      && a.lastUser == b.lastUser && a.files == b.files && a.pairs == b.pairs && a.ages == b.ages
+      && a.devices.elementsEqual(b.devices) { $0.policy == $1.policy && $0.sample == $1.sample } && a.waits == b.waits
+  }
 
   /// The record's text.
   func encoded() -> String {
@@ -86,12 +99,33 @@ struct PartRecord: Equatable {
     for p in pairs {
       s += "pair \(p.policy) " + p.summary.map(\.description).joined(separator: " ") + "\n"
     }
-    for (i, h) in ages.enumerated() {
-      s += "ages \(i) \(h.zeros) \(h.count)"
+    func histogram(_ tag: String, _ i: Int, _ h: AgeHistogram) -> String {
+      var s = "\(tag) \(i) \(h.zeros) \(h.count)"
       for (b, n) in h.counts.enumerated() where n > 0 { s += " \(b):\(n)" }
-      s += "\n"
+      return s + "\n"
     }
+    for (i, h) in ages.enumerated() { s += histogram("ages", i, h) }
+    for d in devices {
+      s += "device \(d.policy) " + d.sample.values.map(\.description).joined(separator: " ") + "\n"
+    }
+    for (i, h) in waits.enumerated() { s += histogram("waits", i, h) }
     return s + "end\n"
+  }
+
+  /// A histogram line's fields after `<tag> <policy>`; `nil` when malformed.
+  private static func histogram(_ w: ArraySlice<String>) -> AgeHistogram? {
+    guard w.count >= 2, let zeros = Int(w[w.startIndex]), let count = Int(w[w.startIndex + 1]) else { return nil }
+    var h = AgeHistogram()
+    for _ in 0..<zeros { h.add(0) }
+    for item in w.dropFirst(2) {
+      let bn = item.split(separator: ":")
+      guard bn.count == 2, let b = Int(bn[0]), let n = Int(bn[1]), (0..<AgeHistogram.bins).contains(b) else {
+        return nil
+      }
+      let centre = AgeHistogram.minAge * pow(10, (Double(b) + 0.5) / AgeHistogram.perDecade)
+      for _ in 0..<n { h.add(centre) }
+    }
+    return h.count == count ? h : nil
   }
 
   /// Parses a record; `nil` when the text is not a complete record of this
@@ -120,19 +154,16 @@ struct PartRecord: Equatable {
         guard xs.count == Pair.fields else { return nil }
         r.pairs.append(Pair(policy: p, summary: xs))
       case ("ages", 4...):
-        guard let p = Int(w[1]), p == r.ages.count, let zeros = Int(w[2]), let count = Int(w[3]) else { return nil }
-        var h = AgeHistogram()
-        for _ in 0..<zeros { h.add(0) }
-        for item in w.dropFirst(4) {
-          let bn = item.split(separator: ":")
-          guard bn.count == 2, let b = Int(bn[0]), let n = Int(bn[1]), (0..<AgeHistogram.bins).contains(b) else {
-            return nil
-          }
-          let centre = AgeHistogram.minAge * pow(10, (Double(b) + 0.5) / AgeHistogram.perDecade)
-          for _ in 0..<n { h.add(centre) }
-        }
-        guard h.count == count else { return nil }
+        guard let p = Int(w[1]), p == r.ages.count, let h = histogram(w.dropFirst(2)) else { return nil }
         r.ages.append(h)
+      case ("device", DeviceSample.fields + 2):
+        guard let p = Int(w[1]), let d = DeviceSample(values: w.dropFirst(2).compactMap(Double.init)) else {
+          return nil
+        }
+        r.devices.append((p, d))
+      case ("waits", 4...):
+        guard let p = Int(w[1]), p == r.waits.count, let h = histogram(w.dropFirst(2)) else { return nil }
+        r.waits.append(h)
       default:
         return nil
       }

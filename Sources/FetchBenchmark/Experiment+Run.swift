@@ -7,42 +7,56 @@ import Foundation
 /// How replay results become CSV text. The report layer supplies it (its
 /// column enums), so that this module never formats report rows itself.
 public struct ExperimentFormat: Sendable {
-  /// Column names of `summary.csv`, `opens.csv`, `fetches.csv` and
-  /// `pooled.csv`, without the leading `dataset,replication`.
+  /// Column names of `summary.csv`, `devices.csv`, `opens.csv`,
+  /// `fetches.csv` and `pooled.csv`, without the leading
+  /// `dataset,replication`.
   public var summaryColumns: [String]
+  public var deviceColumns: [String]
   public var openColumns: [String]
   public var fetchColumns: [String]
   public var policyColumns: [String]
-  /// The `summary.csv`, `opens.csv` and `fetches.csv` records of `results`,
+  /// The `summary.csv`, `devices.csv`, `opens.csv` and `fetches.csv` records of `results`,
   /// in order, without headers, each ending in LF (opens and fetches may be
   /// empty when `config.recordEvents` is off). `scratch` is an empty
   /// directory the closure may use; it is removed afterwards.
   public var rows: @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows
   /// One `pooled.csv` record, fields joined by commas, without LF.
   public var policyRow: @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
+  /// Column names of `devices_pooled.csv` (without `dataset,replication`)
+  /// and one record, fields joined by commas, without LF.
+  public var devicePoolColumns: [String]
+  public var devicePoolRow: @Sendable (_ aggregate: DeviceAggregate, _ capacityJ: Double) -> String
 
   public init(
-    summaryColumns: [String], openColumns: [String], fetchColumns: [String], policyColumns: [String],
-    rows: @escaping @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows,
-    policyRow: @escaping @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
+    summaryColumns: [String], deviceColumns: [String], openColumns: [String], fetchColumns: [String],
+    policyColumns: [String], rows: @escaping @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows,
+    policyRow: @escaping @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String,
+    devicePoolColumns: [String],
+    devicePoolRow: @escaping @Sendable (_ aggregate: DeviceAggregate, _ capacityJ: Double) -> String
   ) {
     self.summaryColumns = summaryColumns
+    self.deviceColumns = deviceColumns
     self.openColumns = openColumns
     self.fetchColumns = fetchColumns
     self.policyColumns = policyColumns
     self.rows = rows
     self.policyRow = policyRow
+    self.devicePoolColumns = devicePoolColumns
+    self.devicePoolRow = devicePoolRow
   }
 }
 
 /// The CSV records of one work unit (see ``ExperimentFormat/rows``).
 public struct ExperimentRows: Sendable {
   public var summary: String
+  /// One record per (user, policy): the user's device.
+  public var devices: String
   public var opens: String
   public var fetches: String
 
-  public init(summary: String, opens: String, fetches: String) {
+  public init(summary: String, devices: String, opens: String, fetches: String) {
     self.summary = summary
+    self.devices = devices
     self.opens = opens
     self.fetches = fetches
   }
@@ -525,10 +539,12 @@ public func runExperiment(
   // checks its parts and sums its counts).
   let assemble = options.shard == nil
   let header = "dataset,replication,"
-  var summary: AtomicTextFile?, opens: AtomicTextFile?, fetches: AtomicTextFile?
+  var summary: AtomicTextFile?, devices: AtomicTextFile?, opens: AtomicTextFile?, fetches: AtomicTextFile?
   if assemble {
     summary = try AtomicTextFile(path: result.staging + "/summary.csv")
     try summary!.write(header + format.summaryColumns.joined(separator: ",") + "\n")
+    devices = try AtomicTextFile(path: result.staging + "/devices.csv")
+    try devices!.write(header + format.deviceColumns.joined(separator: ",") + "\n")
     if e.eventFiles {
       opens = try AtomicTextFile(path: result.staging + "/opens.csv")
       try opens!.write(header + format.openColumns.joined(separator: ",") + "\n")
@@ -541,6 +557,9 @@ public func runExperiment(
   var aggregates = [[[PolicyAggregate]]](
     repeating: [[PolicyAggregate]](repeating: empty, count: e.replications), count: e.datasets.count)
   var pooled = [[PolicyAggregate]](repeating: empty, count: e.datasets.count)
+  let noDevices = e.policies.map { DeviceAggregate(policy: $0.description) }
+  var deviceAggregates = [[[DeviceAggregate]]](
+    repeating: [[DeviceAggregate]](repeating: noDevices, count: e.replications), count: e.datasets.count)
   var counts = [ExperimentCounts](repeating: ExperimentCounts(), count: e.datasets.count)
   var states: [ShardRecord.Unit] = []
   for (di, ids) in units.enumerated() {
@@ -548,7 +567,8 @@ public func runExperiment(
       let statePath = parts + "/" + id + ".state"
       guard let stateData = fm.contents(atPath: statePath),
         let rec = String(validating: stateData, as: UTF8.self).flatMap(PartRecord.decode), rec.config == hash,
-        rec.unit == id, rec.ages.count == P, rec.pairs.allSatisfy({ (0..<P).contains($0.policy) })
+        rec.unit == id, rec.ages.count == P, rec.pairs.allSatisfy({ (0..<P).contains($0.policy) }),
+        rec.waits.count == P, rec.devices.allSatisfy({ (0..<P).contains($0.policy) })
       else {
         throw ExperimentError("\(statePath) is missing or damaged; delete it and run again")
       }
@@ -558,6 +578,7 @@ public func runExperiment(
         let target: AtomicTextFile? =
           switch f.kind {
           case "summary": summary
+          case "devices": devices
           case "opens": opens
           case "fetches": fetches
           default: nil
@@ -578,10 +599,12 @@ public func runExperiment(
         aggregates[di][r][p].ages.merge(h)
         pooled[di][p].ages.merge(h)
       }
+      for d in rec.devices { deviceAggregates[di][r][d.policy].add(d.sample) }
+      for (p, h) in rec.waits.enumerated() { deviceAggregates[di][r][p].waitHistogram.merge(h) }
       if r == 0 { counts[di].users += rec.users }
     }
   }
-  var files = [summary, opens, fetches].compactMap { $0 }
+  var files = [summary, devices, opens, fetches].compactMap { $0 }
   if assemble {
     let policies = try AtomicTextFile(path: result.staging + "/pooled.csv")
     try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
@@ -594,6 +617,16 @@ public func runExperiment(
       }
     }
     files.append(policies)
+    let devicePool = try AtomicTextFile(path: result.staging + "/devices_pooled.csv")
+    try devicePool.write(header + format.devicePoolColumns.joined(separator: ",") + "\n")
+    for (di, d) in e.datasets.enumerated() {
+      for r in 0..<e.replications {
+        for a in deviceAggregates[di][r] {
+          try devicePool.write(CSV.field(d.name) + ",\(r)," + format.devicePoolRow(a, capacityJ) + "\n")
+        }
+      }
+    }
+    files.append(devicePool)
   }
   finished = true
   return ExperimentOutcome(
@@ -687,7 +720,8 @@ private func writePart(
   let prefix = CSV.field(dataset) + ",\(r),"
   let header = "dataset,replication,"
   var texts: [(String, String)] = [
-    ("summary", header + format.summaryColumns.joined(separator: ",") + "\n" + prefixRecords(rows.summary, prefix))
+    ("summary", header + format.summaryColumns.joined(separator: ",") + "\n" + prefixRecords(rows.summary, prefix)),
+    ("devices", header + format.deviceColumns.joined(separator: ",") + "\n" + prefixRecords(rows.devices, prefix)),
   ]
   if config.recordEvents {
     texts.append(("opens", header + format.openColumns.joined(separator: ",") + "\n" + prefixRecords(rows.opens, prefix)))
@@ -704,6 +738,8 @@ private func writePart(
   }
   var pairs: [PartRecord.Pair] = []
   var ages = [AgeHistogram](repeating: AgeHistogram(), count: config.policies.count)
+  var devices: [(policy: Int, sample: DeviceSample)] = []
+  var waits = [DeviceAggregate](repeating: DeviceAggregate(policy: ""), count: config.policies.count)
   for u in results {
     for replays in u.replays {
       for (p, x) in replays.enumerated() {
@@ -711,10 +747,15 @@ private func writePart(
         for a in x.sortedAges { ages[p].add(a) }
       }
     }
+    for (p, d) in u.devices.enumerated() {
+      let apps = u.replays.map { $0[p] }
+      devices.append((p, DeviceSample(d, apps: apps)))
+      waits[p].addWaits(of: apps)
+    }
   }
   let rec = PartRecord(
     config: hash, unit: id, users: users.count, firstUser: users.first?.user ?? "", lastUser: users.last?.user ?? "",
-    files: files, pairs: pairs, ages: ages)
+    files: files, pairs: pairs, ages: ages, devices: devices, waits: waits.map { $0.waitHistogram })
   let f = try AtomicTextFile(path: parts + "/" + id + ".state")
   try f.write(rec.encoded())
   try f.commit()

@@ -16,6 +16,8 @@ import Foundation
 public struct CSVReportSink: RunSink {
   public let directory: String
   public private(set) var aggregates: [PolicyAggregate]
+  /// Per policy: the devices pooled (`devices_pooled.csv`).
+  public private(set) var deviceAggregates: [DeviceAggregate]
   public private(set) var users = 0
   /// (user, app, policy) pairs without a scored open: their staleness is
   /// undefined and written as empty fields.
@@ -31,6 +33,7 @@ public struct CSVReportSink: RunSink {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     capacityJ = config.world.batteryCapacityJ
     aggregates = config.policies.map { PolicyAggregate(policy: $0.description) }
+    deviceAggregates = config.policies.map { DeviceAggregate(policy: $0.description) }
     summary = try AtomicTextFile(path: directory + "/summary.csv")
     try summary.write(SummaryColumn.headerLine)
     devices = try AtomicTextFile(path: directory + "/devices.csv")
@@ -52,6 +55,9 @@ public struct CSVReportSink: RunSink {
     var s = "", o = "", f = "", d = ""
     for (pi, device) in r.devices.enumerated() {
       d += deviceRecord(user: user, policy: CSV.field(aggregates[pi].policy), device, capacityJ: capacityJ)
+      let apps = r.replays.map { $0[pi] }
+      deviceAggregates[pi].add(DeviceSample(device, apps: apps))
+      deviceAggregates[pi].addWaits(of: apps)
     }
     for (ai, app) in r.apps.enumerated() {
       let appName = CSV.field(r.trace.apps[Int(app)])
@@ -86,11 +92,15 @@ public struct CSVReportSink: RunSink {
     let p = try AtomicTextFile(path: directory + "/pooled.csv")
     try p.write(PolicyColumn.headerLine)
     for a in aggregates { try p.write(pooledRecord(a, capacityJ: capacityJ) + "\n") }
+    let dp = try AtomicTextFile(path: directory + "/devices_pooled.csv")
+    try dp.write(DevicePoolColumn.headerLine)
+    for a in deviceAggregates { try dp.write(devicePoolRecord(a, capacityJ: capacityJ) + "\n") }
     try summary.commit()
     try devices.commit()
     try opens?.commit()
     try fetches?.commit()
     try p.commit()
+    try dp.commit()
     let m = try AtomicTextFile(path: directory + "/manifest.json")
     let data = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys, .prettyPrinted])
     try m.write(String(decoding: data, as: UTF8.self) + "\n")

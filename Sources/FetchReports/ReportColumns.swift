@@ -90,6 +90,57 @@ public func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capac
   DeviceColumn.allCases.map { $0.value(user: user, policy: policy, d, capacityJ: capacityJ) }.joined(separator: ",") + "\n"
 }
 
+/// Columns of `devices_pooled.csv`: one row per policy (experiments: per
+/// dataset × replication × policy), pooled over devices (``DeviceAggregate``).
+/// Cost columns are means over devices of each device's per-day figure with
+/// a normal-approximation 95 % CI (`_lo`, `_hi`; empty with fewer than two
+/// devices); `device_mean_wait_s` is the mean over devices of each device's
+/// mean wait; `mean_wait_s` and `p90_wait_s` pool every scored open.
+public enum DevicePoolColumn: String, CaseIterable, Sendable {
+  case policy, devices, days, fetches
+  case energy_j_per_day, energy_j_per_day_lo, energy_j_per_day_hi
+  case battery_pct_per_day, battery_pct_per_day_lo, battery_pct_per_day_hi
+  case cellular_mb_per_day, cellular_mb_per_day_lo, cellular_mb_per_day_hi
+  case wifi_mb_per_day
+  case foreground_energy_j_per_day, foreground_mb_per_day
+  case device_mean_wait_s, device_mean_wait_s_lo, device_mean_wait_s_hi
+  case waits, mean_wait_s, p90_wait_s
+
+  func value(_ a: DeviceAggregate, capacityJ: Double) -> String {
+    let pct = 100 / capacityJ, mb = 1e-6
+    func n(_ x: Double, _ d: Int) -> String { x.isFinite ? CSV.number(x, decimals: d) : "" }
+    return switch self {
+    case .policy: a.policy
+    case .devices: String(a.devices)
+    case .days: CSV.number(a.days, decimals: 6)
+    case .fetches: String(a.fetches)
+    case .energy_j_per_day: n(a.energyJPerDay.value, 6)
+    case .energy_j_per_day_lo: n(a.energyJPerDay.low, 6)
+    case .energy_j_per_day_hi: n(a.energyJPerDay.high, 6)
+    case .battery_pct_per_day: n(a.energyJPerDay.value * pct, 8)
+    case .battery_pct_per_day_lo: n(a.energyJPerDay.low * pct, 8)
+    case .battery_pct_per_day_hi: n(a.energyJPerDay.high * pct, 8)
+    case .cellular_mb_per_day: n(a.cellularBytesPerDay.value * mb, 6)
+    case .cellular_mb_per_day_lo: n(a.cellularBytesPerDay.low * mb, 6)
+    case .cellular_mb_per_day_hi: n(a.cellularBytesPerDay.high * mb, 6)
+    case .wifi_mb_per_day: n(a.wifiBytesPerDay.value * mb, 6)
+    case .foreground_energy_j_per_day: n(a.foregroundEnergyJPerDay.value, 6)
+    case .foreground_mb_per_day: n(a.foregroundBytesPerDay.value * mb, 6)
+    case .device_mean_wait_s: n(a.deviceMeanWaitS.value, 6)
+    case .device_mean_wait_s_lo: n(a.deviceMeanWaitS.low, 6)
+    case .device_mean_wait_s_hi: n(a.deviceMeanWaitS.high, 6)
+    case .waits: String(a.waits)
+    case .mean_wait_s: n(a.meanWaitS, 6)
+    case .p90_wait_s: n(a.p90WaitS, 6)
+    }
+  }
+}
+
+/// One `devices_pooled.csv` record, fields joined by commas, without LF.
+public func devicePoolRecord(_ a: DeviceAggregate, capacityJ: Double) -> String {
+  DevicePoolColumn.allCases.map { CSV.field($0.value(a, capacityJ: capacityJ)) }.joined(separator: ",")
+}
+
 /// Columns of `opens.csv`: one row per open of a replayed app.
 public enum OpenColumn: String, CaseIterable, Sendable {
   case user, app, policy, time, age_s, aoi_s, fresh

@@ -81,6 +81,45 @@ public enum MinimumFactor: String, Sendable, CaseIterable {
   case launched = "benefit_above_cost"
 }
 
+/// The system's budgets of one device, spent so far: shared by every
+/// Minimum instance of a device replay (``PolicySpec`` gives the apps of a
+/// `replay.scope=device` replay one ledger; at `app` scope each instance
+/// keeps its own). The budgets are the same parameters as per app
+/// (`energy_budget_pct`, `launches`, `cellular_monthly_bytes` ×
+/// `cellular_share`), now bounding the device's total.
+///
+/// Arbitration is first come, first served in the replay's deterministic
+/// order (time, then app index at equal times): an app launches when the
+/// device's spending so far is below its own released share of the device's
+/// budget (its pacing and credit, which stay per app, as do the spacing
+/// limit and the update-rate evidence). The engine replays events in time
+/// order, so no app can see the future; ranking simultaneous wishes by
+/// expected benefit would need every app's decision at the same instant,
+/// which the periodic checks (one per app, at the app's own phase) rarely
+/// produce, and Apple documents no such ranking (reference §2.1).
+public final class DeviceBudgetLedger {
+  var day = Int.min
+  var energyToday = 0.0
+  var launchesToday = 0
+  var month = Int.min
+  var cellularThisMonth = 0.0
+
+  public init() {}
+
+  /// Resets the daily and monthly spending when local day `d` or month `m` is new.
+  func roll(day d: Int, month m: Int) {
+    if d != day {
+      day = d
+      energyToday = 0
+      launchesToday = 0
+    }
+    if m != month {
+      month = m
+      cellularThisMonth = 0
+    }
+  }
+}
+
 /// One decision of the Minimum scheduler, for `fetchlab predict`.
 public struct MinimumDecision: Sendable, Equatable {
   public var time: Double
@@ -170,10 +209,11 @@ struct UpdateRateEvidence {
 ///    soon (`HabitModel`, shrunk toward the population, refitted nightly);
 /// 4. app switcher (force-quit): not in the traces, not modelled;
 /// 5. the Background App Refresh switch: on (else use `never`);
-/// 6. system budgets for energy and data spread through the day: a per-app
-///    energy budget per local day and a daily launch budget, both released
+/// 6. system budgets for energy and data spread through the day: an energy
+///    budget per local day and a daily launch budget, both released
 ///    through the day in step with the user's opens of the app by hour, and
-///    the app's share of a monthly cellular budget paced through the month;
+///    a share of a monthly cellular budget paced through the month; per app,
+///    or per device when a ``DeviceBudgetLedger`` is shared;
 /// 7. rate limiting: a minimum spacing between launches.
 ///
 /// At each decision point (a periodic check, and opportunistic moments: the
@@ -213,6 +253,8 @@ public struct MinimumPolicy: FetchPolicy {
   var month = Int.min
   var cellularThisMonth = 0.0
   let dataBudget: DataBudget
+  /// The device's shared budgets (nil: this app's own, above).
+  let ledger: DeviceBudgetLedger?
   var nextRefit = Double.infinity
   /// Cumulative share of the app's opens by the end of each local hour.
   let pace: [Double]
@@ -229,16 +271,19 @@ public struct MinimumPolicy: FetchPolicy {
   ///     the habit model is fitted on it, shrunk toward `population`.
   ///   - app: the app index (the same in `training` and the replayed trace).
   ///   - fits: fits shared with other policies replayed for this user.
+  ///   - ledger: the device's budgets, shared with its other apps' instances
+  ///     (nil: per-app budgets).
   public init(
     params: MinimumParameters, world: WorldParameters, training: UserTrace, app: Int32,
-    population: HabitModel?, fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil
+    population: HabitModel?, fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil,
+    ledger: DeviceBudgetLedger? = nil
   ) {
     let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
     let habit = fits?.fit(sample, prior: population, fitter: fitter) ?? fitter.fit(sample, prior: population)
     let last = Self.lastOpens(training, app: app)
     self.init(
       params: params, world: world, habit: habit, history: training, app: app, population: population,
-      lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits)
+      lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits, ledger: ledger)
   }
 
   /// A scheduler that starts from an already fitted habit model (e.g. from
@@ -247,9 +292,10 @@ public struct MinimumPolicy: FetchPolicy {
   public init(
     params: MinimumParameters, world: WorldParameters, habit: HabitModel, history: UserTrace, app: Int32,
     population: HabitModel?, lastAppOpen: Double, lastAnyOpen: Double, fitter: HabitFitter = HabitFitter(),
-    fits: HabitFitCache? = nil
+    fits: HabitFitCache? = nil, ledger: DeviceBudgetLedger? = nil
   ) {
     self.fits = fits
+    self.ledger = ledger
     self.params = params
     self.world = world
     self.fitter = fitter
@@ -366,6 +412,10 @@ public struct MinimumPolicy: FetchPolicy {
   public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     energyToday += outcome.energyJ
     if outcome.network.isCellular { cellularThisMonth += outcome.bytes }
+    if let ledger {
+      ledger.energyToday += outcome.energyJ
+      if outcome.network.isCellular { ledger.cellularThisMonth += outcome.bytes }
+    }
     switch outcome.result {
     case .newData:
       credit *= params.newDataFactor
@@ -441,6 +491,7 @@ public struct MinimumPolicy: FetchPolicy {
       month = m
       cellularThisMonth = 0
     }
+    ledger?.roll(day: d, month: m)
     guard !ctx.fetchInFlight else { return }
     var decision = MinimumDecision(
       time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .notWorthIt)
@@ -458,17 +509,18 @@ public struct MinimumPolicy: FetchPolicy {
       return
     }
     let share = released(at: t)
-    if energyToday >= share * params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ {
+    if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ {
       decision.factor = .energyBudget
       return
     }
-    if Double(launchesToday) >= share * params.launchesPerDay * credit {
+    if Double(ledger?.launchesToday ?? launchesToday) >= share * params.launchesPerDay * credit {
       decision.factor = .launchBudget
       return
     }
     let expectedBytes = world.requestBytes + world.newDataMedianBytes
     if ctx.network.isCellular,
-      !dataBudget.permits(bytes: expectedBytes, at: t, clock: &clock, spentThisMonth: cellularThisMonth)
+      !dataBudget.permits(
+        bytes: expectedBytes, at: t, clock: &clock, spentThisMonth: ledger?.cellularThisMonth ?? cellularThisMonth)
     {
       decision.factor = .dataBudget
       return
@@ -491,6 +543,7 @@ public struct MinimumPolicy: FetchPolicy {
     decision.factor = .launched
     lastLaunch = t
     launchesToday += 1
+    ledger?.launchesToday += 1
     pendingGap = t - lastSync
     ctx.requestFetch()
   }

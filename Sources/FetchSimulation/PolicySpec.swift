@@ -196,10 +196,12 @@ public enum PolicySpec: Sendable, Hashable, CustomStringConvertible {
     case .periodic(let i, let phase): return run { _, _ in PeriodicPolicy(interval: i, phase: phase ?? i) }
     case .oracle: return run { OraclePolicy(user: user, app: $0, content: $1) }
     case .iosMinimum(let params), .iosCustom(_, let params):
+      // One OS scheduler per device: its apps draw on one budget ledger.
+      let ledger = scope == .device ? DeviceBudgetLedger() : nil
       return run { app, _ in
         MinimumPolicy(
           params: params, world: user.world, training: training, app: app, population: learning?.population,
-          fits: learning?.fits)
+          fits: learning?.fits, ledger: ledger)
       }
     case .silentPush(let params): return run { SilentPushPolicy(params: params, user: user, content: $1) }
     case .androidWorkManager(let i, let params): return run { _, _ in WorkManagerPolicy(interval: i, params: params) }

@@ -246,8 +246,9 @@ extension ExperimentFormat {
   /// experiment rows are the `run --trace` rows with two leading columns.
   static var reports: ExperimentFormat {
     ExperimentFormat(
-      summaryColumns: SummaryColumn.allCases.map(\.rawValue), openColumns: OpenColumn.allCases.map(\.rawValue),
-      fetchColumns: FetchColumn.allCases.map(\.rawValue), policyColumns: PolicyColumn.allCases.map(\.rawValue),
+      summaryColumns: SummaryColumn.allCases.map(\.rawValue), deviceColumns: FetchReports.DeviceColumn.allCases.map(\.rawValue),
+      openColumns: OpenColumn.allCases.map(\.rawValue), fetchColumns: FetchColumn.allCases.map(\.rawValue),
+      policyColumns: PolicyColumn.allCases.map(\.rawValue),
       rows: { results, config, scratch in
         var sink = try CSVReportSink(directory: scratch, config: config)
         for r in results { try sink.consume(r, config: config) }
@@ -258,10 +259,11 @@ extension ExperimentFormat {
           return String(text[text.index(after: nl)...])
         }
         return ExperimentRows(
-          summary: try body("summary.csv"), opens: config.recordEvents ? try body("opens.csv") : "",
+          summary: try body("summary.csv"), devices: try body("devices.csv"), opens: config.recordEvents ? try body("opens.csv") : "",
           fetches: config.recordEvents ? try body("fetches.csv") : "")
       },
-      policyRow: pooledRecord)
+      policyRow: pooledRecord, devicePoolColumns: DevicePoolColumn.allCases.map(\.rawValue),
+      devicePoolRow: devicePoolRecord)
   }
 }
 

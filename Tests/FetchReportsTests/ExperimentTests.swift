@@ -256,20 +256,22 @@ struct ExperimentFileTests {
 /// The report layer's formatting, as the CLI wires it (with a simpler
 /// policies row: these tests check resume, not the policy columns).
 let testFormat = ExperimentFormat(
-  summaryColumns: SummaryColumn.allCases.map(\.rawValue), openColumns: OpenColumn.allCases.map(\.rawValue),
-  fetchColumns: FetchColumn.allCases.map(\.rawValue), policyColumns: ["policy", "pairs", "opens", "energy_j", "p90"],
+  summaryColumns: SummaryColumn.allCases.map(\.rawValue), deviceColumns: DeviceColumn.allCases.map(\.rawValue),
+  openColumns: OpenColumn.allCases.map(\.rawValue), fetchColumns: FetchColumn.allCases.map(\.rawValue), policyColumns: ["policy", "pairs", "opens", "energy_j", "p90"],
   rows: { results, config, scratch in
     var sink = try CSVReportSink(directory: scratch, config: config)
     for r in results { try sink.consume(r, config: config) }
     try sink.commit(manifest: [:])
     func body(_ f: String) throws -> String {
-      guard config.recordEvents || f == "summary.csv" else { return "" }
+      guard config.recordEvents || f == "summary.csv" || f == "devices.csv" else { return "" }
       let t = try String(contentsOfFile: scratch + "/" + f, encoding: .utf8)
       return String(t[t.index(after: t.firstIndex(of: "\n")!)...])
     }
-    return ExperimentRows(summary: try body("summary.csv"), opens: try body("opens.csv"), fetches: try body("fetches.csv"))
+    return ExperimentRows(
+      summary: try body("summary.csv"), devices: try body("devices.csv"), opens: try body("opens.csv"), fetches: try body("fetches.csv"))
   },
-  policyRow: { a, _ in "\(CSV.field(a.policy)),\(a.pairs),\(a.opens),\(a.energyJ),\(a.ages.quantile(0.9))" })
+  policyRow: { a, _ in "\(CSV.field(a.policy)),\(a.pairs),\(a.opens),\(a.energyJ),\(a.ages.quantile(0.9))" },
+  devicePoolColumns: DevicePoolColumn.allCases.map(\.rawValue), devicePoolRow: devicePoolRecord)
 
 @Suite("Experiment runs", .serialized)
 struct ExperimentRunTests {

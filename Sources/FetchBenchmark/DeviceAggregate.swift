@@ -1,0 +1,134 @@
+import FetchSimulation
+import Foundation
+
+/// One device under one policy, as ``DeviceAggregate`` pools it: the
+/// device's totals over its window and the sum and count of its waits.
+public struct DeviceSample: Sendable, Equatable {
+  /// Window length, days.
+  public var days = 0.0
+  /// Background (policy) fetches and their energy, J.
+  public var fetches = 0
+  public var energyJ = 0.0
+  /// Background bytes, by network.
+  public var cellularBytes = 0.0
+  public var wifiBytes = 0.0
+  /// User-initiated foreground refreshes: radio energy, J, and bytes (all networks).
+  public var foregroundEnergyJ = 0.0
+  public var foregroundBytes = 0.0
+  /// Scored opens with a wait (fresh opens count as 0 s) and the sum of their waits, s.
+  public var waits = 0
+  public var waitSumS = 0.0
+
+  /// The fields kept in a part record, in order.
+  static let fields = 9
+
+  public init() {}
+
+  /// The device's totals and the waits of its apps' opens.
+  public init(_ d: DeviceSummary, apps: [AppReplay]) {
+    days = d.days
+    fetches = d.fetches
+    energyJ = d.energyJ
+    cellularBytes = d.cellularBytes
+    wifiBytes = d.wifiBytes
+    foregroundEnergyJ = d.foregroundEnergyJ
+    foregroundBytes = d.foregroundCellularBytes + d.foregroundWifiBytes
+    for a in apps {
+      waits += a.zeroWaits + a.sortedWaits.count
+      waitSumS += a.sortedWaits.reduce(0, +)
+    }
+  }
+
+  /// Full-precision values, ``fields`` of them.
+  var values: [Double] {
+    [days, Double(fetches), energyJ, cellularBytes, wifiBytes, foregroundEnergyJ, foregroundBytes, Double(waits), waitSumS]
+  }
+
+  init?(values v: [Double]) {
+    guard v.count == Self.fields else { return nil }
+    (days, fetches, energyJ, cellularBytes, wifiBytes) = (v[0], Int(v[1]), v[2], v[3], v[4])
+    (foregroundEnergyJ, foregroundBytes, waits, waitSumS) = (v[5], v[6], Int(v[7]), v[8])
+  }
+}
+
+/// A running mean with a normal-approximation 95 % confidence interval
+/// (mean ± 1.96 · s / √n, s the sample standard deviation; Welford's
+/// update, so the result depends only on the order of the values).
+public struct MeanCI: Sendable, Equatable {
+  public private(set) var count = 0
+  public private(set) var mean = 0.0
+  var m2 = 0.0
+
+  public init() {}
+
+  public mutating func add(_ x: Double) {
+    count += 1
+    let d = x - mean
+    mean += d / Double(count)
+    m2 += d * (x - mean)
+  }
+
+  /// Half-width of the 95 % interval; NaN with fewer than 2 values.
+  public var halfWidth: Double { count > 1 ? 1.96 * (m2 / Double(count - 1)).squareRoot() / Double(count).squareRoot() : .nan }
+  /// The mean, NaN when empty.
+  public var value: Double { count > 0 ? mean : .nan }
+  public var low: Double { value - halfWidth }
+  public var high: Double { value + halfWidth }
+}
+
+/// One policy's devices pooled (`devices_pooled.csv`).
+///
+/// Cost figures are means over devices of each device's per-day figure,
+/// with a normal-approximation 95 % CI (``MeanCI``; `policies.csv` uses a
+/// bootstrap over users instead, which needs every value at once). Waits
+/// are pooled over every scored open of every device: the mean is Σ wait /
+/// Σ opens and the p90 comes from an ``AgeHistogram`` of the waits (±0.6 %).
+public struct DeviceAggregate: Sendable, Equatable {
+  public var policy: String
+  public var devices = 0
+  public var days = 0.0
+  public var fetches = 0
+  /// Per device: background J/day, cellular and WiFi bytes/day, foreground J/day and bytes/day.
+  public var energyJPerDay = MeanCI()
+  public var cellularBytesPerDay = MeanCI()
+  public var wifiBytesPerDay = MeanCI()
+  public var foregroundEnergyJPerDay = MeanCI()
+  public var foregroundBytesPerDay = MeanCI()
+  /// Per device with at least one scored open: its mean wait, s.
+  public var deviceMeanWaitS = MeanCI()
+  public var waits = 0
+  public var waitSumS = 0.0
+  /// Every wait, s (fresh opens as 0).
+  public var waitHistogram = AgeHistogram()
+
+  public init(policy: String) { self.policy = policy }
+
+  /// Adds one device (its waits go in with ``addWaits(of:)``).
+  public mutating func add(_ s: DeviceSample) {
+    devices += 1
+    days += s.days
+    fetches += s.fetches
+    let perDay = { (x: Double) in s.days > 0 ? x / s.days : 0 }
+    energyJPerDay.add(perDay(s.energyJ))
+    cellularBytesPerDay.add(perDay(s.cellularBytes))
+    wifiBytesPerDay.add(perDay(s.wifiBytes))
+    foregroundEnergyJPerDay.add(perDay(s.foregroundEnergyJ))
+    foregroundBytesPerDay.add(perDay(s.foregroundBytes))
+    if s.waits > 0 { deviceMeanWaitS.add(s.waitSumS / Double(s.waits)) }
+    waits += s.waits
+    waitSumS += s.waitSumS
+  }
+
+  /// Adds the waits of one device's apps to the histogram.
+  public mutating func addWaits(of apps: [AppReplay]) {
+    for a in apps {
+      for _ in 0..<a.zeroWaits { waitHistogram.add(0) }
+      for w in a.sortedWaits { waitHistogram.add(w) }
+    }
+  }
+
+  /// Pooled mean wait over every scored open, s; NaN without opens.
+  public var meanWaitS: Double { waits > 0 ? waitSumS / Double(waits) : .nan }
+  /// Pooled 90th-percentile wait, s (histogram); NaN without opens.
+  public var p90WaitS: Double { waitHistogram.quantile(0.9) }
+}
