@@ -22,7 +22,10 @@ public struct ContentTimeline: Sendable {
     if world.contentSource != .model {
       for e in trace.events where e.kind == .update && e.app == app { fromTrace.append(e.time) }
     }
-    if world.contentSource == .trace || !fromTrace.isEmpty {
+    // A trace with `update` rows for the app decides for its whole window,
+    // including a held-out part that holds none of them.
+    let traceHasRows = !fromTrace.isEmpty || trace.splitUpdateApps.contains(app)
+    if world.contentSource == .trace || (world.contentSource == .auto && traceHasRows) {
       updates = fromTrace
       self.fromTrace = true
     } else {

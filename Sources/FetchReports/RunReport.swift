@@ -355,13 +355,14 @@ public enum RunReport {
   }
 
   /// The summary columns: header, unit, metric and scale factor.
+  /// Scale 0 marks a duration in s, shown in s, min, h or days by size.
   static let tableColumns: [(title: String, metric: ScoreMetric, scale: Double)] = [
     ("energy (J/day)", .energy_j_per_day, 1),
     ("battery (%/day)", .battery_pct_per_day, 1),
     ("fetches/day", .fetches_per_day, 1),
     ("cellular (MB/day)", .cellular_bytes_per_day, 1e-6),
-    ("mean age (s)", .mean_age_s, 1),
-    ("p90 age (s)", .p90_age_s, 1),
+    ("mean age", .mean_age_s, 0),
+    ("p90 age", .p90_age_s, 0),
     ("fresh (%)", .fresh_ratio, 100),
   ]
 
@@ -370,18 +371,30 @@ public enum RunReport {
     [r.policy, String(r.users)]
       + tableColumns.map { c in
         let e = r.estimates[c.metric.rawValue] ?? Estimate()
-        let m = sig(e.mean.map { $0 * c.scale })
-        guard let lo = e.low, let hi = e.high else { return m }
-        return m + " [" + sig(lo * c.scale) + ", " + sig(hi * c.scale) + "]"
+        return c.scale == 0 ? durationCI(e) : ci(e, scale: c.scale, unit: "")
       }
   }
+
+  /// The rows of one dataset in table order: by mean energy (missing last),
+  /// then mean age, then name.
+  static func tableOrder(_ rows: [PolicyRow]) -> [PolicyRow] {
+    rows.sorted {
+      ($0.energy.mean ?? .infinity, $0.meanAge.mean ?? .infinity, $0.policy)
+        < ($1.energy.mean ?? .infinity, $1.meanAge.mean ?? .infinity, $1.policy)
+    }
+  }
+
+  static let headlineNote =
+    "Real policies only (oracles know the future); mean over users with the 95 % bootstrap CI [low, high]. "
+    + "Each line: the lowest mean age at open among the configurations whose mean energy is within the budget."
 
   static let fitNote =
     "Calibration of the open predictors scored by fetchlab fit --report on the held-out test windows; "
     + "scores per predictor in evaluation_overall.csv, per (user, app) in evaluation.csv."
 
   static let tableNote =
-    "Mean over users with the 95 % percentile bootstrap CI [low, high] (users resampled); from policies.csv."
+    "Mean over users with the 95 % percentile bootstrap CI [low, high] (users resampled); from policies.csv. "
+    + "Sorted by energy."
 
   // MARK: Writing
 
@@ -448,6 +461,8 @@ public enum RunReport {
   public static func write(runDir: String, options: Options, into outputDir: String? = nil) throws -> Output {
     let (figures, notes, rows) = try figures(runDir: runDir, options: options)
     let manifest = try readManifest(path: runDir + "/manifest.json")
+    let pairedPath = runDir + "/paired.csv"
+    let paired = FileManager.default.fileExists(atPath: pairedPath) ? try readPaired(path: pairedPath) : []
     let outDir = outputDir ?? runDir
     let plots = outDir + "/plots"
     do {
@@ -475,41 +490,71 @@ public enum RunReport {
     h += "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}\n"
     h += "th:first-child,td:first-child{text-align:left}\nth{background:#f3f3f3}\n"
     h += "figure{margin:1.5em 0}\nfigure svg{max-width:100%;height:auto}\nfigcaption{font-size:12px;color:#555}\npre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}\n"
+    h += ".note{font-size:13px;color:#555}\nsummary{cursor:pointer;font-weight:bold}\n"
     h += "</style>\n</head>\n<body>\n<h1>FetchLab report: \(e(name))</h1>\n"
-    // Charts first (the overview), then the tables with every number.
+    func table(_ header: [String], _ body: [[String]]) -> String {
+      "<table>\n<tr>" + header.map { "<th>\(e($0))</th>" }.joined() + "</tr>\n"
+        + body.map { "<tr>" + $0.map { "<td>\(e($0))</td>" }.joined() + "</tr>\n" }.joined() + "</table>\n"
+    }
+    // The headline first, then the charts (the overview), then the tables
+    // with every number; notes on skipped charts after the charts.
+    if !rows.isEmpty {
+      h += "<h2>Headline</h2>\n<p class=\"note\">\(e(headlineNote))</p>\n"
+      for d in datasets {
+        if !d.isEmpty { h += "<h3>Dataset \(e(d))</h3>\n" }
+        let t = headlineTable(rows.filter { $0.dataset == d })
+        h += table(t.header, t.rows)
+        if let p = pairedTable(paired, dataset: d) {
+          h += "<p>Paired against <b>\(e(p.baseline))</b> (per user, from paired.csv; negative: younger content):</p>\n"
+          h += table(p.header, p.rows)
+        }
+      }
+    }
     if rows.isEmpty { h += "<h2>Fit</h2>\n<p>\(e(fitNote))</p>\n" }
     h += "<h2>Charts</h2>\n"
-    for n in notes { h += "<p><em>\(e(n))</em></p>\n" }
     for c in figures {
       h += "<figure id=\"\(e(c.file))\">\n" + c.svg + "<figcaption>plots/\(e(c.file))</figcaption>\n</figure>\n"
     }
-    if !rows.isEmpty { h += "<h2>Policies</h2>\n<p>\(e(tableNote))</p>\n" }
+    for n in notes { h += "<p class=\"note\">Note: \(e(n))</p>\n" }
+    if !rows.isEmpty { h += "<h2>Policies</h2>\n<p class=\"note\">\(e(tableNote))</p>\n" }
     let header = ["policy", "users"] + tableColumns.map(\.title)
     for d in datasets {
       if !d.isEmpty { h += "<h3>Dataset \(e(d))</h3>\n" }
-      h += "<table>\n<tr>" + header.map { "<th>\(e($0))</th>" }.joined() + "</tr>\n"
-      for r in rows where r.dataset == d {
-        h += "<tr>" + cells(r).map { "<td>\(e($0))</td>" }.joined() + "</tr>\n"
-      }
-      h += "</table>\n"
+      h += table(header, tableOrder(rows.filter { $0.dataset == d }).map(cells))
     }
-    h += "<h2>Manifest</h2>\n<pre>\(e(manifest))</pre>\n</body>\n</html>\n"
+    h += "<details>\n<summary>Manifest (manifest.json)</summary>\n<pre>\(e(manifest))</pre>\n</details>\n</body>\n</html>\n"
     let html = try AtomicTextFile(path: outDir + "/report.html")
     try html.write(h)
 
     // report.md: links to the SVGs, then the tables.
     func md(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|") }
-    var m = "# FetchLab report: \(name)\n\n" + (rows.isEmpty ? "## Fit\n\n\(fitNote)\n\n" : "")
+    func mdTable(_ header: [String], _ body: [[String]]) -> String {
+      "| " + header.map(md).joined(separator: " | ") + " |\n"
+        + "|" + header.indices.map { $0 == 0 ? "---|" : "---:|" }.joined() + "\n"
+        + body.map { "| " + $0.map(md).joined(separator: " | ") + " |\n" }.joined() + "\n"
+    }
+    var m = "# FetchLab report: \(name)\n\n"
+    if !rows.isEmpty {
+      m += "## Headline\n\n\(headlineNote)\n\n"
+      for d in datasets {
+        if !d.isEmpty { m += "### Dataset \(md(d))\n\n" }
+        let t = headlineTable(rows.filter { $0.dataset == d })
+        m += mdTable(t.header, t.rows)
+        if let p = pairedTable(paired, dataset: d) {
+          m += "Paired against **\(md(p.baseline))** (per user, from paired.csv; negative: younger content):\n\n"
+          m += mdTable(p.header, p.rows)
+        }
+      }
+    } else {
+      m += "## Fit\n\n\(fitNote)\n\n"
+    }
     m += "## Charts\n\n"
-    for n in notes { m += "_\(md(n))_\n\n" }
     for c in figures { m += "![\(md(c.title))](plots/\(c.file))\n\n" }
+    for n in notes { m += "Note: \(md(n))\n\n" }
     if !rows.isEmpty { m += "## Policies\n\n\(tableNote)\n\n" }
     for d in datasets {
       if !d.isEmpty { m += "### Dataset \(md(d))\n\n" }
-      m += "| " + header.map(md).joined(separator: " | ") + " |\n"
-      m += "|" + header.indices.map { $0 == 0 ? "---|" : "---:|" }.joined() + "\n"
-      for r in rows where r.dataset == d { m += "| " + cells(r).map(md).joined(separator: " | ") + " |\n" }
-      m += "\n"
+      m += mdTable(header, tableOrder(rows.filter { $0.dataset == d }).map(cells))
     }
     m += "Manifest: [manifest.json](manifest.json)\n"
     let mdFile = try AtomicTextFile(path: outDir + "/report.md")

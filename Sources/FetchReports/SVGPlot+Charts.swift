@@ -49,13 +49,23 @@ extension SVGPlot {
       series.append(
         PlotSeries(name: name, points: points, line: members.count > 1 ? .straight : .none, marker: st.marker, color: st.color))
     }
+    // The frontier of the real policies: what a deployable scheduler
+    // reaches at each energy, beside the one that includes the oracles.
+    let real = RunReport.realFrontier(rows)
+    if real.count > 1 {
+      series.append(
+        PlotSeries(
+          name: "Pareto frontier, real policies",
+          points: real.map { PlotPoint(x: $0.energy.mean!, y: $0.meanAge.mean!) }, line: .step, marker: nil,
+          color: "#333333"))
+    }
     let front = frontier.sorted { ($0.cost, $0.staleness) < ($1.cost, $1.staleness) }
     if !front.isEmpty {
       xs += front.map(\.cost)
       ys += front.map(\.staleness)
       series.append(
         PlotSeries(
-          name: "Pareto frontier", points: front.map { PlotPoint(x: $0.cost, y: $0.staleness) }, line: .step,
+          name: "Pareto frontier, with oracles", points: front.map { PlotPoint(x: $0.cost, y: $0.staleness) }, line: .step,
           marker: nil, color: "#000000", dashed: true))
     }
     var notes = [

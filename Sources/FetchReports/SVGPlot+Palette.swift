@@ -2,10 +2,12 @@ import FetchTraces
 
 /// One colour per policy family, the same in every chart of every report.
 ///
-/// Colours are the Okabe–Ito colour-blind-safe palette (``SVGPlot/palette``);
-/// as it has 8 colours and FetchLab has 11 families, a family is a (colour,
-/// marker) pair, and related families share a colour with different
-/// markers (`oracle` and `oracle-budget`; the two Android policies). The
+/// Colours are the Okabe–Ito colour-blind-safe palette extended with three
+/// of Paul Tol's (``SVGPlot/palette``): each of the 11 families has its own
+/// colour, and its own marker too where the 7 shapes allow (no two families
+/// share a marker AND a colour, and families that share a marker have
+/// clearly different colours), so a chart printed in grey still tells
+/// neighbouring families apart. The
 /// configurations of one family (`periodic:15m`, `periodic:1h`) share its
 /// colour and marker and differ by line dash, in the order they appear in
 /// the run. Families the table does not know get a pair from a stable hash
@@ -26,14 +28,14 @@ extension SVGPlot {
     ("never", "#000000", .square),
     ("periodic", "#E69F00", .circle),
     ("oracle", "#009E73", .diamond),
-    ("oracle-budget", "#009E73", .triangleDown),
+    ("oracle-budget", "#999933", .triangleDown),
     ("ios-minimum", "#0072B2", .triangle),
     ("ios-custom", "#56B4E9", .triangle),
-    ("silent-push", "#CC79A7", .diamond),
+    ("silent-push", "#CC79A7", .plus),
     ("android-workmanager", "#D55E00", .square),
-    ("android-standby", "#D55E00", .triangleDown),
+    ("android-standby", "#882255", .cross),
     ("tailender", "#F0E442", .circle),
-    ("imp", "#CC79A7", .square),
+    ("imp", "#332288", .diamond),
   ]
 
   /// Dash patterns of a family's 2nd, 3rd, … configuration (the 1st is solid).

@@ -226,8 +226,13 @@ public struct PlotSeries: Sendable, Equatable {
 /// SVG document without an XML declaration, so it can also be inlined in HTML.
 /// - Complexity: O(points).
 public struct SVGPlot: Sendable, Equatable {
-  /// Okabe–Ito colour-blind-safe palette (Okabe & Ito 2008).
-  public static let palette = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
+  /// Okabe–Ito colour-blind-safe palette (Okabe & Ito 2008), then three
+  /// dark colours of Paul Tol's "muted" scheme (wine, indigo, olive) so that
+  /// each of FetchLab's 11 policy families has a colour of its own.
+  public static let palette = [
+    "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000",
+    "#882255", "#332288", "#999933",
+  ]
 
   public var title: String
   public var x: PlotAxis

@@ -116,6 +116,11 @@ public struct UserTrace: Sendable, Equatable {
   /// Events within [`start`, `end`] (the `begin` and `end` rows themselves
   /// excluded), non-decreasing in time.
   public var events: [TraceEvent]
+  /// Apps with `update` rows in the whole trace this one was cut from by
+  /// ``split(at:)``, so that each part keeps taking those apps' content
+  /// times from the trace even where its own part holds none of their rows.
+  /// Empty for a trace that was never split (its events say it all).
+  public var splitUpdateApps: Set<Int32> = []
 
   public init(
     user: String, timeZone: TraceTimeZone = .utc, start: Double, end: Double,

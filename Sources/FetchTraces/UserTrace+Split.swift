@@ -8,15 +8,21 @@ extension UserTrace {
   /// last sample) and a `charge_start` row if the device was charging, so a
   /// replay of the test part sees the same device as the full trace would.
   /// Opens of the training part are not repeated; a policy learns them from
-  /// the training part.
+  /// the training part. Both parts record in ``splitUpdateApps`` the apps
+  /// with `update` rows anywhere in the window, so the trace's content
+  /// times are used for the whole window, not only the part holding rows.
   public func split(at t: Double) -> (train: UserTrace, test: UserTrace) {
     let s = min(max(t, start), end)
     let cut = events.firstIndex { $0.time >= s } ?? events.count
+    var updateApps = splitUpdateApps
+    for e in events where e.kind == .update { updateApps.insert(e.app) }
     var train = self
+    train.splitUpdateApps = updateApps
     train.end = s
     train.events = Array(events[..<cut])
     var test = self
     test.start = s
+    test.splitUpdateApps = updateApps
     var state: [TraceEvent] = []
     var network: TraceEvent?, battery: TraceEvent?
     var charging = false

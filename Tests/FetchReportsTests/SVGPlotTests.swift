@@ -278,6 +278,9 @@ struct SVGPlotTests {
       "android-workmanager", "android-standby", "tailender", "imp"]
     let pairs = fams.map { SVGPlot.familyStyle($0) }
     #expect(Set(pairs.map { "\($0.color)\($0.marker)" }).count == fams.count)
+    // ... and a colour of its own: silent-push and imp, and periodic,
+    // WorkManager and Standby, once shared one.
+    #expect(Set(pairs.map(\.color)).count == fams.count)
     #expect(pairs.allSatisfy { SVGPlot.palette.contains($0.color) })
     #expect(SVGPlot.familyStyle("new-thing") == SVGPlot.familyStyle("new-thing"))
     // The colour does not depend on which other policies a chart shows.
@@ -296,7 +299,7 @@ struct SVGPlotTests {
       if p != "never" { #expect(hours.series.first { $0.name == p }?.color == c, "\(p) by hour") }
       #expect(cdf.series.first { $0.name == p }?.dash == styles[p]!.dash)
     }
-    for s in staleness.series where s.name != "Pareto frontier" {
+    for s in staleness.series where !s.name.hasPrefix("Pareto frontier") {
       let family = Scoring.family(of: s.name.split(separator: " ").first.map(String.init) ?? s.name)
       #expect(s.color == SVGPlot.familyStyle(family).color, "\(s.name) in the staleness chart")
     }

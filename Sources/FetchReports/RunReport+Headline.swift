@@ -1,0 +1,160 @@
+import FetchTraces
+import Foundation
+
+/// The headline of a report: which real policy wins at each energy budget,
+/// and the paired comparison against the baseline when `paired.csv` exists.
+extension RunReport {
+  /// Families that know the future (content updates or opens): drawn and
+  /// tabled, but never a headline winner or on the real frontier.
+  public static let oracleFamilies: Set<String> = ["oracle", "oracle-budget"]
+
+  /// Whether a configuration is a real policy (not an oracle).
+  public static func isReal(_ r: PolicyRow) -> Bool { !oracleFamilies.contains(r.family) }
+
+  /// The (mean J/day, mean age) Pareto frontier of the real policies of one
+  /// dataset, in energy order: a configuration is on it when no other has
+  /// lower-or-equal energy and mean age with one of them strictly lower.
+  /// Rows without both means are left out.
+  ///
+  /// - Complexity: O(n log n).
+  public static func realFrontier(_ rows: [PolicyRow]) -> [PolicyRow] {
+    let real = rows.filter { isReal($0) && $0.energy.mean != nil && $0.meanAge.mean != nil }
+      .sorted { ($0.energy.mean!, $0.meanAge.mean!, $0.policy) < ($1.energy.mean!, $1.meanAge.mean!, $1.policy) }
+    var out: [PolicyRow] = []
+    for r in real where out.last.map({ r.meanAge.mean! < $0.meanAge.mean! }) ?? true { out.append(r) }
+    return out
+  }
+
+  /// One line of the headline: the best real policy within an energy budget.
+  public struct BudgetWinner: Sendable, Equatable {
+    /// The budget, J/day (mean over users); nil: no limit.
+    public var budget: Double?
+    public var row: PolicyRow
+  }
+
+  /// The best real policy (lowest mean age at open, mean over users) whose
+  /// mean energy is within each budget: decades of J/day spanning the real
+  /// policies' energies, then no limit. A budget whose winner is the same
+  /// as the previous budget's is left out, so each line says something new.
+  public static func budgetWinners(_ rows: [PolicyRow]) -> [BudgetWinner] {
+    let front = realFrontier(rows)
+    guard !front.isEmpty else { return [] }
+    let positive = front.compactMap(\.energy.mean).filter { $0 > 0 }
+    var budgets: [Double?] = []
+    if let lo = positive.min(), let hi = positive.max() {
+      var e = Int(log10(lo).rounded(.up))
+      while pow(10, Double(e)) < hi * 10 && budgets.count < 6 {
+        budgets.append(pow(10, Double(e)))
+        e += 1
+      }
+    }
+    budgets.append(nil)
+    var out: [BudgetWinner] = []
+    for b in budgets {
+      // The frontier is in energy order with falling age: the winner is
+      // its last point within the budget.
+      guard let w = front.last(where: { b == nil || $0.energy.mean! <= b! }) else { continue }
+      if out.last?.row.policy == w.policy { continue }
+      out.append(BudgetWinner(budget: b, row: w))
+    }
+    return out
+  }
+
+  /// One row of `paired.csv` as the report shows it.
+  public struct PairedRow: Sendable, Equatable {
+    public var dataset: String
+    public var baseline: String
+    public var policy: String
+    public var metric: String
+    public var baselineMean: Double?
+    public var policyMean: Double?
+    public var difference: Estimate
+    public var wins: Int
+    public var losses: Int
+    public var signTestP: Double?
+  }
+
+  /// Reads `paired.csv` (``PairedColumn``).
+  public static func readPaired(path: String) throws -> [PairedRow] {
+    var cols = Columns()
+    var out: [PairedRow] = []
+    try StrictCSV.read(
+      path: path, header: { cols = try Columns($0, file: path, required: PairedColumn.allCases.map(\.rawValue)) },
+      record: { line, f in
+        let c = cols.index
+        func n(_ k: PairedColumn) throws -> Double? { try number(f[c[k.rawValue]!], file: path, line: line, column: k.rawValue) }
+        func count(_ k: PairedColumn) throws -> Int {
+          guard let v = Int(f[c[k.rawValue]!]), v >= 0 else {
+            throw TraceFormatError(file: path, line: line, field: k.rawValue, message: "not a count: '\(f[c[k.rawValue]!])'")
+          }
+          return v
+        }
+        out.append(
+          PairedRow(
+            dataset: f[c["dataset"]!], baseline: f[c["baseline"]!], policy: f[c["policy"]!], metric: f[c["metric"]!],
+            baselineMean: try n(.baseline_mean), policyMean: try n(.policy_mean),
+            difference: Estimate(mean: try n(.mean_diff), low: try n(.mean_diff_lo), high: try n(.mean_diff_hi)),
+            wins: try count(.wins), losses: try count(.losses), signTestP: try n(.sign_test_p)))
+      })
+    return out
+  }
+
+  /// A duration in s as a readable figure: s below 2 min, min below 2 h,
+  /// h below 2 days, else days.
+  static func duration(_ s: Double?) -> String {
+    guard let s, s.isFinite else { return "–" }
+    let a = abs(s)
+    if a < 120 { return sig(s) + " s" }
+    if a < 7_200 { return sig(s / 60) + " min" }
+    if a < 172_800 { return sig(s / 3_600) + " h" }
+    return sig(s / 86_400) + " days"
+  }
+
+  /// `mean [lo, hi]` of a duration estimate in one unit (that of the mean).
+  static func durationCI(_ e: Estimate) -> String {
+    guard let m = e.mean else { return "–" }
+    let a = abs(m)
+    let (scale, unit) = a < 120 ? (1.0, "s") : a < 7_200 ? (60.0, "min") : a < 172_800 ? (3_600.0, "h") : (86_400.0, "days")
+    guard let lo = e.low, let hi = e.high else { return sig(m / scale) + " " + unit }
+    return sig(m / scale) + " [" + sig(lo / scale) + ", " + sig(hi / scale) + "] " + unit
+  }
+
+  /// `mean [lo, hi]` scaled, with a unit.
+  static func ci(_ e: Estimate, scale: Double = 1, unit: String) -> String {
+    guard let m = e.mean else { return "–" }
+    guard let lo = e.low, let hi = e.high else { return sig(m * scale) + unit }
+    return sig(m * scale) + " [" + sig(lo * scale) + ", " + sig(hi * scale) + "]" + unit
+  }
+
+  /// The headline table of one dataset: header and rows of cells.
+  static func headlineTable(_ rows: [PolicyRow]) -> (header: [String], rows: [[String]]) {
+    let header = ["energy budget", "best real policy", "mean age at open", "fresh at open", "energy (J/day)"]
+    let body = budgetWinners(rows).map { w -> [String] in
+      let r = w.row
+      return [
+        w.budget.map { "≤ " + sig($0) + " J/day" } ?? "no limit", r.policy, durationCI(r.meanAge),
+        ci(r.estimates[ScoreMetric.fresh_ratio.rawValue] ?? Estimate(), scale: 100, unit: " %"), ci(r.energy, unit: ""),
+      ]
+    }
+    return (header, body)
+  }
+
+  /// The paired table of one dataset: the mean-age difference of every
+  /// policy against the baseline, best first.
+  static func pairedTable(_ paired: [PairedRow], dataset: String) -> (baseline: String, header: [String], rows: [[String]])? {
+    let age = paired.filter { $0.dataset == dataset && $0.metric == ScoreMetric.mean_age_s.rawValue && $0.policy != $0.baseline }
+    guard let first = age.first else { return nil }
+    let energy = Dictionary(
+      paired.filter { $0.dataset == dataset && $0.metric == ScoreMetric.energy_j_per_day.rawValue }.map { ($0.policy, $0) },
+      uniquingKeysWith: { a, _ in a })
+    let sorted = age.sorted { ($0.difference.mean ?? .infinity, $0.policy) < ($1.difference.mean ?? .infinity, $1.policy) }
+    let header = ["policy", "mean age change", "energy change (J/day)", "users better / worse", "sign test p"]
+    let body = sorted.map { r -> [String] in
+      [
+        r.policy, durationCI(r.difference), energy[r.policy].map { ci($0.difference, unit: "") } ?? "–",
+        "\(r.wins) / \(r.losses)", r.signTestP.map { sig($0) } ?? "–",
+      ]
+    }
+    return (first.baseline, header, body)
+  }
+}
