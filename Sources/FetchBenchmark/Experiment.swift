@@ -384,15 +384,6 @@ extension Experiment {
   /// Bytes of one age histogram (``AgeHistogram``: 2,600 bins of 8 bytes).
   static let histogramBytes = 20_800.0
 
-  /// Fetches a pair-day of a policy (see ``Estimate``).
-  static func fetchesPerPairDay(_ spec: PolicySpec) -> Double {
-    switch spec {
-    case .periodic(let i, _), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _):
-      return i > 0 ? max(1, 86_400 / i) : 86_400
-    default: return 50
-    }
-  }
-
   /// The experiment's estimated size (see ``Estimate``).
   public func estimate() -> Estimate {
     let R = Double(replications), C = Double(configurations.count)
@@ -403,7 +394,7 @@ extension Experiment {
       case .minOpens: 20
       }
     let scored = 1 - trainFraction
-    let fetchesPerPairDay = configurations.reduce(0.0) { $0 + Self.fetchesPerPairDay($1.spec) }
+    let fetchesPerPairDay = configurations.reduce(0.0) { $0 + $1.spec.expectedFetchesPerDay }
     var e = Estimate(outputBytes: 0, eventFileBytes: 0, memoryBytes: 0, policyUserDays: 0, resultCells: 0)
     var block = 0.0
     for d in datasets {

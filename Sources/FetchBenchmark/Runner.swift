@@ -205,13 +205,7 @@ public func checkReplayBudget(
     maxUpdates = max(maxUpdates, updates)
   }
   for p in config.policies {
-    let interval: Double? =
-      switch p {
-      case .never: nil
-      case .oracle, .oracleBudget: nil
-      case .periodic(let i, _), .iosCustom(let i, _), .androidWorkManager(let i, _), .tailender(let i, _): min(i, 900)
-      default: 900
-      }
+    let interval = p.fetchSpacingBound
     let fetches = (interval.map { w / $0 } ?? 0) + maxUpdates
     guard fetches <= cap else {
       throw fail(

@@ -1,3 +1,4 @@
+import FetchSimulation
 import FetchTraces
 import Foundation
 
@@ -598,7 +599,7 @@ public enum Notebook {
       helpers.replacingOccurrences(
         of: "FAMILY_COLORS = {}",
         with: "FAMILY_COLORS = {"
-          + SVGPlot.familyTable.map { "\"\($0.family)\": \"\($0.color)\"" }.joined(separator: ", ") + "}"))
+          + PolicyRegistry.families.map { "\"\($0.name)\": \"\($0.style.color)\"" }.joined(separator: ", ") + "}"))
     let header =
       ["users", "J/day [95% CI]", "cellular MB/day [95% CI]", "mean age (s) [95% CI]", "fresh (%) [95% CI]"]
       + (run.pooledP90 == nil ? [] : ["p90 age, pooled (s)"])

@@ -1,3 +1,4 @@
+import FetchSimulation
 import FetchTraces
 import Foundation
 
@@ -142,9 +143,7 @@ public struct PlotAxis: Sendable, Equatable {
 
 /// A marker shape; together with the colour it tells series apart, also in
 /// greyscale.
-public enum MarkerShape: Int, CaseIterable, Sendable {
-  case circle, square, triangle, diamond, triangleDown, plus, cross
-}
+public typealias MarkerShape = PolicyMarker
 
 /// A data point with optional error bars (low and high ends).
 public struct PlotPoint: Sendable, Equatable {
@@ -486,6 +485,18 @@ public struct SVGPlot: Sendable, Equatable {
     case .triangle: return poly([(0, -r * 1.15), (r, r * 0.75), (-r, r * 0.75)])
     case .triangleDown: return poly([(0, r * 1.15), (r, -r * 0.75), (-r, -r * 0.75)])
     case .diamond: return poly([(0, -r * 1.2), (r, 0), (0, r * 1.2), (-r, 0)])
+    case .triangleLeft: return poly([(-r * 1.15, 0), (r * 0.75, -r), (r * 0.75, r)])
+    case .triangleRight: return poly([(r * 1.15, 0), (-r * 0.75, -r), (-r * 0.75, r)])
+    case .star, .pentagon, .hexagon:
+      // Regular polygons (and a five-pointed star) with a vertex on top.
+      let (k, inner): (Int, Double) = m == .star ? (10, 0.45) : (m == .pentagon ? 5 : 6, 1)
+      let R = r * (m == .star ? 1.35 : 1.1)
+      return poly(
+        (0..<k).map { i in
+          let a = -Double.pi / 2 + 2 * .pi * Double(i) / Double(k)
+          let rr = i % 2 == 1 && m == .star ? R * inner : R
+          return (rr * cos(a), rr * sin(a))
+        })
     case .plus, .cross:
       let (dx, dy) = m == .plus ? (r * 1.1, 0.0) : (r * 0.8, r * 0.8)
       let d =

@@ -68,9 +68,8 @@ extension FetchLab {
       guard b - a <= 31 * 86_400 else { throw ValidationError("the window may span at most 31 days") }
       guard paths >= 1, paths <= 10_000 else { throw ValidationError("--paths must be in 1...10000") }
       do {
-        switch try PolicySpec(parsing: policy) {
-        case .iosMinimum, .iosCustom: break
-        default: throw ValidationError("--policy must be ios-minimum or ios-custom")
+        guard try minimumParameters(PolicySpec(parsing: policy)) != nil else {
+          throw ValidationError("--policy must be ios-minimum or ios-custom")
         }
       } catch let e as PolicySpecError { throw ValidationError(e.description) }
     }
@@ -84,11 +83,7 @@ extension FetchLab {
       guard let am = um.apps.first(where: { $0.app == app }) else {
         throw CommandError("app '\(app)' of user '\(user)' is not in \(model); modelled: \(um.apps.map(\.app).joined(separator: ", "))")
       }
-      var params: MinimumParameters
-      switch try PolicySpec(parsing: policy) {
-      case .iosMinimum(let p), .iosCustom(_, let p): params = p
-      default: fatalError("checked in validate()")
-      }
+      guard var params = try minimumParameters(PolicySpec(parsing: policy)) else { fatalError("checked in validate()") }
       var world = WorldParameters()
       if let config { try world.apply(configPath: config) }
       if let b = um.lastBattery, world.initialBatteryPct < 0 { world.initialBatteryPct = b.levelPct }
@@ -254,4 +249,10 @@ private func printTable(_ header: [String], _ rows: [[String]], csv: Bool) {
   for row in [header] + rows {
     print(row.indices.map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
   }
+}
+
+/// The Minimum scheduler's parameters of an `ios-minimum` or `ios-custom`
+/// spec; nil for other policies.
+private func minimumParameters(_ spec: PolicySpec) -> MinimumParameters? {
+  spec.configuration(of: IOSMinimumFamily.self) ?? spec.configuration(of: IOSCustomFamily.self)?.parameters
 }

@@ -13,7 +13,9 @@ struct MinimumPolicyTests {
     #expect(try PolicySpec(parsing: "ios-minimum:price=2,spacing=30m").description == "ios-minimum:spacing=30m,price=2")
     let c = try PolicySpec(parsing: "ios-custom:1h")
     #expect(c.description == "ios-custom:1h")
-    if case .iosCustom(let i, let p) = c { #expect(i == 3600 && p.minSpacingS == 3600) } else { Issue.record("not custom") }
+    let custom = try #require(c.configuration(of: IOSCustomFamily.self))
+    #expect(custom.interval == 3600 && custom.parameters.minSpacingS == 3600)
+    #expect(c.configuration(of: IOSMinimumFamily.self) == nil)
     #expect(try PolicySpec(parsing: "ios-custom:2h,price=0.5").description == "ios-custom:2h,price=0.5")
     #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-minimum:speed=3") }
     #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "ios-minimum:price=-1") }

@@ -70,3 +70,26 @@ public struct OraclePolicy: FetchPolicy {
     if !ctx.fetchInFlight { schedule(&ctx) }
   }
 }
+
+/// `oracle`: fetches at each content update (knows the future).
+public enum OracleFamily: PolicyFamily {
+  public static let name = "oracle"
+  public static let syntax = "oracle"
+  public static let example = "oracle"
+  public static let summary = "the clairvoyant oracle: knows the future and fetches just before an open, only when the server has something new"
+  public static let style = PolicyStyle(color: "#009E73", marker: .diamond)
+
+  public static func parse(_ argument: String?, spec: String) throws {
+    if argument != nil { throw PolicySpecError("policy 'oracle' takes no parameter (got '\(spec)')") }
+  }
+  public static func describe(_ configuration: Void) -> String { name }
+  public static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
+  public static func replay(_ configuration: Void, _ device: DeviceReplayInput) -> DeviceReplay {
+    device.run { OraclePolicy(user: device.user, app: $0, content: $1) }
+  }
+}
+
+extension PolicySpec {
+  /// `oracle`.
+  public static let oracle = PolicySpec(OracleFamily.self, ())
+}

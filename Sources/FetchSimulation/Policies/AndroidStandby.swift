@@ -1,191 +1,6 @@
 import FetchModels
 import FetchTraces
 
-// MARK: - WorkManager
-
-/// Knobs of Android's WorkManager / JobScheduler periodic work (reference
-/// §2.6) and of the Doze model that defers it (§2.5). Flags are 0 (off) or
-/// any other value (on); durations are seconds.
-public struct WorkManagerParameters: Sendable, Hashable {
-  /// Flex window, s: a run may happen in [period − flex, period] after the
-  /// previous one (V: minimum 5 min, which is the default here; clamped to
-  /// [5 min, period]).
-  public var flexS = 300.0
-  /// Run in the flex window at the first moment the device's radio is
-  /// already up (a user session or another app's wake in progress), else at
-  /// the window's end (1, NV: a modelling choice that gives the system the
-  /// batching freedom flex exists for). 0: run as soon as the window opens.
-  public var opportunistic = 1.0
-  /// Constraint: unmetered network (WiFi) (V; off by default).
-  public var requiresUnmetered = 0.0
-  /// Constraint: any network; without it a job may run offline and fail
-  /// (V; off by default).
-  public var requiresConnected = 0.0
-  /// Constraint: charging (V; off by default).
-  public var requiresCharging = 0.0
-  /// Constraint: battery not low, i.e. charging, unknown, or at least
-  /// ``batteryLowPct`` (V; off by default).
-  public var requiresBatteryNotLow = 0.0
-  /// Battery level below which the battery is "low", % (NV: Android's
-  /// low-battery warning level is 15 %, M).
-  public var batteryLowPct = 15.0
-  /// Defer by deep Doze (1) or ignore Doze (0).
-  public var dozeEnabled = 1.0
-  /// Deep-Doze timing (AOSP defaults, V).
-  public var doze = DozeParameters()
-
-  public init() {}
-
-  /// Names accepted in `android-workmanager:<interval>,key=value`.
-  static let keys: [SettingKey<WorkManagerParameters>] = [
-    .init("flex", \.flexS, min: 300, duration: true), .init("opportunistic", \.opportunistic),
-    .init("unmetered", \.requiresUnmetered), .init("connected", \.requiresConnected),
-    .init("charging", \.requiresCharging), .init("battery_not_low", \.requiresBatteryNotLow),
-    .init("battery_low_pct", \.batteryLowPct), .init("doze", \.dozeEnabled),
-  ] + DozeParameters.keys(\.doze)
-}
-
-/// A periodic job under JobScheduler's rules: flex window, constraints and
-/// deep Doze; shared by ``WorkManagerPolicy`` and ``StandbyPolicy``.
-struct AndroidPeriodicJob: Sendable {
-  let period: Double
-  let flex: Double
-  let params: WorkManagerParameters
-  var doze: DozeState?
-  /// The flex window of the next run: [eligibleAt, dueAt].
-  var eligibleAt = Double.infinity
-  var dueAt = Double.infinity
-  /// End of the latest observed radio activity (sessions, wakes).
-  var activeUntil = -Double.infinity
-
-  init(period: Double, params: WorkManagerParameters) {
-    self.period = max(period, WorkManagerPolicy.minimumPeriodS)
-    flex = min(max(params.flexS, WorkManagerPolicy.minimumFlexS), self.period)
-    self.params = params
-  }
-
-  /// Enqueues the work at `ctx.now`: the first run falls in the first
-  /// period's flex window (as AndroidX `WorkSpec.calculateNextRunTime`).
-  mutating func start(_ ctx: inout PolicyContext) {
-    if params.dozeEnabled != 0 { doze = DozeState(params: params.doze, start: ctx.now, isCharging: ctx.isCharging) }
-    eligibleAt = ctx.now + period - flex
-    dueAt = ctx.now + period
-  }
-
-  mutating func observe(_ e: TraceEvent) {
-    doze?.observe(e)
-    if e.kind == .open || e.kind == .wake {
-      activeUntil = max(activeUntil, e.time + max(e.value, PreparedUser.minimumActivityS))
-    }
-  }
-
-  func constraintsMet(_ ctx: PolicyContext) -> Bool {
-    let p = params
-    if p.requiresUnmetered != 0 && ctx.network != .wifi { return false }
-    if p.requiresConnected != 0 && ctx.network == .offline { return false }
-    if p.requiresCharging != 0 && !ctx.isCharging { return false }
-    if p.requiresBatteryNotLow != 0, !ctx.isCharging, let b = ctx.batteryPct, b < p.batteryLowPct { return false }
-    return true
-  }
-
-  /// Runs the job now if allowed, else arms the policy's timer for the next
-  /// moment something may change without an event. `notBefore` is an extra
-  /// gate (a quota): the job waits until then. Returns whether it launched.
-  mutating func step(_ ctx: inout PolicyContext, notBefore: Double = -.infinity) -> Bool {
-    var wake = Double.infinity
-    defer { if wake.isFinite { ctx.setTimer(at: wake) } else { ctx.cancelTimer() } }
-    let t = ctx.now
-    // A run in flight: fetchFinished steps again.
-    guard !ctx.fetchInFlight else { return false }
-    if t < eligibleAt {
-      wake = eligibleAt
-      return false
-    }
-    // Unmet constraints: wait for the event that meets them.
-    guard constraintsMet(ctx) else { return false }
-    if let d = doze, d.isDozing(at: t) {
-      wake = d.nextRunnable(at: t)
-      return false
-    }
-    if notBefore > t {
-      wake = notBefore
-      return false
-    }
-    let inWindow = doze?.isInMaintenanceWindow(at: t) ?? false
-    if params.opportunistic != 0 && t < dueAt && t >= activeUntil && !inWindow {
-      wake = dueAt
-      return false
-    }
-    ctx.requestFetch()
-    eligibleAt = t + period - flex
-    dueAt = t + period
-    wake = eligibleAt
-    return true
-  }
-}
-
-/// Android WorkManager periodic work, `android-workmanager:<interval>`
-/// (reference §2.6, baselines A1 and A3): the app enqueues a periodic fetch.
-///
-/// - **Period** clamped to ≥ 15 min (V).
-/// - **Flex**: each run may happen in [period − flex, period] after the
-///   previous one (V; flex ≥ 5 min, default 5 min). The first run falls in
-///   the first period's flex window. AndroidX itself enqueues later runs at
-///   exactly previous + period, handing JobScheduler no slack; this model
-///   gives the system the whole flex window: it runs the job at the first
-///   moment in the window when the radio is already up (a session or
-///   another app's wake) and at the window's end otherwise
-///   (``WorkManagerParameters/opportunistic``; 0 runs at the window start).
-/// - **Constraints** (V; each off by default): unmetered network (WiFi),
-///   connected, charging, battery not low. A job whose period has passed
-///   waits for its constraints, then runs at once.
-/// - **Doze**: deep Doze (``DozeState``) inferred from sessions and
-///   charging; while the device is in an idle period the job waits for the
-///   next maintenance window and runs at its start. An open or plugging in
-///   exits Doze and a waiting job runs at once. Light Doze is not modelled.
-/// - No backoff: a failed fetch is not retried before the next period.
-public struct WorkManagerPolicy: FetchPolicy {
-  /// The shortest period of periodic work, s (V: 15 min; shorter is clamped).
-  public static let minimumPeriodS = 900.0
-  /// The shortest flex window, s (V: 5 min).
-  public static let minimumFlexS = 300.0
-  /// The period after clamping, s.
-  public var period: Double { job.period }
-  /// The flex window after clamping, s.
-  public var flex: Double { job.flex }
-  public let params: WorkManagerParameters
-  var job: AndroidPeriodicJob
-
-  /// - Parameters:
-  ///   - interval: the requested period, s (clamped to ≥ 15 min).
-  public init(interval: Double, params: WorkManagerParameters = WorkManagerParameters()) {
-    precondition(interval > 0, "WorkManager interval must be positive")
-    self.params = params
-    job = AndroidPeriodicJob(period: interval, params: params)
-  }
-
-  /// The Doze state as inferred so far (nil with `doze=0`).
-  public var doze: DozeState? { job.doze }
-
-  public mutating func start(_ ctx: inout PolicyContext) {
-    job.start(&ctx)
-    _ = job.step(&ctx)
-  }
-
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
-    job.observe(event)
-    _ = job.step(&ctx)
-  }
-
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
-    _ = job.step(&ctx)
-  }
-
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
-    _ = job.step(&ctx)
-  }
-}
-
 // MARK: - App Standby Buckets
 
 /// Android's App Standby Buckets (Android 9+, reference §2.4).
@@ -284,21 +99,27 @@ public struct StandbyParameters: Sendable, Hashable {
 
   /// Names accepted in `android-standby:key=value`.
   static let keys: [SettingKey<StandbyParameters>] = [
-    .init("interval", \.jobIntervalS, min: 1, duration: true),
-    .init("active", \.activeS, duration: true), .init("working_set", \.workingSetS, duration: true),
-    .init("frequent", \.frequentS, duration: true), .init("restricted", \.restrictedS, duration: true),
-    .init("active_window", \.activeWindowS, min: 1, duration: true),
-    .init("working_set_window", \.workingSetWindowS, min: 1, duration: true),
-    .init("frequent_window", \.frequentWindowS, min: 1, duration: true),
-    .init("rare_window", \.rareWindowS, min: 1, duration: true),
-    .init("restricted_window", \.restrictedWindowS, min: 1, duration: true),
-    .init("active_batches", \.activeBatches), .init("working_set_batches", \.workingSetBatches),
-    .init("frequent_batches", \.frequentBatches), .init("rare_batches", \.rareBatches),
-    .init("restricted_batches", \.restrictedBatches), .init("job_time", \.jobTimeS, duration: true),
-    .init("charging_exempt", \.chargingExempt),
+    .init("interval", \.jobIntervalS, min: 1, duration: true, help: "period of the app's job"),
+    .init("active", \.activeS, duration: true, help: "Active bucket while the app was used within this"),
+    .init("working_set", \.workingSetS, duration: true, help: "Working set bucket while the app was used within this"),
+    .init("frequent", \.frequentS, duration: true, help: "Frequent bucket while the app was used within this (Rare after)"),
+    .init("restricted", \.restrictedS, duration: true, help: "Restricted bucket after this long without use"),
+    .init("active_window", \.activeWindowS, min: 1, duration: true, help: "QuotaController window of the Active bucket"),
+    .init("working_set_window", \.workingSetWindowS, min: 1, duration: true, help: "QuotaController window of the Working set bucket"),
+    .init("frequent_window", \.frequentWindowS, min: 1, duration: true, help: "QuotaController window of the Frequent bucket"),
+    .init("rare_window", \.rareWindowS, min: 1, duration: true, help: "QuotaController window of the Rare bucket"),
+    .init("restricted_window", \.restrictedWindowS, min: 1, duration: true, help: "QuotaController window of the Restricted bucket"),
+    .init("active_batches", \.activeBatches, help: "job batches per window, Active"),
+    .init("working_set_batches", \.workingSetBatches, help: "job batches per window, Working set"),
+    .init("frequent_batches", \.frequentBatches, help: "job batches per window, Frequent"),
+    .init("rare_batches", \.rareBatches, help: "job batches per window, Rare"),
+    .init("restricted_batches", \.restrictedBatches, help: "job batches per window, Restricted"),
+    .init("job_time", \.jobTimeS, duration: true, help: "job execution time per window"),
+    .init("charging_exempt", \.chargingExempt, help: "1: no quota while charging (except Restricted); 0: quota always"),
   ] + WorkManagerParameters.keys.map { k in
     let job: WritableKeyPath<StandbyParameters, WorkManagerParameters> = \.job
-    return SettingKey(k.name, job.appending(path: k.path), min: k.minimum, duration: k.isDuration)
+    return SettingKey(
+      k.name, job.appending(path: k.path), min: k.minimum, max: k.maximum, duration: k.isDuration, help: k.help)
   }
 }
 
@@ -427,5 +248,28 @@ public struct StandbyPolicy: FetchPolicy {
     }
     pendingCounted = false
     step(&ctx)
+  }
+}
+
+/// `android-standby[:key=value,...]`.
+public enum AndroidStandbyFamily: PolicyFamily {
+  public static let name = "android-standby"
+  public static let syntax = "android-standby[:key=value,...]"
+  public static let example = "android-standby"
+  public static let summary =
+    "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas"
+  public static var settings: [PolicySettingInfo] { settingInfos(StandbyParameters.keys, defaults: StandbyParameters()) }
+  public static let learns = true
+  public static let style = PolicyStyle(color: "#882255", marker: .cross)
+
+  public static func parse(_ argument: String?, spec: String) throws -> StandbyParameters {
+    try parseSettings(argument ?? "", policy: spec, defaults: StandbyParameters(), keys: StandbyParameters.keys)
+  }
+  public static func describe(_ p: StandbyParameters) -> String {
+    name + settingsSuffix(p, defaults: StandbyParameters(), keys: StandbyParameters.keys, separator: ":")
+  }
+  public static func replay(_ p: StandbyParameters, _ device: DeviceReplayInput) -> DeviceReplay {
+    let training = device.training
+    return device.run { app, _ in StandbyPolicy(params: p, training: training, app: app) }
   }
 }

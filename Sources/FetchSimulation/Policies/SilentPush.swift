@@ -26,9 +26,11 @@ public struct SilentPushParameters: Sendable, Hashable {
 
   /// Names accepted in `silent-push:key=value,...`.
   static let keys: [SettingKey<SilentPushParameters>] = [
-    .init("rate", \.rateLimit), .init("rate_window", \.rateWindowS, min: 1, duration: true),
-    .init("max_delay", \.maxDelayS, duration: true), .init("low_battery_pct", \.lowBatteryPct),
-    .init("expiration", \.expirationS, duration: true),
+    .init("rate", \.rateLimit, help: "most pushes delivered in any sliding rate window (0: none)"),
+    .init("rate_window", \.rateWindowS, min: 1, duration: true, help: "the rate limiter's sliding window"),
+    .init("max_delay", \.maxDelayS, duration: true, help: "priority-5 batching: longest wait for the device's next network activity"),
+    .init("low_battery_pct", \.lowBatteryPct, help: "battery %, below which pushes are dropped unless charging"),
+    .init("expiration", \.expirationS, duration: true, help: "how long APNs stores a push for an unreachable device"),
   ]
 }
 
@@ -196,5 +198,26 @@ public struct SilentPushPolicy: FetchPolicy {
       wake = min(wake, max(since + params.maxDelayS, rateFree(at: ctx.now)))
     }
     if wake.isFinite { ctx.setTimer(at: wake) } else { ctx.cancelTimer() }
+  }
+}
+
+/// `silent-push[:key=value,...]`.
+public enum SilentPushFamily: PolicyFamily {
+  public static let name = "silent-push"
+  public static let syntax = "silent-push[:key=value,...]"
+  public static let example = "silent-push"
+  public static let summary =
+    "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch"
+  public static var settings: [PolicySettingInfo] { settingInfos(SilentPushParameters.keys, defaults: SilentPushParameters()) }
+  public static let style = PolicyStyle(color: "#CC79A7", marker: .plus)
+
+  public static func parse(_ argument: String?, spec: String) throws -> SilentPushParameters {
+    try parseSettings(argument ?? "", policy: spec, defaults: SilentPushParameters(), keys: SilentPushParameters.keys)
+  }
+  public static func describe(_ p: SilentPushParameters) -> String {
+    name + settingsSuffix(p, defaults: SilentPushParameters(), keys: SilentPushParameters.keys, separator: ":")
+  }
+  public static func replay(_ p: SilentPushParameters, _ device: DeviceReplayInput) -> DeviceReplay {
+    device.run { SilentPushPolicy(params: p, user: device.user, content: $1) }
   }
 }

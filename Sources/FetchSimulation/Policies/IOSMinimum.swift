@@ -58,14 +58,24 @@ public struct MinimumParameters: Sendable, Hashable {
 
   /// Names accepted in `ios-minimum:key=value`.
   static let keys: [SettingKey<MinimumParameters>] = [
-    .init("check", \.checkIntervalS, min: 60, duration: true), .init("spacing", \.minSpacingS, duration: true),
-    .init("horizon", \.horizonS, min: 60, duration: true), .init("value", \.freshValueJ),
-    .init("age_value", \.ageValueJPerHour), .init("price", \.energyPrice), .init("charging_cost", \.chargingCostFactor),
-    .init("energy_budget_pct", \.energyBudgetPctPerDay), .init("launches", \.launchesPerDay), .init("pace_slack", \.paceSlack),
-    .init("cellular_monthly_bytes", \.monthlyCellularBytes), .init("cellular_share", \.cellularShare, max: 1),
-    .init("low_battery_pct", \.lowBatteryPct), .init("new_data_factor", \.newDataFactor),
-    .init("no_data_factor", \.noDataFactor), .init("failed_factor", \.failedFactor),
-    .init("refit_hour", \.refitHour), .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6),
+    .init("check", \.checkIntervalS, min: 60, duration: true, help: "time between the scheduler's periodic checks"),
+    .init("spacing", \.minSpacingS, duration: true, help: "rate limit: least time between two launches of the app"),
+    .init("horizon", \.horizonS, min: 60, duration: true, help: "\"soon\": horizon of the predicted open probability"),
+    .init("value", \.freshValueJ, help: "value of fresh rather than stale content at an open, J-equivalent"),
+    .init("age_value", \.ageValueJPerHour, help: "value of one hour of age avoided at an open, J-equivalent per hour"),
+    .init("price", \.energyPrice, help: "price of a joule (the energy-price sweep)"),
+    .init("charging_cost", \.chargingCostFactor, help: "cost multiplier while charging"),
+    .init("energy_budget_pct", \.energyBudgetPctPerDay, help: "energy budget, % of battery per local day (shared by the device's apps at device scope)"),
+    .init("launches", \.launchesPerDay, help: "launches per local day before feedback"),
+    .init("pace_slack", \.paceSlack, help: "share of the daily budgets released up front (the rest follows the user's opens by hour)"),
+    .init("cellular_monthly_bytes", \.monthlyCellularBytes, help: "monthly cellular budget of the device, bytes"),
+    .init("cellular_share", \.cellularShare, max: 1, help: "this app's share of the monthly cellular budget"),
+    .init("low_battery_pct", \.lowBatteryPct, help: "battery %, below which nothing runs unless charging"),
+    .init("new_data_factor", \.newDataFactor, help: "launch-credit multiplier after NewData"),
+    .init("no_data_factor", \.noDataFactor, help: "launch-credit multiplier after NoData"),
+    .init("failed_factor", \.failedFactor, help: "launch-credit multiplier after a failure or overrun"),
+    .init("refit_hour", \.refitHour, help: "local hour of the nightly habit-model refit (24 or more: never)"),
+    .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6, help: "prior of the content-update rate, per hour (Gamma mean)"),
   ]
 }
 
@@ -546,5 +556,51 @@ public struct MinimumPolicy: FetchPolicy {
     ledger?.launchesToday += 1
     pendingGap = t - lastSync
     ctx.requestFetch()
+  }
+}
+
+/// `ios-minimum[:key=value,...]`: the iOS Minimum scheduler.
+public enum IOSMinimumFamily: PolicyFamily {
+  public static let name = "ios-minimum"
+  public static let syntax = "ios-minimum[:key=value,...]"
+  public static let example = "ios-minimum"
+  public static let summary =
+    "the iOS Minimum scheduler: launches where the learned habit model predicts an open soon, under device-wide energy, launch and data budgets"
+  public static var settings: [PolicySettingInfo] { settingInfos(MinimumParameters.keys, defaults: MinimumParameters()) }
+  public static let learns = true
+  public static let usesHabitModel = true
+  public static let style = PolicyStyle(color: "#0072B2", marker: .triangle)
+
+  public static func parse(_ argument: String?, spec: String) throws -> MinimumParameters {
+    try parseSettings(argument ?? "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)
+  }
+  public static func describe(_ p: MinimumParameters) -> String {
+    name + settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: ":")
+  }
+  public static func replay(_ p: MinimumParameters, _ device: DeviceReplayInput) -> DeviceReplay {
+    MinimumPolicy.replay(p, device)
+  }
+}
+
+extension MinimumPolicy {
+  /// Replays a device's apps with one scheduler instance per app; at device
+  /// scope they draw on one ``DeviceBudgetLedger``.
+  static func replay(_ params: MinimumParameters, _ device: DeviceReplayInput) -> DeviceReplay {
+    let ledger = device.scope == .device ? DeviceBudgetLedger() : nil
+    let training = device.training
+    let user = device.user
+    let learning = device.learning
+    return device.run { app, _ in
+      MinimumPolicy(
+        params: params, world: user.world, training: training, app: app, population: learning?.population,
+        fits: learning?.fits, ledger: ledger)
+    }
+  }
+}
+
+extension PolicySpec {
+  /// `ios-minimum` with `parameters`.
+  public static func iosMinimum(_ parameters: MinimumParameters = MinimumParameters()) -> PolicySpec {
+    PolicySpec(IOSMinimumFamily.self, parameters)
   }
 }

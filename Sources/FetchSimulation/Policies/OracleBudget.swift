@@ -48,7 +48,7 @@ public struct BudgetOracleParameters: Sendable, Hashable {
   public init() {}
 
   /// Names accepted in `oracle-budget:<budget>,key=value`.
-  static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit)]
+  static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
 }
 
 /// The best fetch schedule under a budget, given full knowledge of the
@@ -493,5 +493,46 @@ struct BudgetOraclePlanner {
       b -= 1
     }
     return out.reversed()
+  }
+}
+
+/// `oracle-budget:<N>` / `oracle-budget:<X>J`: the best schedule under a
+/// budget, given the future.
+public enum OracleBudgetFamily: PolicyFamily {
+  public struct Configuration: Sendable, Hashable {
+    public var budget: OracleBudget
+    public var parameters: BudgetOracleParameters
+  }
+
+  public static let name = "oracle-budget"
+  public static let syntax = "oracle-budget:<N per day>|<X>J"
+  public static let example = "oracle-budget:4"
+  public static let summary =
+    "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy)"
+  public static var settings: [PolicySettingInfo] {
+    settingInfos(BudgetOracleParameters.keys, defaults: BudgetOracleParameters())
+  }
+  public static let style = PolicyStyle(color: "#999933", marker: .triangleDown)
+
+  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+    guard let a = argument else { throw PolicySpecError("policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }
+    let items = a.split(separator: ",", maxSplits: 1).map(String.init)
+    guard let b = OracleBudget(argument: items.first ?? "") else {
+      throw PolicySpecError(
+        "policy '\(spec)': bad budget '\(items.first ?? "")' (fetches per day, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
+      )
+    }
+    let p = try parseSettings(
+      items.count > 1 ? items[1] : "", policy: spec, defaults: BudgetOracleParameters(), keys: BudgetOracleParameters.keys)
+    return Configuration(budget: b, parameters: p)
+  }
+
+  public static func describe(_ c: Configuration) -> String {
+    "oracle-budget:\(c.budget)"
+      + settingsSuffix(c.parameters, defaults: BudgetOracleParameters(), keys: BudgetOracleParameters.keys, separator: ",")
+  }
+  public static func fetchSpacingBound(_ c: Configuration) -> Double? { nil }
+  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
+    device.run { BudgetOraclePolicy(budget: c.budget, user: device.user, app: $0, content: $1, params: c.parameters) }
   }
 }

@@ -49,11 +49,18 @@ public struct IMPParameters: Sendable, Hashable {
 
   /// Names accepted in `imp:key=value`.
   static let keys: [SettingKey<IMPParameters>] = [
-    .init("check", \.checkIntervalS, min: 60, duration: true), .init("horizon", \.horizonS, min: 60, duration: true),
-    .init("value", \.valueJ), .init("energy_budget_pct", \.energyBudgetPctPerDay),
-    .init("data_budget_mb", \.dataBudgetMBPerDay), .init("gain", \.gain), .init("damping", \.damping), .init("energy_price", \.initialEnergyPrice, min: 1e-9),
-    .init("data_price", \.initialDataPrice, min: 1e-9), .init("price_range", \.priceRange, min: 1),
-    .init("usage_pacing", \.usagePacing), .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6),
+    .init("check", \.checkIntervalS, min: 60, duration: true, help: "decision period: prices adapt and a decision is taken every period"),
+    .init("horizon", \.horizonS, min: 60, duration: true, help: "\"soon\": horizon of the predicted open probability"),
+    .init("value", \.valueJ, help: "value of a prefetch the user sees as new, J-equivalent at the initial price"),
+    .init("energy_budget_pct", \.energyBudgetPctPerDay, help: "energy budget, % of battery per local day"),
+    .init("data_budget_mb", \.dataBudgetMBPerDay, help: "cellular data budget, MB per local day"),
+    .init("gain", \.gain, help: "integral gain of the price controller, per decision period"),
+    .init("damping", \.damping, help: "proportional (damping) gain of the price controller"),
+    .init("energy_price", \.initialEnergyPrice, min: 1e-9, help: "initial price of a joule"),
+    .init("data_price", \.initialDataPrice, min: 1e-9, help: "initial price of a cellular MB, J-equivalent"),
+    .init("price_range", \.priceRange, min: 1, help: "prices stay within [initial / range, initial × range]"),
+    .init("usage_pacing", \.usagePacing, help: "budget pacing: 0 linear in clock time, 1 with the user's opens by hour"),
+    .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6, help: "prior of the content-update rate, per hour (Gamma mean)"),
   ]
 }
 
@@ -306,5 +313,35 @@ public struct IMPPolicy: FetchPolicy {
     pendingGap = since
     launchDay = day
     ctx.requestFetch()
+  }
+}
+
+/// `imp[:key=value,...]`.
+public enum IMPFamily: PolicyFamily {
+  public static let name = "imp"
+  public static let syntax = "imp[:key=value,...]"
+  public static let example = "imp"
+  public static let summary =
+    "Informed Mobile Prefetching: cost-benefit (habit model × learned hit rate) against energy and data prices that adapt to daily budgets"
+  public static var settings: [PolicySettingInfo] { settingInfos(IMPParameters.keys, defaults: IMPParameters()) }
+  public static let learns = true
+  public static let usesHabitModel = true
+  public static let style = PolicyStyle(color: "#332288", marker: .pentagon)
+
+  public static func parse(_ argument: String?, spec: String) throws -> IMPParameters {
+    try parseSettings(argument ?? "", policy: spec, defaults: IMPParameters(), keys: IMPParameters.keys)
+  }
+  public static func describe(_ p: IMPParameters) -> String {
+    name + settingsSuffix(p, defaults: IMPParameters(), keys: IMPParameters.keys, separator: ":")
+  }
+  public static func replay(_ p: IMPParameters, _ device: DeviceReplayInput) -> DeviceReplay {
+    let training = device.training
+    let user = device.user
+    let learning = device.learning
+    return device.run { app, _ in
+      IMPPolicy(
+        params: p, world: user.world, training: training, app: app, population: learning?.population,
+        fits: learning?.fits)
+    }
   }
 }

@@ -32,8 +32,9 @@ public struct TailEnderParameters: Sendable, Hashable {
 
   /// Names accepted in `tailender:<interval>,key=value`.
   static let keys: [SettingKey<TailEnderParameters>] = [
-    .init("deadline", \.deadlineS, duration: true), .init("deadline_frac", \.deadlineFraction),
-    .init("tail", \.tailS, duration: true),
+    .init("deadline", \.deadlineS, duration: true, help: "deadline after each due time (0: deadline_frac of the interval)"),
+    .init("deadline_frac", \.deadlineFraction, help: "deadline as a share of the interval when deadline is 0"),
+    .init("tail", \.tailS, duration: true, help: "the radio counts as active or in its tail while its quiet gap is below this"),
   ]
 
   /// The deadline after each due time for a timer of `interval` seconds, s:
@@ -130,5 +131,37 @@ public struct TailEnderPolicy: FetchPolicy {
       launch(&ctx)
       arm(&ctx)
     }
+  }
+}
+
+/// `tailender:<interval>[,key=value,...]`.
+public enum TailEnderFamily: PolicyFamily {
+  /// The interval, s, and the parameters.
+  public struct Configuration: Sendable, Hashable {
+    public var interval: Double
+    public var parameters: TailEnderParameters
+  }
+
+  public static let name = "tailender"
+  public static let syntax = "tailender:<interval>[,key=value,...]"
+  public static let example = "tailender:1h"
+  public static let summary =
+    "a fetch is due every <interval> but waits, up to its deadline, for another app's radio activity (a tail to ride)"
+  public static var settings: [PolicySettingInfo] { settingInfos(TailEnderParameters.keys, defaults: TailEnderParameters()) }
+  public static let style = PolicyStyle(color: "#F0E442", marker: .star)
+
+  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+    guard let a = argument else { throw PolicySpecError("policy 'tailender' needs an argument, e.g. tailender:1h") }
+    let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
+    return Configuration(interval: i, parameters: try parseSettings(rest, policy: spec, defaults: TailEnderParameters(), keys: TailEnderParameters.keys))
+  }
+  public static func describe(_ c: Configuration) -> String {
+    "tailender:\(formatDuration(c.interval))"
+      + settingsSuffix(c.parameters, defaults: TailEnderParameters(), keys: TailEnderParameters.keys, separator: ",")
+  }
+  public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
+    device.run { _, _ in TailEnderPolicy(interval: c.interval, params: c.parameters) }
   }
 }

@@ -1,0 +1,224 @@
+import FetchModels
+import FetchTraces
+
+// MARK: - WorkManager
+
+/// Knobs of Android's WorkManager / JobScheduler periodic work (reference
+/// §2.6) and of the Doze model that defers it (§2.5). Flags are 0 (off) or
+/// any other value (on); durations are seconds.
+public struct WorkManagerParameters: Sendable, Hashable {
+  /// Flex window, s: a run may happen in [period − flex, period] after the
+  /// previous one (V: minimum 5 min, which is the default here; clamped to
+  /// [5 min, period]).
+  public var flexS = 300.0
+  /// Run in the flex window at the first moment the device's radio is
+  /// already up (a user session or another app's wake in progress), else at
+  /// the window's end (1, NV: a modelling choice that gives the system the
+  /// batching freedom flex exists for). 0: run as soon as the window opens.
+  public var opportunistic = 1.0
+  /// Constraint: unmetered network (WiFi) (V; off by default).
+  public var requiresUnmetered = 0.0
+  /// Constraint: any network; without it a job may run offline and fail
+  /// (V; off by default).
+  public var requiresConnected = 0.0
+  /// Constraint: charging (V; off by default).
+  public var requiresCharging = 0.0
+  /// Constraint: battery not low, i.e. charging, unknown, or at least
+  /// ``batteryLowPct`` (V; off by default).
+  public var requiresBatteryNotLow = 0.0
+  /// Battery level below which the battery is "low", % (NV: Android's
+  /// low-battery warning level is 15 %, M).
+  public var batteryLowPct = 15.0
+  /// Defer by deep Doze (1) or ignore Doze (0).
+  public var dozeEnabled = 1.0
+  /// Deep-Doze timing (AOSP defaults, V).
+  public var doze = DozeParameters()
+
+  public init() {}
+
+  /// Names accepted in `android-workmanager:<interval>,key=value`.
+  static let keys: [SettingKey<WorkManagerParameters>] = [
+    .init("flex", \.flexS, min: 300, duration: true, help: "flex window: a run may happen in [period − flex, period] after the previous one"),
+    .init("opportunistic", \.opportunistic, help: "1: run in the flex window when the radio is already up, else at its end; 0: as soon as it opens"),
+    .init("unmetered", \.requiresUnmetered, help: "constraint: unmetered network (WiFi), 0 or 1"),
+    .init("connected", \.requiresConnected, help: "constraint: any network, 0 or 1"),
+    .init("charging", \.requiresCharging, help: "constraint: charging, 0 or 1"),
+    .init("battery_not_low", \.requiresBatteryNotLow, help: "constraint: battery not low, 0 or 1"),
+    .init("battery_low_pct", \.batteryLowPct, help: "battery %, below which the battery is \"low\""), .init("doze", \.dozeEnabled, help: "1: deep Doze defers work; 0: ignore Doze"),
+  ] + DozeParameters.keys(\.doze)
+}
+
+/// A periodic job under JobScheduler's rules: flex window, constraints and
+/// deep Doze; shared by ``WorkManagerPolicy`` and ``StandbyPolicy``.
+struct AndroidPeriodicJob: Sendable {
+  let period: Double
+  let flex: Double
+  let params: WorkManagerParameters
+  var doze: DozeState?
+  /// The flex window of the next run: [eligibleAt, dueAt].
+  var eligibleAt = Double.infinity
+  var dueAt = Double.infinity
+  /// End of the latest observed radio activity (sessions, wakes).
+  var activeUntil = -Double.infinity
+
+  init(period: Double, params: WorkManagerParameters) {
+    self.period = max(period, WorkManagerPolicy.minimumPeriodS)
+    flex = min(max(params.flexS, WorkManagerPolicy.minimumFlexS), self.period)
+    self.params = params
+  }
+
+  /// Enqueues the work at `ctx.now`: the first run falls in the first
+  /// period's flex window (as AndroidX `WorkSpec.calculateNextRunTime`).
+  mutating func start(_ ctx: inout PolicyContext) {
+    if params.dozeEnabled != 0 { doze = DozeState(params: params.doze, start: ctx.now, isCharging: ctx.isCharging) }
+    eligibleAt = ctx.now + period - flex
+    dueAt = ctx.now + period
+  }
+
+  mutating func observe(_ e: TraceEvent) {
+    doze?.observe(e)
+    if e.kind == .open || e.kind == .wake {
+      activeUntil = max(activeUntil, e.time + max(e.value, PreparedUser.minimumActivityS))
+    }
+  }
+
+  func constraintsMet(_ ctx: PolicyContext) -> Bool {
+    let p = params
+    if p.requiresUnmetered != 0 && ctx.network != .wifi { return false }
+    if p.requiresConnected != 0 && ctx.network == .offline { return false }
+    if p.requiresCharging != 0 && !ctx.isCharging { return false }
+    if p.requiresBatteryNotLow != 0, !ctx.isCharging, let b = ctx.batteryPct, b < p.batteryLowPct { return false }
+    return true
+  }
+
+  /// Runs the job now if allowed, else arms the policy's timer for the next
+  /// moment something may change without an event. `notBefore` is an extra
+  /// gate (a quota): the job waits until then. Returns whether it launched.
+  mutating func step(_ ctx: inout PolicyContext, notBefore: Double = -.infinity) -> Bool {
+    var wake = Double.infinity
+    defer { if wake.isFinite { ctx.setTimer(at: wake) } else { ctx.cancelTimer() } }
+    let t = ctx.now
+    // A run in flight: fetchFinished steps again.
+    guard !ctx.fetchInFlight else { return false }
+    if t < eligibleAt {
+      wake = eligibleAt
+      return false
+    }
+    // Unmet constraints: wait for the event that meets them.
+    guard constraintsMet(ctx) else { return false }
+    if let d = doze, d.isDozing(at: t) {
+      wake = d.nextRunnable(at: t)
+      return false
+    }
+    if notBefore > t {
+      wake = notBefore
+      return false
+    }
+    let inWindow = doze?.isInMaintenanceWindow(at: t) ?? false
+    if params.opportunistic != 0 && t < dueAt && t >= activeUntil && !inWindow {
+      wake = dueAt
+      return false
+    }
+    ctx.requestFetch()
+    eligibleAt = t + period - flex
+    dueAt = t + period
+    wake = eligibleAt
+    return true
+  }
+}
+
+/// Android WorkManager periodic work, `android-workmanager:<interval>`
+/// (reference §2.6, baselines A1 and A3): the app enqueues a periodic fetch.
+///
+/// - **Period** clamped to ≥ 15 min (V).
+/// - **Flex**: each run may happen in [period − flex, period] after the
+///   previous one (V; flex ≥ 5 min, default 5 min). The first run falls in
+///   the first period's flex window. AndroidX itself enqueues later runs at
+///   exactly previous + period, handing JobScheduler no slack; this model
+///   gives the system the whole flex window: it runs the job at the first
+///   moment in the window when the radio is already up (a session or
+///   another app's wake) and at the window's end otherwise
+///   (``WorkManagerParameters/opportunistic``; 0 runs at the window start).
+/// - **Constraints** (V; each off by default): unmetered network (WiFi),
+///   connected, charging, battery not low. A job whose period has passed
+///   waits for its constraints, then runs at once.
+/// - **Doze**: deep Doze (``DozeState``) inferred from sessions and
+///   charging; while the device is in an idle period the job waits for the
+///   next maintenance window and runs at its start. An open or plugging in
+///   exits Doze and a waiting job runs at once. Light Doze is not modelled.
+/// - No backoff: a failed fetch is not retried before the next period.
+public struct WorkManagerPolicy: FetchPolicy {
+  /// The shortest period of periodic work, s (V: 15 min; shorter is clamped).
+  public static let minimumPeriodS = 900.0
+  /// The shortest flex window, s (V: 5 min).
+  public static let minimumFlexS = 300.0
+  /// The period after clamping, s.
+  public var period: Double { job.period }
+  /// The flex window after clamping, s.
+  public var flex: Double { job.flex }
+  public let params: WorkManagerParameters
+  var job: AndroidPeriodicJob
+
+  /// - Parameters:
+  ///   - interval: the requested period, s (clamped to ≥ 15 min).
+  public init(interval: Double, params: WorkManagerParameters = WorkManagerParameters()) {
+    precondition(interval > 0, "WorkManager interval must be positive")
+    self.params = params
+    job = AndroidPeriodicJob(period: interval, params: params)
+  }
+
+  /// The Doze state as inferred so far (nil with `doze=0`).
+  public var doze: DozeState? { job.doze }
+
+  public mutating func start(_ ctx: inout PolicyContext) {
+    job.start(&ctx)
+    _ = job.step(&ctx)
+  }
+
+  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    job.observe(event)
+    _ = job.step(&ctx)
+  }
+
+  public mutating func timerFired(_ ctx: inout PolicyContext) {
+    _ = job.step(&ctx)
+  }
+
+  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+    _ = job.step(&ctx)
+  }
+}
+
+// MARK: - App Standby Buckets
+
+/// `android-workmanager:<interval>[,key=value,...]`.
+public enum AndroidWorkManagerFamily: PolicyFamily {
+  /// The interval, s, and the parameters.
+  public struct Configuration: Sendable, Hashable {
+    public var interval: Double
+    public var parameters: WorkManagerParameters
+  }
+
+  public static let name = "android-workmanager"
+  public static let syntax = "android-workmanager:<interval>[,key=value,...]"
+  public static let example = "android-workmanager:1h"
+  public static let summary =
+    "Android WorkManager periodic work (period at least 15 min, flex window, optional constraints), deferred by deep Doze"
+  public static var settings: [PolicySettingInfo] { settingInfos(WorkManagerParameters.keys, defaults: WorkManagerParameters()) }
+  public static let style = PolicyStyle(color: "#D55E00", marker: .hexagon)
+
+  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+    guard let a = argument else { throw PolicySpecError("policy 'android-workmanager' needs an argument, e.g. android-workmanager:1h") }
+    let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
+    return Configuration(interval: i, parameters: try parseSettings(rest, policy: spec, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys))
+  }
+  public static func describe(_ c: Configuration) -> String {
+    "android-workmanager:\(formatDuration(c.interval))"
+      + settingsSuffix(c.parameters, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys, separator: ",")
+  }
+  public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
+    device.run { _, _ in WorkManagerPolicy(interval: c.interval, params: c.parameters) }
+  }
+}

@@ -1,0 +1,46 @@
+import FetchTraces
+
+/// `ios-custom:<interval>[,key=value,...]`: the Minimum scheduler with a
+/// floor of `interval` between launches, as
+/// `setMinimumBackgroundFetchInterval(_:)` with a custom value.
+public enum IOSCustomFamily: PolicyFamily {
+  /// The floor, s, and the scheduler's parameters (their spacing raised to
+  /// at least the floor).
+  public struct Configuration: Sendable, Hashable {
+    public var interval: Double
+    public var parameters: MinimumParameters
+  }
+
+  public static let name = "ios-custom"
+  public static let syntax = "ios-custom:<interval>[,key=value,...]"
+  public static let example = "ios-custom:1h"
+  public static let summary = "the iOS Minimum scheduler with a floor of <interval> between launches (a custom fetch interval)"
+  public static var settings: [PolicySettingInfo] { IOSMinimumFamily.settings }
+  public static let learns = true
+  public static let usesHabitModel = true
+  public static let style = PolicyStyle(color: "#56B4E9", marker: .triangleRight)
+
+  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+    guard let a = argument else { throw PolicySpecError("policy 'ios-custom' needs an interval, e.g. ios-custom:1h") }
+    let items = a.split(separator: ",", maxSplits: 1).map(String.init)
+    guard let secs = parseDuration(items.first ?? ""), secs >= 1 else {
+      throw PolicySpecError("policy '\(spec)': bad interval '\(items.first ?? "")' (use e.g. 30m, 1h; at least 1 s)")
+    }
+    var p = try parseSettings(
+      items.count > 1 ? items[1] : "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)
+    p.minSpacingS = max(p.minSpacingS, secs)
+    return Configuration(interval: secs, parameters: p)
+  }
+
+  public static func describe(_ c: Configuration) -> String {
+    var p = c.parameters
+    p.minSpacingS = p.minSpacingS == c.interval ? MinimumParameters().minSpacingS : p.minSpacingS
+    return "ios-custom:\(formatDuration(c.interval))"
+      + settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: ",")
+  }
+  public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
+    MinimumPolicy.replay(c.parameters, device)
+  }
+}

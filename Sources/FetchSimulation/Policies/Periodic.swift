@@ -1,0 +1,91 @@
+/// A plain timer: fetches every `interval` seconds, the first `phase`
+/// seconds after the window start (default one interval; the analytic
+/// convention of a fetch at the start is `phase` 0), whatever the device is
+/// doing. A fetch still running when the timer fires makes that tick a no-op.
+public struct PeriodicPolicy: FetchPolicy {
+  public static var observedEvents: ObservedEvents { .none }
+  /// Seconds between fetches.
+  public let interval: Double
+  /// Seconds from the window start to the first fetch.
+  public let phase: Double
+
+  public init(interval: Double, phase: Double? = nil) {
+    precondition(interval > 0, "periodic interval must be positive")
+    precondition((phase ?? 0) >= 0, "periodic phase must be non-negative")
+    self.interval = interval
+    self.phase = phase ?? interval
+  }
+
+  public mutating func start(_ ctx: inout PolicyContext) {
+    ctx.setTimer(at: ctx.now + phase)
+  }
+
+  public mutating func timerFired(_ ctx: inout PolicyContext) {
+    ctx.requestFetch()
+    ctx.setTimer(at: ctx.now + interval)
+  }
+}
+
+/// `periodic:<interval>[,phase=<d>]`: a plain timer.
+public enum PeriodicFamily: PolicyFamily {
+  /// The interval, s, and the first fetch's offset from the window start
+  /// (`nil`: one interval).
+  public struct Configuration: Sendable, Hashable {
+    public var interval: Double
+    public var phase: Double?
+  }
+
+  public static let name = "periodic"
+  public static let syntax = "periodic:<interval>[,phase=<d>] (e.g. periodic:30m, periodic:1h,phase=0)"
+  public static let example = "periodic:30m"
+  public static let summary = "a plain timer every <interval>, whatever the device is doing; the first fetch one interval (or phase) after the window start"
+  public static let settings = [
+    PolicySettingInfo(
+      name: "phase", defaultValue: "the interval", range: "0...the interval",
+      help: "time from the window start to the first fetch (0: the analytic convention of a fetch at the start)")
+  ]
+  public static let style = PolicyStyle(color: "#E69F00", marker: .circle)
+
+  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+    guard let a = argument else { throw PolicySpecError("policy 'periodic' needs an interval, e.g. periodic:30m") }
+    let items = a.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+    guard let secs = parseDuration(items[0]), secs >= 1 else {
+      throw PolicySpecError("policy '\(spec)': bad interval '\(items[0])' (use e.g. 90s, 15m, 1h, 1h30m, 1d; at least 1 s)")
+    }
+    var phase: Double?
+    if items.count > 1 {
+      let kv = items[1].split(separator: "=", maxSplits: 1).map(String.init)
+      guard kv.count == 2, kv[0] == "phase" else {
+        throw PolicySpecError("policy '\(spec)': unknown setting '\(items[1])'; known: phase")
+      }
+      guard let p = parseDuration(kv[1]), p >= 0, p <= secs else {
+        throw PolicySpecError(
+          "policy '\(spec)': bad value '\(kv[1])' for phase (a duration from 0 to the interval, e.g. phase=0)")
+      }
+      phase = p == secs ? nil : p
+    }
+    return Configuration(interval: secs, phase: phase)
+  }
+
+  public static func describe(_ c: Configuration) -> String {
+    "periodic:\(formatDuration(c.interval))" + (c.phase.map { ",phase=" + formatDuration($0) } ?? "")
+  }
+  public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
+    device.run { _, _ in PeriodicPolicy(interval: c.interval, phase: c.phase ?? c.interval) }
+  }
+}
+
+extension PolicySpec {
+  /// `periodic:<interval>[,phase=<phase>]`; `phase` nil or equal to the
+  /// interval is the default.
+  public static func periodic(interval: Double, phase: Double? = nil) -> PolicySpec {
+    PolicySpec(PeriodicFamily.self, .init(interval: interval, phase: phase == interval ? nil : phase))
+  }
+}
+
+/// Fetches a day of a timer every `interval` s (at least 1).
+func timerFetchesPerDay(_ interval: Double) -> Double {
+  interval > 0 ? max(1, 86_400 / interval) : 86_400
+}

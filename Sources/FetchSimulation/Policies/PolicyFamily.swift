@@ -1,0 +1,141 @@
+import FetchTraces
+import Foundation
+
+/// A family of fetch policies: everything FetchLab needs to know about one
+/// policy name (`periodic`, `ios-minimum`, …) in one declaration.
+///
+/// A family parses its argument (the text after `name:`) into a
+/// ``Configuration``, prints a configuration back canonically, documents
+/// itself (syntax, help, settings, the chart style), and replays a device
+/// under a configuration. Adding a policy is one file with one conforming
+/// type and one line in ``PolicyRegistry/builtIn`` (or a call to
+/// ``PolicyRegistry/register(_:)`` from code that embeds FetchLab); see
+/// `docs/adding-a-policy.md`.
+///
+/// Invariants the registry test checks for every family: the example parses
+/// and prints back to itself (`describe(parse(x)) == x` for canonical text);
+/// the help and settings are documented in `docs/policies.md`; the
+/// (colour, marker) pair is the family's own.
+public protocol PolicyFamily: Sendable {
+  /// What one configuration of the family holds (an interval, a parameter
+  /// struct, …).
+  associatedtype Configuration: Sendable
+
+  /// The name before `:` in a policy string, e.g. `periodic`.
+  static var name: String { get }
+  /// The accepted forms, e.g. `periodic:<interval>[,phase=<d>]`.
+  static var syntax: String { get }
+  /// A canonical example that the registry test parses and replays.
+  static var example: String { get }
+  /// One sentence: what the family models (help text and docs).
+  static var summary: String { get }
+  /// The `key=value` settings the family accepts, with their meaning.
+  static var settings: [PolicySettingInfo] { get }
+  /// Whether the family learns from a training period.
+  static var learns: Bool { get }
+  /// Whether the family fits a habit model (and so wants the population model).
+  static var usesHabitModel: Bool { get }
+  /// How charts draw the family.
+  static var style: PolicyStyle { get }
+
+  /// Parses the text after `name:` (`nil` when there is no `:`); `spec` is
+  /// the whole policy string, for error messages.
+  /// - Throws: ``PolicySpecError`` naming what is wrong.
+  static func parse(_ argument: String?, spec: String) throws -> Configuration
+  /// The canonical policy string of a configuration; parsing it gives the
+  /// same configuration.
+  static func describe(_ configuration: Configuration) -> String
+  /// Fetches a (user, app) day that the configuration is expected to make,
+  /// for the experiment's size estimate (default 50).
+  static func expectedFetchesPerDay(_ configuration: Configuration) -> Double
+  /// The shortest mean spacing of the configuration's own fetches per app,
+  /// s, for the up-front resource check (`nil`: it fetches only on content
+  /// updates; default 900 s).
+  static func fetchSpacingBound(_ configuration: Configuration) -> Double?
+  /// Replays one device (its apps, together or apart as `device.scope`
+  /// says) under the configuration.
+  static func replay(_ configuration: Configuration, _ device: DeviceReplayInput) -> DeviceReplay
+}
+
+extension PolicyFamily {
+  public static var settings: [PolicySettingInfo] { [] }
+  public static var learns: Bool { false }
+  public static var usesHabitModel: Bool { false }
+  public static func expectedFetchesPerDay(_ configuration: Configuration) -> Double { 50 }
+  public static func fetchSpacingBound(_ configuration: Configuration) -> Double? { 900 }
+}
+
+/// The marker shapes charts draw; a family's (colour, marker) pair is its own.
+public enum PolicyMarker: String, CaseIterable, Sendable {
+  case circle, square, triangle, diamond, triangleDown, plus, cross, star, hexagon, pentagon, triangleLeft, triangleRight
+}
+
+/// How charts draw a policy family: a colour (`#RRGGBB`) and a marker.
+public struct PolicyStyle: Sendable, Hashable {
+  public var color: String
+  public var marker: PolicyMarker
+  public init(color: String, marker: PolicyMarker) {
+    self.color = color
+    self.marker = marker
+  }
+}
+
+/// One documented `key=value` setting of a family (for help and docs).
+public struct PolicySettingInfo: Sendable, Hashable {
+  public var name: String
+  /// The default as it is written in a policy string (`15m`, `0.5`).
+  public var defaultValue: String
+  /// The accepted values, e.g. `0...1`, `at least 60s`.
+  public var range: String
+  public var help: String
+}
+
+/// The policy families FetchLab knows: the built-in ones and any registered
+/// by code that embeds FetchLab.
+public enum PolicyRegistry {
+  /// The built-in families, in the order of help texts and charts. One line
+  /// per family.
+  static let builtIn: [any PolicyFamily.Type] = [
+    NeverFamily.self,
+    PeriodicFamily.self,
+    OracleFamily.self,
+    OracleBudgetFamily.self,
+    IOSMinimumFamily.self,
+    IOSCustomFamily.self,
+    SilentPushFamily.self,
+    AndroidWorkManagerFamily.self,
+    AndroidStandbyFamily.self,
+    TailEnderFamily.self,
+    IMPFamily.self,
+  ]
+
+  private static let lock = NSLock()
+  nonisolated(unsafe) private static var registered: [any PolicyFamily.Type] = []
+
+  /// Every known family: the built-in ones, then the registered ones in
+  /// registration order.
+  public static var families: [any PolicyFamily.Type] {
+    lock.withLock { builtIn + registered }
+  }
+
+  /// Adds a family (e.g. from a package that embeds FetchLab or a test).
+  /// Registering a name twice is a programming error.
+  public static func register(_ family: any PolicyFamily.Type) {
+    lock.withLock {
+      precondition(
+        !(builtIn + registered).contains { $0.name == family.name }, "policy family '\(family.name)' is registered already")
+      registered.append(family)
+    }
+  }
+
+  /// The family called `name`, if any.
+  public static func family(named name: String) -> (any PolicyFamily.Type)? {
+    families.first { $0.name == name }
+  }
+
+  /// The family names, for "did you mean".
+  public static var names: [String] { families.map { $0.name } }
+
+  /// Every family's syntax, comma-separated, for help and error texts.
+  public static var syntax: String { families.map { $0.syntax }.joined(separator: ", ") }
+}

@@ -1,0 +1,194 @@
+import FetchModels
+import FetchTraces
+
+/// A policy configuration as written on the command line, e.g.
+/// `periodic:30m`: a ``PolicyFamily`` and one of its configurations.
+/// Parsing is strict; ``description`` is canonical, and two specs are equal
+/// when their canonical strings are.
+public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
+  /// The family (`periodic` for `periodic:30m`).
+  public let family: any PolicyFamily.Type
+  /// The family's configuration, a `family.Configuration`.
+  let configuration: any Sendable
+  /// The canonical policy string.
+  public let description: String
+
+  /// A spec of `family` with `configuration`.
+  public init<F: PolicyFamily>(_ family: F.Type, _ configuration: F.Configuration) {
+    self.family = family
+    self.configuration = configuration
+    description = F.describe(configuration)
+  }
+
+  /// Parses a policy string; throws ``PolicySpecError`` naming what is wrong.
+  public init(parsing s: String) throws {
+    let parts = s.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+    let name = String(parts[0])
+    guard let family = PolicyRegistry.family(named: name) else {
+      let hint = Suggestion.closest(to: name, among: PolicyRegistry.names).map { " (did you mean '\($0)'?)" } ?? ""
+      throw PolicySpecError("unknown policy '\(s)'\(hint); known: \(PolicySpec.syntax)")
+    }
+    self = try Self.parse(family, parts.count > 1 ? String(parts[1]) : nil, spec: s)
+  }
+
+  private static func parse<F: PolicyFamily>(_ family: F.Type, _ argument: String?, spec: String) throws -> PolicySpec {
+    PolicySpec(family, try F.parse(argument, spec: spec))
+  }
+
+  /// The configuration if the spec is of `family`.
+  public func configuration<F: PolicyFamily>(of family: F.Type) -> F.Configuration? {
+    self.family == family ? configuration as? F.Configuration : nil
+  }
+
+  public static func == (a: PolicySpec, b: PolicySpec) -> Bool { a.description == b.description }
+  public func hash(into h: inout Hasher) { h.combine(description) }
+
+  /// The policies `--policy` accepts, for help and error texts.
+  public static var syntax: String { PolicyRegistry.syntax }
+
+  /// Whether the policy learns from a training period (the run then splits
+  /// each user's window and scores every policy on the held-out part).
+  public var learns: Bool { family.learns }
+
+  /// Whether the policy fits a habit model (and so wants the population model).
+  public var usesHabitModel: Bool { family.usesHabitModel }
+
+  /// Fetches a (user, app) day the policy is expected to make (size estimates).
+  public var expectedFetchesPerDay: Double { Self.expected(family, configuration) }
+  private static func expected<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> Double {
+    F.expectedFetchesPerDay(c as! F.Configuration)
+  }
+
+  /// The shortest mean spacing of the policy's own fetches per app, s (`nil`:
+  /// it fetches only on content updates), for the up-front resource check.
+  public var fetchSpacingBound: Double? { Self.spacing(family, configuration) }
+  private static func spacing<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> Double? {
+    F.fetchSpacingBound(c as! F.Configuration)
+  }
+
+  /// Replays one (user, app) under this policy; learning policies fit on
+  /// `learning` (the user's training part and a population model).
+  public func replay(
+    user: PreparedUser, app: Int32, content: ContentTimeline, seed: UInt64, recordEvents: Bool,
+    learning: LearningContext? = nil
+  ) -> AppReplay {
+    replay(user: user, apps: [app], contents: [content], scope: .app, seed: seed, recordEvents: recordEvents, learning: learning)
+      .apps[0]
+  }
+
+  /// Replays the user's `apps` (with their `contents`) under this policy,
+  /// one instance per app: at `scope` ``ReplayScope/device`` all together on
+  /// one radio (``replayDevice(_:user:apps:contents:options:)``), at
+  /// ``ReplayScope/app`` each alone (``replay(_:user:app:content:options:)``,
+  /// the device summary then sums the apps' separate radios).
+  public func replay(
+    user: PreparedUser, apps: [Int32], contents: [ContentTimeline], scope: ReplayScope, seed: UInt64,
+    recordEvents: Bool, learning: LearningContext? = nil
+  ) -> DeviceReplay {
+    let device = DeviceReplayInput(
+      user: user, apps: apps, contents: contents, scope: scope,
+      options: ReplayOptions(seed: seed, policyKey: description, recordEvents: recordEvents), learning: learning)
+    return Self.replay(family, configuration, device)
+  }
+  private static func replay<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable, _ device: DeviceReplayInput) -> DeviceReplay {
+    F.replay(c as! F.Configuration, device)
+  }
+}
+
+/// One device to replay under a policy: what a ``PolicyFamily`` gets.
+public struct DeviceReplayInput {
+  public let user: PreparedUser
+  /// The replayed apps (indices into the trace's app table) and their content.
+  public let apps: [Int32]
+  public let contents: [ContentTimeline]
+  public let scope: ReplayScope
+  public let options: ReplayOptions
+  /// The training part and population model, for learning policies.
+  public let learning: LearningContext?
+
+  /// The user's trace before the replay window (empty without learning).
+  public var training: UserTrace {
+    learning?.training ?? UserTrace(
+      user: user.trace.user, timeZone: user.trace.timeZone, start: user.trace.start, end: user.trace.start,
+      apps: user.trace.apps)
+  }
+
+  /// Replays the device with one policy instance per app made by `make(app,
+  /// content)`: at device scope all apps on one radio, at app scope each
+  /// alone (the device summary then sums the apps' separate radios).
+  ///
+  /// - Complexity: one walk over the device's events per replay (generic in
+  ///   `P`, so policy calls are static).
+  public func run<P: FetchPolicy>(_ make: (Int32, ContentTimeline) -> P) -> DeviceReplay {
+    if scope == .device && apps.count > 1 {
+      var ps = zip(apps, contents).map { make($0, $1) }
+      return FetchSimulation.replayDevice(&ps, user: user, apps: apps, contents: contents, options: options)
+    }
+    let rs = zip(apps, contents).map { app, content in
+      var p = make(app, content)
+      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: options)
+    }
+    return DeviceReplay(apps: rs, summary: DeviceSummary(rs))
+  }
+}
+
+/// What a learning policy is trained on.
+public struct LearningContext: Sendable {
+  /// The user's trace before the replay window (same app indices).
+  public var training: UserTrace
+  /// The population habit model to shrink toward, if any.
+  public var population: HabitModel?
+  /// Habit fits shared by the learning policies replayed with this context.
+  public let fits: HabitFitCache
+
+  public init(training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache()) {
+    self.training = training
+    self.population = population
+    self.fits = fits
+  }
+}
+
+/// A bad policy string.
+public struct PolicySpecError: Error, CustomStringConvertible, Sendable {
+  public let description: String
+  init(_ s: String) { description = s }
+}
+
+private let durationUnits: [(Character, Double)] = [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)]
+
+/// Parses `90`, `90s`, `15m`, `1h30m`, `1.5h`, `2d` into seconds; `nil` if malformed.
+public func parseDuration(_ s: String) -> Double? {
+  guard !s.isEmpty else { return nil }
+  // Beyond 2^53 s whole seconds are no longer exact (and formatDuration
+  // could not print them): not a duration.
+  if let x = Double(s), x.isFinite { return abs(x) < 0x1p53 ? x : nil }
+  var total = 0.0
+  var num = ""
+  var lastUnit = Double.infinity
+  for c in s {
+    if c.isNumber || c == "." {
+      num.append(c)
+    } else if let u = durationUnits.first(where: { $0.0 == c })?.1 {
+      guard let x = Double(num), x.isFinite, u < lastUnit else { return nil }
+      total += x * u
+      lastUnit = u
+      num = ""
+    } else {
+      return nil
+    }
+  }
+  return num.isEmpty && total < 0x1p53 ? total : nil
+}
+
+/// Seconds as the shortest `1h30m`-style text; fractions of a second as `s`.
+public func formatDuration(_ secs: Double) -> String {
+  if secs != secs.rounded() || !(abs(secs) < 0x1p53) { return CSV.number(secs) + "s" }
+  var rest = Int(secs)
+  var out = ""
+  for (c, u) in durationUnits {
+    let n = rest / Int(u)
+    if n > 0 { out += "\(n)\(c)" }
+    rest -= n * Int(u)
+  }
+  return out.isEmpty ? "0s" : out
+}
