@@ -36,14 +36,14 @@ public struct DozeParameters: Sendable, Hashable {
   /// `doze_*` settings for a parameter struct that embeds these at `path`.
   static func keys<P>(_ path: WritableKeyPath<P, DozeParameters>) -> [SettingKey<P>] {
     [
-      .init("doze_inactive", path.appending(path: \DozeParameters.inactiveS), duration: true),
-      .init("doze_sensing", path.appending(path: \DozeParameters.sensingS), duration: true),
-      .init("doze_idle", path.appending(path: \DozeParameters.idleS), min: 1, duration: true),
-      .init("doze_idle_factor", path.appending(path: \DozeParameters.idleFactor), min: 1),
-      .init("doze_idle_max", path.appending(path: \DozeParameters.maxIdleS), min: 1, duration: true),
-      .init("doze_maintenance", path.appending(path: \DozeParameters.maintenanceS), min: 1, duration: true),
-      .init("doze_maintenance_factor", path.appending(path: \DozeParameters.maintenanceFactor), min: 1),
-      .init("doze_maintenance_max", path.appending(path: \DozeParameters.maxMaintenanceS), min: 1, duration: true),
+      .init("doze_inactive", path.appending(path: \DozeParameters.inactiveS), duration: true, help: "screen off and unplugged this long before deep Doze starts sensing"),
+      .init("doze_sensing", path.appending(path: \DozeParameters.sensingS), duration: true, help: "motion sensing before the first idle period"),
+      .init("doze_idle", path.appending(path: \DozeParameters.idleS), min: 1, duration: true, help: "the first deep-Doze idle period"),
+      .init("doze_idle_factor", path.appending(path: \DozeParameters.idleFactor), min: 1, help: "each idle period is this times the previous one"),
+      .init("doze_idle_max", path.appending(path: \DozeParameters.maxIdleS), min: 1, duration: true, help: "longest idle period"),
+      .init("doze_maintenance", path.appending(path: \DozeParameters.maintenanceS), min: 1, duration: true, help: "the first maintenance window"),
+      .init("doze_maintenance_factor", path.appending(path: \DozeParameters.maintenanceFactor), min: 1, help: "each maintenance window is this times the previous one"),
+      .init("doze_maintenance_max", path.appending(path: \DozeParameters.maxMaintenanceS), min: 1, duration: true, help: "longest maintenance window"),
     ]
   }
 }

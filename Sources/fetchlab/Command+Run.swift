@@ -11,7 +11,7 @@ extension FetchLab {
     static let configuration = CommandConfiguration(
       abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, pooled.csv, the scores (policies.csv with 95 % CIs, pareto.csv, matched.csv, oracle_gap.csv) and manifest.json; print a comparison.",
       discussion: """
-        Policies: \(PolicySpec.syntax).
+        Policies: \(PolicySpec.syntax). `fetchlab policies` lists each one's settings.
         Example: fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv --policy never --policy periodic:1h --policy oracle --out results/demo
 
         With an experiment file (datasets × policy grids × replications; see experiments/example.json):

@@ -12,6 +12,7 @@ struct FetchLab: ParsableCommand {
       Validate.self,
       Synth.self,
       Run.self,
+      Policies.self,
       Merge.self,
       Params.self,
       ImportUbiqLog.self,

@@ -36,7 +36,7 @@ public enum PeriodicFamily: PolicyFamily {
   }
 
   public static let name = "periodic"
-  public static let syntax = "periodic:<interval>[,phase=<d>] (e.g. periodic:30m, periodic:1h,phase=0)"
+  public static let syntax = "periodic:<interval>[,phase=<d>]"
   public static let example = "periodic:30m"
   public static let summary = "a plain timer every <interval>, whatever the device is doing; the first fetch one interval (or phase) after the window start"
   public static let settings = [

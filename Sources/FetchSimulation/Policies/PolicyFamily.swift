@@ -139,3 +139,34 @@ public enum PolicyRegistry {
   /// Every family's syntax, comma-separated, for help and error texts.
   public static var syntax: String { families.map { $0.syntax }.joined(separator: ", ") }
 }
+
+extension PolicyRegistry {
+  /// The reference of `families` in Markdown: per family its syntax, what it
+  /// models, whether it learns, and a table of its settings with defaults,
+  /// accepted values and meaning. `docs/policies.md` holds this text for
+  /// the built-in families (a test keeps the two equal) and
+  /// `fetchlab policies` prints it.
+  public static func reference(_ families: [any PolicyFamily.Type] = families) -> String {
+    var out = ""
+    for f in families {
+      out += "### `\(f.name)`\n\n`\(f.syntax)`: \(f.summary).\n"
+      if f.learns {
+        out += "It learns from the training part of each user's window"
+          + (f.usesHabitModel ? " (a habit model shrunk toward the population's)" : "") + ".\n"
+      }
+      out += "Example: `\(f.example)`.\n"
+      let settings = f.settings
+      if !settings.isEmpty {
+        out += "\n| setting | default | accepted | meaning |\n|---|---|---|---|\n"
+        for s in settings {
+          out += "| `\(s.name)` | \(s.defaultValue) | \(s.range) | \(s.help.replacingOccurrences(of: "|", with: "\\|")) |\n"
+        }
+      }
+      out += "\n"
+    }
+    return out
+  }
+
+  /// The built-in families, for the registry test.
+  package static var builtInFamilies: [any PolicyFamily.Type] { builtIn }
+}

@@ -151,7 +151,7 @@ public struct LearningContext: Sendable {
 /// A bad policy string.
 public struct PolicySpecError: Error, CustomStringConvertible, Sendable {
   public let description: String
-  init(_ s: String) { description = s }
+  public init(_ s: String) { description = s }
 }
 
 private let durationUnits: [(Character, Double)] = [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)]
