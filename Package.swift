@@ -32,7 +32,7 @@ let package = Package(
     .target(name: "FetchModels", dependencies: ["FetchTraces", "FetchLinearAlgebra"]),
     .target(name: "FetchSimulation", dependencies: ["FetchTraces", "FetchModels"]),
     .target(name: "FetchBenchmark", dependencies: ["FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation"]),
-    .target(name: "FetchReports", dependencies: ["FetchTraces", "FetchSimulation", "FetchBenchmark"]),
+    .target(name: "FetchReports", dependencies: ["FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark"]),
     .executableTarget(
       name: "fetchlab",
       dependencies: [
@@ -43,9 +43,16 @@ let package = Package(
     .target(name: "FetchTestSupport", path: "Sources/FetchTestSupport"),
     .testTarget(name: "FetchLinearAlgebraTests", dependencies: ["FetchLinearAlgebra"]),
     .testTarget(name: "FetchTracesTests", dependencies: ["FetchTraces", "FetchTestSupport"]),
-    .testTarget(name: "FetchModelsTests", dependencies: ["FetchModels", "FetchTestSupport"]),
+    .testTarget(name: "FetchModelsTests", dependencies: ["FetchModels", "FetchTraces", "FetchTestSupport"]),
     .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSimulation", "FetchModels", "FetchTraces"]),
-    .testTarget(name: "FetchReportsTests", dependencies: ["FetchReports", "FetchBenchmark", "FetchTestSupport"], resources: [.copy("Golden")]),
-    .testTarget(name: "FetchLabCLITests", dependencies: ["fetchlab", "FetchTestSupport"]),
+    .testTarget(
+      name: "FetchBenchmarkTests",
+      dependencies: ["FetchBenchmark", "FetchSimulation", "FetchModels", "FetchTraces", "FetchTestSupport"],
+      resources: [.copy("Fixtures")]),
+    .testTarget(
+      name: "FetchReportsTests",
+      dependencies: ["FetchReports", "FetchBenchmark", "FetchSimulation", "FetchModels", "FetchTraces", "FetchTestSupport"],
+      resources: [.copy("Golden")]),
+    .testTarget(name: "FetchLabCLITests", dependencies: ["fetchlab", "FetchBenchmark", "FetchTraces", "FetchTestSupport"]),
   ]
 )
