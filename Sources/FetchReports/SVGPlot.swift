@@ -481,6 +481,8 @@ public struct SVGPlot: Sendable, Equatable {
     switch m {
     case .circle:
       return "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(r))\" \(style)/>\n"
+    case .ring:
+      return "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(r))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2.2\"/>\n"
     case .square:
       return "<rect x=\"\(n(x - r * 0.85))\" y=\"\(n(y - r * 0.85))\" width=\"\(n(1.7 * r))\" height=\"\(n(1.7 * r))\" \(style)/>\n"
     case .triangle: return poly([(0, -r * 1.15), (r, r * 0.75), (-r, r * 0.75)])

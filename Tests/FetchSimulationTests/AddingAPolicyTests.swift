@@ -36,8 +36,8 @@ enum AfterOpenFamily: PolicyFamily {
 
   static func expectedFetchesPerDay(_ delay: Double) -> Double { 10 }
 
-  static func replay(_ delay: Double, _ device: DeviceReplayInput) -> DeviceReplay {
-    device.run { _, _ in AfterOpenPolicy(delay: delay) }
+  static func makePolicies(_ delay: Double, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> AfterOpenPolicy {
+    { _, _ in AfterOpenPolicy(delay: delay) }
   }
 }
 // guide:end

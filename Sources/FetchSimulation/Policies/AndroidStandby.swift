@@ -268,8 +268,8 @@ public enum AndroidStandbyFamily: PolicyFamily {
   public static func describe(_ p: StandbyParameters) -> String {
     name + settingsSuffix(p, defaults: StandbyParameters(), keys: StandbyParameters.keys, separator: ":")
   }
-  public static func replay(_ p: StandbyParameters, _ device: DeviceReplayInput) -> DeviceReplay {
+  public static func makePolicies(_ p: StandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> StandbyPolicy {
     let training = device.training
-    return device.run { app, _ in StandbyPolicy(params: p, training: training, app: app) }
+    return { app, _ in StandbyPolicy(params: p, training: training, app: app) }
   }
 }

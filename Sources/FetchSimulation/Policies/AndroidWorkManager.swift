@@ -218,7 +218,8 @@ public enum AndroidWorkManagerFamily: PolicyFamily {
   }
   public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
-  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
-    device.run { _, _ in WorkManagerPolicy(interval: c.interval, params: c.parameters) }
+  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> WorkManagerPolicy {
+    { _, _ in WorkManagerPolicy(interval: c.interval, params: c.parameters) }
   }
+
 }

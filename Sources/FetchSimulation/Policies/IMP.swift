@@ -121,17 +121,41 @@ public struct IMPPolicy: FetchPolicy {
   let energyBudgetJ: Double
   let dataBudgetBytes: Double
   let logPriceBounds: (energy: ClosedRange<Double>, data: ClosedRange<Double>)
-  var logEnergyPrice: Double
-  var logDataPrice: Double
+  var logEnergyPrice: Double {
+    get { spending.logEnergyPrice }
+    nonmutating set { spending.logEnergyPrice = newValue }
+  }
+  var logDataPrice: Double {
+    get { spending.logDataPrice }
+    nonmutating set { spending.logDataPrice = newValue }
+  }
   var lastAppOpen = -Double.infinity
   var lastAnyOpen = -Double.infinity
   var lastSync: Double
-  var day = Int.min
-  var energyToday = 0.0
-  var cellularToday = 0.0
+  /// The day's spending: the device's at `replay.scope=device` (shared by
+  /// its apps' IMP instances), else the app's own.
+  let spending: IMPSpending
+  var day: Int {
+    get { spending.day }
+    nonmutating set { spending.day = newValue }
+  }
+  var energyToday: Double {
+    get { spending.energyJ }
+    nonmutating set { spending.energyJ = newValue }
+  }
+  var cellularToday: Double {
+    get { spending.cellularBytes }
+    nonmutating set { spending.cellularBytes = newValue }
+  }
   /// Integral parts of the log prices.
-  var logEnergyBase: Double
-  var logDataBase: Double
+  var logEnergyBase: Double {
+    get { spending.logEnergyBase }
+    nonmutating set { spending.logEnergyBase = newValue }
+  }
+  var logDataBase: Double {
+    get { spending.logDataBase }
+    nonmutating set { spending.logDataBase = newValue }
+  }
   /// Local day in which the fetch in flight started; one that finishes
   /// after midnight is not charged to the new day.
   var launchDay = Int.min
@@ -150,10 +174,14 @@ public struct IMPPolicy: FetchPolicy {
   ///     empty); the habit model and the usage pacing are fitted on it.
   ///   - app: the app index (the same in `training` and the replayed trace).
   ///   - population: the population habit model to shrink toward.
+  ///   - spending: the daily spending this instance counts against its
+  ///     budgets; pass one shared object to every app of a device for
+  ///     device-wide budgets.
   public init(
     params: IMPParameters, world: WorldParameters, training: UserTrace, app: Int32, population: HabitModel?,
-    fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil
+    fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil, spending: IMPSpending = IMPSpending()
   ) {
+    self.spending = spending
     precondition(
       params.checkIntervalS > 0 && params.initialEnergyPrice > 0 && params.initialDataPrice > 0
         && params.initialEnergyPrice.isFinite && params.initialDataPrice.isFinite,
@@ -170,10 +198,13 @@ public struct IMPPolicy: FetchPolicy {
     let r = log(max(1, params.priceRange))
     let e0 = log(params.initialEnergyPrice), d0 = log(params.initialDataPrice)
     logPriceBounds = ((e0 - r)...(e0 + r), (d0 - r)...(d0 + r))
-    logEnergyPrice = e0
-    logDataPrice = d0
-    logEnergyBase = e0
-    logDataBase = d0
+    if spending.paces.isEmpty {
+      spending.logEnergyPrice = e0
+      spending.logDataPrice = d0
+      spending.logEnergyBase = e0
+      spending.logDataBase = d0
+    }
+    spending.paces.append(pace)
     lastSync = training.end
     rateEstimate = params.priorUpdatesPerHour / 3600
   }
@@ -181,7 +212,11 @@ public struct IMPPolicy: FetchPolicy {
   /// Share of the day's budget the pace allows by local time `t`, in [0, 1].
   mutating func pacedShare(at t: Double) -> Double {
     let h = clock.hourOfDay(t)
-    let usage = MinimumPolicy.share(pace, atHour: h)
+    // The device's pace: the mean of its IMP apps' usage profiles (one app
+    // at replay.scope=app).
+    var usage = 0.0
+    for p in spending.paces { usage += MinimumPolicy.share(p, atHour: h) }
+    usage /= Double(spending.paces.count)
     let w = min(1, max(0, params.usagePacing))
     return min(1, max(0, (1 - w) * h / 24 + w * usage))
   }
@@ -206,7 +241,15 @@ public struct IMPPolicy: FetchPolicy {
   /// Both are clamped to ``IMPParameters/priceRange`` around the initial
   /// price. Anti-windup: a positive error is not integrated once the day's
   /// budget is spent (nothing more can be spent until the next day).
+  ///
+  /// The controller is the device's: its apps share one price per resource
+  /// (IMP prices the device's battery and data plan), stepped once per
+  /// decision period by whichever app checks first in that period.
   mutating func adaptPrices(at t: Double) {
+    if spending.lastPeriod == Int.min { spending.origin = t }
+    let period = Int(((t - spending.origin) / params.checkIntervalS).rounded())
+    guard period > spending.lastPeriod else { return }
+    spending.lastPeriod = period
     let share = pacedShare(at: t)
     if energyBudgetJ > 0 {
       let e = (energyToday - share * energyBudgetJ) / energyBudgetJ
@@ -334,14 +377,45 @@ public enum IMPFamily: PolicyFamily {
   public static func describe(_ p: IMPParameters) -> String {
     name + settingsSuffix(p, defaults: IMPParameters(), keys: IMPParameters.keys, separator: ":")
   }
-  public static func replay(_ p: IMPParameters, _ device: DeviceReplayInput) -> DeviceReplay {
+  /// One IMP instance per app; at device scope they share one
+  /// ``IMPSpending``, so the energy and data budgets are the device's.
+  public static func makePolicies(_ p: IMPParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> IMPPolicy {
     let training = device.training
     let user = device.user
     let learning = device.learning
-    return device.run { app, _ in
+    let shared = device.scope == .device ? device.services.impSpending : nil
+    return { app, _ in
       IMPPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
-        fits: learning?.fits)
+        fits: learning?.fits, spending: shared ?? IMPSpending())
     }
   }
+
+}
+
+/// IMP's budget state: the spending in the current local day and the price
+/// controller, the device's when its apps share it (`replay.scope=device`),
+/// each app's own otherwise.
+///
+/// IMP (Higgins et al., MobiSys 2012) budgets the device's battery and data
+/// plan with one price per resource, and every app's prefetch decision is
+/// priced by it. So at device scope the apps share one spending, one price
+/// controller (stepped once per decision period) and one pace, the mean of
+/// the apps' usage profiles; each app keeps its own habit model, hit-rate
+/// evidence and decisions. The budgets are then spent where the apps' own
+/// benefit per joule is highest at the going price, the arbitration rule.
+public final class IMPSpending {
+  var day = Int.min
+  var energyJ = 0.0
+  var cellularBytes = 0.0
+  var logEnergyPrice = 0.0, logDataPrice = 0.0
+  var logEnergyBase = 0.0, logDataBase = 0.0
+  /// The time of the controller's first step, and the last period stepped.
+  var origin = 0.0
+  var lastPeriod = Int.min
+  /// The usage profile (``MinimumPolicy/pacing(training:app:)``) of each app
+  /// that draws on this budget.
+  var paces: [[Double]] = []
+
+  public init() {}
 }

@@ -1,3 +1,4 @@
+import FetchModels
 import FetchTraces
 
 /// `ios-custom:<interval>[,key=value,...]`: the Minimum scheduler with a
@@ -40,7 +41,7 @@ public enum IOSCustomFamily: PolicyFamily {
   }
   public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
-  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
-    MinimumPolicy.replay(c.parameters, device)
+  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
+    MinimumPolicy.makePolicies(c.parameters, device)
   }
 }

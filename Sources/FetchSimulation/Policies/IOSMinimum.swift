@@ -577,20 +577,20 @@ public enum IOSMinimumFamily: PolicyFamily {
   public static func describe(_ p: MinimumParameters) -> String {
     name + settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: ":")
   }
-  public static func replay(_ p: MinimumParameters, _ device: DeviceReplayInput) -> DeviceReplay {
-    MinimumPolicy.replay(p, device)
+  public static func makePolicies(_ p: MinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
+    MinimumPolicy.makePolicies(p, device)
   }
 }
 
 extension MinimumPolicy {
-  /// Replays a device's apps with one scheduler instance per app; at device
-  /// scope they draw on one ``DeviceBudgetLedger``.
-  static func replay(_ params: MinimumParameters, _ device: DeviceReplayInput) -> DeviceReplay {
-    let ledger = device.scope == .device ? DeviceBudgetLedger() : nil
+  /// One scheduler instance per app; at device scope every Minimum or
+  /// Custom instance of the device draws on its one ``DeviceBudgetLedger``.
+  static func makePolicies(_ params: MinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
+    let ledger = device.scope == .device ? device.services.minimumLedger : nil
     let training = device.training
     let user = device.user
     let learning = device.learning
-    return device.run { app, _ in
+    return { app, _ in
       MinimumPolicy(
         params: params, world: user.world, training: training, app: app, population: learning?.population,
         fits: learning?.fits, ledger: ledger)

@@ -1,3 +1,5 @@
+import FetchModels
+
 /// Never fetches in the background: iOS's default
 /// `backgroundFetchIntervalNever` (reference §2.1). Costs exactly nothing.
 public struct NeverPolicy: FetchPolicy {
@@ -18,9 +20,10 @@ public enum NeverFamily: PolicyFamily {
   }
   public static func describe(_ configuration: Void) -> String { name }
   public static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
-  public static func replay(_ configuration: Void, _ device: DeviceReplayInput) -> DeviceReplay {
-    device.run { _, _ in NeverPolicy() }
+  public static func makePolicies(_ configuration: Void, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> NeverPolicy {
+    { _, _ in NeverPolicy() }
   }
+
 }
 
 extension PolicySpec {

@@ -84,9 +84,10 @@ public enum OracleFamily: PolicyFamily {
   }
   public static func describe(_ configuration: Void) -> String { name }
   public static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
-  public static func replay(_ configuration: Void, _ device: DeviceReplayInput) -> DeviceReplay {
-    device.run { OraclePolicy(user: device.user, app: $0, content: $1) }
+  public static func makePolicies(_ configuration: Void, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> OraclePolicy {
+    { OraclePolicy(user: device.user, app: $0, content: $1) }
   }
+
 }
 
 extension PolicySpec {

@@ -533,7 +533,8 @@ public enum OracleBudgetFamily: PolicyFamily {
       + settingsSuffix(c.parameters, defaults: BudgetOracleParameters(), keys: BudgetOracleParameters.keys, separator: ",")
   }
   public static func fetchSpacingBound(_ c: Configuration) -> Double? { nil }
-  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
-    device.run { BudgetOraclePolicy(budget: c.budget, user: device.user, app: $0, content: $1, params: c.parameters) }
+  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BudgetOraclePolicy {
+    { BudgetOraclePolicy(budget: c.budget, user: device.user, app: $0, content: $1, params: c.parameters) }
   }
+
 }

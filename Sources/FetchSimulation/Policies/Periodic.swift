@@ -1,3 +1,5 @@
+import FetchModels
+
 /// A plain timer: fetches every `interval` seconds, the first `phase`
 /// seconds after the window start (default one interval; the analytic
 /// convention of a fetch at the start is `phase` 0), whatever the device is
@@ -72,9 +74,10 @@ public enum PeriodicFamily: PolicyFamily {
   }
   public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
-  public static func replay(_ c: Configuration, _ device: DeviceReplayInput) -> DeviceReplay {
-    device.run { _, _ in PeriodicPolicy(interval: c.interval, phase: c.phase ?? c.interval) }
+  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> PeriodicPolicy {
+    { _, _ in PeriodicPolicy(interval: c.interval, phase: c.phase ?? c.interval) }
   }
+
 }
 
 extension PolicySpec {

@@ -1,3 +1,4 @@
+import FetchModels
 import FetchTraces
 import Foundation
 
@@ -20,6 +21,8 @@ public protocol PolicyFamily: Sendable {
   /// What one configuration of the family holds (an interval, a parameter
   /// struct, …).
   associatedtype Configuration: Sendable
+  /// The behaviour the family replays, one instance per app.
+  associatedtype Policy: FetchPolicy
 
   /// The name before `:` in a policy string, e.g. `periodic`.
   static var name: String { get }
@@ -52,9 +55,17 @@ public protocol PolicyFamily: Sendable {
   /// s, for the up-front resource check (`nil`: it fetches only on content
   /// updates; default 900 s).
   static func fetchSpacingBound(_ configuration: Configuration) -> Double?
-  /// Replays one device (its apps, together or apart as `device.scope`
-  /// says) under the configuration.
-  static func replay(_ configuration: Configuration, _ device: DeviceReplayInput) -> DeviceReplay
+  /// Whether this configuration learns (default ``learns``; a composite
+  /// such as `per-app` learns when one of its parts does).
+  static func learns(_ configuration: Configuration) -> Bool
+  /// Whether this configuration fits a habit model (default ``usesHabitModel``).
+  static func usesHabitModel(_ configuration: Configuration) -> Bool
+  /// A maker of the policy instance of each replayed app, `make(app,
+  /// content)`, for one device. State the device's apps share (the OS
+  /// budgets: ``DeviceReplayInput/services``) is set up here, once per
+  /// device; the engine then replays the apps together on one radio, or
+  /// apart at `replay.scope=app`.
+  static func makePolicies(_ configuration: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> Policy
 }
 
 extension PolicyFamily {
@@ -63,11 +74,15 @@ extension PolicyFamily {
   public static var usesHabitModel: Bool { false }
   public static func expectedFetchesPerDay(_ configuration: Configuration) -> Double { 50 }
   public static func fetchSpacingBound(_ configuration: Configuration) -> Double? { 900 }
+  public static func learns(_ configuration: Configuration) -> Bool { learns }
+  public static func usesHabitModel(_ configuration: Configuration) -> Bool { usesHabitModel }
 }
 
 /// The marker shapes charts draw; a family's (colour, marker) pair is its own.
 public enum PolicyMarker: String, CaseIterable, Sendable {
   case circle, square, triangle, diamond, triangleDown, plus, cross, star, hexagon, pentagon, triangleLeft, triangleRight
+  /// An open circle (outline only).
+  case ring
 }
 
 /// How charts draw a policy family: a colour (`#RRGGBB`) and a marker.
@@ -107,6 +122,7 @@ public enum PolicyRegistry {
     AndroidStandbyFamily.self,
     TailEnderFamily.self,
     IMPFamily.self,
+    PerAppFamily.self,
   ]
 
   private static let lock = NSLock()

@@ -1,3 +1,4 @@
+import FetchModels
 import FetchSupport
 import FetchTraces
 

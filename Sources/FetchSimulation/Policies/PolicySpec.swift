@@ -49,10 +49,14 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
 
   /// Whether the policy learns from a training period (the run then splits
   /// each user's window and scores every policy on the held-out part).
-  public var learns: Bool { family.learns }
+  public var learns: Bool { Self.learns(family, configuration) }
+  private static func learns<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> Bool { F.learns(c as! F.Configuration) }
 
   /// Whether the policy fits a habit model (and so wants the population model).
-  public var usesHabitModel: Bool { family.usesHabitModel }
+  public var usesHabitModel: Bool { Self.usesHabitModel(family, configuration) }
+  private static func usesHabitModel<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> Bool {
+    F.usesHabitModel(c as! F.Configuration)
+  }
 
   /// Fetches a (user, app) day the policy is expected to make (size estimates).
   public var expectedFetchesPerDay: Double { Self.expected(family, configuration) }
@@ -92,7 +96,19 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
     return Self.replay(family, configuration, device)
   }
   private static func replay<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable, _ device: DeviceReplayInput) -> DeviceReplay {
-    F.replay(c as! F.Configuration, device)
+    device.run(F.makePolicies(c as! F.Configuration, device))
+  }
+
+  /// The maker of this spec's per-app policy instances on `device`, boxed
+  /// (for composites such as `per-app`).
+  func makeBoxedPolicies(_ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> AnyFetchPolicy {
+    Self.boxed(family, configuration, device)
+  }
+  private static func boxed<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable, _ device: DeviceReplayInput)
+    -> (Int32, ContentTimeline) -> AnyFetchPolicy
+  {
+    let make = F.makePolicies(c as! F.Configuration, device)
+    return { AnyFetchPolicy(make($0, $1)) }
   }
 }
 
@@ -106,6 +122,8 @@ public struct DeviceReplayInput {
   public let options: ReplayOptions
   /// The training part and population model, for learning policies.
   public let learning: LearningContext?
+  /// State the device's apps share during this replay (the OS budgets).
+  public let services = DeviceServices()
 
   /// The user's trace before the replay window (empty without learning).
   public var training: UserTrace {
@@ -131,6 +149,17 @@ public struct DeviceReplayInput {
     }
     return DeviceReplay(apps: rs, summary: DeviceSummary(rs))
   }
+}
+
+/// What the apps of one device share during one replay: the device-wide
+/// budgets of the OS scheduler and of IMP, made on first use.
+public final class DeviceServices {
+  /// The iOS Minimum/Custom budgets of the device (``DeviceBudgetLedger``).
+  public private(set) lazy var minimumLedger = DeviceBudgetLedger()
+  /// IMP's daily spending of the device (``IMPSpending``).
+  public private(set) lazy var impSpending = IMPSpending()
+
+  init() {}
 }
 
 /// What a learning policy is trained on.

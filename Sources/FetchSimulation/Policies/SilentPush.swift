@@ -217,7 +217,8 @@ public enum SilentPushFamily: PolicyFamily {
   public static func describe(_ p: SilentPushParameters) -> String {
     name + settingsSuffix(p, defaults: SilentPushParameters(), keys: SilentPushParameters.keys, separator: ":")
   }
-  public static func replay(_ p: SilentPushParameters, _ device: DeviceReplayInput) -> DeviceReplay {
-    device.run { SilentPushPolicy(params: p, user: device.user, content: $1) }
+  public static func makePolicies(_ p: SilentPushParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> SilentPushPolicy {
+    { SilentPushPolicy(params: p, user: device.user, content: $1) }
   }
+
 }
