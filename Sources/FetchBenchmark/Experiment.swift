@@ -307,7 +307,7 @@ public struct Experiment: Sendable {
       guard f >= 0, f < 1 else { throw o.error("train_fraction", o.member("train_fraction")?.line ?? 0, "must be in [0, 1), got \(f)") }
       trainFraction = f
     } else {
-      trainFraction = configs.contains(where: { $0.spec.learns }) ? 0.75 : 0
+      trainFraction = RunConfiguration.defaultTrainFraction
     }
 
     // Sizes: refuse before anything is generated or replayed.

@@ -21,6 +21,13 @@ public struct RunConfiguration: Sendable {
   /// Share of each user's window used for training (chronological split);
   /// every policy is then scored on the rest only. 0: no split.
   public var trainFraction: Double
+
+  /// The scored window of `fetchlab run` and of experiment files unless
+  /// they say otherwise: every policy, learning or not, is scored on the
+  /// last 25 % of each user's window, so runs with different policies score
+  /// the same opens and can be compared. (Before 0.3.0 the split depended on
+  /// whether a learning policy was in the run.)
+  public static let defaultTrainFraction = 0.75
   /// Users whose training parts feed the population habit model (the
   /// `populationUsers` with the smallest stable hash of their id: a
   /// deterministic sample that does not depend on file order).

@@ -8,9 +8,8 @@ extension FetchLab {
     static let configuration = CommandConfiguration(
       abstract: "List the policy families with their syntax, what they model and their settings (defaults, accepted values).",
       discussion: """
-        Examples:
-          fetchlab policies
-          fetchlab policies ios-minimum
+        The same text is the reference section of docs/policies.md.
+        Example: fetchlab policies ios-minimum tailender
         """)
 
     @Argument(help: "Only these families (names as in --policy, e.g. periodic, ios-minimum).")

@@ -3,6 +3,7 @@ import FetchBenchmark
 import FetchModels
 import FetchReports
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 import Foundation
 
@@ -56,7 +57,7 @@ extension FetchLab {
     @Option(name: .long, help: "Which apps of each user to replay: top:K, min-opens:N or names:A,B (default top:3).")
     var apps: String?
 
-    @Option(name: .long, help: "Share of each user's window to train on (chronological); all policies are scored on the rest. Default: 0.75 when a learning policy (ios-minimum, ios-custom) is present, else 0.")
+    @Option(name: .long, help: "Share of each user's window to train on (chronological); every policy, learning or not, is scored on the rest, so runs with different policies score the same opens. 0 scores the whole window. (default: 0.75)")
     var trainFraction: Double?
 
     @Flag(name: .long, help: "Opens do not refresh content in the foreground (replay.foreground_refresh=false).")
@@ -128,7 +129,12 @@ extension FetchLab {
       if let config { try world.apply(configPath: config) }
       try applyOverrides(overrides, to: &world)
       if noForegroundRefresh { world.foregroundRefresh = false }
-      let split = trainFraction ?? (specs.contains(where: \.learns) ? 0.75 : 0)
+      let split = trainFraction ?? RunConfiguration.defaultTrainFraction
+      log(
+        split > 0
+          ? "scored window: the last \(CSV.number((1 - split) * 100, decimals: 0)) % of each user's window, for every policy "
+            + "(the first \(CSV.number(split * 100, decimals: 0)) % trains the learning policies; --train-fraction 0 scores all of it)"
+          : "scored window: each user's whole window (--train-fraction 0: learning policies have no training data)")
       let cfg = RunConfiguration(
         tracePath: trace, policies: specs, seed: seed, world: world, apps: try AppSelection(parsing: apps ?? "top:3"),
         recordEvents: !noEventFiles, jobs: jobs, trainFraction: split)

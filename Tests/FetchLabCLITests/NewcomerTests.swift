@@ -21,7 +21,7 @@ private func run(_ args: [String], in directory: String) throws -> CLI.Result {
 /// The subcommands, as `fetchlab --help` lists them.
 private let subcommands = [
   "validate", "synth", "run", "merge", "params", "import-ubiqlog", "import-events", "fit", "predict", "compare",
-  "report", "bench",
+  "report", "bench", "policies",
 ]
 
 @Suite("A newcomer's command line and docs", .serialized)
@@ -91,6 +91,25 @@ struct NewcomerTests {
     #expect(!rep.stderr.contains("not found"), "\(rep.stderr)")
     let plots = try FileManager.default.contentsOfDirectory(atPath: dir + "/runs/a/plots")
     #expect(plots.contains { $0.hasPrefix("timeline-") }, "\(plots) \(rep.stderr)")
+  }
+
+  @Test("a learning policy does not change the scored window: never scores the same opens beside imp; the window is stated")
+  func scoredWindowIndependentOfPolicies() throws {
+    let dir = scratch()
+    let synth = try run(["synth", "--users", "4", "--days", "4", "--seed", "3", "--out", dir + "/t.csv"], in: dir)
+    #expect(synth.status == 0, "\(synth.stderr)")
+    func neverOpens(_ policies: [String], _ out: String) throws -> (opens: String, stderr: String) {
+      let r = try run(["run", "--trace", "t.csv", "--no-event-files", "--out", out] + policies.flatMap { ["--policy", $0] }, in: dir)
+      #expect(r.status == 0, "\(r.stderr)")
+      let lines = try String(contentsOfFile: dir + "/" + out + "/pooled.csv", encoding: .utf8).split(separator: "\n")
+      let header = lines[0].split(separator: ",").map(String.init)
+      let row = try #require(lines.first { $0.hasPrefix("never,") }).split(separator: ",").map(String.init)
+      return (row[try #require(header.firstIndex(of: "opens"))], r.stderr)
+    }
+    let alone = try neverOpens(["never"], "a")
+    let beside = try neverOpens(["never", "imp"], "b")
+    #expect(alone.opens == beside.opens, "never scores \(alone.opens) opens alone and \(beside.opens) beside imp")
+    #expect(alone.stderr.contains("scored window: the last 25 %"), "\(alone.stderr)")
   }
 
   @Test("the README, docs and help name nothing a clone lacks; every relative link resolves")

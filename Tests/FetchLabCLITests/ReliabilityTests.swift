@@ -76,7 +76,8 @@ struct ReliabilityTests {
       "user,time,event,app,value\na,1000000000,begin,,UTC\na,1000000000,update,news,\n"
         + "a,\(open),open,news,5\na,\(open + 10),end,,\n", d, "old.csv")
     let r = try CLI.run([
-      "run", "--trace", t, "--policy", "never", "--set", "content.source=trace", "--no-foreground-refresh", "--out", d + "/o",
+      "run", "--trace", t, "--policy", "never", "--set", "content.source=trace", "--no-foreground-refresh",
+      "--train-fraction", "0", "--out", d + "/o",
     ])
     #expect(r.status == 0, "\(r.stderr)")
     let lines = try csvLines(d + "/o", "pooled.csv")

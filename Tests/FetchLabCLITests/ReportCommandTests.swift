@@ -15,7 +15,7 @@ struct ReportCommandTests {
     let run = try CLI.run(
       [
         "run", "--trace", dir + "/t.csv", "--policy", "never", "--policy", "periodic:1h", "--policy", "periodic:4h",
-        "--policy", "oracle", "--apps", "top:2", "--out", dir + "/run",
+        "--policy", "oracle", "--apps", "top:2", "--train-fraction", "0", "--out", dir + "/run",
       ] + (events ? [] : ["--no-event-files"]))
     #expect(run.status == 0, "\(run.stderr)")
     return dir + "/run"

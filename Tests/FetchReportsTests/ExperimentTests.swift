@@ -146,13 +146,13 @@ struct ExperimentFileTests {
     #expect(s.users == 200 && s.days == 28 && s.seed == 1)
   }
 
-  @Test("defaults: name from the file, train fraction from the policies")
+  @Test("defaults: name from the file; one scored window whether or not a policy learns")
   func defaults() throws {
     let e = try parseExperiment(#"{"datasets": [{"name": "t", "trace": "t.csv"}], "policies": ["never"]}"#, file: "sweep.json")
-    #expect(e.name == "sweep" && e.seed == 1 && e.replications == 1 && e.eventFiles && e.trainFraction == 0)
+    #expect(e.name == "sweep" && e.seed == 1 && e.replications == 1 && e.eventFiles)
     #expect(e.apps == .top(3))
-    let l = try parseExperiment(#"{"datasets": [{"name": "t", "trace": "t.csv"}], "policies": ["ios-custom:1h"]}"#)
-    #expect(l.trainFraction == 0.75)
+    let l = try parseExperiment(#"{"datasets": [{"name": "t", "trace": "t.csv"}], "policies": ["never", "ios-custom:1h"]}"#)
+    #expect(e.trainFraction == 0.75 && l.trainFraction == e.trainFraction)
   }
 
   @Test("relative trace paths: the experiment's directory first, then the current directory")
