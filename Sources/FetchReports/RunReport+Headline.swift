@@ -152,7 +152,7 @@ extension RunReport {
     let body = sorted.map { r -> [String] in
       [
         r.policy, durationCI(r.difference), energy[r.policy].map { ci($0.difference, unit: "") } ?? "–",
-        "\(r.wins) / \(r.losses)", r.signTestP.map { sig($0) } ?? "–",
+        "\(r.wins) / \(r.losses)", r.signTestP.map { Scoring.pValue($0) } ?? "–",
       ]
     }
     return (first.baseline, header, body)

@@ -56,7 +56,7 @@ extension SVGPlot {
     if real.count > 1 {
       series.append(
         PlotSeries(
-          name: "Pareto frontier, real policies",
+          name: "Pareto frontier (real)",
           points: real.map { PlotPoint(x: $0.energy.mean!, y: $0.meanAge.mean!) }, line: .step, marker: nil,
           color: "#333333"))
     }
@@ -66,7 +66,7 @@ extension SVGPlot {
       ys += front.map(\.staleness)
       series.append(
         PlotSeries(
-          name: "Pareto frontier, with oracles", points: front.map { PlotPoint(x: $0.cost, y: $0.staleness) }, line: .step,
+          name: "Pareto frontier (+oracles)", points: front.map { PlotPoint(x: $0.cost, y: $0.staleness) }, line: .step,
           marker: nil, color: "#000000", dashed: true))
     }
     var notes = [

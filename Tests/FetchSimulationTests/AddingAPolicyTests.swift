@@ -23,7 +23,7 @@ enum AfterOpenFamily: PolicyFamily {
   static let syntax = "after-open:<delay>"
   static let example = "after-open:10m"
   static let summary = "one fetch <delay> after each open of the app; a later open moves it"
-  static let style = PolicyStyle(color: "#44AA99", marker: .triangleLeft)
+  static let style = PolicyStyle(color: "#44AA99", marker: .hexagon)
 
   static func parse(_ argument: String?, spec: String) throws -> Double {
     guard let a = argument, let delay = parseDuration(a), delay >= 1 else {

@@ -205,7 +205,7 @@ public enum AndroidWorkManagerFamily: PolicyFamily {
   public static let summary =
     "Android WorkManager periodic work (period at least 15 min, flex window, optional constraints), deferred by deep Doze"
   public static var settings: [PolicySettingInfo] { settingInfos(WorkManagerParameters.keys, defaults: WorkManagerParameters()) }
-  public static let style = PolicyStyle(color: "#D55E00", marker: .hexagon)
+  public static let style = PolicyStyle(color: "#D55E00", marker: .triangleLeft)
 
   public static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError("policy 'android-workmanager' needs an argument, e.g. android-workmanager:1h") }
