@@ -468,7 +468,7 @@ public func runExperiment(
     var population: HabitModel??
     var ids = [[String]](repeating: [], count: e.replications)
     let reader = try TraceReader(path: path)
-    var hasher = SHA256()
+    let hasher = BackgroundSHA256()
     reader.onRead = { hasher.update($0) }
     let totalBytes = max(1, inputs[di].bytes)
     var block = 0

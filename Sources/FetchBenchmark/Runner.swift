@@ -112,7 +112,7 @@ public func runReplay<S: RunSink>(
   if config.policies.contains(where: \.usesHabitModel) { fitted = try fitPopulationHashed(config, limits: limits) }
   let population = fitted?.model
   let reader = try TraceReader(path: config.tracePath, limits: limits)
-  var hasher = SHA256()
+  let hasher = BackgroundSHA256()
   reader.onRead = { hasher.update($0) }
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
   let learns = config.policies.contains(where: \.learns)
@@ -242,7 +242,7 @@ public func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = .
 /// ``fitPopulation(_:limits:)`` and the SHA-256 of the bytes it read.
 func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) throws -> (model: HabitModel?, sha256: String) {
   let reader = try TraceReader(path: config.tracePath, limits: limits)
-  var hasher = SHA256()
+  let hasher = BackgroundSHA256()
   reader.onRead = { hasher.update($0) }
   var kept: [(hash: UInt64, samples: [HabitSample])] = []
   while let u = try reader.next() {

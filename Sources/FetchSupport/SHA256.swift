@@ -185,3 +185,36 @@ package struct SHA256: Sendable {
     h[7] &+= hh
   }
 }
+
+/// SHA-256 computed on a background thread while the caller goes on (the
+/// trace reader parses the next block while the last one is hashed), so
+/// the input hash of `manifest.json` costs no time on the reading thread.
+/// At most ``maxPending`` blocks wait to be hashed (memory stays bounded
+/// when the reader is faster than the hash); the result is the same as
+/// ``SHA256``'s on the same bytes in the same order.
+package final class BackgroundSHA256: @unchecked Sendable {
+  /// Blocks that may wait at once.
+  package static let maxPending = 8
+  private var hasher = SHA256()
+  private let queue = DispatchQueue(label: "fetchlab.sha256")
+  private let slots = DispatchSemaphore(value: BackgroundSHA256.maxPending)
+
+  package init() {}
+
+  /// Hashes a copy of `bytes` after every earlier block; blocks while
+  /// ``maxPending`` blocks are waiting.
+  package func update(_ bytes: UnsafeRawBufferPointer) {
+    let copy = [UInt8](bytes)
+    slots.wait()
+    queue.async {
+      self.hasher.update(copy)
+      self.slots.signal()
+    }
+  }
+
+  /// The digest of every block given so far, as 64 lowercase hex digits
+  /// (waits for the pending ones).
+  package func hexDigest() -> String {
+    queue.sync { hasher.hexDigest() }
+  }
+}
