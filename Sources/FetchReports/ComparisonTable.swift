@@ -2,11 +2,16 @@ import FetchBenchmark
 import FetchTraces
 
 /// The aligned policy comparison printed to stdout after a run.
+///
+/// Every figure is pooled over all (user, app) pairs and scored opens
+/// (`pooled.csv`), which the headers say; `policies.csv` and the report give
+/// per-user means with CIs instead ("user-mean"), where every user weighs
+/// the same.
 public enum ComparisonTable {
   /// Renders one row per policy: fetches, energy, data and staleness at open.
   public static func render(_ aggs: [PolicyAggregate], capacityJ: Double) -> String {
     let header = ["policy", "pairs", "opens", "fetch/day", "new%", "J/day", "%batt/day", "cell MB/day",
-                  "fresh%", "mean age", "p50 age", "p90 age"]
+                  "pooled fresh%", "pooled mean age", "p50 age", "p90 age"]
     var rows = [header]
     for a in aggs {
       rows.append([

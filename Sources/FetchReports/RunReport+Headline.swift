@@ -128,7 +128,7 @@ extension RunReport {
 
   /// The headline table of one dataset: header and rows of cells.
   static func headlineTable(_ rows: [PolicyRow]) -> (header: [String], rows: [[String]]) {
-    let header = ["energy budget", "best real policy", "mean age at open", "fresh at open", "energy (J/day)"]
+    let header = ["energy budget", "best real policy", "user-mean age at open", "user-mean fresh at open", "energy (J/day per app)"]
     let body = budgetWinners(rows).map { w -> [String] in
       let r = w.row
       return [
@@ -148,7 +148,7 @@ extension RunReport {
       paired.filter { $0.dataset == dataset && $0.metric == ScoreMetric.energy_j_per_day.rawValue }.map { ($0.policy, $0) },
       uniquingKeysWith: { a, _ in a })
     let sorted = age.sorted { ($0.difference.mean ?? .infinity, $0.policy) < ($1.difference.mean ?? .infinity, $1.policy) }
-    let header = ["policy", "mean age change", "energy change (J/day)", "users better / worse", "sign test p"]
+    let header = ["policy", "user-mean age change", "energy change (J/day per app)", "users better / worse", "sign test p"]
     let body = sorted.map { r -> [String] in
       [
         r.policy, durationCI(r.difference), energy[r.policy].map { ci($0.difference, unit: "") } ?? "–",

@@ -362,9 +362,9 @@ public enum RunReport {
     ("battery (%/day)", .battery_pct_per_day, 1),
     ("fetches/day", .fetches_per_day, 1),
     ("cellular (MB/day)", .cellular_bytes_per_day, 1e-6),
-    ("mean age", .mean_age_s, 0),
-    ("p90 age", .p90_age_s, 0),
-    ("fresh (%)", .fresh_ratio, 100),
+    ("user-mean age", .mean_age_s, 0),
+    ("user-mean p90 age", .p90_age_s, 0),
+    ("user-mean fresh (%)", .fresh_ratio, 100),
   ]
 
   /// Table cells of one row: policy, users, then `mean [lo, hi]` per column.
@@ -386,8 +386,9 @@ public enum RunReport {
   }
 
   static let headlineNote =
-    "Real policies only (oracles know the future); mean over users with the 95 % bootstrap CI [low, high]. "
-    + "Each line: the lowest mean age at open among the configurations whose mean energy is within the budget."
+    "Real policies only (oracles know the future); user means (each user's mean, then the mean over users) with the "
+    + "95 % bootstrap CI [low, high]. Each line: the lowest user-mean age at open among the configurations whose mean "
+    + "energy is within the budget."
 
   static let fitNote =
     "Calibration of the open predictors scored by fetchlab fit --report on the held-out test windows; "
