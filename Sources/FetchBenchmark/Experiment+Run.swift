@@ -141,11 +141,11 @@ public struct ExperimentShard: Sendable, Equatable, CustomStringConvertible {
   public init(parsing s: String) throws {
     let parts = s.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]) else {
-      throw ExperimentError("'\(s)': expected K/N, such as 2/8")
+      throw ExperimentError(.badShard, "'\(s)': expected K/N, such as 2/8")
     }
-    guard n >= 1 else { throw ExperimentError("'\(s)': the number of shards N must be at least 1") }
+    guard n >= 1 else { throw ExperimentError(.badShard, "'\(s)': the number of shards N must be at least 1") }
     guard let shard = ExperimentShard(index: k, count: n) else {
-      throw ExperimentError("'\(s)': the shard K must be in 1...\(n)")
+      throw ExperimentError(.badShard, "'\(s)': the shard K must be in 1...\(n)")
     }
     self = shard
   }
@@ -415,6 +415,7 @@ public func runExperiment(
   let hash = SHA256.hex([UInt8](canonical))
   if let want = options.expectedConfigurationHash, want != hash {
     throw ExperimentError(
+      .configurationChanged,
       "the experiment's configuration is now \(String(hash.prefix(12))), but the parts were computed for "
         + "\(String(want.prefix(12))): the experiment file, a trace or the fetchlab version changed since")
   }
@@ -435,6 +436,7 @@ public func runExperiment(
     held != shard
   {
     throw ExperimentError(
+      .directoryConflict,
       "\(directory) holds shard \(held) of this experiment (shard.json), not \(shard): "
         + "give each shard its own --out")
   }
@@ -499,6 +501,7 @@ public func runExperiment(
             partUsable(rec, hash: hash, unit: id, users: users, parts: source)
           else {
             throw ExperimentError(
+              .damagedParts,
               "\(source)/\(id).state is missing, damaged, or not for these users (users of block \(block) of \(d.name)); "
                 + "rerun that shard")
           }
@@ -529,6 +532,7 @@ public func runExperiment(
     reader.onRead = nil
     if hasher.hexDigest() != inputs[di].sha256 {
       throw ExperimentError(
+        .inputChanged,
         "\(path) changed during the run (its SHA-256 is no longer the one the configuration was computed for); "
           + "run again on a file that is not being written")
     }
@@ -570,7 +574,7 @@ public func runExperiment(
         rec.unit == id, rec.ages.count == P, rec.pairs.allSatisfy({ (0..<P).contains($0.policy) }),
         rec.waits.count == P, rec.devices.allSatisfy({ (0..<P).contains($0.policy) })
       else {
-        throw ExperimentError("\(statePath) is missing or damaged; delete it and run again")
+        throw ExperimentError(.damagedParts, "\(statePath) is missing or damaged; delete it and run again")
       }
       states.append(ShardRecord.Unit(id: id, stateBytes: stateData.count, stateSHA256: SHA256.hex([UInt8](stateData))))
       let r = replicationOf(id)
@@ -667,11 +671,11 @@ private func partUsable(_ r: PartRecord, hash: String, unit: String, users: [Use
 /// and SHA-256 in the unit's record.
 private func verifiedPart(_ path: String, record f: PartRecord.File) throws -> String {
   guard let data = FileManager.default.contents(atPath: path), data.count == f.bytes else {
-    throw ExperimentError("\(path) is missing or has the wrong size; delete its .state file and run again")
+    throw ExperimentError(.damagedParts, "\(path) is missing or has the wrong size; delete its .state file and run again")
   }
   let bytes = [UInt8](data)
   guard SHA256.hex(bytes) == f.sha256 else {
-    throw ExperimentError("\(path) does not match its SHA-256; delete its .state file and run again")
+    throw ExperimentError(.damagedParts, "\(path) does not match its SHA-256; delete its .state file and run again")
   }
   guard let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return "" }
   return String(decoding: bytes[(nl + 1)...], as: UTF8.self)
@@ -846,6 +850,7 @@ private func claimDirectory(_ directory: String, hash: String, force: Bool, expe
   }
   if let conflict, !force {
     throw ExperimentError(
+      .directoryConflict,
       "\(directory) holds \(conflict), and this experiment's configuration is \(String(hash.prefix(12))): "
         + "choose another --out, or pass --force to replace them")
   }

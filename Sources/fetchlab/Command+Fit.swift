@@ -84,7 +84,7 @@ extension FetchLab {
       }
       p1.finish()
       guard !samples.isEmpty else {
-        throw FitCommandError("\(trace): no user has a usable window: need at least 1 day of training and 75 min of test at --train-fraction \(trainFraction), and an opened app")
+        throw CommandError("\(trace): no user has a usable window: need at least 1 day of training and 75 min of test at --train-fraction \(trainFraction), and an opened app")
       }
       let population: HabitModel
       let devicePopulation: PopulationDevice
@@ -95,7 +95,7 @@ extension FetchLab {
           batteryPrior: BatteryModel.hourOfDayShares(charging: tables.charging, total: tables.total),
           networkPrior: NetworkModel.hourOfDayShares(tables.network))
       } catch {
-        throw FitCommandError("\(trace): population fit failed: \(error)")
+        throw CommandError("\(trace): population fit failed: \(error)")
       }
       let populationTime = Date().timeIntervalSince(started)
 
@@ -146,7 +146,7 @@ extension FetchLab {
       }
       p2.finish()
       guard users > 0 else {
-        throw FitCommandError("\(trace): no user has a usable window (\(skipped.count) skipped: under 1 day of training or 75 min of test)")
+        throw CommandError("\(trace): no user has a usable window (\(skipped.count) skipped: under 1 day of training or 75 min of test)")
       }
 
       if let report, let perPair, let perUserDevice {
@@ -283,12 +283,6 @@ extension FetchLab {
       return (kept.sorted { $0.order < $1.order }.map(\.sample), pooled, tables)
     }
   }
-}
-
-/// A problem that ends `fit` with exit code 1.
-struct FitCommandError: Error, CustomStringConvertible {
-  let description: String
-  init(_ s: String) { description = s }
 }
 
 /// The predictors `fit` scores, in output order: the habit model and the

@@ -114,10 +114,6 @@ extension FetchLab {
     }
 
     func run() throws {
-      do { try runChecked() } catch { throw readable(error) }
-    }
-
-    func runChecked() throws {
       if let experiment { return try runExperimentFile(experiment) }
       guard let trace else { throw ValidationError("missing --trace") }
       let seed = self.seed ?? 1
