@@ -3,7 +3,7 @@
 // score staleness at app open against energy and cellular data.
 //
 // Layers, one way only:
-//   FetchTraces -> FetchModels -> FetchSimulation -> FetchBenchmark
+//   FetchSupport -> FetchTraces -> FetchModels -> FetchSimulation -> FetchBenchmark
 //   -> FetchReports -> fetchlab (CLI)
 // FetchLinearAlgebra is the only module that touches C (OpenBLAS, LAPACKE).
 import PackageDescription
@@ -28,31 +28,37 @@ let package = Package(
       name: "CLAPACKE", pkgConfig: "lapacke",
       providers: [.apt(["liblapacke-dev"])]),
     .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE"]),
-    .target(name: "FetchTraces"),
-    .target(name: "FetchModels", dependencies: ["FetchTraces", "FetchLinearAlgebra"]),
-    .target(name: "FetchSimulation", dependencies: ["FetchTraces", "FetchModels"]),
-    .target(name: "FetchBenchmark", dependencies: ["FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation"]),
-    .target(name: "FetchReports", dependencies: ["FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark"]),
+    // Helpers every layer shares (CSV, atomic files, hashing, SplitMix64,
+    // quantiles, parallelMap, searches): `package` access, not in the
+    // library's public API.
+    .target(name: "FetchSupport"),
+    .target(name: "FetchTraces", dependencies: ["FetchSupport"]),
+    .target(name: "FetchModels", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra"]),
+    .target(name: "FetchSimulation", dependencies: ["FetchSupport", "FetchTraces", "FetchModels"]),
+    .target(
+      name: "FetchBenchmark", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation"]),
+    .target(name: "FetchReports", dependencies: ["FetchSupport", "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark"]),
     .executableTarget(
       name: "fetchlab",
       dependencies: [
-        "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation", "FetchBenchmark", "FetchReports",
+        "FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation", "FetchBenchmark", "FetchReports",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // Scratch directories for the test suites, removed when the tests exit.
     .target(name: "FetchTestSupport", path: "Sources/FetchTestSupport"),
+    .testTarget(name: "FetchSupportTests", dependencies: ["FetchSupport"]),
     .testTarget(name: "FetchLinearAlgebraTests", dependencies: ["FetchLinearAlgebra"]),
-    .testTarget(name: "FetchTracesTests", dependencies: ["FetchTraces", "FetchTestSupport"]),
-    .testTarget(name: "FetchModelsTests", dependencies: ["FetchModels", "FetchTraces", "FetchTestSupport"]),
-    .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSimulation", "FetchModels", "FetchTraces"]),
+    .testTarget(name: "FetchTracesTests", dependencies: ["FetchSupport", "FetchTraces", "FetchTestSupport"]),
+    .testTarget(name: "FetchModelsTests", dependencies: ["FetchSupport", "FetchModels", "FetchTraces", "FetchTestSupport"]),
+    .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSupport", "FetchSimulation", "FetchModels", "FetchTraces"]),
     .testTarget(
       name: "FetchBenchmarkTests",
-      dependencies: ["FetchBenchmark", "FetchSimulation", "FetchModels", "FetchTraces", "FetchTestSupport"],
+      dependencies: ["FetchSupport", "FetchBenchmark", "FetchSimulation", "FetchModels", "FetchTraces", "FetchTestSupport"],
       resources: [.copy("Fixtures")]),
     .testTarget(
       name: "FetchReportsTests",
-      dependencies: ["FetchReports", "FetchBenchmark", "FetchSimulation", "FetchModels", "FetchTraces", "FetchTestSupport"],
+      dependencies: ["FetchSupport", "FetchReports", "FetchBenchmark", "FetchSimulation", "FetchModels", "FetchTraces", "FetchTestSupport"],
       resources: [.copy("Golden")]),
-    .testTarget(name: "FetchLabCLITests", dependencies: ["fetchlab", "FetchBenchmark", "FetchTraces", "FetchTestSupport"]),
+    .testTarget(name: "FetchLabCLITests", dependencies: ["FetchSupport", "fetchlab", "FetchBenchmark", "FetchTraces", "FetchTestSupport"]),
   ]
 )

@@ -2,6 +2,7 @@ import Dispatch
 import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 import Foundation
 

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 import Foundation
 

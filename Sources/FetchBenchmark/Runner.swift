@@ -1,6 +1,7 @@
 import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 import Foundation
 

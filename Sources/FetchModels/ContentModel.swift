@@ -1,3 +1,4 @@
+import FetchSupport
 import FetchTraces
 import Foundation
 
@@ -77,7 +78,7 @@ public struct ContentTimeline: Sendable {
 
   /// Poisson (or diurnally modulated Poisson, by thinning) event times in
   /// [from, to), rate per second.
-  public static func sample(
+  package static func sample(
     rate: Double, model: ContentModelKind, profile: [Double], from: Double, to: Double,
     timeZone: TraceTimeZone, using rng: inout SplitMix64
   ) -> [Double] {

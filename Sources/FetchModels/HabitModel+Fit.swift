@@ -1,4 +1,5 @@
 import FetchLinearAlgebra
+import FetchSupport
 import FetchTraces
 import Foundation
 

@@ -1,4 +1,5 @@
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 import Foundation
 
@@ -203,12 +204,9 @@ public enum Notebook {
     func suffix(_ dataset: String) -> String { dataset.isEmpty ? "" : "-" + RunReport.slug(dataset) }
   }
 
-  /// Quantile of type 7 (linear between order statistics) of sorted `v`.
+  /// ``Quantile/type7(sorted:_:)`` of `v`; nil when empty.
   static func quantile(_ v: [Double], _ q: Double) -> Double? {
-    guard !v.isEmpty else { return nil }
-    let h = Double(v.count - 1) * q
-    let lo = Int(h.rounded(.down)), hi = min(lo + 1, v.count - 1)
-    return v[lo] + (h - Double(lo)) * (v[hi] - v[lo])
+    v.isEmpty ? nil : Quantile.type7(sorted: v, q)
   }
 
   // MARK: Interpretation

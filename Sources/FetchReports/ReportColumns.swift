@@ -1,6 +1,7 @@
 import FetchBenchmark
 import FetchModels
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 
 /// Columns of `summary.csv`: one row per (user, app, policy). Names are

@@ -1,4 +1,5 @@
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 
 /// One colour and one marker per policy family, the same in every chart of

@@ -1,4 +1,5 @@
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 import Foundation
 

@@ -1,3 +1,4 @@
+import FetchSupport
 import FetchTraces
 import Foundation
 
@@ -40,7 +41,7 @@ public enum Bootstrap {
   public static let defaultLevel = 0.95
 
   /// The generator for the stream named by `keys` (e.g. dataset and policy).
-  public static func generator(_ keys: String...) -> SplitMix64 {
+  package static func generator(_ keys: String...) -> SplitMix64 {
     var h: UInt64 = 0x5EED_B007_57A9_0001
     for k in keys { h = StableHash.combine(h, StableHash.fnv1a(k)) }
     return SplitMix64(seed: h)
@@ -53,7 +54,7 @@ public enum Bootstrap {
   /// out of the means (a resample that draws none of a column's values is
   /// skipped for that column). A column with no finite value gets nil; one
   /// with a single value gets a zero-width interval at it.
-  public static func meanIntervals(
+  package static func meanIntervals(
     _ columns: [[Double]], resamples: Int = defaultResamples, level: Double = defaultLevel,
     using rng: inout SplitMix64
   ) -> [ConfidenceInterval?] {
@@ -70,7 +71,7 @@ public enum Bootstrap {
     for c in 0..<k { means[c].reserveCapacity(resamples) }
     var sums = [Double](repeating: 0, count: k)
     var counts = [Int](repeating: 0, count: k)
-    var state = rng.next()  // one draw from the caller's stream seeds the resampling
+    var draws = SplitMix64(seed: rng.next())  // one draw from the caller's stream seeds the resampling
     let un = UInt64(n)
     flat.withUnsafeBufferPointer { values in
       sums.withUnsafeMutableBufferPointer { sum in
@@ -87,12 +88,7 @@ public enum Bootstrap {
             }
             var i = 0
             while i < n {
-              // SplitMix64 stepped inline.
-              state &+= 0x9E37_79B9_7F4A_7C15
-              var z = state
-              z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-              z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-              z ^= z >> 31
+              let z = draws.next()
               let base = Int(truncatingIfNeeded: un.multipliedFullWidth(by: z).high) * k
               c = 0
               while c < k {
@@ -115,26 +111,18 @@ public enum Bootstrap {
     return means.map { m -> ConfidenceInterval? in
       guard !m.isEmpty else { return nil }
       let s = m.sorted()
-      return ConfidenceInterval(lower: quantile(sorted: s, alpha), upper: quantile(sorted: s, 1 - alpha))
+      return ConfidenceInterval(lower: Quantile.type7(sorted: s, alpha), upper: Quantile.type7(sorted: s, 1 - alpha))
     }
   }
 
   /// Percentile interval of the mean of `values` (NaN values left out).
-  public static func meanInterval(
+  package static func meanInterval(
     _ values: [Double], resamples: Int = defaultResamples, level: Double = defaultLevel,
     using rng: inout SplitMix64
   ) -> ConfidenceInterval? {
     meanIntervals([values], resamples: resamples, level: level, using: &rng)[0]
   }
 
-  /// Quantile `q` of sorted values, type 7 (linear between order statistics).
-  public static func quantile(sorted s: [Double], _ q: Double) -> Double {
-    precondition(!s.isEmpty, "quantile of no values")
-    let h = q * Double(s.count - 1)
-    let lo = Int(h.rounded(.down))
-    let hi = min(lo + 1, s.count - 1)
-    return s[lo] + (h - Double(lo)) * (s[hi] - s[lo])
-  }
 }
 
 /// Mean of the non-NaN values, NaN when there are none.

@@ -1,3 +1,4 @@
+import FetchSupport
 import FetchTraces
 import Foundation
 
@@ -356,7 +357,7 @@ public enum PairedComparison {
 
   /// Paired statistics of `policy[i] − baseline[i]` over the indices where
   /// both are not NaN. "Better" is lower, or higher when `higherIsBetter`.
-  public static func summarize(
+  package static func summarize(
     policy: [Double], baseline: [Double], higherIsBetter: Bool,
     resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel,
     using rng: inout SplitMix64

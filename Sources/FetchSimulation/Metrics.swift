@@ -1,3 +1,4 @@
+import FetchSupport
 import FetchTraces
 
 /// Staleness seen at one open of the app under study.
@@ -132,7 +133,7 @@ public struct DeviceSummary: Sendable, Equatable {
     let all = replays.count == 1 ? replays[0].sortedWaits : replays.flatMap(\.sortedWaits).sorted()
     if zeros + all.count > 0 {
       meanWaitS = all.reduce(0, +) / Double(zeros + all.count)
-      p90WaitS = quantile(sortedPositive: all, zeros: zeros, 0.9)
+      p90WaitS = Quantile.type7(zeros: zeros, thenSorted: all, 0.9)
     }
   }
 
@@ -144,25 +145,4 @@ public struct DeviceSummary: Sendable, Equatable {
 
   /// Background energy per day as % of a battery of `capacityJ` joules.
   public func batteryPctPerDay(capacityJ: Double) -> Double { energyJPerDay / capacityJ * 100 }
-}
-
-/// ``quantile(sorted:_:)`` of `zeros` zeros followed by `v` (sorted, ≥ 0)
-/// without building the padded array.
-public func quantile(sortedPositive v: [Double], zeros: Int, _ q: Double) -> Double {
-  let n = zeros + v.count
-  guard n > 0 else { return 0 }
-  let h = Double(n - 1) * q
-  let lo = Int(h.rounded(.down))
-  let hi = min(lo + 1, n - 1)
-  let a = lo < zeros ? 0 : v[lo - zeros], b = hi < zeros ? 0 : v[hi - zeros]
-  return a + (h - Double(lo)) * (b - a)
-}
-
-/// Quantile `q` ∈ [0, 1] of sorted values, linear interpolation (type 7).
-public func quantile(sorted v: [Double], _ q: Double) -> Double {
-  guard !v.isEmpty else { return 0 }
-  let h = Double(v.count - 1) * q
-  let lo = Int(h.rounded(.down))
-  let hi = min(lo + 1, v.count - 1)
-  return v[lo] + (h - Double(lo)) * (v[hi] - v[lo])
 }

@@ -1,4 +1,5 @@
 import FetchModels
+import FetchSupport
 import FetchTraces
 
 /// One user's trace prepared for replay: the network timeline and the radio

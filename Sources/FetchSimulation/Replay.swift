@@ -1,4 +1,5 @@
 import FetchModels
+import FetchSupport
 import FetchTraces
 
 /// Switches of one replay.
@@ -642,16 +643,16 @@ struct ReplayEngine {
       lane.ages.sort()
       all = [Double](repeating: 0, count: n - lane.ages.count) + lane.ages
       lane.summary.meanAgeS = all.reduce(0, +) / Double(n)
-      lane.summary.p50AgeS = quantile(sorted: all, 0.5)
-      lane.summary.p90AgeS = quantile(sorted: all, 0.9)
-      lane.summary.p99AgeS = quantile(sorted: all, 0.99)
+      lane.summary.p50AgeS = Quantile.type7(sorted: all, 0.5)
+      lane.summary.p90AgeS = Quantile.type7(sorted: all, 0.9)
+      lane.summary.p99AgeS = Quantile.type7(sorted: all, 0.99)
       lane.summary.freshRatio = Double(n - lane.ages.count) / Double(n)
       lane.summary.meanAoiS = lane.aoiSum / Double(n)
     }
     lane.waits.sort()
     if lane.zeroWaits + lane.waits.count > 0 {
       lane.summary.meanWaitS = lane.waits.reduce(0, +) / Double(lane.zeroWaits + lane.waits.count)
-      lane.summary.p90WaitS = quantile(sortedPositive: lane.waits, zeros: lane.zeroWaits, 0.9)
+      lane.summary.p90WaitS = Quantile.type7(zeros: lane.zeroWaits, thenSorted: lane.waits, 0.9)
     }
     let span = u.trace.end - u.trace.start
     if span > 0 {

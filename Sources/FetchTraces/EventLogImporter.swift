@@ -1,3 +1,4 @@
+import FetchSupport
 import Foundation
 
 /// Converts an app-usage event log (one row per event: user, timestamp, app,

@@ -1,3 +1,4 @@
+import FetchSupport
 import Foundation
 
 /// Every size limit FetchLab enforces up front, so that an absurd input is

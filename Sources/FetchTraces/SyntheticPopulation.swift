@@ -1,3 +1,4 @@
+import FetchSupport
 import Foundation
 
 /// A generator of synthetic phone-usage traces for a population of users,
@@ -231,14 +232,10 @@ public struct SyntheticPopulation: Sendable {
     while !current.isEmpty {
       let nextStart = done + current.count
       let nextRange = nextStart..<min(nextStart + batch, users)
-      let box = ResultBox(count: nextRange.count)
+      let box = NextBatch()
       let group = DispatchGroup()
       if !nextRange.isEmpty {
-        DispatchQueue.global().async(group: group) {
-          DispatchQueue.concurrentPerform(iterations: nextRange.count) { i in
-            box.set(i, user(nextRange.lowerBound + i))
-          }
-        }
+        DispatchQueue.global().async(group: group) { box.users = generate(nextRange) }
       }
       defer { group.wait() }
       for t in current {
@@ -248,7 +245,7 @@ public struct SyntheticPopulation: Sendable {
       done += current.count
       progress?(done, events)
       group.wait()
-      current = nextRange.isEmpty ? [] : box.values()
+      current = box.users
     }
     try writer.commit()
     return events
@@ -256,37 +253,14 @@ public struct SyntheticPopulation: Sendable {
 
   /// Users `range`, generated in parallel, in index order.
   public func generate(_ range: Range<Int>) -> [UserTrace] {
-    let n = range.count
-    if n <= 1 { return range.map(user) }
-    let box = ResultBox(count: n)
-    DispatchQueue.concurrentPerform(iterations: n) { i in
-      box.set(i, user(range.lowerBound + i))
-    }
-    return box.values()
+    parallelMap(range.count, jobs: ProcessInfo.processInfo.activeProcessorCount) { user(range.lowerBound + $0) }
   }
 }
 
-/// Slots filled by `concurrentPerform` workers, one distinct slot each.
-private final class ResultBox: @unchecked Sendable {
-  private var slots: [UserTrace?]
-  private let lock = NSLock()
-
-  init(count: Int) { slots = Array(repeating: nil, count: count) }
-
-  func set(_ i: Int, _ v: UserTrace) {
-    lock.lock()
-    slots[i] = v
-    lock.unlock()
-  }
-
-  func values() -> [UserTrace] {
-    slots.map { slot in
-      guard let v = slot else {
-        preconditionFailure("a user was not generated")
-      }
-      return v
-    }
-  }
+/// The batch generated in the background while the previous one is written
+/// (read only after the group it was filled in has been waited for).
+private final class NextBatch: @unchecked Sendable {
+  var users: [UserTrace] = []
 }
 
 // MARK: - Per-user traits shared by the components

@@ -1,3 +1,5 @@
+import FetchSupport
+
 /// Reading times written as text: ISO 8601 date-times, and the hint for
 /// numbers that are Unix times in the wrong unit. Shared by the trace reader
 /// (`time` column) and ``EventLogImporter``.

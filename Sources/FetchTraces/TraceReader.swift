@@ -1,3 +1,4 @@
+import FetchSupport
 import Foundation
 
 /// The header row every canonical trace starts with (after optional `#`

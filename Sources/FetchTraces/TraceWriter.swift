@@ -1,3 +1,5 @@
+import FetchSupport
+
 /// Writes users to a canonical trace file, atomically (see ``AtomicTextFile``).
 ///
 ///     let w = try TraceWriter(path: "out.csv", comments: ["source: ..."])

@@ -1,3 +1,5 @@
+import FetchSupport
+
 /// Behavioural cues that tell a background process from an app the user
 /// opened, from the timing of its records alone (no name list).
 ///

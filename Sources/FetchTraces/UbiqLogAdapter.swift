@@ -1,3 +1,4 @@
+import FetchSupport
 import Foundation
 
 /// Derives foreground app opens from the UbiqLog "Application" records
@@ -623,11 +624,11 @@ extension UbiqLogAdapter {
       public init(_ values: [Double]) {
         let s = values.sorted()
         count = s.count
-        p10 = Statistics.quantile(s, 0.10)
-        p25 = Statistics.quantile(s, 0.25)
-        median = Statistics.quantile(s, 0.50)
-        p75 = Statistics.quantile(s, 0.75)
-        p90 = Statistics.quantile(s, 0.90)
+        p10 = Quantile.type7(sorted: s, 0.10)
+        p25 = Quantile.type7(sorted: s, 0.25)
+        median = Quantile.type7(sorted: s, 0.50)
+        p75 = Quantile.type7(sorted: s, 0.75)
+        p90 = Quantile.type7(sorted: s, 0.90)
         mean = s.isEmpty ? .nan : s.reduce(0, +) / Double(s.count)
       }
     }
@@ -725,14 +726,6 @@ extension UbiqLogAdapter {
       self.hourShare = hours.map { opens == 0 ? .nan : Double($0) / total }
     }
 
-    /// The `p`-quantile of ascending `sorted`, type 7; NaN when empty.
-    static func quantile(_ sorted: [Double], _ p: Double) -> Double {
-      guard !sorted.isEmpty else { return .nan }
-      let h = Double(sorted.count - 1) * p
-      let lo = Int(h.rounded(.down))
-      let hi = min(lo + 1, sorted.count - 1)
-      return sorted[lo] + (h - Double(lo)) * (sorted[hi] - sorted[lo])
-    }
 
     /// A Markdown table of these statistics next to the reference values of
     /// domain.md §5.1, then the top-10 apps and the hourly shares.

@@ -2,6 +2,7 @@ import ArgumentParser
 import FetchBenchmark
 import FetchLinearAlgebra
 import FetchModels
+import FetchSupport
 import FetchTraces
 import Foundation
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FetchSupport
 import FetchTraces
 import Foundation
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 
 extension FetchLab {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FetchModels
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 import Foundation
 

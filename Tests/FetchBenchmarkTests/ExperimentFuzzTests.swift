@@ -1,3 +1,4 @@
+import FetchSupport
 @testable import FetchBenchmark
 import FetchTraces
 import Foundation

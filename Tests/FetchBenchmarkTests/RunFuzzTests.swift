@@ -1,6 +1,7 @@
 import FetchBenchmark
 import FetchModels
 import FetchSimulation
+import FetchSupport
 import FetchTestSupport
 import FetchTraces
 import Foundation

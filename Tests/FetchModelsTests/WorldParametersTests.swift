@@ -1,7 +1,8 @@
+import FetchSupport
+import FetchTestSupport
 import FetchTraces
 import Foundation
 import Testing
-import FetchTestSupport
 
 @testable import FetchModels
 

@@ -1,3 +1,4 @@
+import FetchSupport
 @testable import FetchBenchmark
 import FetchModels
 import FetchReports
@@ -52,7 +53,7 @@ struct SHA256Tests {
     try "abc".write(toFile: path, atomically: true, encoding: .utf8)
     let f = try SHA256.hashFile(atPath: path)
     #expect(f.hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" && f.bytes == 3)
-    #expect(throws: ExperimentError.self) { try SHA256.hashFile(atPath: path + "-missing") }
+    #expect(throws: FileError.self) { try SHA256.hashFile(atPath: path + "-missing") }
   }
 }
 

@@ -1,8 +1,9 @@
 import FetchReports
+import FetchSupport
+import FetchTestSupport
 import FetchTraces
 import Foundation
 import Testing
-import FetchTestSupport
 
 /// A hand-made run directory with known numbers: one dataset, 7 policies.
 enum NotebookFixture {

@@ -58,8 +58,14 @@ struct ReportGoldenTests {
     var w = WorldParameters()
     w.replayScope = .app
     let out = try runTiny(jobs: 1, batch: 64, world: w)
+    let update = ProcessInfo.processInfo.environment["FETCHLAB_UPDATE_GOLDEN"] == "1"
+    let sourceGolden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
     for f in ["summary.csv", "pooled.csv"] {
       let got = try String(contentsOfFile: out + "/" + f, encoding: .utf8)
+      if update {
+        try got.write(to: sourceGolden.appendingPathComponent("app-scope/" + f), atomically: true, encoding: .utf8)
+        continue
+      }
       let want = try String(contentsOf: goldenURL("app-scope/" + f), encoding: .utf8)
       #expect(got == want, "\(f) at app scope differs from the per-app golden file; inspect \(out)/\(f)")
     }

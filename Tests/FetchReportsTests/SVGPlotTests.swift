@@ -1,8 +1,9 @@
 import FetchReports
+import FetchSupport
+import FetchTestSupport
 import FetchTraces
 import Foundation
 import Testing
-import FetchTestSupport
 
 #if canImport(FoundationXML)
   import FoundationXML

@@ -2,6 +2,7 @@ import FetchBenchmark
 import FetchModels
 import FetchReports
 import FetchSimulation
+import FetchSupport
 import FetchTraces
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import FetchModels
+import FetchSupport
 import FetchTraces
 import Foundation
 import Testing
@@ -247,16 +248,6 @@ struct DeviceReplayTests {
       #expect(x.isNaN)
     }
     #expect(r.summary.timeAvgAgeS > 0 && r.summary.energyJ > 0)
-  }
-
-  @Test("quantile over implicit zeros equals the padded type-7 quantile", arguments: [0, 1, 3, 10])
-  func zeroPaddedQuantile(zeros: Int) {
-    var rng = SplitMix64(seed: UInt64(zeros), keys: "q")
-    let v = (0..<7).map { _ in rng.uniform() * 10 }.sorted()
-    let padded = [Double](repeating: 0, count: zeros) + v
-    for q in [0, 0.1, 0.5, 0.9, 0.99, 1] {
-      #expect(abs(quantile(sortedPositive: v, zeros: zeros, q) - quantile(sorted: padded, q)) < 1e-12)
-    }
   }
 
   @Test("periodic phase: parsed, canonical, bounded")

@@ -1,4 +1,5 @@
 import FetchModels
+import FetchSupport
 import FetchTraces
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import FetchModels
-import FetchTraces
 import FetchSimulation
+import FetchSupport
+import FetchTraces
 
 /// Small random traces for tests, from a seeded generator.
 enum TestTraces {

@@ -1,3 +1,4 @@
+import FetchSupport
 import Testing
 
 @testable import FetchTraces

@@ -1,6 +1,7 @@
+import FetchSupport
+import FetchTestSupport
 import Foundation
 import Testing
-import FetchTestSupport
 
 @testable import FetchTraces
 

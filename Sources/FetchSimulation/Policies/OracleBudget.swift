@@ -1,4 +1,5 @@
 import FetchModels
+import FetchSupport
 import FetchTraces
 
 /// The budget of ``BudgetOraclePolicy``, per day of the replay window.

@@ -1,4 +1,5 @@
 import FetchModels
+import FetchSupport
 import FetchTraces
 
 /// A policy configuration as written on the command line, e.g.

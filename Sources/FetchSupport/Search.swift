@@ -6,7 +6,7 @@
 /// last answer costs O(log distance) (exponential then binary search) rather
 /// than O(log count) cache-missing probes from the middle.
 @inlinable
-public func firstIndex(count: Int, from hint: Int, where isAfter: (Int) -> Bool) -> Int {
+package func firstIndex(count: Int, from hint: Int, where isAfter: (Int) -> Bool) -> Int {
   let h = min(max(hint, 0), count)
   var lo: Int, hi: Int
   if h < count && !isAfter(h) {
@@ -40,7 +40,7 @@ public func firstIndex(count: Int, from hint: Int, where isAfter: (Int) -> Bool)
 /// a prefix of the range, true on the rest), or `range.upperBound` when it
 /// holds nowhere: a binary search, O(log range.count).
 @inlinable
-public func firstIndex(in range: Range<Int>, where isAfter: (Int) -> Bool) -> Int {
+package func firstIndex(in range: Range<Int>, where isAfter: (Int) -> Bool) -> Int {
   var lo = range.lowerBound, hi = range.upperBound
   while lo < hi {
     let mid = (lo + hi) >> 1

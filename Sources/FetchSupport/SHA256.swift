@@ -9,7 +9,7 @@ import Foundation
 ///     h.hexDigest()   // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 ///
 /// - Complexity: O(n) in the bytes hashed; O(1) memory (one 64-byte block).
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
   /// Hash state H0…H7 (§5.3.3 initial values).
   private var h: [UInt32] = [
     0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a,
@@ -22,10 +22,10 @@ public struct SHA256: Sendable {
   private var length: UInt64 = 0
   private var w = [UInt32](repeating: 0, count: 64)
 
-  public init() {}
+  package init() {}
 
   /// The SHA-256 of `bytes`, as 64 lowercase hex digits.
-  public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+  package static func hex(_ bytes: some Sequence<UInt8>) -> String {
     var s = SHA256()
     s.update(Array(bytes))
     return s.hexDigest()
@@ -34,9 +34,9 @@ public struct SHA256: Sendable {
   /// The SHA-256 and size of the file at `path`, read in 1 MiB chunks.
   ///
   /// - Throws: ``ExperimentError`` when the file cannot be read.
-  public static func hashFile(atPath path: String) throws -> (hex: String, bytes: Int) {
+  package static func hashFile(atPath path: String) throws -> (hex: String, bytes: Int) {
     guard let f = fopen(path, "rb") else {
-      throw ExperimentError("\(path): cannot read: \(String(cString: strerror(errno)))")
+      throw FileError(path: path, "cannot read: \(String(cString: strerror(errno)))")
     }
     defer { fclose(f) }
     var s = SHA256()
@@ -49,7 +49,7 @@ public struct SHA256: Sendable {
         total += n
       }
       if n < buf.count {
-        guard ferror(f) == 0 else { throw ExperimentError("\(path): read failed") }
+        guard ferror(f) == 0 else { throw FileError(path: path, "read failed") }
         break
       }
     }
@@ -57,18 +57,18 @@ public struct SHA256: Sendable {
   }
 
   /// Appends bytes to the message.
-  public mutating func update(_ bytes: [UInt8]) {
+  package mutating func update(_ bytes: [UInt8]) {
     bytes.withUnsafeBytes { update($0) }
   }
 
   /// Appends the UTF-8 bytes of `s`.
-  public mutating func update(_ s: String) {
+  package mutating func update(_ s: String) {
     var s = s
     s.withUTF8 { update(UnsafeRawBufferPointer($0)) }
   }
 
   /// Appends bytes to the message.
-  public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+  package mutating func update(_ bytes: UnsafeRawBufferPointer) {
     length &+= UInt64(bytes.count)
     var i = 0
     let n = bytes.count
@@ -99,7 +99,7 @@ public struct SHA256: Sendable {
 
   /// The 32-byte digest of everything appended (padding per §5.1.1). The
   /// hasher itself is not changed, so more data may follow.
-  public func finalize() -> [UInt8] {
+  package func finalize() -> [UInt8] {
     var s = self
     let bits = length &* 8
     var pad: [UInt8] = [0x80]
@@ -117,7 +117,7 @@ public struct SHA256: Sendable {
   }
 
   /// ``finalize()`` as 64 lowercase hex digits.
-  public func hexDigest() -> String {
+  package func hexDigest() -> String {
     let digits = Array("0123456789abcdef".utf8)
     var s: [UInt8] = []
     s.reserveCapacity(64)

@@ -1,11 +1,11 @@
 /// "Did you mean ...?" for mistyped names (subcommands, policies, options).
-public enum Suggestion {
+package enum Suggestion {
   /// The optimal-string-alignment distance between `a` and `b`:
   /// insertions, deletions, substitutions and swaps of two adjacent Unicode
   /// scalars, each costing 1 (`rnu` → `run` is 1).
   ///
   /// - Complexity: O(|a|·|b|) time and memory.
-  public static func editDistance(_ a: String, _ b: String) -> Int {
+  package static func editDistance(_ a: String, _ b: String) -> Int {
     let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
     if a.isEmpty { return b.count }
     if b.isEmpty { return a.count }
@@ -27,7 +27,7 @@ public enum Suggestion {
   /// candidate. Ties go to the earlier candidate; `nil` when nothing fits.
   ///
   ///     Suggestion.closest(to: "rnu", among: ["run", "report"])  // "run"
-  public static func closest(to name: String, among candidates: [String]) -> String? {
+  package static func closest(to name: String, among candidates: [String]) -> String? {
     let n = name.lowercased()
     guard !n.isEmpty else { return nil }
     let limit = n.count <= 4 ? 1 : n.count <= 8 ? 2 : 3
@@ -42,7 +42,7 @@ public enum Suggestion {
   }
 
   /// `" Did you mean 'x'?"`, or empty.
-  public static func didYouMean(_ name: String, among candidates: [String]) -> String {
+  package static func didYouMean(_ name: String, among candidates: [String]) -> String {
     closest(to: name, among: candidates).map { " Did you mean '\($0)'?" } ?? ""
   }
 }

@@ -1,15 +1,15 @@
 import Foundation
 
 /// RFC 4180 CSV writing and locale-independent number formatting.
-public enum CSV {
+package enum CSV {
   /// `s` quoted when it contains a comma, quote, CR or LF; inner quotes doubled.
-  public static func field(_ s: String) -> String {
+  package static func field(_ s: String) -> String {
     let needsQuotes = s.contains { $0 == "," || $0 == "\"" || $0.isNewline }
     return needsQuotes ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
   }
 
   /// One CSV line (with the trailing LF) from already formatted fields.
-  public static func line(_ fields: [String]) -> String {
+  package static func line(_ fields: [String]) -> String {
     fields.map(field).joined(separator: ",") + "\n"
   }
 
@@ -18,7 +18,7 @@ public enum CSV {
   /// Integral values of magnitude below 2^53 print without a fraction
   /// (`42`); others use `Double.description` (shortest round-trip form).
   /// NaN prints as `NaN`, infinities as `inf` / `-inf`; empty when `nil`.
-  public static func number(_ x: Double?) -> String {
+  package static func number(_ x: Double?) -> String {
     guard let x else { return "" }
     if x.isNaN { return "NaN" }
     if x.isInfinite { return x < 0 ? "-inf" : "inf" }
@@ -29,7 +29,7 @@ public enum CSV {
   }
 
   /// `x` rounded to `digits` decimals, then formatted by ``number(_:)``.
-  public static func number(_ x: Double, decimals digits: Int) -> String {
+  package static func number(_ x: Double, decimals digits: Int) -> String {
     guard x.isFinite else { return number(x) }
     var p = 1.0
     for _ in 0..<digits { p *= 10 }
@@ -40,18 +40,18 @@ public enum CSV {
 /// Writes text to a file through a buffer, atomically: the data goes to
 /// `path.tmp-<pid>` and is renamed onto `path` by ``commit()``; a writer that is
 /// never committed leaves no file at `path`.
-public final class AtomicTextFile {
-  public let path: String
+package final class AtomicTextFile {
+  package let path: String
   private let tmpPath: String
   private let handle: UnsafeMutablePointer<FILE>
   private var buffer: [UInt8] = []
   private var finished = false
 
-  public init(path: String) throws {
+  package init(path: String) throws {
     self.path = path
     self.tmpPath = path + ".tmp-\(getpid())"
     guard let h = fopen(tmpPath, "wb") else {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot create file: \(String(cString: strerror(errno)))")
+      throw FileError(path: path, "cannot create file: \(String(cString: strerror(errno)))")
     }
     handle = h
     buffer.reserveCapacity(1 << 16)
@@ -65,7 +65,7 @@ public final class AtomicTextFile {
   }
 
   /// Appends `s` (UTF-8).
-  public func write(_ s: String) throws {
+  package func write(_ s: String) throws {
     buffer.append(contentsOf: s.utf8)
     if buffer.count >= 1 << 16 { try flush() }
   }
@@ -73,11 +73,11 @@ public final class AtomicTextFile {
   private func flush() throws {
     guard !buffer.isEmpty else { return }
     if AtomicTextFile.testWriteBudget.spend(buffer.count) {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "write failed: \(String(cString: strerror(ENOSPC)))")
+      throw FileError(path: path, "write failed: \(String(cString: strerror(ENOSPC)))")
     }
     let n = buffer.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, handle) }
     guard n == buffer.count else {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "write failed: \(String(cString: strerror(errno)))")
+      throw FileError(path: path, "write failed: \(String(cString: strerror(errno)))")
     }
     buffer.removeAll(keepingCapacity: true)
   }
@@ -102,14 +102,14 @@ public final class AtomicTextFile {
   }
 
   /// Flushes, closes and renames the file into place.
-  public func commit() throws {
+  package func commit() throws {
     try flush()
     finished = true
     let ok = fflush(handle) == 0 && fsync(fileno(handle)) == 0
     fclose(handle)
     guard ok, rename(tmpPath, path) == 0 else {
       unlink(tmpPath)
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot finish file: \(String(cString: strerror(errno)))")
+      throw FileError(path: path, "cannot finish file: \(String(cString: strerror(errno)))")
     }
   }
 }

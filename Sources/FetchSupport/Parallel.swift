@@ -5,7 +5,7 @@ import Foundation
 /// threads (each takes the next index as soon as it is free), returned in
 /// index order: the result does not depend on `jobs`. The one parallel map
 /// of the runner, the experiments, the benchmark and `fetchlab fit`.
-public func parallelMap<R>(_ count: Int, jobs: Int, _ transform: @Sendable (Int) -> R) -> [R] {
+package func parallelMap<R>(_ count: Int, jobs: Int, _ transform: @Sendable (Int) -> R) -> [R] {
   if jobs <= 1 || count <= 1 { return (0..<count).map { transform($0) } }
   let work = ParallelWork<R>(count: count)
   DispatchQueue.concurrentPerform(iterations: min(jobs, count)) { _ in

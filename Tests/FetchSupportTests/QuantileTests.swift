@@ -1,0 +1,41 @@
+import FetchSupport
+import Foundation
+import Testing
+
+/// The one quantile definition (type 7), by hand and by its properties.
+@Suite("Quantile (type 7)")
+struct QuantileTests {
+  @Test("worked examples: [1, 2, 3, 4] at 0, 0.25, 0.5, 0.9, 1; one value; none")
+  func workedExamples() {
+    let v = [1.0, 2, 3, 4]
+    // h = 3q: q = 0.25 → 0.75 → 1 + 0.75·1; q = 0.9 → 2.7 → 3 + 0.7·1.
+    let want: [(Double, Double)] = [(0, 1), (0.25, 1.75), (0.5, 2.5), (0.9, 3.7), (1, 4)]
+    for (q, x) in want { #expect(abs(Quantile.type7(sorted: v, q) - x) < 1e-12, "q = \(q)") }
+    #expect(Quantile.type7(sorted: [7], 0.3) == 7)
+    #expect(Quantile.type7(sorted: [], 0.5).isNaN)
+    #expect(Quantile.type7(zeros: 0, thenSorted: [], 0.5).isNaN)
+  }
+
+  @Test("implicit zeros give the padded array's quantile", arguments: [0, 1, 3, 10])
+  func zeroPadded(zeros: Int) {
+    var rng = SplitMix64(seed: UInt64(zeros), keys: "q")
+    let v = (0..<7).map { _ in rng.uniform() * 10 }.sorted()
+    let padded = [Double](repeating: 0, count: zeros) + v
+    for q in [0, 0.1, 0.5, 0.9, 0.99, 1] {
+      #expect(abs(Quantile.type7(zeros: zeros, thenSorted: v, q) - Quantile.type7(sorted: padded, q)) < 1e-12)
+    }
+  }
+
+  @Test("monotone in q, between the minimum and the maximum", arguments: 1...20)
+  func monotone(seed: UInt64) {
+    var rng = SplitMix64(seed: seed, keys: "monotone")
+    let n = 1 + Int(rng.uniform() * 50)
+    let v = (0..<n).map { _ in rng.uniform() * 100 - 50 }.sorted()
+    var last = -Double.infinity
+    for i in 0...100 {
+      let x = Quantile.type7(sorted: v, Double(i) / 100)
+      #expect(x >= last && x >= v.first! && x <= v.last!)
+      last = x
+    }
+  }
+}
