@@ -37,7 +37,10 @@ let package = Package(
     .target(name: "FetchSimulation", dependencies: ["FetchSupport", "FetchTraces", "FetchModels"]),
     .target(
       name: "FetchBenchmark", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation"]),
-    .target(name: "FetchReports", dependencies: ["FetchSupport", "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark"]),
+    .target(
+      name: "FetchReports", dependencies: ["FetchSupport", "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark"],
+      // The notebook's Python helper cell (Notebook.helpers), executed by CI.
+      resources: [.copy("Resources/notebook_helpers.py")]),
     .executableTarget(
       name: "fetchlab",
       dependencies: [

@@ -5,7 +5,9 @@
    its cell ids are unique and match ^[a-zA-Z0-9-_]+$ (1-64 chars), and the file
    is byte-identical to what nbformat writes (sorted keys, 1-space indent).
 2. A small run (fetchlab synth + fetchlab run with event files) is exported with
-   `fetchlab report RUN --notebook`, checked as in 1, and executed with
+   `fetchlab report RUN --notebook`, checked as in 1, its helper cell checked to
+   be Sources/FetchReports/Resources/notebook_helpers.py (the Python that
+   executes is that resource), and executed with
    `jupyter nbconvert --to notebook --execute`.
 3. The first notebook of notebooks-export/ is executed where it is (its RUN_DIR
    is relative to the notebook).
@@ -30,6 +32,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 CELL_ID = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")
 results = []  # (name, ok, message)
+
+
+HELPERS = ROOT / "Sources" / "FetchReports" / "Resources" / "notebook_helpers.py"
 
 
 def check(name, ok, message=""):
@@ -125,6 +130,12 @@ def main():
         nb_path = t / "notebooks" / "small.ipynb"
         run([fetchlab, "report", str(t / "run"), "--notebook", str(nb_path)])
         if check_file(nb_path):
+            # The helper cell that executes is the Python resource of FetchReports
+            # (colours filled in from the policy registry).
+            code = [c.source for c in nbformat.read(nb_path, as_version=4).cells if c.cell_type == "code"]
+            cell = re.sub(r"^FAMILY_COLORS = \{.*\}$", "FAMILY_COLORS = {}", code[1] if len(code) > 1 else "", flags=re.M)
+            check("the helper cell is Sources/FetchReports/Resources/notebook_helpers.py",
+                  cell == HELPERS.read_text(encoding="utf-8").removesuffix("\n"))
             done = execute(nb_path, t, args.timeout)
             if done is not None:
                 check_executed(nb_path, nbformat.read(nb_path, as_version=4), done)

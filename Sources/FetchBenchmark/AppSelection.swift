@@ -14,17 +14,17 @@ public enum AppSelection: Sendable, Equatable, CustomStringConvertible {
     let parts = s.split(separator: ":", maxSplits: 1).map(String.init)
     switch (parts.first, parts.count) {
     case ("top", 2):
-      guard let k = Int(parts[1]), k >= 1 else { throw AppSelectionError("--apps top:K needs K ≥ 1, got '\(s)'") }
+      guard let k = Int(parts[1]), k >= 1 else { throw Self.bad(.badCount, "--apps top:K needs K ≥ 1, got '\(s)'") }
       self = .top(k)
     case ("min-opens", 2):
-      guard let n = Int(parts[1]), n >= 1 else { throw AppSelectionError("--apps min-opens:N needs N ≥ 1, got '\(s)'") }
+      guard let n = Int(parts[1]), n >= 1 else { throw Self.bad(.badCount, "--apps min-opens:N needs N ≥ 1, got '\(s)'") }
       self = .minOpens(n)
     case ("names", 2):
       let names = parts[1].split(separator: ",").map(String.init).filter { !$0.isEmpty }
-      guard !names.isEmpty else { throw AppSelectionError("--apps names: needs at least one app name") }
+      guard !names.isEmpty else { throw Self.bad(.noNames, "--apps names: needs at least one app name") }
       self = .named(names)
     default:
-      throw AppSelectionError("bad app selection '\(s)'; use top:K, min-opens:N or names:A,B")
+      throw Self.bad(.unknownForm, "bad app selection '\(s)'; use top:K, min-opens:N or names:A,B")
     }
   }
 
@@ -50,8 +50,55 @@ public enum AppSelection: Sendable, Equatable, CustomStringConvertible {
   }
 }
 
-/// A bad `--apps` value.
-public struct AppSelectionError: Error, CustomStringConvertible, Sendable {
-  public let description: String
-  init(_ s: String) { description = s }
+/// A bad `--apps` value (or `apps` key of an experiment).
+///
+/// A public struct over an internal enum (like `LinearAlgebraError`): match
+/// on ``code``, show ``message``; new codes do not break callers.
+public struct AppSelectionError: Error, CustomStringConvertible, Sendable, Equatable {
+  enum Kind: Sendable, Hashable {
+    case badCount, noNames, unknownForm
+  }
+
+  /// The category of a ``AppSelectionError``.
+  public struct Code: Sendable, Hashable, CustomStringConvertible {
+    let kind: Kind
+
+    /// `top:K` or `min-opens:N` with a count below 1 or not a number.
+    public static let badCount = Code(kind: .badCount)
+    /// `names:` without an app name.
+    public static let noNames = Code(kind: .noNames)
+    /// Not one of `top:K`, `min-opens:N`, `names:A,B`.
+    public static let unknownForm = Code(kind: .unknownForm)
+
+    /// A stable kebab-case name.
+    public var description: String {
+      switch kind {
+      case .badCount: "bad-count"
+      case .noNames: "no-names"
+      case .unknownForm: "unknown-form"
+      }
+    }
+  }
+
+  /// The category.
+  public let code: Code
+  /// What is wrong, in words (also the ``description``).
+  public let message: String
+  /// The option at fault, `--apps`.
+  public var location: InputLocation
+
+  init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+    self.code = code
+    self.message = message
+    self.location = location
+  }
+
+  public var description: String { message }
+}
+
+extension AppSelection {
+  /// An ``AppSelectionError`` located at the `--apps` option.
+  static func bad(_ code: AppSelectionError.Code, _ message: String) -> AppSelectionError {
+    AppSelectionError(code, message, location: InputLocation(field: "--apps"))
+  }
 }

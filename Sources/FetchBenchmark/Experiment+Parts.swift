@@ -331,11 +331,11 @@ public struct ShardRecord: Sendable {
       let statePath = parts + u.id + ".state"
       let rerun = "delete \(statePath) and " + again
       guard let state = FileManager.default.contents(atPath: statePath) else {
-        throw ExperimentError("\(statePath): missing, though \(directory)/shard.json lists unit \(u.id); " + again)
+        throw ExperimentError(.damagedParts, "\(statePath): missing, though \(directory)/shard.json lists unit \(u.id); " + again)
       }
       guard state.count == u.stateBytes, SHA256.hex([UInt8](state)) == u.stateSHA256 else {
         throw ExperimentError(
-          "\(statePath) does not match the size and SHA-256 recorded in \(directory)/shard.json; \(rerun)")
+          .damagedParts, "\(statePath) does not match the size and SHA-256 recorded in \(directory)/shard.json; \(rerun)")
       }
       guard let rec = String(validating: state, as: UTF8.self).flatMap(PartRecord.decode), rec.unit == u.id,
         rec.config == configurationHash
@@ -345,10 +345,10 @@ public struct ShardRecord: Sendable {
       for f in rec.files {
         let path = parts + u.id + (f.kind == "summary" ? ".csv" : "." + f.kind + ".csv")
         guard let d = FileManager.default.contents(atPath: path) else {
-          throw ExperimentError("\(path): missing; \(rerun)")
+          throw ExperimentError(.damagedParts, "\(path): missing; \(rerun)")
         }
         guard d.count == f.bytes, SHA256.hex([UInt8](d)) == f.sha256 else {
-          throw ExperimentError("\(path) does not match the size and SHA-256 recorded in \(statePath); \(rerun)")
+          throw ExperimentError(.damagedParts, "\(path) does not match the size and SHA-256 recorded in \(statePath); \(rerun)")
         }
       }
     }
@@ -409,19 +409,19 @@ public func mergeShards(
   let first = records[0]
   for r in records.dropFirst() where r.configurationHash != first.configurationHash {
     throw ExperimentError(
-      "shards of different experiments: \(first.directory) has configuration \(first.configurationHash.prefix(12)) "
+      .shardMismatch, "shards of different experiments: \(first.directory) has configuration \(first.configurationHash.prefix(12)) "
         + "(\(first.experimentPath)), \(r.directory) has \(r.configurationHash.prefix(12)) (\(r.experimentPath))")
   }
   let n = first.shard.count
   for r in records.dropFirst() where r.shard.count != n {
     throw ExperimentError(
-      "\(first.directory) is shard \(first.shard) but \(r.directory) is shard \(r.shard): "
+      .shardMismatch, "\(first.directory) is shard \(first.shard) but \(r.directory) is shard \(r.shard): "
         + "the shards of one merge split the experiment the same way (same N)")
   }
   var byIndex: [Int: ShardRecord] = [:]
   for r in records {
     if let other = byIndex[r.shard.index] {
-      throw ExperimentError("duplicate shard \(r.shard): given twice, as \(other.directory) and \(r.directory)")
+      throw ExperimentError(.shardMismatch, "duplicate shard \(r.shard): given twice, as \(other.directory) and \(r.directory)")
     }
     byIndex[r.shard.index] = r
   }
@@ -429,7 +429,7 @@ public func mergeShards(
   if !missing.isEmpty {
     let names = missing.map { "\($0)/\(n)" }.joined(separator: ", ")
     throw ExperimentError(
-      "missing shard\(missing.count == 1 ? "" : "s") \(names): a merge needs every shard 1/\(n) to \(n)/\(n) "
+      .shardMismatch, "missing shard\(missing.count == 1 ? "" : "s") \(names): a merge needs every shard 1/\(n) to \(n)/\(n) "
         + "exactly once (given \(records.count))")
   }
   let shards = (1...n).map { byIndex[$0]! }

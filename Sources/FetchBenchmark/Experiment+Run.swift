@@ -142,11 +142,11 @@ public struct ExperimentShard: Sendable, Equatable, CustomStringConvertible {
   public init(parsing s: String) throws {
     let parts = s.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]) else {
-      throw ExperimentError("'\(s)': expected K/N, such as 2/8")
+      throw ExperimentError(.badShard, "'\(s)': expected K/N, such as 2/8")
     }
-    guard n >= 1 else { throw ExperimentError("'\(s)': the number of shards N must be at least 1") }
+    guard n >= 1 else { throw ExperimentError(.badShard, "'\(s)': the number of shards N must be at least 1") }
     guard let shard = ExperimentShard(index: k, count: n) else {
-      throw ExperimentError("'\(s)': the shard K must be in 1...\(n)")
+      throw ExperimentError(.badShard, "'\(s)': the shard K must be in 1...\(n)")
     }
     self = shard
   }
@@ -416,6 +416,7 @@ public func runExperiment(
   let hash = SHA256.hex([UInt8](canonical))
   if let want = options.expectedConfigurationHash, want != hash {
     throw ExperimentError(
+      .configurationChanged,
       "the experiment's configuration is now \(String(hash.prefix(12))), but the parts were computed for "
         + "\(String(want.prefix(12))): the experiment file, a trace or the fetchlab version changed since")
   }
@@ -436,6 +437,7 @@ public func runExperiment(
     held != shard
   {
     throw ExperimentError(
+      .directoryConflict,
       "\(directory) holds shard \(held) of this experiment (shard.json), not \(shard): "
         + "give each shard its own --out")
   }
@@ -500,6 +502,7 @@ public func runExperiment(
             partUsable(rec, hash: hash, unit: id, users: users, parts: source)
           else {
             throw ExperimentError(
+              .damagedParts,
               "\(source)/\(id).state is missing, damaged, or not for these users (users of block \(block) of \(d.name)); "
                 + "rerun that shard")
           }
@@ -530,6 +533,7 @@ public func runExperiment(
     reader.onRead = nil
     if hasher.hexDigest() != inputs[di].sha256 {
       throw ExperimentError(
+        .inputChanged,
         "\(path) changed during the run (its SHA-256 is no longer the one the configuration was computed for); "
           + "run again on a file that is not being written")
     }
@@ -571,7 +575,7 @@ public func runExperiment(
         rec.unit == id, rec.ages.count == P, rec.pairs.allSatisfy({ (0..<P).contains($0.policy) }),
         rec.waits.count == P, rec.devices.allSatisfy({ (0..<P).contains($0.policy) })
       else {
-        throw ExperimentError("\(statePath) is missing or damaged; delete it and run again")
+        throw ExperimentError(.damagedParts, "\(statePath) is missing or damaged; delete it and run again")
       }
       states.append(ShardRecord.Unit(id: id, stateBytes: stateData.count, stateSHA256: SHA256.hex([UInt8](stateData))))
       let r = replicationOf(id)
@@ -668,11 +672,11 @@ private func partUsable(_ r: PartRecord, hash: String, unit: String, users: [Use
 /// and SHA-256 in the unit's record.
 private func verifiedPart(_ path: String, record f: PartRecord.File) throws -> String {
   guard let data = FileManager.default.contents(atPath: path), data.count == f.bytes else {
-    throw ExperimentError("\(path) is missing or has the wrong size; delete its .state file and run again")
+    throw ExperimentError(.damagedParts, "\(path) is missing or has the wrong size; delete its .state file and run again")
   }
   let bytes = [UInt8](data)
   guard SHA256.hex(bytes) == f.sha256 else {
-    throw ExperimentError("\(path) does not match its SHA-256; delete its .state file and run again")
+    throw ExperimentError(.damagedParts, "\(path) does not match its SHA-256; delete its .state file and run again")
   }
   guard let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return "" }
   return String(decoding: bytes[(nl + 1)...], as: UTF8.self)
@@ -685,25 +689,6 @@ private func importPart(_ id: String, record: PartRecord, from source: String, t
   let names = record.files.map { id + partSuffix($0.kind) } + [id + ".state"]
   for name in names {
     try placeFile(from: source + "/" + name, to: parts + "/" + name)
-  }
-}
-
-/// Links or copies `from` to `to` via a temporary name and a rename.
-func placeFile(from: String, to: String) throws {
-  let fm = FileManager.default
-  let tmp = to + ".tmp-\(getpid())"
-  try? fm.removeItem(atPath: tmp)
-  if link(from, tmp) != 0 {
-    do {
-      try fm.copyItem(atPath: from, toPath: tmp)
-    } catch {
-      throw ExperimentError("\(from): cannot copy to \(to): \(error.localizedDescription)")
-    }
-  }
-  guard rename(tmp, to) == 0 else {
-    let msg = String(cString: strerror(errno))
-    try? fm.removeItem(atPath: tmp)
-    throw ExperimentError("\(to): cannot rename into place: \(msg)")
   }
 }
 
@@ -762,30 +747,6 @@ private func writePart(
   try f.commit()
 }
 
-/// Prepends `prefix` to every CSV record of `text` (records end at an LF
-/// outside quotes, RFC 4180).
-func prefixRecords(_ text: String, _ prefix: String) -> String {
-  guard !text.isEmpty else { return "" }
-  let p = Array(prefix.utf8)
-  var out: [UInt8] = []
-  out.reserveCapacity(text.utf8.count + p.count * 64)
-  var atStart = true
-  var quoted = false
-  for b in text.utf8 {
-    if atStart {
-      out += p
-      atStart = false
-    }
-    out.append(b)
-    if b == UInt8(ascii: "\"") {
-      quoted.toggle()
-    } else if b == UInt8(ascii: "\n"), !quoted {
-      atStart = true
-    }
-  }
-  return String(decoding: out, as: UTF8.self)
-}
-
 /// Replays `users` under each configuration, in parallel; `[config][user]`.
 private func replayUsers(
   _ users: [UserTrace], _ configs: [RunConfiguration], _ population: HabitModel?, jobs: Int
@@ -793,130 +754,4 @@ private func replayUsers(
   let n = users.count
   let all = parallelMap(n * configs.count, jobs: jobs) { k in replayUser(users[k % n], configs[k / n], population) }
   return (0..<configs.count).map { Array(all[($0 * n)..<(($0 + 1) * n)]) }
-}
-
-/// The canonical description of everything that determines the output.
-func experimentConfiguration(
-  _ e: Experiment, traceHashes: [Int: (bytes: Int, sha256: String)], version: String
-) -> [String: Any] {
-  [
-    "part_format": PartRecord.formatVersion,
-    "fetchlab_version": version,
-    "datasets": e.datasets.enumerated().map { i, d -> [String: Any] in
-      switch d.source {
-      case .trace: return ["name": d.name, "trace_sha256": traceHashes[i]!.sha256]
-      case .synthetic(let s):
-        return [
-          "name": d.name,
-          "synthetic": s.spec,
-        ]
-      }
-    },
-    "policies": e.configurations.map(\.name),
-    "apps": e.apps.description,
-    "train_fraction": e.trainFraction,
-    "world_overrides": e.world.overrides(),
-    "seed": e.seed,
-    "replication_seeds": (0..<e.replications).map { e.replicationSeed($0) },
-    "event_files": e.eventFiles,
-    "unit_users": e.unitUsers,
-    "population_users": RunConfiguration(tracePath: "", policies: []).populationUsers,
-  ]
-}
-
-/// Checks that `directory` (locked by the caller's ``ResultDirectory``)
-/// holds nothing or this experiment; with `force`, clears another one.
-/// A `parts/experiment.json` without any finished unit (left by a run that
-/// failed early) is no conflict.
-private func claimDirectory(_ directory: String, hash: String, force: Bool, experiment e: Experiment) throws {
-  let fm = FileManager.default
-  let parts = directory + "/parts"
-  func recordedHash(_ path: String) -> String?? {
-    guard let d = fm.contents(atPath: path) else { return nil }
-    let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any]
-    return .some(o?["config_hash"] as? String)
-  }
-  let marker = parts + "/experiment.json"
-  var conflict: String?
-  if let h = recordedHash(marker), h != hash, PartRecord.unitCount(parts) > 0 {
-    conflict = "parts of a different experiment (configuration \(h.map { String($0.prefix(12)) } ?? "unknown"))"
-  } else if let h = recordedHash(directory + "/manifest.json"), h != hash {
-    conflict =
-      h.map { "the results of a different experiment (configuration \(String($0.prefix(12))))" }
-      ?? "the results of a 'run --trace'"
-  }
-  if let conflict, !force {
-    throw ExperimentError(
-      "\(directory) holds \(conflict), and this experiment's configuration is \(String(hash.prefix(12))): "
-        + "choose another --out, or pass --force to replace them")
-  }
-  try fm.createDirectory(atPath: parts, withIntermediateDirectories: true)
-  // The other experiment's results stay until this run's result replaces
-  // them as a whole (ResultDirectory.commit); its parts go now.
-  if conflict != nil || recordedHash(marker).map({ $0 != hash }) == true {
-    for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] {
-      try fm.removeItem(atPath: parts + "/" + f)
-    }
-  }
-  // Leftovers of an interrupted process (the lock is ours, so nobody else
-  // writes here): temporary files and scratch dirs in parts/, temporary
-  // files of generated datasets (the top level is cleaned by
-  // ResultDirectory).
-  for f in (try? fm.contentsOfDirectory(atPath: parts)) ?? [] where f.contains(".tmp-") || f.hasPrefix(".work-") || f == ".lock" {
-    try? fm.removeItem(atPath: parts + "/" + f)
-  }
-  for f in (try? fm.contentsOfDirectory(atPath: directory + "/datasets")) ?? [] where f.contains(".tmp-") {
-    try? fm.removeItem(atPath: directory + "/datasets/" + f)
-  }
-  if recordedHash(marker) == nil {
-    let m = try AtomicTextFile(path: marker)
-    let o: [String: Any] = ["config_hash": hash, "experiment": e.name, "path": e.path]
-    let d = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .prettyPrinted])
-    try m.write(String(decoding: d, as: UTF8.self) + "\n")
-    try m.commit()
-  }
-}
-
-/// Generates a synthetic dataset into `directory/<name>.csv` unless the file
-/// there was generated with the same settings and still has the SHA-256
-/// recorded beside it (`<name>.json`); returns its path, size and SHA-256.
-///
-/// A valid file in one of `sources` (another run's `datasets/`) is linked
-/// or copied instead of generating the dataset again.
-private func ensureSynthetic(
-  _ s: Experiment.Dataset.Synthetic, directory: String, name: String, sources: [String] = []
-) throws -> (path: String, bytes: Int, sha256: String) {
-  let fm = FileManager.default
-  try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
-  let csv = directory + "/" + name + ".csv"
-  let side = directory + "/" + name + ".json"
-  let specText = String(decoding: try JSONSerialization.data(withJSONObject: s.spec, options: [.sortedKeys]), as: UTF8.self)
-  func valid(_ dir: String) -> (bytes: Int, hex: String)? {
-    let csv = dir + "/" + name + ".csv"
-    guard let d = fm.contents(atPath: dir + "/" + name + ".json"),
-      let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any],
-      let recorded = o["spec"], JSONSerialization.isValidJSONObject(recorded),
-      let r = try? JSONSerialization.data(withJSONObject: recorded, options: [.sortedKeys]),
-      String(decoding: r, as: UTF8.self) == specText, let want = o["sha256"] as? String, fm.fileExists(atPath: csv),
-      let got = try? SHA256.hashFile(atPath: csv), got.hex == want
-    else { return nil }
-    return (got.bytes, got.hex)
-  }
-  if let got = valid(directory) { return (csv, got.bytes, got.hex) }
-  try? fm.removeItem(atPath: side)
-  for source in sources where valid(source) != nil {
-    try placeFile(from: source + "/" + name + ".csv", to: csv)
-    try placeFile(from: source + "/" + name + ".json", to: side)
-    if let got = valid(directory) { return (csv, got.bytes, got.hex) }
-    try? fm.removeItem(atPath: side)
-  }
-  let population = SyntheticPopulation(seed: s.seed, days: s.days, parameters: s.parameters)
-  try population.write(to: csv, users: s.users)
-  let h = try SHA256.hashFile(atPath: csv)
-  let m = try AtomicTextFile(path: side)
-  let o: [String: Any] = ["spec": s.spec, "sha256": h.hex, "bytes": h.bytes]
-  let data = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .prettyPrinted])
-  try m.write(String(decoding: data, as: UTF8.self) + "\n")
-  try m.commit()
-  return (csv, h.bytes, h.hex)
 }

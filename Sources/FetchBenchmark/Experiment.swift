@@ -608,9 +608,9 @@ let maxBraceDepth = 64
 private func expand(_ c: [Character], whole: String, limit: Int, level: Int) throws -> [[Character]] {
   guard let open = c.firstIndex(where: { $0 == "{" || $0 == "}" }) else { return [c] }
   guard level < maxBraceDepth else {
-    throw ExperimentError("'\(whole.prefix(80))\(whole.count > 80 ? "…" : "")' nests or chains more than \(maxBraceDepth) brace groups")
+    throw ExperimentError(.badPolicyPattern, "'\(whole.prefix(80))\(whole.count > 80 ? "…" : "")' nests or chains more than \(maxBraceDepth) brace groups")
   }
-  guard c[open] == "{" else { throw ExperimentError("unbalanced '}' in '\(whole)'") }
+  guard c[open] == "{" else { throw ExperimentError(.badPolicyPattern, "unbalanced '}' in '\(whole)'") }
   // The matching close and the top-level commas inside.
   var depth = 0
   var close: Int?
@@ -626,20 +626,20 @@ private func expand(_ c: [Character], whole: String, limit: Int, level: Int) thr
     }
     if close != nil { break }
   }
-  guard let close else { throw ExperimentError("unbalanced '{' in '\(whole)'") }
+  guard let close else { throw ExperimentError(.badPolicyPattern, "unbalanced '{' in '\(whole)'") }
   let prefix = Array(c[..<open])
   var alternatives: [[Character]] = []
   var from = open + 1
   for cut in cuts + [close] {
     alternatives += try expand(Array(c[from..<cut]), whole: whole, limit: limit, level: level + 1)
     guard alternatives.count <= limit else {
-      throw ExperimentError("'\(whole)' expands to more than \(limit) policies")
+      throw ExperimentError(.badPolicyPattern, "'\(whole)' expands to more than \(limit) policies")
     }
     from = cut + 1
   }
   let suffixes = try expand(Array(c[(close + 1)...]), whole: whole, limit: limit, level: level + 1)
   guard alternatives.count * suffixes.count <= limit else {
-    throw ExperimentError("'\(whole)' expands to more than \(limit) policies")
+    throw ExperimentError(.badPolicyPattern, "'\(whole)' expands to more than \(limit) policies")
   }
   var out: [[Character]] = []
   out.reserveCapacity(alternatives.count * suffixes.count)
@@ -651,8 +651,68 @@ private func expand(_ c: [Character], whole: String, limit: Int, level: Int) thr
 
 /// A problem running an experiment that is not located in an input file
 /// (a directory holding another experiment, a corrupted part, …).
-public struct ExperimentError: Error, CustomStringConvertible, Sendable {
-  public let description: String
-  /// `s` with control characters escaped (names from input files may hold them).
-  public init(_ s: String) { description = escaped(s) }
+///
+/// A public struct over an internal enum (like `LinearAlgebraError`): match
+/// on ``code``, show ``message``; new codes do not break callers.
+public struct ExperimentError: Error, CustomStringConvertible, Sendable, Equatable {
+  enum Kind: Sendable, Hashable {
+    case badShard, badPolicyPattern, directoryConflict, configurationChanged, inputChanged, damagedParts
+    case shardMismatch, other
+  }
+
+  /// The category of an ``ExperimentError``.
+  public struct Code: Sendable, Hashable, CustomStringConvertible {
+    let kind: Kind
+
+    /// A `--shard K/N` value that is malformed or out of range.
+    public static let badShard = Code(kind: .badShard)
+    /// A policy pattern with unbalanced braces or too many expansions.
+    public static let badPolicyPattern = Code(kind: .badPolicyPattern)
+    /// The output directory is in use or holds another experiment's results.
+    public static let directoryConflict = Code(kind: .directoryConflict)
+    /// The configuration changed since the parts in the directory were computed.
+    public static let configurationChanged = Code(kind: .configurationChanged)
+    /// An input file changed during the run.
+    public static let inputChanged = Code(kind: .inputChanged)
+    /// A part, state or shard file is missing or does not match its checksum.
+    public static let damagedParts = Code(kind: .damagedParts)
+    /// Shards given to a merge do not belong together.
+    public static let shardMismatch = Code(kind: .shardMismatch)
+    /// Any other problem (directories that cannot be created or written, …).
+    public static let other = Code(kind: .other)
+
+    /// A stable kebab-case name.
+    public var description: String {
+      switch kind {
+      case .badShard: "bad-shard"
+      case .badPolicyPattern: "bad-policy-pattern"
+      case .directoryConflict: "directory-conflict"
+      case .configurationChanged: "configuration-changed"
+      case .inputChanged: "input-changed"
+      case .damagedParts: "damaged-parts"
+      case .shardMismatch: "shard-mismatch"
+      case .other: "other"
+      }
+    }
+  }
+
+  /// The category.
+  public let code: Code
+  /// What is wrong, in words, control characters escaped (also the ``description``).
+  public let message: String
+  /// The file or option at fault, when known.
+  public var location: InputLocation
+
+  /// An error of `code`; `message` with control characters escaped (names
+  /// from input files may hold them).
+  public init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+    self.code = code
+    self.message = escaped(message)
+    self.location = location
+  }
+
+  /// An ``Code-swift.struct/other`` error with `message`.
+  public init(_ message: String) { self.init(.other, message) }
+
+  public var description: String { message }
 }

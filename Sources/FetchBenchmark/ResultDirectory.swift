@@ -77,7 +77,7 @@ public final class ResultDirectory {
     }
     guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
       close(fd)
-      throw ExperimentError("\(path) is in use by another fetchlab run; wait for it or choose another --out")
+      throw ExperimentError(.directoryConflict, "\(path) is in use by another fetchlab run; wait for it or choose another --out")
     }
     lockFD = fd
     staging = path + "/" + Self.stagingPrefix + "\(getpid())"

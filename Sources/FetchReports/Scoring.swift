@@ -92,9 +92,43 @@ public struct PolicyScore: Sendable, Equatable {
 
 /// A problem with the request rather than the file (e.g. an unknown
 /// baseline); file problems are ``TraceFormatError``s.
-public struct ScoringError: Error, CustomStringConvertible, Sendable {
-  public let description: String
-  init(_ s: String) { description = s }
+///
+/// A public struct over an internal enum (like `LinearAlgebraError`): match
+/// on ``code``, show ``message``; new codes do not break callers.
+public struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable {
+  enum Kind: Sendable, Hashable {
+    case unknownBaseline
+  }
+
+  /// The category of a ``ScoringError``.
+  public struct Code: Sendable, Hashable, CustomStringConvertible {
+    let kind: Kind
+
+    /// The baseline policy is not in the run's summary table.
+    public static let unknownBaseline = Code(kind: .unknownBaseline)
+
+    /// A stable kebab-case name.
+    public var description: String {
+      switch kind {
+      case .unknownBaseline: "unknown-baseline"
+      }
+    }
+  }
+
+  /// The category.
+  public let code: Code
+  /// What is wrong, in words (also the ``description``).
+  public let message: String
+  /// The summary table the request was checked against, and the option at fault.
+  public var location: InputLocation
+
+  init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+    self.code = code
+    self.message = message
+    self.location = location
+  }
+
+  public var description: String { message }
 }
 
 /// Statistics over a run's `summary.csv` with users as the resampling unit:
@@ -361,7 +395,9 @@ public enum PairedComparison {
   ) throws -> [PairedDifference] {
     guard table.policies.contains(baseline) else {
       let list = table.policies.isEmpty ? "(none)" : table.policies.joined(separator: ", ")
-      throw ScoringError("unknown baseline '\(baseline)'; policies in \(table.file): \(list)")
+      throw ScoringError(
+        .unknownBaseline, "unknown baseline '\(baseline)'; policies in \(table.file): \(list)",
+        location: InputLocation(file: table.file, field: "--baseline"))
     }
     var out: [PairedDifference] = []
     for dataset in table.datasets {

@@ -34,9 +34,54 @@ public struct TimelineRequest: Sendable, Equatable {
 }
 
 /// A problem with a timeline request or its inputs (exit code 1).
-public struct TimelineError: Error, CustomStringConvertible, Sendable {
-  public let description: String
-  init(_ s: String) { description = s }
+///
+/// A public struct over an internal enum (like `LinearAlgebraError`): match
+/// on ``code``, show ``message``; new codes do not break callers.
+public struct TimelineError: Error, CustomStringConvertible, Sendable, Equatable {
+  enum Kind: Sendable, Hashable {
+    case badManifest, traceUnavailable, badRequest
+  }
+
+  /// The category of a ``TimelineError``.
+  public struct Code: Sendable, Hashable, CustomStringConvertible {
+    let kind: Kind
+
+    /// The run's `manifest.json` is unreadable or lacks a field the timeline needs.
+    public static let badManifest = Code(kind: .badManifest)
+    /// The run's trace is missing or changed since the run.
+    public static let traceUnavailable = Code(kind: .traceUnavailable)
+    /// A `--timeline-*` option names no user, app, policy, dataset or day of the run.
+    public static let badRequest = Code(kind: .badRequest)
+
+    /// A stable kebab-case name.
+    public var description: String {
+      switch kind {
+      case .badManifest: "bad-manifest"
+      case .traceUnavailable: "trace-unavailable"
+      case .badRequest: "bad-request"
+      }
+    }
+  }
+
+  /// The category.
+  public let code: Code
+  /// What is wrong, in words (also the ``description``).
+  public let message: String
+  /// The manifest or option at fault, when known.
+  public var location: InputLocation
+
+  init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+    self.code = code
+    self.message = message
+    self.location = location
+  }
+
+  /// A ``Code-swift.struct/badManifest`` error: `manifest: detail`.
+  init(manifest: String, _ detail: String) {
+    self.init(.badManifest, manifest + ": " + detail, location: InputLocation(file: manifest))
+  }
+
+  public var description: String { message }
 }
 
 /// One user's day under a few policies, re-replayed from the run's trace
@@ -136,23 +181,23 @@ extension UserDayTimeline {
     let path = runDir + "/manifest.json"
     guard let data = FileManager.default.contents(atPath: path),
       let m = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-    else { throw TimelineError("\(path): cannot read the run's manifest (JSON object)") }
+    else { throw TimelineError(manifest: path, "cannot read the run's manifest (JSON object)") }
     guard let policies = m["policies"] as? [String], !policies.isEmpty else {
-      throw TimelineError("\(path): no \"policies\" list")
+      throw TimelineError(manifest: path, "no \"policies\" list")
     }
     let apps: AppSelection
     do { apps = try AppSelection(parsing: m["apps"] as? String ?? "top:3") } catch {
-      throw TimelineError("\(path): apps: \(error)")
+      throw TimelineError(manifest: path, "apps: \(error)")
     }
     var world = WorldParameters()
     for item in m["world_overrides"] as? [String] ?? [] {
-      guard let eq = item.firstIndex(of: "=") else { throw TimelineError("\(path): world_overrides: '\(item)'") }
+      guard let eq = item.firstIndex(of: "=") else { throw TimelineError(manifest: path, "world_overrides: '\(item)'") }
       let name = String(item[..<eq]), raw = String(item[item.index(after: eq)...])
       let value: ParameterValue =
         raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : Double(raw).map { .number($0) } ?? .word(raw)
-      if let msg = world.set(name, to: value) { throw TimelineError("\(path): world_overrides: \(name): \(msg)") }
+      if let msg = world.set(name, to: value) { throw TimelineError(manifest: path, "world_overrides: \(name): \(msg)") }
     }
-    guard let master = uint64(m["seed"]) else { throw TimelineError("\(path): no \"seed\"") }
+    guard let master = uint64(m["seed"]) else { throw TimelineError(manifest: path, "no \"seed\"") }
     let trainFraction = (m["train_fraction"] as? NSNumber)?.doubleValue ?? 0
     var inputs: [(String, String, String?, String?)] = []
     let seed: UInt64
@@ -167,7 +212,7 @@ extension UserDayTimeline {
       seed = master
       inputs.append(("", p, t["sha256"] as? String, t["path_from_run_dir"] as? String))
     } else {
-      throw TimelineError("\(path): no trace recorded (\"trace\" or \"inputs\")")
+      throw TimelineError(manifest: path, "no trace recorded (\"trace\" or \"inputs\")")
     }
     return RunSettings(
       policies: policies, apps: apps, trainFraction: trainFraction, world: world, seed: seed, inputs: inputs)
@@ -240,7 +285,7 @@ extension UserDayTimeline {
     let input: (dataset: String, path: String, sha256: String?, fromRunDir: String?)
     if let d = request.dataset {
       guard let i = run.inputs.first(where: { $0.dataset == d }) else {
-        throw TimelineError("--timeline-dataset \(d): the run's datasets are \(run.inputs.map { $0.dataset.isEmpty ? "(unnamed)" : $0.dataset }.joined(separator: ", "))")
+        throw TimelineError(.badRequest, "--timeline-dataset \(d): the run's datasets are \(run.inputs.map { $0.dataset.isEmpty ? "(unnamed)" : $0.dataset }.joined(separator: ", "))")
       }
       input = i
     } else {
@@ -262,13 +307,13 @@ extension UserDayTimeline {
     }
     if !input.dataset.isEmpty { candidates.append(runDir + "/datasets/" + input.dataset + ".csv") }
     guard let path = candidates.first(where: { fm.fileExists(atPath: $0) }) else {
-      throw TimelineError("trace \(input.path) (recorded in \(runDir)/manifest.json) not found; run the report from the directory the run was started in")
+      throw TimelineError(.traceUnavailable, "trace \(input.path) (recorded in \(runDir)/manifest.json) not found; run the report from the directory the run was started in")
     }
     var check = "SHA-256 not recorded in the manifest: not checked"
     if let want = input.sha256 {
       let got = try SHA256.hashFile(atPath: path).hex
       guard got == want else {
-        throw TimelineError("trace \(path) changed since the run: SHA-256 \(got), manifest \(want)")
+        throw TimelineError(.traceUnavailable, "trace \(path) changed since the run: SHA-256 \(got), manifest \(want)")
       }
       check = "SHA-256 matches the manifest"
     }
@@ -277,15 +322,15 @@ extension UserDayTimeline {
     var chosen: [String] = []
     for p in request.policies {
       let spec: PolicySpec
-      do { spec = try PolicySpec(parsing: p) } catch { throw TimelineError("--timeline-policy \(p): \(error)") }
+      do { spec = try PolicySpec(parsing: p) } catch { throw TimelineError(.badRequest, "--timeline-policy \(p): \(error)") }
       guard run.policies.contains(spec.description) else {
-        throw TimelineError("--timeline-policy \(p): not one of the run's policies (\(run.policies.joined(separator: ", ")))")
+        throw TimelineError(.badRequest, "--timeline-policy \(p): not one of the run's policies (\(run.policies.joined(separator: ", ")))")
       }
       if !chosen.contains(spec.description) { chosen.append(spec.description) }
     }
     if chosen.isEmpty { chosen = defaultPolicies(run.policies) }
     let specs = try chosen.map { p in
-      do { return try PolicySpec(parsing: p) } catch { throw TimelineError("\(runDir)/manifest.json: policy \(p): \(error)") }
+      do { return try PolicySpec(parsing: p) } catch { throw TimelineError(manifest: "\(runDir)/manifest.json", "policy \(p): \(error)") }
     }
 
     // The user.
@@ -298,7 +343,7 @@ extension UserDayTimeline {
       }
     }
     guard let trace = found else {
-      throw TimelineError(request.user.map { "--timeline-user \($0): not in \(path)" } ?? "\(path): no users")
+      throw TimelineError(.badRequest, request.user.map { "--timeline-user \($0): not in \(path)" } ?? "\(path): no users")
     }
     let config = RunConfiguration(
       tracePath: path, policies: specs, seed: run.seed, world: run.world, apps: run.apps, recordEvents: true, jobs: 1,
@@ -306,11 +351,11 @@ extension UserDayTimeline {
     let population = specs.contains(where: \.usesHabitModel) ? try fitPopulation(config) : nil
     let result = replayUser(trace, config, population)
     let test = result.trace
-    guard !result.apps.isEmpty else { throw TimelineError("user \(trace.user) opens no app the run selected (\(run.apps))") }
+    guard !result.apps.isEmpty else { throw TimelineError(.badRequest, "user \(trace.user) opens no app the run selected (\(run.apps))") }
     let a: Int
     if let name = request.app {
       guard let i = result.apps.firstIndex(where: { test.apps[Int($0)] == name }) else {
-        throw TimelineError("--timeline-app \(name): not among user \(trace.user)'s replayed apps (\(result.apps.map { test.apps[Int($0)] }.joined(separator: ", ")))")
+        throw TimelineError(.badRequest, "--timeline-app \(name): not among user \(trace.user)'s replayed apps (\(result.apps.map { test.apps[Int($0)] }.joined(separator: ", ")))")
       }
       a = i
     } else {
@@ -323,9 +368,9 @@ extension UserDayTimeline {
     func dayOf(_ t: Double) -> Int { Int((clock.local(t) / 86_400).rounded(.down)) }
     let dayNumber: Int
     if let s = request.day {
-      guard let d = parseDay(s) else { throw TimelineError("--timeline-day \(s): expected YYYY-MM-DD") }
+      guard let d = parseDay(s) else { throw TimelineError(.badRequest, "--timeline-day \(s): expected YYYY-MM-DD") }
       guard midnight(d + 1, test.timeZone) > test.start, midnight(d, test.timeZone) < test.end else {
-        throw TimelineError("--timeline-day \(s): outside user \(trace.user)'s replayed (test) window \(civil(dayOf(test.start))) to \(civil(dayOf(test.end)))")
+        throw TimelineError(.badRequest, "--timeline-day \(s): outside user \(trace.user)'s replayed (test) window \(civil(dayOf(test.start))) to \(civil(dayOf(test.end)))")
       }
       dayNumber = d
     } else {

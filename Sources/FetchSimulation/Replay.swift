@@ -301,6 +301,9 @@ struct ReplayEngine {
       complete(j, &policies[j], notify: false)
     }
     let apps = (0..<n).map { finish($0) }
+    #if DEBUG
+    _checkInvariants(apps)
+    #endif
     return DeviceReplay(apps: apps, summary: DeviceSummary(apps))
   }
 

@@ -24,6 +24,12 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
   /// the problem concerns the whole file (line 0) and without `field: ` when
   /// it concerns the whole row (`-`), so no message names a line 0 or a
   /// field `-`.
+  /// ``file``, ``line`` and ``field`` as an ``InputLocation`` (line 0 and
+  /// field `-`, "the whole file" and "the whole row", become `nil`).
+  public var location: InputLocation {
+    InputLocation(file: file, line: line > 0 ? line : nil, field: field == "-" ? nil : field)
+  }
+
   public var description: String {
     (line > 0 ? "\(escaped(file)):\(line): " : "\(escaped(file)): ") + (field == "-" ? "" : "\(escaped(field)): ")
       + escaped(message)

@@ -31,6 +31,12 @@ struct FetchLab: ParsableCommand {
 
   /// Runs the command line, first catching a mistyped subcommand (which the
   /// parser would report only as an unexpected argument) with a suggestion.
+  ///
+  /// The one error path of the CLI: every error a command throws ends here,
+  /// Foundation file errors made readable (``readable(_:)``), and leaves
+  /// through ArgumentParser's `exit(withError:)`: usage errors
+  /// (`ValidationError`) with exit code 64, everything else (library errors
+  /// such as `TraceFormatError`, ``CommandError``) as `Error: …` with 1.
   static func main() {
     let args = Array(CommandLine.arguments.dropFirst())
     if let first = args.first, !first.hasPrefix("-"), !subcommandNames.contains(first) {
@@ -39,7 +45,12 @@ struct FetchLab: ParsableCommand {
           + "\nCommands: " + subcommandNames.joined(separator: ", ") + " (see 'fetchlab --help').")
       Foundation.exit(ExitCode.validationFailure.rawValue)
     }
-    main(nil)
+    do {
+      var command = try parseAsRoot(nil)
+      try command.run()
+    } catch {
+      exit(withError: readable(error))
+    }
   }
 }
 
@@ -47,12 +58,6 @@ struct FetchLab: ParsableCommand {
 /// configuration hash: a run never resumes from
 /// parts another version computed. Bump it whenever results change.
 let fetchLabVersion = "0.3.0"
-
-/// A failure caused by the input (not the usage): printed as `Error: ...`, exit 1.
-struct CommandError: Error, CustomStringConvertible {
-  let description: String
-  init(_ s: String) { description = s }
-}
 
 /// Writes a line to standard error (progress, warnings, logs).
 func log(_ s: String) {

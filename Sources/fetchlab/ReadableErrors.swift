@@ -1,6 +1,12 @@
 import FetchBenchmark
 import Foundation
 
+/// A failure caused by the input (not the usage): printed as `Error: ...`, exit 1.
+struct CommandError: Error, CustomStringConvertible {
+  let description: String
+  init(_ s: String) { description = s }
+}
+
 /// `error` as a FetchLab message when it is a Foundation file error (which
 /// would print as an `Error Domain=NSCocoaErrorDomain Code=… UserInfo=…`
 /// dump): the path, the reason in words, and what to do. Other errors are

@@ -33,6 +33,24 @@ struct PolicySpecTests {
     }
   }
 
+  @Test("bad policy strings have a stable code and locate the string", arguments: [
+    ("zoo", "unknown-policy"), ("periodic", "missing-argument"), ("never:1h", "unexpected-argument"),
+    ("periodic:soon", "bad-value"), ("ios-minimum:price=-1", "bad-value"), ("imp:unknown=1", "unknown-setting"),
+    ("ios-minimum:price=1,price=2", "repeated-setting"),
+  ])
+  func codes(_ s: String, _ code: String) {
+    do {
+      _ = try PolicySpec(parsing: s)
+      Issue.record("no error for \(s)")
+    } catch let e as PolicySpecError {
+      #expect(e.code.description == code, "\(s): \(e)")
+      #expect(e.location == InputLocation(field: s))
+      #expect(e.description == e.message)
+    } catch {
+      Issue.record("unexpected \(error)")
+    }
+  }
+
   @Test("every policy replays a random week with sane results", arguments: specs)
   func replays(_ s: String) throws {
     let spec = try PolicySpec(parsing: s)

@@ -131,4 +131,31 @@ struct ReplayInvariantTests {
     #expect(r.fetches[1].end - r.fetches[1].start == 30)
     #expect(r.fetches[0].energyJ == 0 && r.fetches[0].bytes == 0)
   }
+
+  @Test("_checkInvariants: a finished replay holds them, and each corrupted charge or time is caught")
+  func engineInvariantsCatchCorruption() {
+    let trace = TestTraces.user(seed: 7, days: 2, opensPerHour: 2, networkChangesPerDay: 8)
+    let w = Self.world(refresh: true)
+    let user = PreparedUser(trace: trace, world: w)
+    let contents = [Int32(0), 1].map { ContentTimeline(trace: trace, app: $0, world: w, seed: 7) }
+    var engine = ReplayEngine(
+      user: user, apps: [0, 1], contents: contents, options: ReplayOptions(seed: 7, policyKey: "t", recordEvents: true))
+    var policies = [ScriptedPolicy(times: [trace.start + 3600, trace.start + 7200]), ScriptedPolicy(times: [trace.start + 60])]
+    let result = engine.run(&policies)
+    #expect(result.apps.map(\.summary.fetches) == [2, 1])
+    #expect(engine.invariantViolations(result.apps).isEmpty)
+
+    var energy = result.apps
+    energy[0].summary.energyJ += 1
+    #expect(engine.invariantViolations(energy).contains { $0.contains("fetch energies sum to") })
+    var outcomes = result.apps
+    outcomes[1].summary.noData += 1
+    #expect(engine.invariantViolations(outcomes).contains { $0.contains("do not add up") })
+    var late = engine
+    late.lanes[0].fetches[1].start = late.lanes[0].fetches[0].start - 1
+    #expect(late.invariantViolations(result.apps).contains { $0.contains("out of order") })
+    var overBudget = engine
+    overBudget.lanes[1].fetches[0].end = overBudget.lanes[1].fetches[0].start + w.fetchBudgetS + 1
+    #expect(overBudget.invariantViolations(result.apps).contains { $0.contains("exceeds the fetch budget") })
+  }
 }

@@ -208,7 +208,7 @@ public enum AndroidWorkManagerFamily: PolicyFamily {
   public static let style = PolicyStyle(color: "#D55E00", marker: .triangleLeft)
 
   public static func parse(_ argument: String?, spec: String) throws -> Configuration {
-    guard let a = argument else { throw PolicySpecError("policy 'android-workmanager' needs an argument, e.g. android-workmanager:1h") }
+    guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'android-workmanager' needs an argument, e.g. android-workmanager:1h") }
     let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
     return Configuration(interval: i, parameters: try parseSettings(rest, policy: spec, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys))
   }

@@ -22,10 +22,10 @@ public enum IOSCustomFamily: PolicyFamily {
   public static let style = PolicyStyle(color: "#56B4E9", marker: .triangleRight)
 
   public static func parse(_ argument: String?, spec: String) throws -> Configuration {
-    guard let a = argument else { throw PolicySpecError("policy 'ios-custom' needs an interval, e.g. ios-custom:1h") }
+    guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'ios-custom' needs an interval, e.g. ios-custom:1h") }
     let items = a.split(separator: ",", maxSplits: 1).map(String.init)
     guard let secs = parseDuration(items.first ?? ""), secs >= 1 else {
-      throw PolicySpecError("policy '\(spec)': bad interval '\(items.first ?? "")' (use e.g. 30m, 1h; at least 1 s)")
+      throw PolicySpecError(.badValue, "policy '\(spec)': bad interval '\(items.first ?? "")' (use e.g. 30m, 1h; at least 1 s)")
     }
     var p = try parseSettings(
       items.count > 1 ? items[1] : "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)

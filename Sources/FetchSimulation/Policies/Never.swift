@@ -16,7 +16,7 @@ public enum NeverFamily: PolicyFamily {
   public static let style = PolicyStyle(color: "#000000", marker: .square)
 
   public static func parse(_ argument: String?, spec: String) throws {
-    if argument != nil { throw PolicySpecError("policy 'never' takes no parameter (got '\(spec)')") }
+    if argument != nil { throw PolicySpecError(.unexpectedArgument, "policy 'never' takes no parameter (got '\(spec)')") }
   }
   public static func describe(_ configuration: Void) -> String { name }
   public static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }

@@ -80,7 +80,7 @@ public enum OracleFamily: PolicyFamily {
   public static let style = PolicyStyle(color: "#009E73", marker: .diamond)
 
   public static func parse(_ argument: String?, spec: String) throws {
-    if argument != nil { throw PolicySpecError("policy 'oracle' takes no parameter (got '\(spec)')") }
+    if argument != nil { throw PolicySpecError(.unexpectedArgument, "policy 'oracle' takes no parameter (got '\(spec)')") }
   }
   public static func describe(_ configuration: Void) -> String { name }
   public static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }

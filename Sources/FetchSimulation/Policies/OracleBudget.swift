@@ -516,10 +516,11 @@ public enum OracleBudgetFamily: PolicyFamily {
   public static let style = PolicyStyle(color: "#999933", marker: .triangleDown)
 
   public static func parse(_ argument: String?, spec: String) throws -> Configuration {
-    guard let a = argument else { throw PolicySpecError("policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }
+    guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }
     let items = a.split(separator: ",", maxSplits: 1).map(String.init)
     guard let b = OracleBudget(argument: items.first ?? "") else {
       throw PolicySpecError(
+        .badValue,
         "policy '\(spec)': bad budget '\(items.first ?? "")' (fetches per day, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
       )
     }

@@ -49,20 +49,20 @@ public enum PeriodicFamily: PolicyFamily {
   public static let style = PolicyStyle(color: "#E69F00", marker: .circle)
 
   public static func parse(_ argument: String?, spec: String) throws -> Configuration {
-    guard let a = argument else { throw PolicySpecError("policy 'periodic' needs an interval, e.g. periodic:30m") }
+    guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'periodic' needs an interval, e.g. periodic:30m") }
     let items = a.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
     guard let secs = parseDuration(items[0]), secs >= 1 else {
-      throw PolicySpecError("policy '\(spec)': bad interval '\(items[0])' (use e.g. 90s, 15m, 1h, 1h30m, 1d; at least 1 s)")
+      throw PolicySpecError(.badValue, "policy '\(spec)': bad interval '\(items[0])' (use e.g. 90s, 15m, 1h, 1h30m, 1d; at least 1 s)")
     }
     var phase: Double?
     if items.count > 1 {
       let kv = items[1].split(separator: "=", maxSplits: 1).map(String.init)
       guard kv.count == 2, kv[0] == "phase" else {
-        throw PolicySpecError("policy '\(spec)': unknown setting '\(items[1])'; known: phase")
+        throw PolicySpecError(.unknownSetting, "policy '\(spec)': unknown setting '\(items[1])'; known: phase")
       }
       guard let p = parseDuration(kv[1]), p >= 0, p <= secs else {
         throw PolicySpecError(
-          "policy '\(spec)': bad value '\(kv[1])' for phase (a duration from 0 to the interval, e.g. phase=0)")
+          .badValue, "policy '\(spec)': bad value '\(kv[1])' for phase (a duration from 0 to the interval, e.g. phase=0)")
       }
       phase = p == secs ? nil : p
     }

@@ -6,7 +6,7 @@ import FetchTraces
 func parseIntervalAndSettings(_ a: String, policy: String) throws -> (Double, String) {
   let items = a.split(separator: ",", maxSplits: 1).map(String.init)
   guard let secs = parseDuration(items.first ?? ""), secs >= 1 else {
-    throw PolicySpecError("policy '\(policy)': bad interval '\(items.first ?? "")' (use e.g. 15m, 1h; at least 1 s)")
+    throw PolicySpecError(.badValue, "policy '\(policy)': bad interval '\(items.first ?? "")' (use e.g. 15m, 1h; at least 1 s)")
   }
   return (secs, items.count > 1 ? items[1] : "")
 }
@@ -61,16 +61,16 @@ func parseSettings<P>(_ text: String, policy: String, defaults: P, keys: [Settin
   for item in text.split(separator: ",", omittingEmptySubsequences: false) {
     let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
     guard kv.count == 2, let key = keys.first(where: { $0.name == kv[0] }) else {
-      throw PolicySpecError("policy '\(policy)': unknown setting '\(item)'; known: " + keys.map(\.name).joined(separator: ", "))
+      throw PolicySpecError(.unknownSetting, "policy '\(policy)': unknown setting '\(item)'; known: " + keys.map(\.name).joined(separator: ", "))
     }
     guard seen.insert(key.name).inserted else {
-      throw PolicySpecError("policy '\(policy)': \(key.name) is set more than once; keep one")
+      throw PolicySpecError(.repeatedSetting, "policy '\(policy)': \(key.name) is set more than once; keep one")
     }
     guard let x = key.isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.minimum, x <= key.maximum
     else {
       let range = key.maximum < .infinity
         ? "\(CSV.number(key.minimum))...\(CSV.number(key.maximum))" : "at least \(CSV.number(key.minimum))"
-      throw PolicySpecError("policy '\(policy)': bad value '\(kv[1])' for \(key.name) (\(range))")
+      throw PolicySpecError(.badValue, "policy '\(policy)': bad value '\(kv[1])' for \(key.name) (\(range))")
     }
     p[keyPath: key.path] = x
   }

@@ -27,9 +27,15 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
     let name = String(parts[0])
     guard let family = PolicyRegistry.family(named: name) else {
       let hint = Suggestion.closest(to: name, among: PolicyRegistry.names).map { " (did you mean '\($0)'?)" } ?? ""
-      throw PolicySpecError("unknown policy '\(s)'\(hint); known: \(PolicySpec.syntax)")
+      throw PolicySpecError(
+        .unknownPolicy, "unknown policy '\(s)'\(hint); known: \(PolicySpec.syntax)", location: InputLocation(field: s))
     }
-    self = try Self.parse(family, parts.count > 1 ? String(parts[1]) : nil, spec: s)
+    do {
+      self = try Self.parse(family, parts.count > 1 ? String(parts[1]) : nil, spec: s)
+    } catch var e as PolicySpecError {
+      if e.location.field == nil { e.location.field = s }
+      throw e
+    }
   }
 
   private static func parse<F: PolicyFamily>(_ family: F.Type, _ argument: String?, spec: String) throws -> PolicySpec {
@@ -178,10 +184,71 @@ public struct LearningContext: Sendable {
   }
 }
 
-/// A bad policy string.
-public struct PolicySpecError: Error, CustomStringConvertible, Sendable {
-  public let description: String
-  public init(_ s: String) { description = s }
+/// A bad policy string: a stable ``code``, the ``message`` shown to users,
+/// and the policy string at fault as ``location``'s field.
+///
+/// A public struct over an internal enum (like `LinearAlgebraError`), so new
+/// codes do not break callers:
+///
+///     do { spec = try PolicySpec(parsing: text) }
+///     catch let e as PolicySpecError where e.code == .unknownPolicy { … }
+public struct PolicySpecError: Error, CustomStringConvertible, Sendable, Equatable {
+  enum Kind: Sendable, Hashable {
+    case unknownPolicy, missingArgument, unexpectedArgument, badValue, unknownSetting, repeatedSetting, invalid
+  }
+
+  /// The category of a ``PolicySpecError``.
+  public struct Code: Sendable, Hashable, CustomStringConvertible {
+    let kind: Kind
+
+    /// No policy family has the name.
+    public static let unknownPolicy = Code(kind: .unknownPolicy)
+    /// The family needs an argument (`periodic` without `:30m`).
+    public static let missingArgument = Code(kind: .missingArgument)
+    /// The family takes no argument (`never:1h`).
+    public static let unexpectedArgument = Code(kind: .unexpectedArgument)
+    /// An interval or a setting's value is malformed or out of range.
+    public static let badValue = Code(kind: .badValue)
+    /// A `key=value` setting the family does not know.
+    public static let unknownSetting = Code(kind: .unknownSetting)
+    /// A setting given twice.
+    public static let repeatedSetting = Code(kind: .repeatedSetting)
+    /// Any other problem with the policy string.
+    public static let invalid = Code(kind: .invalid)
+
+    /// A stable kebab-case name, e.g. `unknown-policy`.
+    public var description: String {
+      switch kind {
+      case .unknownPolicy: "unknown-policy"
+      case .missingArgument: "missing-argument"
+      case .unexpectedArgument: "unexpected-argument"
+      case .badValue: "bad-value"
+      case .unknownSetting: "unknown-setting"
+      case .repeatedSetting: "repeated-setting"
+      case .invalid: "invalid"
+      }
+    }
+  }
+
+  /// The category.
+  public let code: Code
+  /// What is wrong, in words (also the ``description``).
+  public let message: String
+  /// The policy string at fault as the field, when known; a file and line
+  /// when the caller read it from one.
+  public var location: InputLocation
+
+  /// An error of `code` with `message`.
+  public init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+    self.code = code
+    self.message = message
+    self.location = location
+  }
+
+  /// An ``Code-swift.struct/invalid`` error with `message`.
+  public init(_ message: String) { self.init(.invalid, message) }
+
+  public var description: String { message }
 }
 
 private let durationUnits: [(Character, Double)] = [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)]

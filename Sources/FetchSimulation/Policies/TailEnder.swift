@@ -151,7 +151,7 @@ public enum TailEnderFamily: PolicyFamily {
   public static let style = PolicyStyle(color: "#F0E442", marker: .star)
 
   public static func parse(_ argument: String?, spec: String) throws -> Configuration {
-    guard let a = argument else { throw PolicySpecError("policy 'tailender' needs an argument, e.g. tailender:1h") }
+    guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'tailender' needs an argument, e.g. tailender:1h") }
     let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
     return Configuration(interval: i, parameters: try parseSettings(rest, policy: spec, defaults: TailEnderParameters(), keys: TailEnderParameters.keys))
   }

@@ -65,10 +65,6 @@ extension FetchLab {
     }
 
     func run() throws {
-      do { try runChecked() } catch { throw readable(error) }
-    }
-
-    func runChecked() throws {
       // The charts, report.html and report.md are staged and swapped in as
       // a whole under the run directory's lock (docs/reliability.md).
       var isDir: ObjCBool = false

@@ -115,10 +115,6 @@ extension FetchLab {
     }
 
     func run() throws {
-      do { try runChecked() } catch { throw readable(error) }
-    }
-
-    func runChecked() throws {
       if let experiment { return try runExperimentFile(experiment) }
       guard let trace else { throw ValidationError("missing --trace") }
       let seed = self.seed ?? 1
@@ -244,32 +240,6 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
     let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
     print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
     print(ComparisonTable.render(outcome.pooled[i], capacityJ: exp.world.batteryCapacityJ), terminator: "")
-  }
-}
-
-extension ExperimentFormat {
-  /// The report files' columns: rows come from ``CSVReportSink`` itself, so
-  /// experiment rows are the `run --trace` rows with two leading columns.
-  static var reports: ExperimentFormat {
-    ExperimentFormat(
-      summaryColumns: SummaryColumn.allCases.map(\.rawValue), deviceColumns: FetchReports.DeviceColumn.allCases.map(\.rawValue),
-      openColumns: OpenColumn.allCases.map(\.rawValue), fetchColumns: FetchColumn.allCases.map(\.rawValue),
-      policyColumns: PolicyColumn.allCases.map(\.rawValue),
-      rows: { results, config, scratch in
-        var sink = try CSVReportSink(directory: scratch, config: config)
-        for r in results { try sink.consume(r, config: config) }
-        try sink.commit(manifest: [:])
-        func body(_ name: String) throws -> String {
-          let text = try String(contentsOfFile: scratch + "/" + name, encoding: .utf8)
-          guard let nl = text.firstIndex(of: "\n") else { return "" }
-          return String(text[text.index(after: nl)...])
-        }
-        return ExperimentRows(
-          summary: try body("summary.csv"), devices: try body("devices.csv"), opens: config.recordEvents ? try body("opens.csv") : "",
-          fetches: config.recordEvents ? try body("fetches.csv") : "")
-      },
-      policyRow: pooledRecord, devicePoolColumns: DevicePoolColumn.allCases.map(\.rawValue),
-      devicePoolRow: devicePoolRecord)
   }
 }
 

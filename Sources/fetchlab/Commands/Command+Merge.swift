@@ -41,10 +41,6 @@ extension FetchLab {
     }
 
     func run() throws {
-      do { try runChecked() } catch { throw readable(error) }
-    }
-
-    func runChecked() throws {
       let started = Date()
       let merge = try mergeShards(shards)
       let options = merge.options(jobs: jobs, force: force, version: fetchLabVersion)
