@@ -139,8 +139,10 @@ public enum RunReport {
     return out
   }
 
-  /// The hour of day (0–23, UTC) of Unix time `t`.
-  static func hour(_ t: Double) -> Int {
+  /// The hour of day (0–23) of Unix time `t`: local in `clock`'s zone,
+  /// UTC without one.
+  static func hour(_ t: Double, _ clock: inout LocalClock?) -> Int {
+    if clock != nil { return min(23, Int(clock!.hourOfDay(t))) }
     var s = t.truncatingRemainder(dividingBy: 86_400)
     if s < 0 { s += 86_400 }
     return min(23, Int(s / 3_600))
@@ -148,8 +150,27 @@ public enum RunReport {
 
   /// Reads `opens.csv` and, when `fetchesPath` is given, `fetches.csv`.
   /// - Complexity: O(rows); keeps every age at open in memory (8 B each).
-  public static func readEvents(opensPath: String, fetchesPath: String?) throws -> Events {
+  ///   - timeZones: each user's time zone per dataset; hours are local for
+  ///     the users it names, UTC for the others.
+  public static func readEvents(
+    opensPath: String, fetchesPath: String?, timeZones: [String: [String: TraceTimeZone]] = [:]
+  ) throws -> Events {
     var ev = Events()
+    // One clock per (dataset, user), so each keeps its DST cache.
+    var clocks: [String: [String: LocalClock]] = [:]
+    func clock(_ d: String, _ user: String?) -> LocalClock? {
+      guard let user, let tz = timeZones[d]?[user] else { return nil }
+      if let c = clocks[d]?[user] { return c }
+      let c = LocalClock(tz)
+      clocks[d, default: [:]][user] = c
+      return c
+    }
+    func localHour(_ t: Double, _ d: String, _ user: String?) -> Int {
+      var c = clock(d, user)
+      let h = hour(t, &c)
+      if let user, let c { clocks[d]![user] = c }
+      return h
+    }
     func note(_ d: String, _ p: String) {
       if ev.policies[d] == nil {
         ev.datasets.append(d)
@@ -175,7 +196,7 @@ public enum RunReport {
           throw TraceFormatError(file: opensPath, line: line, field: "age_s", message: "negative age: \(f[c["age_s"]!])")
         }
         ev.ages[d]![p]!.append(age)
-        if ev.policies[d]!.first == p { ev.opensByHour[d]![hour(t)] += 1 }
+        if ev.policies[d]!.first == p { ev.opensByHour[d]![localHour(t, d, c["user"].map { f[$0] })] += 1 }
       })
     if let fetchesPath {
       try StrictCSV.read(
@@ -185,7 +206,7 @@ public enum RunReport {
           let d = c["dataset"].map { f[$0] } ?? "", p = f[c["policy"]!]
           note(d, p)
           let t = try number(f[c["time"]!], file: fetchesPath, line: line, column: "time", optional: false) ?? 0
-          ev.fetchesByHour[d]![p]![hour(t)] += 1
+          ev.fetchesByHour[d]![p]![localHour(t, d, c["user"].map { f[$0] })] += 1
         })
     }
     return ev
@@ -330,7 +351,8 @@ public enum RunReport {
     }
     let hasFetches = fm.fileExists(atPath: fetches)
     if !hasFetches { notes.append("no fetches.csv: hour-of-day charts show opens only") }
-    let ev = try readEvents(opensPath: opens, fetchesPath: hasFetches ? fetches : nil)
+    let zones = UserDayTimeline.timeZones(runDir: runDir)
+    let ev = try readEvents(opensPath: opens, fetchesPath: hasFetches ? fetches : nil, timeZones: zones)
     for d in ev.datasets {
       let s = suffixes[d] ?? (d.isEmpty ? "" : "-" + slug(d))
       let ps = ev.policies[d] ?? []
@@ -340,7 +362,7 @@ public enum RunReport {
           file: "hour-of-day\(s).svg",
           plot: .hourOfDay(
             dataset: d, opens: ev.opensByHour[d] ?? Array(repeating: 0, count: 24), policies: hasFetches ? ps : [],
-            fetches: ev.fetchesByHour[d] ?? [:])))
+            fetches: ev.fetchesByHour[d] ?? [:], localTime: !(zones[d]?.isEmpty ?? true))))
     }
     return (charts, notes, rows)
   }

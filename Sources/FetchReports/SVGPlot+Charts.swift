@@ -122,15 +122,18 @@ extension SVGPlot {
       ])
   }
 
-  /// Opens and background fetches by hour of day (UTC), each series as a
-  /// share of its own events, so timing can be compared across policies.
+  /// Opens and background fetches by hour of day, each series as a share of
+  /// its own events, so timing can be compared across policies.
   ///
   /// - Parameters:
   ///   - opens: opens per hour (0–23), counted once (one policy's rows).
   ///   - fetches: per policy, fetches per hour; policies without fetches
   ///     are left out (listed in a note).
+  ///   - localTime: whether the hours are each user's local hours (from the
+  ///     trace's time zones) or UTC.
   public static func hourOfDay(
-    dataset: String, part: String = "", opens: [Int], policies: [String], fetches: [String: [Int]]
+    dataset: String, part: String = "", opens: [Int], policies: [String], fetches: [String: [Int]],
+    localTime: Bool = false
   ) -> SVGPlot {
     precondition(opens.count == 24, "24 hours")
     func share(_ c: [Int]) -> [PlotPoint] {
@@ -166,7 +169,10 @@ extension SVGPlot {
     return SVGPlot(
       title: "Opens and fetches by hour of day" + (dataset.isEmpty ? "" : " (" + dataset + ")") + part,
       x: PlotAxis(
-        label: "hour of day (UTC: trace times are Unix s; local time zones not applied)", scale: .linear, lower: -0.5,
+        label: localTime
+          ? "hour of day (each user's local time, from the trace's time zones)"
+          : "hour of day (UTC: the trace was not found, so local time zones are not applied)",
+        scale: .linear, lower: -0.5,
         upper: 23.5, ticks: [0, 3, 6, 9, 12, 15, 18, 21]),
       y: .fitting(ys, label: "share of the series' events (%)", scale: .linear, includeZero: true),
       series: series, notes: notes)

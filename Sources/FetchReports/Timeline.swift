@@ -177,6 +177,44 @@ extension UserDayTimeline {
     return n.doubleValue >= 0 && n.doubleValue < 1.8e19 ? n.uint64Value : nil
   }
 
+  /// Where the trace of one of the run's inputs is now: from the run
+  /// directory first (`path_from_run_dir`, when recorded), then as recorded
+  /// (from where the run started), then from the run directory's parents
+  /// (older manifests, run from an ancestor), then an experiment's generated
+  /// `datasets/<name>.csv`; nil when none exists. Callers that need the very
+  /// same file check its SHA-256.
+  static func locateTrace(runDir: String, input: (dataset: String, path: String, sha256: String?, fromRunDir: String?))
+    -> String?
+  {
+    var candidates = input.fromRunDir.map { [runDir + "/" + $0] } ?? []
+    candidates.append(input.path)
+    if !input.path.hasPrefix("/") {
+      var up = runDir
+      for _ in 0..<6 {
+        up += "/.."
+        candidates.append(up + "/" + input.path)
+      }
+    }
+    if !input.dataset.isEmpty { candidates.append(runDir + "/datasets/" + input.dataset + ".csv") }
+    return candidates.first { FileManager.default.fileExists(atPath: $0) }
+  }
+
+  /// Each user's time zone per dataset, from the run's traces (empty for a
+  /// dataset whose trace is not found or not readable).
+  ///
+  /// - Complexity: one read of each trace.
+  static func timeZones(runDir: String) -> [String: [String: TraceTimeZone]] {
+    guard let run = try? readSettings(runDir: runDir) else { return [:] }
+    var out: [String: [String: TraceTimeZone]] = [:]
+    for input in run.inputs {
+      guard let path = locateTrace(runDir: runDir, input: input), let reader = try? TraceReader(path: path) else { continue }
+      var zones: [String: TraceTimeZone] = [:]
+      while let u = try? reader.next() { zones[u.user] = u.timeZone }
+      out[input.dataset] = zones
+    }
+    return out
+  }
+
   static func readSettings(runDir: String) throws -> RunSettings {
     let path = runDir + "/manifest.json"
     guard let data = FileManager.default.contents(atPath: path),
@@ -291,22 +329,7 @@ extension UserDayTimeline {
     } else {
       input = run.inputs[0]
     }
-    let fm = FileManager.default
-    // From the run directory first (path_from_run_dir, when recorded), then as
-    // recorded (from where the run started), then from the run directory's
-    // parents (older manifests, run from an ancestor); the SHA-256 below
-    // makes sure it is the same file.
-    var candidates = input.fromRunDir.map { [runDir + "/" + $0] } ?? []
-    candidates.append(input.path)
-    if !input.path.hasPrefix("/") {
-      var up = runDir
-      for _ in 0..<6 {
-        up += "/.."
-        candidates.append(up + "/" + input.path)
-      }
-    }
-    if !input.dataset.isEmpty { candidates.append(runDir + "/datasets/" + input.dataset + ".csv") }
-    guard let path = candidates.first(where: { fm.fileExists(atPath: $0) }) else {
+    guard let path = locateTrace(runDir: runDir, input: input) else {
       throw TimelineError(.traceUnavailable, "trace \(input.path) (recorded in \(runDir)/manifest.json) not found; run the report from the directory the run was started in")
     }
     var check = "SHA-256 not recorded in the manifest: not checked"
