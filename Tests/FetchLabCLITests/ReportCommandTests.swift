@@ -46,7 +46,7 @@ struct ReportCommandTests {
       #expect(r.stdout.contains(run + "/" + s))
     }
     // The trace is found through the manifest, so hours are the users' local hours.
-    #expect(String(decoding: try #require(first["plots/hour-of-day.svg"]), as: UTF8.self).contains("each user's local time"))
+    #expect(String(decoding: try #require(first["plots/hour-of-day.svg"]), as: UTF8.self).contains("local time, from the trace"))
     let html = String(decoding: try #require(first["report.html"]), as: UTF8.self)
     #expect(html.components(separatedBy: "<svg ").count - 1 == 4)
     #expect(!html.contains("src=") && !html.contains("href="), "self-contained")
