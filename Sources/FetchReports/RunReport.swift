@@ -115,8 +115,11 @@ public enum RunReport {
     return rows
   }
 
-  /// Reads the (mean_age_s, energy_j_per_day) frontier from `pareto.csv`.
-  public static func readFrontier(path: String) throws -> [FrontierPoint] {
+  /// Reads one frontier from `pareto.csv`: (`staleness`, `cost`), by
+  /// default (mean_age_s, energy_j_per_day).
+  public static func readFrontier(
+    path: String, staleness: ScoreMetric = .mean_age_s, cost: ScoreMetric = .energy_j_per_day
+  ) throws -> [FrontierPoint] {
     var cols = Columns()
     var out: [FrontierPoint] = []
     try StrictCSV.read(
@@ -124,9 +127,7 @@ public enum RunReport {
       header: { cols = try Columns($0, file: path, required: ParetoColumn.allCases.map(\.rawValue)) },
       record: { line, f in
         let c = cols.index
-        guard f[c["staleness_metric"]!] == ScoreMetric.mean_age_s.rawValue,
-          f[c["cost_metric"]!] == ScoreMetric.energy_j_per_day.rawValue
-        else { return }
+        guard f[c["staleness_metric"]!] == staleness.rawValue, f[c["cost_metric"]!] == cost.rawValue else { return }
         let on = f[c["on_frontier"]!]
         guard on == "0" || on == "1" else {
           throw TraceFormatError(file: path, line: line, field: "on_frontier", message: "expected 0 or 1, found '\(on)'")
@@ -335,12 +336,31 @@ public enum RunReport {
     }
     var charts: [Chart] = []
     var notes: [String] = []
+    let freshFrontier = try readFrontier(path: runDir + "/pareto.csv", staleness: .fresh_ratio)
+    let cellularFrontier = try readFrontier(path: runDir + "/pareto.csv", cost: .cellular_bytes_per_day)
     for d in datasets {
+      let mine = rows.filter { $0.dataset == d }
       charts.append(
         Chart(
           file: "staleness-energy\(suffixes[d]!).svg",
-          plot: .stalenessEnergy(
-            dataset: d, rows: rows.filter { $0.dataset == d }, frontier: frontier.filter { $0.dataset == d })))
+          plot: .stalenessEnergy(dataset: d, rows: mine, frontier: frontier.filter { $0.dataset == d })))
+    }
+    // The same trade-off seen through the share of fresh opens, and against
+    // cellular data instead of energy.
+    for d in datasets {
+      let mine = rows.filter { $0.dataset == d }
+      charts.append(
+        Chart(
+          file: "fresh-energy\(suffixes[d]!).svg",
+          plot: .tradeoff(
+            title: "Fresh opens vs energy", dataset: d, rows: mine, x: .energy, y: .fresh,
+            frontier: freshFrontier.filter { $0.dataset == d })))
+      charts.append(
+        Chart(
+          file: "staleness-cellular\(suffixes[d]!).svg",
+          plot: .tradeoff(
+            title: "Staleness vs cellular data", dataset: d, rows: mine, x: .cellular, y: .meanAge,
+            frontier: cellularFrontier.filter { $0.dataset == d })))
     }
     let fm = FileManager.default
     let opens = runDir + "/opens.csv", fetches = runDir + "/fetches.csv"

@@ -6,10 +6,32 @@ import Foundation
 /// The charts of a run report, built from the parsed run files
 /// (see ``RunReport``).
 extension SVGPlot {
+  /// One axis of a trade-off chart: a `policies.csv` metric (mean over
+  /// users), shown multiplied by `factor`.
+  public struct TradeoffAxis: Sendable {
+    public var metric: ScoreMetric
+    public var label: String
+    public var scale: PlotAxis.Scale
+    public var factor: Double = 1
+    /// The unit in tooltips, e.g. `J/day`.
+    public var unit: String
+
+    public static let energy = TradeoffAxis(
+      metric: .energy_j_per_day, label: "background-fetch energy (J/day, log scale)", scale: .log, unit: "J/day")
+    public static let meanAge = TradeoffAxis(
+      metric: .mean_age_s, label: "mean age at open (s, log scale)", scale: .log, unit: "s mean age")
+    public static let fresh = TradeoffAxis(
+      metric: .fresh_ratio, label: "fresh opens (%)", scale: .linear, factor: 100, unit: "% fresh")
+    public static let cellular = TradeoffAxis(
+      metric: .cellular_bytes_per_day, label: "cellular data (MB/day, log scale)", scale: .log, factor: 1e-6,
+      unit: "MB/day")
+  }
+
   /// Mean age at open against energy per day, both on log axes, one point
   /// per policy configuration with 95 % CI whiskers in both directions; the
   /// configurations of one family (text before `:`) joined in energy order;
-  /// the Pareto frontier (mean age × J/day) as a dashed black staircase.
+  /// the frontier of the real policies (solid) and the Pareto frontier with
+  /// the oracles (mean age × J/day, dashed).
   ///
   /// - Parameters:
   ///   - rows: the `policies.csv` rows of one dataset.
@@ -17,6 +39,23 @@ extension SVGPlot {
   public static func stalenessEnergy(dataset: String, rows: [RunReport.PolicyRow], frontier: [RunReport.FrontierPoint])
     -> SVGPlot
   {
+    tradeoff(title: "Staleness vs energy", dataset: dataset, rows: rows, x: .energy, y: .meanAge, frontier: frontier)
+  }
+
+  /// A trade-off chart: `y` against `x` (means over users), one point per
+  /// configuration with 95 % CI whiskers, a family's settings joined in `x`
+  /// order and labelled by value, the frontier of the real policies (the
+  /// best `y` at each `x` or less; solid) and the run's Pareto frontier with
+  /// the oracles (`frontier`, from `pareto.csv`; dashed).
+  public static func tradeoff(
+    title: String, dataset: String, rows: [RunReport.PolicyRow], x: TradeoffAxis, y: TradeoffAxis,
+    frontier: [RunReport.FrontierPoint]
+  ) -> SVGPlot {
+    func value(_ r: RunReport.PolicyRow, _ a: TradeoffAxis) -> RunReport.Estimate {
+      let e = r.estimates[a.metric.rawValue] ?? RunReport.Estimate()
+      return RunReport.Estimate(
+        mean: e.mean.map { $0 * a.factor }, low: e.low.map { $0 * a.factor }, high: e.high.map { $0 * a.factor })
+    }
     var families: [String] = []
     var byFamily: [String: [RunReport.PolicyRow]] = [:]
     for r in rows {
@@ -27,23 +66,24 @@ extension SVGPlot {
     var zeros = 0
     var series: [PlotSeries] = []
     for f in families {
-      let members = byFamily[f, default: []].filter { $0.energy.mean != nil && $0.meanAge.mean != nil }
-        .sorted { ($0.energy.mean ?? 0, $0.policy) < ($1.energy.mean ?? 0, $1.policy) }
+      let members = byFamily[f, default: []].filter { value($0, x).mean != nil && value($0, y).mean != nil }
+        .sorted { (value($0, x).mean ?? 0, $0.policy) < (value($1, x).mean ?? 0, $1.policy) }
       guard !members.isEmpty else { continue }
       let points = members.map { r -> PlotPoint in
-        let x = r.energy.mean ?? .nan, y = r.meanAge.mean ?? .nan
-        xs += [x, r.energy.low ?? x, r.energy.high ?? x]
-        ys += [y, r.meanAge.low ?? y, r.meanAge.high ?? y]
-        if x <= 0 || y <= 0 { zeros += 1 }
+        let ex = value(r, x), ey = value(r, y)
+        let px = ex.mean ?? .nan, py = ey.mean ?? .nan
+        xs += [px, ex.low ?? px, ex.high ?? px]
+        ys += [py, ey.low ?? py, ey.high ?? py]
+        if (x.scale == .log && px <= 0) || (y.scale == .log && py <= 0) { zeros += 1 }
         // The setting after ':' without key names: `price=0.03` → `0.03`.
         let setting = r.policy.contains(":")
           ? String(r.policy.drop { $0 != ":" }.dropFirst()).split(separator: ",").map { kv in
             kv.split(separator: "=", maxSplits: 1).last.map(String.init) ?? String(kv)
           }.joined(separator: ",") : nil
         return PlotPoint(
-          x: x, y: y, xLow: r.energy.low, xHigh: r.energy.high, yLow: r.meanAge.low, yHigh: r.meanAge.high,
+          x: px, y: py, xLow: ex.low, xHigh: ex.high, yLow: ey.low, yHigh: ey.high,
           label: members.count > 1 ? setting : nil,
-          tooltip: r.policy + ": " + RunReport.sig(x) + " J/day, mean age " + RunReport.sig(y) + " s")
+          tooltip: r.policy + ": " + RunReport.sig(px) + " " + x.unit + ", " + RunReport.sig(py) + " " + y.unit)
       }
       let st = familyStyle(f)
       let name = members.count == 1 ? members[0].policy : f + " (" + String(members.count) + ")"
@@ -51,36 +91,41 @@ extension SVGPlot {
         PlotSeries(name: name, points: points, line: members.count > 1 ? .straight : .none, marker: st.marker, color: st.color))
     }
     // The frontier of the real policies: what a deployable scheduler
-    // reaches at each energy, beside the one that includes the oracles.
-    let real = RunReport.realFrontier(rows)
+    // reaches at each cost, beside the one that includes the oracles.
+    let better: (Double, Double) -> Bool = y.metric.higherIsBetter ? { $0 > $1 } : { $0 < $1 }
+    var real: [PlotPoint] = []
+    let candidates = rows.filter { RunReport.isReal($0) }
+      .compactMap { r -> (Double, Double, String)? in
+        guard let px = value(r, x).mean, let py = value(r, y).mean else { return nil }
+        return (px, py, r.policy)
+      }
+      .sorted { ($0.0, y.metric.higherIsBetter ? -$0.1 : $0.1, $0.2) < ($1.0, y.metric.higherIsBetter ? -$1.1 : $1.1, $1.2) }
+    for c in candidates where real.last.map({ better(c.1, $0.y) }) ?? true { real.append(PlotPoint(x: c.0, y: c.1)) }
     if real.count > 1 {
-      series.append(
-        PlotSeries(
-          name: "Pareto frontier (real)",
-          points: real.map { PlotPoint(x: $0.energy.mean!, y: $0.meanAge.mean!) }, line: .step, marker: nil,
-          color: "#333333"))
+      series.append(PlotSeries(name: "Pareto frontier (real)", points: real, line: .step, marker: nil, color: "#333333"))
     }
-    let front = frontier.sorted { ($0.cost, $0.staleness) < ($1.cost, $1.staleness) }
+    let front = frontier.map { (x: $0.cost * x.factor, y: $0.staleness * y.factor) }.sorted { ($0.x, $0.y) < ($1.x, $1.y) }
     if !front.isEmpty {
-      xs += front.map(\.cost)
-      ys += front.map(\.staleness)
+      xs += front.map(\.x)
+      ys += front.map(\.y)
       series.append(
         PlotSeries(
-          name: "Pareto frontier (+oracles)", points: front.map { PlotPoint(x: $0.cost, y: $0.staleness) }, line: .step,
+          name: "Pareto frontier (+oracles)", points: front.map { PlotPoint(x: $0.x, y: $0.y) }, line: .step,
           marker: nil, color: "#000000", dashed: true))
     }
     var notes = [
-      "Whiskers: 95 % bootstrap CI of the mean over users. Lines join a family's settings in energy order, labelled "
+      "Whiskers: 95 % bootstrap CI of the mean over users. Lines join a family's settings in cost order, labelled "
         + "by value (overlaps left out; hover for names)."
     ]
     if zeros > 0 {
-      notes.append(
-        "\(zeros) configuration(s) with 0 J/day or 0 s mean age: drawn at the tick labelled 0, beyond the axis break.")
+      notes.append("\(zeros) configuration(s) at 0 on a log axis: drawn at the tick labelled 0, beyond the axis break.")
     }
     return SVGPlot(
-      title: "Staleness vs energy" + (dataset.isEmpty ? "" : " (" + dataset + ")"),
-      x: .fitting(xs, label: "background-fetch energy (J/day, log scale)", scale: .log, zeroLane: true),
-      y: .fitting(ys, label: "mean age at open (s, log scale)", scale: .log, zeroLane: true),
+      title: title + (dataset.isEmpty ? "" : " (" + dataset + ")"),
+      x: .fitting(xs, label: x.label, scale: x.scale, zeroLane: x.scale == .log),
+      y: y.scale == .log
+        ? .fitting(ys, label: y.label, scale: .log, zeroLane: true)
+        : .fitting(ys, label: y.label, scale: .linear, includeZero: false),
       series: series, notes: notes, width: 960, height: 600)
   }
 

@@ -39,7 +39,10 @@ struct ReportCommandTests {
     #expect(r.status == 0, "\(r.stderr)")
     let first = try Self.outputs(run)
     let timeline = try #require(first.keys.first { $0.hasPrefix("plots/timeline-u00001-") && $0.hasSuffix(".svg") })
-    let svgs = ["plots/staleness-energy.svg", "plots/age-cdf.svg", "plots/hour-of-day.svg", timeline]
+    let svgs = [
+      "plots/staleness-energy.svg", "plots/fresh-energy.svg", "plots/staleness-cellular.svg", "plots/age-cdf.svg",
+      "plots/hour-of-day.svg", timeline,
+    ]
     #expect(Set(first.keys) == Set(svgs + ["report.html", "report.md"]))
     for s in svgs {
       #expect(Self.wellFormed(try #require(first[s])), "\(s) is not well-formed XML")
@@ -48,7 +51,7 @@ struct ReportCommandTests {
     // The trace is found through the manifest, so hours are the users' local hours.
     #expect(String(decoding: try #require(first["plots/hour-of-day.svg"]), as: UTF8.self).contains("local time, from the trace"))
     let html = String(decoding: try #require(first["report.html"]), as: UTF8.self)
-    #expect(html.components(separatedBy: "<svg ").count - 1 == 4)
+    #expect(html.components(separatedBy: "<svg ").count - 1 == 6)
     #expect(!html.contains("src=") && !html.contains("href="), "self-contained")
     #expect(html.contains("<pre>{") && html.contains("&quot;policies&quot;"))
     #expect(html.contains("<td>periodic:1h</td><td>6</td>"))
@@ -70,7 +73,8 @@ struct ReportCommandTests {
     #expect(r.status == 0, "\(r.stderr)")
     #expect(r.stderr.contains("no opens.csv"))
     let files = try FileManager.default.contentsOfDirectory(atPath: run + "/plots").sorted()
-    #expect(files.count == 2 && files[0] == "staleness-energy.svg" && files[1].hasPrefix("timeline-u00001-"))
+    #expect(files.count == 4 && files.prefix(3) == ["fresh-energy.svg", "staleness-cellular.svg", "staleness-energy.svg"])
+    #expect(files.last?.hasPrefix("timeline-u00001-") == true)
     let md = try String(contentsOfFile: run + "/report.md", encoding: .utf8)
     #expect(md.contains("no opens.csv"))
 

@@ -1,4 +1,4 @@
-import FetchReports
+@testable import FetchReports
 import FetchSupport
 import FetchTestSupport
 import FetchTraces
@@ -312,5 +312,31 @@ struct SVGPlotTests {
       let swatch = doc.elements.first { $0.lane == lane.policy && $0.name == "rect" && $0.attributes["width"] == "10" }
       #expect(swatch?.attributes["fill"] == SVGPlot.policyStyle(lane.policy, among: []).color, "\(lane.policy)")
     }
+  }
+}
+
+@Suite("Trade-off charts")
+struct TradeoffChartTests {
+  static func row(_ policy: String, energy: Double, fresh: Double, cellularMB: Double) -> RunReport.PolicyRow {
+    func e(_ x: Double) -> RunReport.Estimate { RunReport.Estimate(mean: x, low: x * 0.9, high: x * 1.1) }
+    return RunReport.PolicyRow(
+      dataset: "d", policy: policy, family: String(policy.split(separator: ":")[0]), users: 3,
+      estimates: [
+        ScoreMetric.energy_j_per_day.rawValue: e(energy), ScoreMetric.fresh_ratio.rawValue: e(fresh),
+        ScoreMetric.cellular_bytes_per_day.rawValue: e(cellularMB * 1e6), ScoreMetric.mean_age_s.rawValue: e(100),
+      ])
+  }
+
+  @Test("fresh share vs energy: the real frontier keeps the freshest at each energy (higher is better); oracles left out")
+  func freshFrontier() {
+    let rows = [
+      Self.row("periodic:4h", energy: 10, fresh: 0.70, cellularMB: 1), Self.row("periodic:1h", energy: 30, fresh: 0.80, cellularMB: 2),
+      Self.row("tailender:1h", energy: 20, fresh: 0.65, cellularMB: 2), Self.row("oracle", energy: 5, fresh: 1, cellularMB: 0.5),
+    ]
+    let plot = SVGPlot.tradeoff(title: "Fresh opens vs energy", dataset: "d", rows: rows, x: .energy, y: .fresh, frontier: [])
+    let real = plot.series.first { $0.name == "Pareto frontier (real)" }
+    // tailender (20 J, 65 %) is dominated by periodic:4h (10 J, 70 %); the oracle is not a real policy.
+    #expect(real?.points.map { [$0.x, $0.y] } == [[10, 70], [30, 80]])
+    #expect(plot.y.scale == .linear && plot.y.label.contains("fresh"))
   }
 }
