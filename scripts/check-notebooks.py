@@ -133,7 +133,7 @@ def main():
             # The helper cell that executes is the Python resource of FetchReports
             # (colours filled in from the policy registry).
             code = [c.source for c in nbformat.read(nb_path, as_version=4).cells if c.cell_type == "code"]
-            cell = re.sub(r"^FAMILY_COLORS = \{.*\}$", "FAMILY_COLORS = {}", code[1] if len(code) > 1 else "", flags=re.M)
+            cell = re.sub(r"^FAMILY_COLORS = \{[^}]*\}", "FAMILY_COLORS = {}", code[1] if len(code) > 1 else "", flags=re.M)
             check("the helper cell is Sources/FetchReports/Resources/notebook_helpers.py",
                   cell == HELPERS.read_text(encoding="utf-8").removesuffix("\n"))
             done = execute(nb_path, t, args.timeout)

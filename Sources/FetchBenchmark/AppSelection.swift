@@ -28,6 +28,7 @@ public enum AppSelection: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
+  /// The selection in the syntax ``init(parsing:)`` reads.
   public var description: String {
     switch self {
     case .top(let k): "top:\(k)"
@@ -93,6 +94,7 @@ public struct AppSelectionError: Error, CustomStringConvertible, Sendable, Equat
     self.location = location
   }
 
+  /// The message.
   public var description: String { message }
 }
 

@@ -8,29 +8,29 @@ import Foundation
 
 /// What `fetchlab bench` measures: a fixed synthetic population, a window
 /// length and a training split, and how many threads to use.
-public struct BenchConfiguration: Sendable {
+package struct BenchConfiguration: Sendable {
   /// The population's master seed; fixed so runs compare.
-  public static let populationSeed: UInt64 = 20_260_601
+  package static let populationSeed: UInt64 = 20_260_601
   /// The policies whose replay speed is measured one by one.
-  public static let replayPolicies = ["never", "periodic:1h", "oracle", "ios-minimum"]
+  package static let replayPolicies = ["never", "periodic:1h", "oracle", "ios-minimum"]
   /// The default-style experiment: population fit plus these 8 policies.
-  public static let experimentPolicies = [
+  package static let experimentPolicies = [
     "never", "periodic:15m", "periodic:1h", "periodic:4h", "oracle", "oracle-budget:4", "ios-minimum",
     "ios-custom:1h",
   ]
 
-  public var users: Int
-  public var days: Int
+  package var users: Int
+  package var days: Int
   /// Days at the start of each window used for training; the rest is replayed.
-  public var trainDays: Int
-  public var jobs: Int
+  package var trainDays: Int
+  package var jobs: Int
   /// Where the trace is generated (and deleted afterwards unless `keepTrace`).
-  public var directory: String
-  public var keepTrace: Bool
+  package var directory: String
+  package var keepTrace: Bool
   /// Users read and processed together.
-  public var batchUsers: Int
+  package var batchUsers: Int
 
-  public init(
+  package init(
     users: Int = 10_000, days: Int = 28, trainDays: Int = 21,
     jobs: Int = ProcessInfo.processInfo.activeProcessorCount, directory: String, keepTrace: Bool = false,
     batchUsers: Int = 64
@@ -47,27 +47,27 @@ public struct BenchConfiguration: Sendable {
   }
 
   /// The share of each window used for training.
-  public var trainFraction: Double { Double(trainDays) / Double(days) }
+  package var trainFraction: Double { Double(trainDays) / Double(days) }
 
   /// The generated trace's path.
-  public var tracePath: String { directory + "/bench-trace.csv" }
+  package var tracePath: String { directory + "/bench-trace.csv" }
 }
 
 /// One measured quantity with its target, if the issue sets one.
-public struct BenchMetric: Sendable, Equatable {
-  public enum Goal: Sendable, Equatable {
+package struct BenchMetric: Sendable, Equatable {
+  package enum Goal: Sendable, Equatable {
     /// At least this much.
     case atLeast(Double)
     /// At most this much.
     case atMost(Double)
   }
 
-  public var name: String
-  public var value: Double
-  public var unit: String
-  public var goal: Goal?
+  package var name: String
+  package var value: Double
+  package var unit: String
+  package var goal: Goal?
 
-  public init(name: String, value: Double, unit: String, goal: Goal? = nil) {
+  package init(name: String, value: Double, unit: String, goal: Goal? = nil) {
     self.name = name
     self.value = value
     self.unit = unit
@@ -75,7 +75,7 @@ public struct BenchMetric: Sendable, Equatable {
   }
 
   /// The target as written in `bench.csv` (`>=200`, `<=20`), empty when none.
-  public var targetText: String {
+  package var targetText: String {
     switch goal {
     case .atLeast(let v)?: ">=" + BenchMetric.format(v)
     case .atMost(let v)?: "<=" + BenchMetric.format(v)
@@ -84,7 +84,7 @@ public struct BenchMetric: Sendable, Equatable {
   }
 
   /// Whether the target is met; nil when there is none.
-  public var met: Bool? {
+  package var met: Bool? {
     switch goal {
     case .atLeast(let v)?: value >= v
     case .atMost(let v)?: value <= v
@@ -100,19 +100,19 @@ public struct BenchMetric: Sendable, Equatable {
     return r.description
   }
 
-  public var valueText: String { BenchMetric.format(value) }
+  package var valueText: String { BenchMetric.format(value) }
 }
 
 /// The columns of `bench.csv`, in order.
-public enum BenchColumn: String, CaseIterable, Sendable {
+package enum BenchColumn: String, CaseIterable, Sendable {
   case metric, value, unit, target, met
 }
 
 /// Progress of a benchmark, for display.
-public struct BenchProgress: Sendable {
-  public var stage: String
-  public var done: Int
-  public var total: Int
+package struct BenchProgress: Sendable {
+  package var stage: String
+  package var done: Int
+  package var total: Int
 }
 
 /// Runs the benchmark: generate → file, ingest, fit, replay per policy,
@@ -120,7 +120,7 @@ public struct BenchProgress: Sendable {
 /// the population is never held in memory.
 ///
 /// Metric names are stable (see ``BenchReport/metricNames``).
-public func runBench(
+package func runBench(
   _ config: BenchConfiguration, progress: @escaping (BenchProgress) -> Void = { _ in }
 ) throws -> BenchReport {
   LinearAlgebra.setSingleThreaded()
@@ -247,12 +247,12 @@ public func runBench(
 }
 
 /// The metrics of one benchmark run.
-public struct BenchReport: Sendable {
-  public var metrics: [BenchMetric]
+package struct BenchReport: Sendable {
+  package var metrics: [BenchMetric]
 
   /// The metric names a run reports, in order (`experiment_rss_growth` only
   /// where the resident set size can be read).
-  public static let metricNames: [String] = {
+  package static let metricNames: [String] = {
     var n = [
       "generate_users_per_s", "generate_mb_per_s", "trace_size", "trace_events", "ingest_mb_per_s",
       "ingest_events_per_s", "fit_population_s", "fit_models_per_s", "prepare_user_days_per_s",
@@ -268,7 +268,7 @@ public struct BenchReport: Sendable {
   }()
 
   /// `bench.csv`: a header and one row a metric (RFC 4180 quoting).
-  public var csv: String {
+  package var csv: String {
     var s = BenchColumn.allCases.map(\.rawValue).joined(separator: ",") + "\n"
     for m in metrics {
       let met = m.met.map { $0 ? "true" : "false" } ?? ""
@@ -278,7 +278,7 @@ public struct BenchReport: Sendable {
   }
 
   /// An aligned text table for the terminal.
-  public var table: String {
+  package var table: String {
     let rows =
       [["metric", "value", "unit", "target", "met"]]
       + metrics.map { m in
@@ -343,7 +343,7 @@ private func fileSize(_ path: String) -> Int {
 }
 
 /// Peak resident set size of this process, MB (`ru_maxrss` is in KiB on Linux).
-public func peakRSSMB() -> Double {
+package func peakRSSMB() -> Double {
   var u = rusage()
   #if os(Linux)
     getrusage(RUSAGE_SELF.rawValue, &u)

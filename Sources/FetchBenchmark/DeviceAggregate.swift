@@ -3,29 +3,29 @@ import Foundation
 
 /// One device under one policy, as ``DeviceAggregate`` pools it: the
 /// device's totals over its window and the sum and count of its waits.
-public struct DeviceSample: Sendable, Equatable {
+package struct DeviceSample: Sendable, Equatable {
   /// Window length, days.
-  public var days = 0.0
+  package var days = 0.0
   /// Background (policy) fetches and their energy, J.
-  public var fetches = 0
-  public var energyJ = 0.0
+  package var fetches = 0
+  package var energyJ = 0.0
   /// Background bytes, by network.
-  public var cellularBytes = 0.0
-  public var wifiBytes = 0.0
+  package var cellularBytes = 0.0
+  package var wifiBytes = 0.0
   /// User-initiated foreground refreshes: radio energy, J, and bytes (all networks).
-  public var foregroundEnergyJ = 0.0
-  public var foregroundBytes = 0.0
+  package var foregroundEnergyJ = 0.0
+  package var foregroundBytes = 0.0
   /// Scored opens with a wait (fresh opens count as 0 s) and the sum of their waits, s.
-  public var waits = 0
-  public var waitSumS = 0.0
+  package var waits = 0
+  package var waitSumS = 0.0
 
   /// The fields kept in a part record, in order.
   static let fields = 9
 
-  public init() {}
+  package init() {}
 
   /// The device's totals and the waits of its apps' opens.
-  public init(_ d: DeviceSummary, apps: [AppReplay]) {
+  package init(_ d: DeviceSummary, apps: [AppReplay]) {
     days = d.days
     fetches = d.fetches
     energyJ = d.energyJ
@@ -54,14 +54,14 @@ public struct DeviceSample: Sendable, Equatable {
 /// A running mean with a normal-approximation 95 % confidence interval
 /// (mean ± 1.96 · s / √n, s the sample standard deviation; Welford's
 /// update, so the result depends only on the order of the values).
-public struct MeanCI: Sendable, Equatable {
-  public private(set) var count = 0
-  public private(set) var mean = 0.0
+package struct MeanCI: Sendable, Equatable {
+  package private(set) var count = 0
+  package private(set) var mean = 0.0
   var m2 = 0.0
 
-  public init() {}
+  package init() {}
 
-  public mutating func add(_ x: Double) {
+  package mutating func add(_ x: Double) {
     count += 1
     let d = x - mean
     mean += d / Double(count)
@@ -69,11 +69,11 @@ public struct MeanCI: Sendable, Equatable {
   }
 
   /// Half-width of the 95 % interval; NaN with fewer than 2 values.
-  public var halfWidth: Double { count > 1 ? 1.96 * (m2 / Double(count - 1)).squareRoot() / Double(count).squareRoot() : .nan }
+  package var halfWidth: Double { count > 1 ? 1.96 * (m2 / Double(count - 1)).squareRoot() / Double(count).squareRoot() : .nan }
   /// The mean, NaN when empty.
-  public var value: Double { count > 0 ? mean : .nan }
-  public var low: Double { value - halfWidth }
-  public var high: Double { value + halfWidth }
+  package var value: Double { count > 0 ? mean : .nan }
+  package var low: Double { value - halfWidth }
+  package var high: Double { value + halfWidth }
 }
 
 /// One policy's devices pooled (`devices_pooled.csv`).
@@ -83,28 +83,28 @@ public struct MeanCI: Sendable, Equatable {
 /// bootstrap over users instead, which needs every value at once). Waits
 /// are pooled over every scored open of every device: the mean is Σ wait /
 /// Σ opens and the p90 comes from an ``AgeHistogram`` of the waits (±0.6 %).
-public struct DeviceAggregate: Sendable, Equatable {
-  public var policy: String
-  public var devices = 0
-  public var days = 0.0
-  public var fetches = 0
+package struct DeviceAggregate: Sendable, Equatable {
+  package var policy: String
+  package var devices = 0
+  package var days = 0.0
+  package var fetches = 0
   /// Per device: background J/day, cellular and WiFi bytes/day, foreground J/day and bytes/day.
-  public var energyJPerDay = MeanCI()
-  public var cellularBytesPerDay = MeanCI()
-  public var wifiBytesPerDay = MeanCI()
-  public var foregroundEnergyJPerDay = MeanCI()
-  public var foregroundBytesPerDay = MeanCI()
+  package var energyJPerDay = MeanCI()
+  package var cellularBytesPerDay = MeanCI()
+  package var wifiBytesPerDay = MeanCI()
+  package var foregroundEnergyJPerDay = MeanCI()
+  package var foregroundBytesPerDay = MeanCI()
   /// Per device with at least one scored open: its mean wait, s.
-  public var deviceMeanWaitS = MeanCI()
-  public var waits = 0
-  public var waitSumS = 0.0
+  package var deviceMeanWaitS = MeanCI()
+  package var waits = 0
+  package var waitSumS = 0.0
   /// Every wait, s (fresh opens as 0).
-  public var waitHistogram = AgeHistogram()
+  package var waitHistogram = AgeHistogram()
 
-  public init(policy: String) { self.policy = policy }
+  package init(policy: String) { self.policy = policy }
 
   /// Adds one device (its waits go in with ``addWaits(of:)``).
-  public mutating func add(_ s: DeviceSample) {
+  package mutating func add(_ s: DeviceSample) {
     devices += 1
     days += s.days
     fetches += s.fetches
@@ -120,7 +120,7 @@ public struct DeviceAggregate: Sendable, Equatable {
   }
 
   /// Adds the waits of one device's apps to the histogram.
-  public mutating func addWaits(of apps: [AppReplay]) {
+  package mutating func addWaits(of apps: [AppReplay]) {
     for a in apps {
       for _ in 0..<a.zeroWaits { waitHistogram.add(0) }
       for w in a.sortedWaits { waitHistogram.add(w) }
@@ -128,7 +128,7 @@ public struct DeviceAggregate: Sendable, Equatable {
   }
 
   /// Pooled mean wait over every scored open, s; NaN without opens.
-  public var meanWaitS: Double { waits > 0 ? waitSumS / Double(waits) : .nan }
+  package var meanWaitS: Double { waits > 0 ? waitSumS / Double(waits) : .nan }
   /// Pooled 90th-percentile wait, s (histogram); NaN without opens.
-  public var p90WaitS: Double { waitHistogram.quantile(0.9) }
+  package var p90WaitS: Double { waitHistogram.quantile(0.9) }
 }

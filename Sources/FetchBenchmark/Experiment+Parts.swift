@@ -230,17 +230,17 @@ extension PolicyAggregate {
 /// `state_sha256` of `parts/<id>.state`, whose own `file` lines hold each
 /// part file's size and SHA-256), `units_total` (of the whole experiment),
 /// `units_computed`, `units_reused`, and the command line and times.
-public struct ShardRecord: Sendable {
+package struct ShardRecord: Sendable {
   /// The `format` value.
-  public static let format = "fetchlab-shard 1"
+  package static let format = "fetchlab-shard 1"
 
   /// One finished unit: its id and its record's size and SHA-256.
-  public struct Unit: Sendable, Equatable {
-    public var id: String
-    public var stateBytes: Int
-    public var stateSHA256: String
+  package struct Unit: Sendable, Equatable {
+    package var id: String
+    package var stateBytes: Int
+    package var stateSHA256: String
 
-    public init(id: String, stateBytes: Int, stateSHA256: String) {
+    package init(id: String, stateBytes: Int, stateSHA256: String) {
       self.id = id
       self.stateBytes = stateBytes
       self.stateSHA256 = stateSHA256
@@ -248,24 +248,24 @@ public struct ShardRecord: Sendable {
   }
 
   /// The shard directory.
-  public let directory: String
-  public let shard: ExperimentShard
-  public let configurationHash: String
+  package let directory: String
+  package let shard: ExperimentShard
+  package let configurationHash: String
   /// The experiment file as the shard was given it.
-  public let experimentPath: String
-  public let experimentText: String
-  public let experimentSHA256: String
+  package let experimentPath: String
+  package let experimentText: String
+  package let experimentSHA256: String
   /// The shard's working directory (relative paths were resolved from it).
-  public let workingDirectory: String
+  package let workingDirectory: String
   /// The shard's units, in output order.
-  public let units: [Unit]
+  package let units: [Unit]
   /// Units of the whole experiment.
-  public let unitsTotal: Int
+  package let unitsTotal: Int
 
   /// Reads `directory/shard.json`.
   ///
   /// - Throws: ``ExperimentError`` naming the file and the field.
-  public init(directory: String) throws {
+  package init(directory: String) throws {
     let path = directory + "/shard.json"
     guard let data = FileManager.default.contents(atPath: path) else {
       throw ExperimentError(
@@ -324,7 +324,7 @@ public struct ShardRecord: Sendable {
   /// the size and SHA-256 in the record. Reads every part once.
   ///
   /// - Throws: ``ExperimentError`` naming the file that does not match.
-  public func verifyParts() throws {
+  package func verifyParts() throws {
     let parts = directory + "/parts/"
     let again = "run shard \(shard) again (fetchlab run \(experimentPath) --shard \(shard) --out \(directory))"
     for u in units {
@@ -361,7 +361,7 @@ public struct ShardRecord: Sendable {
   ///
   /// - Throws: ``TraceFormatError`` when the text no longer parses (a trace
   ///   is gone).
-  public func experiment(currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> Experiment {
+  package func experiment(currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> Experiment {
     if let d = FileManager.default.contents(atPath: experimentPath), SHA256.hex([UInt8](d)) == experimentSHA256 {
       return try Experiment(contentsOf: experimentPath, currentDirectory: currentDirectory)
     }
@@ -376,17 +376,17 @@ public struct ShardRecord: Sendable {
 /// A checked set of shard directories, ready to assemble with
 /// ``runExperiment(_:directory:options:format:progress:)`` in
 /// assemble-only mode (``options(jobs:force:version:)``).
-public struct ShardMerge: Sendable {
+package struct ShardMerge: Sendable {
   /// The shards, by index.
-  public let shards: [ShardRecord]
+  package let shards: [ShardRecord]
   /// The experiment they ran.
-  public let experiment: Experiment
-  public let configurationHash: String
+  package let experiment: Experiment
+  package let configurationHash: String
   /// Unit id → the `parts/` directory of the shard that holds it.
-  public let partSources: [String: String]
+  package let partSources: [String: String]
 
   /// The options that assemble the shards' units (nothing is computed).
-  public func options(jobs: Int, force: Bool, version: String) -> ExperimentOptions {
+  package func options(jobs: Int, force: Bool, version: String) -> ExperimentOptions {
     ExperimentOptions(
       jobs: jobs, force: force, version: version, assembleOnly: true, partSources: partSources,
       datasetSources: shards.map { $0.directory + "/datasets" }, expectedConfigurationHash: configurationHash)
@@ -401,7 +401,7 @@ public struct ShardMerge: Sendable {
 ///
 /// - Throws: ``ExperimentError`` naming the directory or file at fault and
 ///   the missing or duplicate shard.
-public func mergeShards(
+package func mergeShards(
   _ directories: [String], currentDirectory: String = FileManager.default.currentDirectoryPath
 ) throws -> ShardMerge {
   guard !directories.isEmpty else { throw ExperimentError("no shard directories given") }

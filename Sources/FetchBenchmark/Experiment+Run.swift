@@ -11,24 +11,24 @@ public struct ExperimentFormat: Sendable {
   /// Column names of `summary.csv`, `devices.csv`, `opens.csv`,
   /// `fetches.csv` and `pooled.csv`, without the leading
   /// `dataset,replication`.
-  public var summaryColumns: [String]
-  public var deviceColumns: [String]
-  public var openColumns: [String]
-  public var fetchColumns: [String]
-  public var policyColumns: [String]
+  package var summaryColumns: [String]
+  package var deviceColumns: [String]
+  package var openColumns: [String]
+  package var fetchColumns: [String]
+  package var policyColumns: [String]
   /// The `summary.csv`, `devices.csv`, `opens.csv` and `fetches.csv` records of `results`,
   /// in order, without headers, each ending in LF (opens and fetches may be
   /// empty when `config.recordEvents` is off). `scratch` is an empty
   /// directory the closure may use; it is removed afterwards.
-  public var rows: @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows
+  package var rows: @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows
   /// One `pooled.csv` record, fields joined by commas, without LF.
-  public var policyRow: @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
+  package var policyRow: @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
   /// Column names of `devices_pooled.csv` (without `dataset,replication`)
   /// and one record, fields joined by commas, without LF.
-  public var devicePoolColumns: [String]
-  public var devicePoolRow: @Sendable (_ aggregate: DeviceAggregate, _ capacityJ: Double) -> String
+  package var devicePoolColumns: [String]
+  package var devicePoolRow: @Sendable (_ aggregate: DeviceAggregate, _ capacityJ: Double) -> String
 
-  public init(
+  package init(
     summaryColumns: [String], deviceColumns: [String], openColumns: [String], fetchColumns: [String],
     policyColumns: [String], rows: @escaping @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows,
     policyRow: @escaping @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String,
@@ -48,14 +48,14 @@ public struct ExperimentFormat: Sendable {
 }
 
 /// The CSV records of one work unit (see ``ExperimentFormat/rows``).
-public struct ExperimentRows: Sendable {
-  public var summary: String
+package struct ExperimentRows: Sendable {
+  package var summary: String
   /// One record per (user, policy): the user's device.
-  public var devices: String
-  public var opens: String
-  public var fetches: String
+  package var devices: String
+  package var opens: String
+  package var fetches: String
 
-  public init(summary: String, devices: String, opens: String, fetches: String) {
+  package init(summary: String, devices: String, opens: String, fetches: String) {
     self.summary = summary
     self.devices = devices
     self.opens = opens
@@ -71,30 +71,31 @@ public struct ExperimentOptions: Sendable {
   public var force: Bool
   /// Recorded in the manifest and in the configuration hash (a new version
   /// does not reuse an older version's parts).
-  public var version: String
+  package var version: String
   /// Test hook: throw ``ExperimentError`` after computing this many units,
   /// as if the process had been killed there.
-  public var stopAfterUnits: Int?
+  package var stopAfterUnits: Int?
   /// Run only this shard's units (see ``ExperimentShard``): the run writes
   /// their parts and assembles no final files (commit with
   /// ``ExperimentOutcome/commitShard(extra:)``). Not part of the
   /// configuration hash.
-  public var shard: ExperimentShard?
+  package var shard: ExperimentShard?
   /// Assemble only: compute no unit. Every unit must be finished in
   /// `parts/` or in ``partSources``; a missing one is an error.
-  public var assembleOnly: Bool
+  package var assembleOnly: Bool
   /// Finished units to take, by unit id: the `parts/` directory holding
   /// `<unit>.state` and its files (a shard's). They are hard-linked (or
   /// copied) into `parts/` after the directory is claimed, record last.
-  public var partSources: [String: String]
+  package var partSources: [String: String]
   /// Directories that may hold a generated synthetic dataset
   /// (`<name>.csv` with its `<name>.json`); one with the same settings and
   /// SHA-256 is copied instead of generating the dataset again.
-  public var datasetSources: [String]
+  package var datasetSources: [String]
   /// Stop, before touching the directory, when the configuration hash is
   /// not this one (the experiment or its traces changed).
-  public var expectedConfigurationHash: String?
+  package var expectedConfigurationHash: String?
 
+  /// Options for a run: `jobs` worker threads (at least 1); `force` replaces results of another configuration; the rest is for the CLI's sharded runs.
   public init(
     jobs: Int = ProcessInfo.processInfo.activeProcessorCount, force: Bool = false, version: String = "",
     stopAfterUnits: Int? = nil, shard: ExperimentShard? = nil, assembleOnly: Bool = false,
@@ -139,7 +140,7 @@ public struct ExperimentShard: Sendable, Equatable, CustomStringConvertible {
   /// Parses `K/N` with 1 ≤ K ≤ N (decimal integers).
   ///
   /// - Throws: ``ExperimentError`` saying what is wrong.
-  public init(parsing s: String) throws {
+  package init(parsing s: String) throws {
     let parts = s.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]) else {
       throw ExperimentError(.badShard, "'\(s)': expected K/N, such as 2/8")
@@ -152,7 +153,7 @@ public struct ExperimentShard: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// Whether the unit with global index `g` (0-based) belongs to this shard.
-  public func owns(unit g: Int) -> Bool { g % count == index - 1 }
+  package func owns(unit g: Int) -> Bool { g % count == index - 1 }
 
   /// `K/N`.
   public var description: String { "\(index)/\(count)" }
@@ -169,14 +170,14 @@ public struct ExperimentProgress: Sendable {
 }
 
 /// Counts of one dataset (users and pairs once, not per replication).
-public struct ExperimentCounts: Sendable, Equatable {
-  public var users = 0
+package struct ExperimentCounts: Sendable, Equatable {
+  package var users = 0
   /// (user, app) pairs replayed.
-  public var pairs = 0
+  package var pairs = 0
   /// Opens of the replayed apps in the scored windows.
-  public var opens = 0
+  package var opens = 0
   /// Background fetches, over every policy and replication.
-  public var fetches = 0
+  package var fetches = 0
 
   var json: [String: Any] { ["users": users, "pairs": pairs, "opens": opens, "fetches": fetches] }
 }
@@ -184,28 +185,31 @@ public struct ExperimentCounts: Sendable, Equatable {
 /// The result of ``runExperiment(_:directory:options:format:progress:)``:
 /// the assembled files, not yet in place, and what the manifest needs.
 public final class ExperimentOutcome {
-  public let experiment: Experiment
+  package let experiment: Experiment
+  /// The result directory.
   public let directory: String
   /// SHA-256 of the canonical configuration (``configuration``).
-  public let configurationHash: String
+  package let configurationHash: String
   /// Everything that determines the output, as JSON objects.
-  public let configuration: [String: Any]
+  package let configuration: [String: Any]
   /// Per dataset: `[replication][policy]` aggregates.
-  public let aggregates: [[[PolicyAggregate]]]
+  package let aggregates: [[[PolicyAggregate]]]
   /// Per dataset: `[policy]` aggregates pooled over replications.
-  public let pooled: [[PolicyAggregate]]
-  public let counts: [ExperimentCounts]
+  package let pooled: [[PolicyAggregate]]
+  package let counts: [ExperimentCounts]
   /// Per dataset: the trace replayed, its size and SHA-256.
-  public let inputs: [(path: String, bytes: Int, sha256: String)]
+  package let inputs: [(path: String, bytes: Int, sha256: String)]
+  /// Work units computed by this run.
   public let unitsComputed: Int
+  /// Work units found finished in `parts/` and reused.
   public let unitsReused: Int
   /// Units of the whole experiment (every shard's).
   public let unitsTotal: Int
   /// The shard this run computed, or `nil` for a whole run.
-  public let shard: ExperimentShard?
+  package let shard: ExperimentShard?
   /// This run's units in output order (all, or the shard's), with their
   /// records' sizes and SHA-256.
-  public let units: [ShardRecord.Unit]
+  package let units: [ShardRecord.Unit]
   let files: [AtomicTextFile]
   /// The locked output directory (released with the outcome); the final
   /// files are staged in it.
@@ -235,7 +239,7 @@ public final class ExperimentOutcome {
   }
 
   /// Totals over datasets.
-  public var total: ExperimentCounts {
+  package var total: ExperimentCounts {
     counts.reduce(into: ExperimentCounts()) {
       $0.users += $1.users
       $0.pairs += $1.pairs
@@ -246,7 +250,7 @@ public final class ExperimentOutcome {
 
   /// The manifest's content, without timestamps; the caller adds the
   /// command line, threads and times.
-  public var manifest: [String: Any] {
+  package var manifest: [String: Any] {
     let e = experiment
     return [
       "experiment": [
@@ -283,7 +287,7 @@ public final class ExperimentOutcome {
   /// swaps the whole result into place (``ResultDirectory/commit(removing:)``).
   ///
   /// - Precondition: a whole run (not a shard: use ``commitShard(extra:)``).
-  public func commit(manifest: [String: Any], finishing: (_ staging: String) throws -> Void = { _ in }) throws {
+  package func commit(manifest: [String: Any], finishing: (_ staging: String) throws -> Void = { _ in }) throws {
     precondition(shard == nil, "a shard has no final files: call commitShard(extra:)")
     for f in files { try f.commit() }
     var manifest = manifest
@@ -306,7 +310,7 @@ extension ExperimentOutcome {
   /// line, times) is added as is.
   ///
   /// - Precondition: a shard run (`options.shard`).
-  public func commitShard(extra: [String: Any]) throws {
+  package func commitShard(extra: [String: Any]) throws {
     guard let shard else { preconditionFailure("commitShard(extra:) is for a run with options.shard") }
     var o = extra
     let e = experiment

@@ -69,7 +69,7 @@ public struct Experiment: Sendable {
   /// One trace to replay.
   public struct Dataset: Sendable {
     /// Where the trace comes from.
-    public enum Source: Sendable {
+    package enum Source: Sendable {
       /// A trace file (resolved path).
       case trace(path: String)
       /// A synthetic population generated into the output directory.
@@ -77,63 +77,70 @@ public struct Experiment: Sendable {
     }
 
     /// A synthetic population's generator settings.
-    public struct Synthetic: Sendable, Equatable {
-      public var users: Int
-      public var days: Int
-      public var seed: UInt64
-      public var parameters: SyntheticPopulation.Parameters
+    package struct Synthetic: Sendable, Equatable {
+      package var users: Int
+      package var days: Int
+      package var seed: UInt64
+      package var parameters: SyntheticPopulation.Parameters
 
       /// The parameters as one line of JSON with sorted keys.
-      public var parametersJSON: String {
+      package var parametersJSON: String {
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? enc.encode(parameters)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
       }
     }
 
+    /// The dataset's name (the `dataset` column).
     public var name: String
-    public var source: Source
+    package var source: Source
   }
 
   /// One policy configuration after grid expansion.
   public struct Configuration: Sendable {
+    /// The parsed policy configuration.
     public var spec: PolicySpec
     /// The policy string of the file it was expanded from.
-    public var pattern: String
+    package var pattern: String
     /// The expanded string (before canonicalisation).
-    public var expanded: String
+    package var expanded: String
     /// The canonical name (`spec.description`).
-    public var name: String { spec.description }
+    package var name: String { spec.description }
   }
 
   /// The experiment file, as given.
   public var path: String
   /// The file's text.
-  public var text: String
+  package var text: String
+  /// The experiment's name.
   public var name: String
+  /// The datasets, in file order.
   public var datasets: [Dataset]
   /// Expanded, canonical, distinct, in file order.
   public var configurations: [Configuration]
-  public var trainFraction: Double
-  public var apps: AppSelection
+  package var trainFraction: Double
+  package var apps: AppSelection
+  /// The world parameters of every replay.
   public var world: WorldParameters
+  /// Replications of each dataset (synthetic ones are redrawn with ``replicationSeed(_:)``).
   public var replications: Int
+  /// The experiment's base seed.
   public var seed: UInt64
-  public var eventFiles: Bool
-  public var unitUsers: Int
+  package var eventFiles: Bool
+  package var unitUsers: Int
 
   /// The policies in output order.
   public var policies: [PolicySpec] { configurations.map(\.spec) }
 
   /// The seed of replication `r`: `StableHash.combine(seed, UInt64(r))`.
-  public func replicationSeed(_ r: Int) -> UInt64 {
+  package func replicationSeed(_ r: Int) -> UInt64 {
     precondition(r >= 0, "replication index must be ≥ 0")
     return StableHash.combine(seed, UInt64(r))
   }
 
   /// Longest accepted experiment file, in bytes (real ones are a few kB;
   /// this bounds the parser's memory at about 30× the file).
-  public static let maxFileBytes = 4 << 20
+  package static let maxFileBytes = 4 << 20
 
   /// Reads and checks an experiment file, refusing one whose estimated
   /// size exceeds `limits` (see ``estimate()`` and ``check(limits:)``).
@@ -330,9 +337,9 @@ public struct Experiment: Sendable {
   }
 
   /// Most policy configurations after grid expansion.
-  public static let maxConfigurations = 10_000
+  package static let maxConfigurations = 10_000
   /// Longest policy string (before expansion), in bytes.
-  public static let maxPolicyBytes = 4_096
+  package static let maxPolicyBytes = 4_096
 
   /// Whether `s` is usable as a dataset name (it becomes part of file names).
   static func isValidName(_ s: String) -> Bool {
@@ -369,24 +376,24 @@ extension Experiment {
   /// (twice the rows). Memory is the largest block (``unitUsers`` users'
   /// traces and their results for every replication at once) plus the age
   /// histograms of every (dataset, replication, policy).
-  public struct Estimate: Sendable, Equatable {
+  package struct Estimate: Sendable, Equatable {
     /// Bytes written: generated traces, parts and final CSV files.
-    public var outputBytes: Double
+    package var outputBytes: Double
     /// Of which `opens.csv` and `fetches.csv` (and their parts).
-    public var eventFileBytes: Double
+    package var eventFileBytes: Double
     /// Peak memory, in bytes.
-    public var memoryBytes: Double
+    package var memoryBytes: Double
     /// (policy, replication, user-day) replays.
-    public var policyUserDays: Double
+    package var policyUserDays: Double
     /// (dataset, replication, policy) cells, each with an age histogram.
-    public var resultCells: Double
+    package var resultCells: Double
   }
 
   /// Bytes of one age histogram (``AgeHistogram``: 2,600 bins of 8 bytes).
   static let histogramBytes = 20_800.0
 
   /// The experiment's estimated size (see ``Estimate``).
-  public func estimate() -> Estimate {
+  package func estimate() -> Estimate {
     let R = Double(replications), C = Double(configurations.count)
     let apps: Double =
       switch self.apps {
@@ -438,7 +445,7 @@ extension Experiment {
   /// The key to blame and the message when the experiment exceeds `limits`;
   /// `nil` when it fits. Messages give the estimate, the limit and what to
   /// change.
-  public func check(limits: ResourceLimits) -> (key: String?, message: String)? {
+  package func check(limits: ResourceLimits) -> (key: String?, message: String)? {
     typealias L = ResourceLimits
     for (i, d) in datasets.enumerated() {
       if case .synthetic(let s) = d.source,
@@ -596,7 +603,7 @@ extension String {
 /// - Throws: ``ExperimentError`` for an unbalanced brace, or when the result
 ///   would have more than `limit` strings.
 /// - Complexity: O(output size).
-public func expandBraces(_ s: String, limit: Int = 10_000) throws -> [String] {
+package func expandBraces(_ s: String, limit: Int = 10_000) throws -> [String] {
   let out = try expand(Array(s), whole: s, limit: max(0, limit), level: 0)
   return out.map { String($0) }
 }
@@ -705,14 +712,15 @@ public struct ExperimentError: Error, CustomStringConvertible, Sendable, Equatab
 
   /// An error of `code`; `message` with control characters escaped (names
   /// from input files may hold them).
-  public init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+  package init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
     self.code = code
     self.message = escaped(message)
     self.location = location
   }
 
   /// An ``Code-swift.struct/other`` error with `message`.
-  public init(_ message: String) { self.init(.other, message) }
+  package init(_ message: String) { self.init(.other, message) }
 
+  /// The message.
   public var description: String { message }
 }

@@ -7,24 +7,24 @@ import Foundation
 /// opens (age 0) and log-spaced bins (200 per decade, 1 ms to 10^10 s:
 /// beyond the 4.1·10^9 s of the plausible dates a replay accepts), so
 /// quantiles are within ±0.6 % of the exact value.
-public struct AgeHistogram: Sendable, Equatable {
+package struct AgeHistogram: Sendable, Equatable {
   static let perDecade = 200.0
   static let minAge = 1e-3
   static let bins = 2600
-  public private(set) var zeros = 0
-  public private(set) var count = 0
+  package private(set) var zeros = 0
+  package private(set) var count = 0
   var counts = [Int](repeating: 0, count: AgeHistogram.bins)
 
-  public init() {}
+  package init() {}
 
-  public mutating func add(_ age: Double) {
+  package mutating func add(_ age: Double) {
     count += 1
     guard age > 0 else { zeros += 1; return }
     let b = Int((log10(max(age, Self.minAge) / Self.minAge) * Self.perDecade).rounded(.down))
     counts[min(max(b, 0), Self.bins - 1)] += 1
   }
 
-  public mutating func merge(_ o: AgeHistogram) {
+  package mutating func merge(_ o: AgeHistogram) {
     zeros += o.zeros
     count += o.count
     for i in 0..<Self.bins { counts[i] += o.counts[i] }
@@ -37,7 +37,7 @@ public struct AgeHistogram: Sendable, Equatable {
   /// ages of at least 1 ms (tested). NaN when empty.
   ///
   /// - Complexity: O(bins).
-  public func quantile(_ q: Double) -> Double {
+  package func quantile(_ q: Double) -> Double {
     Quantile.type7(count: count, q) { orderStatistic($0) }
   }
 
@@ -57,27 +57,27 @@ public struct AgeHistogram: Sendable, Equatable {
 ///
 /// Per-day figures are pooled ratios (Σ energy / Σ days over pairs); age
 /// quantiles pool all opens (see ``AgeHistogram``).
-public struct PolicyAggregate: Sendable, Equatable {
-  public var policy: String
-  public var pairs = 0
-  public var days = 0.0
-  public var opens = 0
-  public var fetches = 0
-  public var newData = 0
-  public var noData = 0
-  public var failed = 0
-  public var wasted = 0
-  public var freshOpens = 0
-  public var ageSum = 0.0
-  public var aoiSum = 0.0
-  public var energyJ = 0.0
-  public var cellularBytes = 0.0
-  public var ages = AgeHistogram()
+package struct PolicyAggregate: Sendable, Equatable {
+  package var policy: String
+  package var pairs = 0
+  package var days = 0.0
+  package var opens = 0
+  package var fetches = 0
+  package var newData = 0
+  package var noData = 0
+  package var failed = 0
+  package var wasted = 0
+  package var freshOpens = 0
+  package var ageSum = 0.0
+  package var aoiSum = 0.0
+  package var energyJ = 0.0
+  package var cellularBytes = 0.0
+  package var ages = AgeHistogram()
 
-  public init(policy: String) { self.policy = policy }
+  package init(policy: String) { self.policy = policy }
 
   /// Adds one replay.
-  public mutating func add(_ r: AppReplay) {
+  package mutating func add(_ r: AppReplay) {
     add(summary: r.summary)
     for a in r.sortedAges { ages.add(a) }
   }
@@ -101,13 +101,13 @@ public struct PolicyAggregate: Sendable, Equatable {
     cellularBytes += s.cellularBytes
   }
 
-  public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
-  public var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }
-  public var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
+  package var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
+  package var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }
+  package var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
   /// Open-sampled staleness; NaN (undefined) with no opens.
-  public var freshRatio: Double { opens > 0 ? Double(freshOpens) / Double(opens) : .nan }
-  public var meanAgeS: Double { opens > 0 ? ageSum / Double(opens) : .nan }
-  public var meanAoiS: Double { opens > 0 ? aoiSum / Double(opens) : .nan }
-  public var newDataRatio: Double { fetches > 0 ? Double(newData) / Double(fetches) : 0 }
-  public func batteryPctPerDay(capacityJ: Double) -> Double { energyJPerDay / capacityJ * 100 }
+  package var freshRatio: Double { opens > 0 ? Double(freshOpens) / Double(opens) : .nan }
+  package var meanAgeS: Double { opens > 0 ? ageSum / Double(opens) : .nan }
+  package var meanAoiS: Double { opens > 0 ? aoiSum / Double(opens) : .nan }
+  package var newDataRatio: Double { fetches > 0 ? Double(newData) / Double(fetches) : 0 }
+  package func batteryPctPerDay(capacityJ: Double) -> Double { energyJPerDay / capacityJ * 100 }
 }

@@ -25,18 +25,18 @@ import Foundation
 /// rolls the swap forward first, so it sees the complete new result. A
 /// reader must treat a directory holding `.commit` as "new result, not yet
 /// in place".
-public final class ResultDirectory {
+package final class ResultDirectory {
   /// The output directory.
-  public let path: String
+  package let path: String
   /// This run's private staging directory inside ``path``.
-  public let staging: String
+  package let staging: String
   private let lockFD: Int32
   /// Whether this run created ``path`` (then a failed run removes it again).
   private let created: Bool
   private var committed = false
 
   /// Every name a run or `report` writes at the top of its directory.
-  public static let resultNames = [
+  package static let resultNames = [
     "manifest.json", "summary.csv", "opens.csv", "fetches.csv", "pooled.csv", "policies.csv", "pareto.csv",
     "matched.csv", "oracle_gap.csv", "paired.csv", "report.html", "report.md", "plots", "shard.json",
   ]
@@ -52,7 +52,7 @@ public final class ResultDirectory {
   /// directory).
   ///
   /// - Throws: ``ExperimentError`` naming the path and what to do.
-  public init(path: String, role: String = "--out") throws {
+  package init(path: String, role: String = "--out") throws {
     try Self.checkPath(path, what: role)
     let fm = FileManager.default
     var isDir: ObjCBool = false
@@ -108,10 +108,10 @@ public final class ResultDirectory {
   }
 
   /// Whether this run created the directory.
-  public var isNew: Bool { created }
+  package var isNew: Bool { created }
 
   /// Refuses an empty path or one with a NUL byte.
-  public static func checkPath(_ path: String, what: String) throws {
+  package static func checkPath(_ path: String, what: String) throws {
     guard !path.isEmpty else { throw ExperimentError("\(what) is empty: give a path") }
     guard !path.utf8.contains(0) else {
       throw ExperimentError("\(what) \(escaped(path)) contains a NUL byte: no file name can hold one")
@@ -120,7 +120,7 @@ public final class ResultDirectory {
 
   /// A short reason from a Foundation error (the underlying POSIX message
   /// when there is one), instead of its `NSCocoaErrorDomain` dump.
-  public static func reason(_ error: Error) -> String {
+  package static func reason(_ error: Error) -> String {
     let ns = error as NSError
     if let u = ns.userInfo[NSUnderlyingErrorKey] as? NSError, u.domain == NSPOSIXErrorDomain {
       return String(cString: strerror(Int32(u.code)))
@@ -139,7 +139,7 @@ public final class ResultDirectory {
   /// What `path` holds, for a `run --trace` deciding whether it may
   /// replace it: `nil` when empty or a previous `run --trace`'s result,
   /// else a description.
-  public func foreignContent() -> String? {
+  package func foreignContent() -> String? {
     let fm = FileManager.default
     let names = Set((try? fm.contentsOfDirectory(atPath: path)) ?? [])
     if names.contains("parts") || names.contains("shard.json") { return "an experiment's parts or shard" }
@@ -158,7 +158,7 @@ public final class ResultDirectory {
   /// `extra` names (such as `parts`) are removed too. With `replacingOnly`
   /// (`report`, which adds to a run's result), only the staged names are
   /// replaced and nothing else is removed.
-  public func commit(removing extra: [String] = [], replacingOnly: Bool = false) throws {
+  package func commit(removing extra: [String] = [], replacingOnly: Bool = false) throws {
     let fm = FileManager.default
     let names = ((try? fm.contentsOfDirectory(atPath: staging)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
     let journal = names.map { "+" + $0 } + extra.map { "-" + $0 } + (replacingOnly ? ["="] : [])
@@ -176,7 +176,7 @@ public final class ResultDirectory {
 
   /// Finishes an interrupted commit in `path` (see the recovery rule);
   /// does nothing without `path/.commit`. The caller holds the lock.
-  public static func rollForward(_ path: String) throws {
+  package static func rollForward(_ path: String) throws {
     let fm = FileManager.default
     let j = path + "/" + journalName
     guard fm.fileExists(atPath: j) else { return }
@@ -216,7 +216,7 @@ public final class ResultDirectory {
   /// Locks `path` briefly and rolls an interrupted commit forward; does
   /// nothing when another run holds it (tests, and readers that do not
   /// write).
-  public static func recoverForReading(_ path: String) {
+  package static func recoverForReading(_ path: String) {
     let fd = open(path + "/" + lockName, O_RDWR | O_CLOEXEC)
     guard fd >= 0 else { return }
     defer { close(fd) }

@@ -3,13 +3,13 @@ import Foundation
 /// Paths recorded in a run's `manifest.json`, so that a later command
 /// (`fetchlab report`) finds the inputs from the run directory wherever it
 /// is started.
-public enum RunPaths {
+package enum RunPaths {
   /// `path` as seen from `directory`: relative when both are on the same
   /// file system tree (`../../datasets/t.csv`), with `.` and `..` resolved;
   /// relative inputs are taken from the current directory.
   ///
   ///     RunPaths.relative("datasets/t.csv", from: "results/run")  // "../../datasets/t.csv"
-  public static func relative(_ path: String, from directory: String) -> String {
+  package static func relative(_ path: String, from directory: String) -> String {
     let target = components(absolute(path)), base = components(absolute(directory))
     var common = 0
     while common < target.count, common < base.count, target[common] == base[common] { common += 1 }
@@ -19,7 +19,7 @@ public enum RunPaths {
   }
 
   /// `path` made absolute against the current directory.
-  public static func absolute(_ path: String) -> String {
+  package static func absolute(_ path: String) -> String {
     path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
   }
 

@@ -7,10 +7,15 @@ import Foundation
 
 /// What to run: a trace, policies, a world, and how.
 public struct RunConfiguration: Sendable {
+  /// The canonical trace file.
   public var tracePath: String
+  /// The policy configurations replayed, in output order.
   public var policies: [PolicySpec]
+  /// Seed of the modelled content updates and fetch outcomes.
   public var seed: UInt64
+  /// Radio, content and device parameters.
   public var world: WorldParameters
+  /// Which of each user's apps are replayed.
   public var apps: AppSelection
   /// Keep per-open and per-fetch records for `opens.csv` / `fetches.csv`.
   public var recordEvents: Bool
@@ -27,12 +32,13 @@ public struct RunConfiguration: Sendable {
   /// last 25 % of each user's window, so runs with different policies score
   /// the same opens and can be compared. (Before 0.3.0 the split depended on
   /// whether a learning policy was in the run.)
-  public static let defaultTrainFraction = 0.75
+  package static let defaultTrainFraction = 0.75
   /// Users whose training parts feed the population habit model (the
   /// `populationUsers` with the smallest stable hash of their id: a
   /// deterministic sample that does not depend on file order).
   public var populationUsers: Int
 
+  /// A configuration; see the properties for the meaning and defaults.
   public init(
     tracePath: String, policies: [PolicySpec], seed: UInt64 = 1, world: WorldParameters = WorldParameters(),
     apps: AppSelection = .top(3), recordEvents: Bool = true,
@@ -56,7 +62,9 @@ public struct RunConfiguration: Sendable {
 /// configuration's policy order. With a train/test split, `trace` is the
 /// test part.
 public struct UserResult: Sendable {
+  /// The user's trace (the test part, with a train/test split).
   public var trace: UserTrace
+  /// The replayed apps (indexes into `trace.apps`).
   public var apps: [Int32]
   /// `replays[a][p]`: app `apps[a]` under policy `p`.
   public var replays: [[AppReplay]]
@@ -66,25 +74,25 @@ public struct UserResult: Sendable {
 }
 
 /// Receives each user's results in trace order.
-public protocol RunSink {
+package protocol RunSink {
   mutating func consume(_ result: UserResult, config: RunConfiguration) throws
 }
 
 /// Progress of a run, for display.
-public struct RunProgress: Sendable {
-  public var users: Int
-  public var bytesRead: Int
-  public var totalBytes: Int
+package struct RunProgress: Sendable {
+  package var users: Int
+  package var bytesRead: Int
+  package var totalBytes: Int
 }
 
 /// What a replay read, for the manifest and the user.
-public struct RunStats: Sendable {
+package struct RunStats: Sendable {
   /// SHA-256 (hex) and size of the bytes the replay parsed.
-  public var sha256 = ""
-  public var bytes = 0
+  package var sha256 = ""
+  package var bytes = 0
   /// Users whose training window is shorter than one habit-model bin: their
   /// learning policies use the population model (or a constant rate).
-  public var usersTooShortToFit = 0
+  package var usersTooShortToFit = 0
 }
 
 /// Replays every user of the trace under every policy, streaming: users are
@@ -99,7 +107,7 @@ public struct RunStats: Sendable {
 /// - Throws: ``TraceFormatError`` from the reader or the estimate; whatever
 ///   `sink` throws.
 @discardableResult
-public func runReplay<S: RunSink>(
+package func runReplay<S: RunSink>(
   _ config: RunConfiguration, into sink: inout S, limits: ResourceLimits = .current,
   progress: (RunProgress) -> Void = { _ in }
 ) throws -> RunStats {
@@ -154,7 +162,7 @@ func isTooShortToFit(_ u: UserTrace, _ config: RunConfiguration) -> Bool {
 
 /// Refuses a path that is not a regular file (a FIFO or a device would be
 /// consumed by the first of the run's passes, or block).
-public func requireRegularFile(_ path: String) throws {
+package func requireRegularFile(_ path: String) throws {
   guard !path.utf8.contains(0) else {
     throw TraceFormatError(file: escaped(path), line: 0, field: "-", message: "the path contains a NUL byte: no file name can hold one")
   }
@@ -180,7 +188,7 @@ public func requireRegularFile(_ path: String) throws {
 /// and the limit.
 ///
 /// - Complexity: O(apps selected + policies).
-public func checkReplayBudget(
+package func checkReplayBudget(
   _ u: UserTrace, _ config: RunConfiguration, limits: ResourceLimits = .current, file: String, line: Int
 ) throws {
   func fail(_ m: String) -> TraceFormatError {
@@ -225,7 +233,7 @@ public func checkReplayBudget(
 
 /// The training window of `trace` under `config` (the whole trace before
 /// the split), and the part to replay.
-public func splitForRun(_ trace: UserTrace, _ config: RunConfiguration) -> (train: UserTrace, test: UserTrace) {
+package func splitForRun(_ trace: UserTrace, _ config: RunConfiguration) -> (train: UserTrace, test: UserTrace) {
   guard config.trainFraction > 0 else {
     return (UserTrace(user: trace.user, timeZone: trace.timeZone, start: trace.start, end: trace.start, apps: trace.apps), trace)
   }
@@ -235,7 +243,7 @@ public func splitForRun(_ trace: UserTrace, _ config: RunConfiguration) -> (trai
 /// Fits the population habit model on the training parts of a deterministic
 /// sample of users (a first pass over the trace); `nil` when no sampled
 /// user has a training window of one bin or more.
-public func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = .current) throws -> HabitModel? {
+package func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = .current) throws -> HabitModel? {
   try fitPopulationHashed(config, limits: limits).model
 }
 
@@ -271,14 +279,14 @@ func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) thr
 /// network and radio timelines, the selected apps with their content
 /// timelines, and what learning policies train on. Built once per user and
 /// shared by every policy.
-public struct PreparedReplay: Sendable {
-  public let user: PreparedUser
-  public let apps: [Int32]
+package struct PreparedReplay: Sendable {
+  package let user: PreparedUser
+  package let apps: [Int32]
   /// `contents[a]`: the update times of `apps[a]`.
-  public let contents: [ContentTimeline]
-  public let learning: LearningContext
+  package let contents: [ContentTimeline]
+  package let learning: LearningContext
 
-  public init(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) {
+  package init(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) {
     let (train, test) = splitForRun(trace, config)
     apps = config.apps.select(in: trace)
     user = PreparedUser(trace: test, world: config.world, apps: config.world.replayScope == .device ? apps : [])
@@ -288,7 +296,7 @@ public struct PreparedReplay: Sendable {
 
   /// The replays of every selected app under `policies`, at the world's
   /// ``WorldParameters/replayScope``.
-  public func replay(_ policies: [PolicySpec], _ config: RunConfiguration) -> UserResult {
+  package func replay(_ policies: [PolicySpec], _ config: RunConfiguration) -> UserResult {
     guard !apps.isEmpty else { return UserResult(trace: user.trace, apps: apps, replays: []) }
     let devices = policies.map {
       $0.replay(

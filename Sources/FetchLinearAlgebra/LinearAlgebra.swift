@@ -15,7 +15,7 @@ import CLAPACKE
 /// with ``solveNormalEquations(_:_:weights:ridge:)`` (Cholesky, fast) and
 /// falls back to ``leastSquares(_:_:)`` (QR, more stable) or a larger λ when
 /// that throws ``LinearAlgebraError/Code-swift.struct/notPositiveDefinite``.
-public enum LinearAlgebra {
+package enum LinearAlgebra {
   /// Makes OpenBLAS compute on the calling thread only
   /// (`openblas_set_num_threads(1)`), once per process; later calls do nothing.
   ///
@@ -23,7 +23,7 @@ public enum LinearAlgebra {
   /// `--jobs`): OpenBLAS's own thread pool then only adds contention.
   /// Setting the environment variable `OPENBLAS_NUM_THREADS=1` has the same
   /// effect.
-  public static func setSingleThreaded() {
+  package static func setSingleThreaded() {
     _ = openBLASSingleThreaded
   }
 
@@ -40,7 +40,7 @@ public enum LinearAlgebra {
   ///   - `.dimensionMismatch` when `a` is not square or `b.count != a.rows`;
   ///   - `.invalidInput` when an input holds NaN or ±∞;
   ///   - `.sizeOutOfRange` when n does not fit 32 bits.
-  public static func symmetricPositiveDefiniteSolve(_ a: Matrix, _ b: [Double]) throws -> [Double] {
+  package static func symmetricPositiveDefiniteSolve(_ a: Matrix, _ b: [Double]) throws -> [Double] {
     guard a.rows == a.cols else {
       throw LinearAlgebraError(.dimensionMismatch, "symmetricPositiveDefiniteSolve needs a square matrix, got \(a.rows) x \(a.cols)")
     }
@@ -82,7 +82,7 @@ public enum LinearAlgebra {
   /// - Complexity: m·n² flops (half of a general product), O(m·n) scratch.
   /// - Throws: `.dimensionMismatch` when `weights.count != m`; `.invalidInput`
   ///   for NaN, ±∞, a negative weight or a negative λ; `.sizeOutOfRange`.
-  public static func weightedGram(_ x: Matrix, weights: [Double]? = nil, ridge: Double = 0) throws -> Matrix {
+  package static func weightedGram(_ x: Matrix, weights: [Double]? = nil, ridge: Double = 0) throws -> Matrix {
     try requireFinite(x, "design matrix")
     guard ridge.isFinite, ridge >= 0 else {
       throw LinearAlgebraError(.invalidInput, "ridge λ must be finite and ≥ 0, got \(ridge)")
@@ -108,7 +108,7 @@ public enum LinearAlgebra {
   /// - Complexity: m·n² + 2·m·n flops; no allocation once `scratch` has grown.
   /// - Throws: `.dimensionMismatch`, `.invalidInput` (a bad weight or entry of
   ///   `v`), `.sizeOutOfRange`.
-  public static func normalEquations(
+  package static func normalEquations(
     _ x: Matrix, weights w: [Double], _ v: [Double], scratch: inout [Double]
   ) throws -> (gram: Matrix, xtv: [Double]) {
     let m = x.rows, n = x.cols
@@ -163,7 +163,7 @@ public enum LinearAlgebra {
   }
 
   /// Whether every element of `x` is finite.
-  public static func isFinite(_ x: Matrix) -> Bool { x.elements.allSatisfy(\.isFinite) }
+  package static func isFinite(_ x: Matrix) -> Bool { x.elements.allSatisfy(\.isFinite) }
 
   /// The weighted cross product `Xᵀ W z`, W = diag(`weights`) (BLAS `dgemv`).
   ///
@@ -174,7 +174,7 @@ public enum LinearAlgebra {
   /// - Returns: n entries.
   /// - Complexity: 2·m·n flops.
   /// - Throws: `.dimensionMismatch`, `.invalidInput`, `.sizeOutOfRange`.
-  public static func weightedCrossProduct(_ x: Matrix, _ z: [Double], weights: [Double]? = nil) throws -> [Double] {
+  package static func weightedCrossProduct(_ x: Matrix, _ z: [Double], weights: [Double]? = nil) throws -> [Double] {
     let m = x.rows, n = x.cols
     guard z.count == m else {
       throw LinearAlgebraError(.dimensionMismatch, "response has \(z.count) entries, design matrix has \(m) rows")
@@ -209,7 +209,7 @@ public enum LinearAlgebra {
   /// - Throws: `.notPositiveDefinite` when `XᵀWX + λI` is not positive definite
   ///   (e.g. collinear columns, fewer positive weights than columns, λ = 0);
   ///   `.dimensionMismatch`, `.invalidInput`, `.sizeOutOfRange` as the helpers.
-  public static func solveNormalEquations(
+  package static func solveNormalEquations(
     _ x: Matrix, _ z: [Double], weights: [Double]? = nil, ridge: Double = 0
   ) throws -> [Double] {
     let rhs = try weightedCrossProduct(x, z, weights: weights)
@@ -229,7 +229,7 @@ public enum LinearAlgebra {
   ///   precision (|R_ii| ≤ max(m, n) · ε · maxⱼ|R_jj|, `info` nil);
   ///   `.dimensionMismatch` when `b.count != m`; `.invalidInput`;
   ///   `.sizeOutOfRange`.
-  public static func leastSquares(_ a: Matrix, _ b: [Double]) throws -> [Double] {
+  package static func leastSquares(_ a: Matrix, _ b: [Double]) throws -> [Double] {
     let m = a.rows, n = a.cols
     guard b.count == m else {
       throw LinearAlgebraError(.dimensionMismatch, "right-hand side has \(b.count) entries, matrix has \(m) rows")

@@ -10,7 +10,7 @@
 ///     } catch let e as LinearAlgebraError where e.code == .notPositiveDefinite {
 ///       beta = try LinearAlgebra.leastSquares(x, z)
 ///     }
-public struct LinearAlgebraError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct LinearAlgebraError: Error, Sendable, Equatable, CustomStringConvertible {
   enum Kind: Sendable, Equatable {
     case notPositiveDefinite
     case singular
@@ -21,25 +21,25 @@ public struct LinearAlgebraError: Error, Sendable, Equatable, CustomStringConver
   }
 
   /// The category of a ``LinearAlgebraError``.
-  public struct Code: Sendable, Hashable, CustomStringConvertible {
+  package struct Code: Sendable, Hashable, CustomStringConvertible {
     let kind: Kind
 
     /// Cholesky factorisation failed: the leading minor of order ``LinearAlgebraError/info``
     /// is not positive definite (the matrix is indefinite, singular or badly
     /// conditioned).
-    public static let notPositiveDefinite = Code(kind: .notPositiveDefinite)
+    package static let notPositiveDefinite = Code(kind: .notPositiveDefinite)
     /// The matrix does not have full rank (exactly, or to working precision).
-    public static let singular = Code(kind: .singular)
+    package static let singular = Code(kind: .singular)
     /// Operand shapes do not agree.
-    public static let dimensionMismatch = Code(kind: .dimensionMismatch)
+    package static let dimensionMismatch = Code(kind: .dimensionMismatch)
     /// An input holds NaN or ±∞, or a weight or ridge term is negative.
-    public static let invalidInput = Code(kind: .invalidInput)
+    package static let invalidInput = Code(kind: .invalidInput)
     /// A dimension does not fit the 32-bit integers of BLAS / LAPACK.
-    public static let sizeOutOfRange = Code(kind: .sizeOutOfRange)
+    package static let sizeOutOfRange = Code(kind: .sizeOutOfRange)
     /// LAPACK reported an illegal argument (a bug in this module).
-    public static let lapackFailure = Code(kind: .lapackFailure)
+    package static let lapackFailure = Code(kind: .lapackFailure)
 
-    public var description: String {
+    package var description: String {
       switch kind {
       case .notPositiveDefinite: "not positive definite"
       case .singular: "singular"
@@ -52,11 +52,11 @@ public struct LinearAlgebraError: Error, Sendable, Equatable, CustomStringConver
   }
 
   /// The category.
-  public let code: Code
+  package let code: Code
   /// The LAPACK `info` value when LAPACK reported the problem, else `nil`.
-  public let info: Int?
+  package let info: Int?
   /// Details in words.
-  public let message: String
+  package let message: String
 
   init(_ kind: Kind, info: Int? = nil, _ message: String) {
     self.code = Code(kind: kind)
@@ -64,7 +64,7 @@ public struct LinearAlgebraError: Error, Sendable, Equatable, CustomStringConver
     self.message = message
   }
 
-  public var description: String {
+  package var description: String {
     "\(code): \(message)" + (info.map { " (LAPACK info \($0))" } ?? "")
   }
 }

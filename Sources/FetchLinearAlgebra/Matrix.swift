@@ -7,16 +7,16 @@ import CBLAS
 ///
 ///     var a = Matrix(rows: [[4, 1], [1, 3]])
 ///     a[0, 1] = 2
-public struct Matrix: Sendable, Equatable, CustomStringConvertible {
+package struct Matrix: Sendable, Equatable, CustomStringConvertible {
   /// Number of rows, ≥ 0.
-  public let rows: Int
+  package let rows: Int
   /// Number of columns, ≥ 0.
-  public let cols: Int
+  package let cols: Int
   /// The elements in column-major order; `rows * cols` of them.
-  public private(set) var elements: [Double]
+  package private(set) var elements: [Double]
 
   /// A `rows` × `cols` matrix with every element equal to `value`.
-  public init(rows: Int, cols: Int, repeating value: Double = 0) {
+  package init(rows: Int, cols: Int, repeating value: Double = 0) {
     precondition(rows >= 0 && cols >= 0, "Matrix dimensions must be non-negative")
     let (count, overflow) = rows.multipliedReportingOverflow(by: cols)
     precondition(!overflow, "Matrix dimensions \(rows) x \(cols) overflow Int")
@@ -28,7 +28,7 @@ public struct Matrix: Sendable, Equatable, CustomStringConvertible {
   /// A matrix over existing column-major `elements`.
   ///
   /// - Precondition: `elements.count == rows * cols`.
-  public init(rows: Int, cols: Int, columnMajor elements: [Double]) {
+  package init(rows: Int, cols: Int, columnMajor elements: [Double]) {
     precondition(rows >= 0 && cols >= 0, "Matrix dimensions must be non-negative")
     let (count, overflow) = rows.multipliedReportingOverflow(by: cols)
     precondition(!overflow && count == elements.count, "Matrix(rows:cols:columnMajor:) needs exactly rows * cols elements")
@@ -41,7 +41,7 @@ public struct Matrix: Sendable, Equatable, CustomStringConvertible {
   ///
   /// An empty list gives a 0 × 0 matrix.
   /// - Precondition: all rows have the same length.
-  public init(rows rowList: [[Double]]) {
+  package init(rows rowList: [[Double]]) {
     let r = rowList.count
     let c = rowList.first?.count ?? 0
     precondition(rowList.allSatisfy { $0.count == c }, "Matrix(rows:) needs rows of equal length")
@@ -52,14 +52,14 @@ public struct Matrix: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// The `n` × `n` identity matrix.
-  public static func identity(_ n: Int) -> Matrix {
+  package static func identity(_ n: Int) -> Matrix {
     var m = Matrix(rows: n, cols: n)
     for i in 0..<n { m.elements[i + i * n] = 1 }
     return m
   }
 
   /// Element in row `i`, column `j` (both 0-based).
-  public subscript(i: Int, j: Int) -> Double {
+  package subscript(i: Int, j: Int) -> Double {
     get {
       precondition(i >= 0 && i < rows && j >= 0 && j < cols, "Matrix index (\(i), \(j)) out of range \(rows) x \(cols)")
       return elements[i + j * rows]
@@ -71,10 +71,10 @@ public struct Matrix: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// Row `i` as an array.
-  public func row(_ i: Int) -> [Double] { (0..<cols).map { self[i, $0] } }
+  package func row(_ i: Int) -> [Double] { (0..<cols).map { self[i, $0] } }
 
   /// Column `j` as an array.
-  public func column(_ j: Int) -> [Double] {
+  package func column(_ j: Int) -> [Double] {
     precondition(j >= 0 && j < cols, "Matrix column \(j) out of range 0..<\(cols)")
     return Array(elements[(j * rows)..<((j + 1) * rows)])
   }
@@ -82,7 +82,7 @@ public struct Matrix: Sendable, Equatable, CustomStringConvertible {
   /// The transpose.
   ///
   /// - Complexity: O(rows · cols).
-  public var transposed: Matrix {
+  package var transposed: Matrix {
     var t = Matrix(rows: cols, cols: rows)
     for j in 0..<cols {
       for i in 0..<rows { t.elements[j + i * cols] = elements[i + j * rows] }
@@ -91,9 +91,9 @@ public struct Matrix: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// Whether every element is finite (no NaN, no ±∞).
-  public var isFinite: Bool { elements.allSatisfy { $0.isFinite } }
+  package var isFinite: Bool { elements.allSatisfy { $0.isFinite } }
 
-  public var description: String {
+  package var description: String {
     (0..<rows).map { i in "[" + row(i).map { $0.description }.joined(separator: ", ") + "]" }
       .joined(separator: "\n")
   }
@@ -104,7 +104,7 @@ public struct Matrix: Sendable, Equatable, CustomStringConvertible {
   /// - Throws: ``LinearAlgebraError`` `.dimensionMismatch` when
   ///   `a.cols != b.rows`; `.sizeOutOfRange` when a dimension does not fit BLAS's
   ///   32-bit integers.
-  public func multiplied(by b: Matrix) throws -> Matrix {
+  package func multiplied(by b: Matrix) throws -> Matrix {
     guard cols == b.rows else {
       throw LinearAlgebraError(.dimensionMismatch, "cannot multiply \(rows) x \(cols) by \(b.rows) x \(b.cols)")
     }
@@ -129,7 +129,7 @@ public struct Matrix: Sendable, Equatable, CustomStringConvertible {
   /// - Complexity: O(rows · cols) flops.
   /// - Throws: ``LinearAlgebraError`` `.dimensionMismatch` when
   ///   `x.count != cols`.
-  public func multiplied(by x: [Double]) throws -> [Double] {
+  package func multiplied(by x: [Double]) throws -> [Double] {
     guard x.count == cols else {
       throw LinearAlgebraError(.dimensionMismatch, "cannot multiply \(rows) x \(cols) by a vector of length \(x.count)")
     }

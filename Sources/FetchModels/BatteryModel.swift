@@ -2,13 +2,13 @@ import FetchTraces
 import Foundation
 
 /// A battery level reading: when, and how full.
-public struct BatteryReading: Codable, Sendable, Equatable {
+package struct BatteryReading: Codable, Sendable, Equatable {
   /// Unix time, s.
-  public var time: Double
+  package var time: Double
   /// Level, % (0...100).
-  public var levelPct: Double
+  package var levelPct: Double
 
-  public init(time: Double, levelPct: Double) {
+  package init(time: Double, levelPct: Double) {
     self.time = time
     self.levelPct = levelPct
   }
@@ -47,37 +47,37 @@ public struct BatteryReading: Codable, Sendable, Equatable {
 ///
 /// Without charging rows, a pair of samples whose level did not rise counts
 /// as unplugged and one whose level rose as plugged.
-public struct BatteryModel: Codable, Sendable, Equatable {
+package struct BatteryModel: Codable, Sendable, Equatable {
   /// P(plugged) when nothing is known: ½ (no information either way).
-  public static let uninformedPluggedShare = 0.5
+  package static let uninformedPluggedShare = 0.5
   /// Prior discharge rate while unplugged, %/h: a placeholder for an awake
   /// phone's average drain (**NV**; sweep it).
-  public static let priorDischargePctPerHour = 4.0
+  package static let priorDischargePctPerHour = 4.0
   /// Prior charge rate while plugged, %/h (**NV**; 0→100 % in 2.5 h).
-  public static let priorChargePctPerHour = 40.0
+  package static let priorChargePctPerHour = 40.0
   /// Share of unplugged time below 20 % when no level is known (**NV**
   /// placeholder; scaled linearly for other gates).
-  public static let priorLowBatteryShare = 0.05
+  package static let priorLowBatteryShare = 0.05
 
   /// P(on the charger) by local hour of week, 168 values in [0, 1].
-  public private(set) var chargingProbability: [Double]
+  package private(set) var chargingProbability: [Double]
   /// Battery drain while unplugged, %/h, ≥ 0.
-  public private(set) var dischargePctPerHour: Double
+  package private(set) var dischargePctPerHour: Double
   /// Battery gain while plugged, %/h, ≥ 0.
-  public private(set) var chargePctPerHour: Double
+  package private(set) var chargePctPerHour: Double
   /// Training hours with a known charging state (0: the prior curve).
-  public private(set) var observedChargingHours: Double
+  package private(set) var observedChargingHours: Double
   /// Battery samples in the training window.
-  public private(set) var batterySamples: Int
+  package private(set) var batterySamples: Int
   /// Standard deviation of the level around ``expectedLevel(at:lastSample:clock:)``
   /// after one hour, % per √h (**NV**); grows with √(hours since the sample).
-  public var levelSDPerSqrtHour: Double
+  package var levelSDPerSqrtHour: Double
   /// Pseudo-hours of the priors (κ).
-  public private(set) var priorHours: Double
+  package private(set) var priorHours: Double
 
   /// The prior model: `prior` (24 values by local hour of day; nil: the
   /// uninformed ½) for every day of the week, the prior rates.
-  public init(priorHours: Double = 2, levelSDPerSqrtHour: Double = 5, prior: [Double]? = nil) {
+  package init(priorHours: Double = 2, levelSDPerSqrtHour: Double = 5, prior: [Double]? = nil) {
     let p0 = Self.checkedPrior(prior)
     chargingProbability = (0..<168).map { p0[$0 % 24] }
     dischargePctPerHour = Self.priorDischargePctPerHour
@@ -101,7 +101,7 @@ public struct BatteryModel: Codable, Sendable, Equatable {
   /// charging state at `from` comes from the trace's history.
   ///
   /// - Complexity: O(events + window hours).
-  public init(
+  package init(
     fitting trace: UserTrace, from: Double, to: Double, priorHours: Double = 2, levelSDPerSqrtHour: Double = 5,
     prior: [Double]? = nil
   ) {
@@ -156,7 +156,7 @@ public struct BatteryModel: Codable, Sendable, Equatable {
   /// the first charge row is that row's opposite. All zero without rows.
   ///
   /// - Complexity: O(events + window hours).
-  public static func chargingSeconds(_ trace: UserTrace, from: Double, to: Double) -> (charging: [Double], total: [Double]) {
+  package static func chargingSeconds(_ trace: UserTrace, from: Double, to: Double) -> (charging: [Double], total: [Double]) {
     var clock = LocalClock(trace.timeZone)
     let chargeRows = trace.events.filter { ($0.kind == .chargeStart || $0.kind == .chargeEnd) && $0.time < to }
     var total = [Double](repeating: 0, count: 168), charging = [Double](repeating: 0, count: 168)
@@ -185,7 +185,7 @@ public struct BatteryModel: Codable, Sendable, Equatable {
   /// P(plugged) by local hour of day from summed ``chargingSeconds(_:from:to:)``
   /// (e.g. over the population's training windows), or nil when some hour
   /// has no observed time.
-  public static func hourOfDayShares(charging: [Double], total: [Double]) -> [Double]? {
+  package static func hourOfDayShares(charging: [Double], total: [Double]) -> [Double]? {
     precondition(charging.count == 168 && total.count == 168, "need 168 hour-of-week bins")
     var c = [Double](repeating: 0, count: 24), n = [Double](repeating: 0, count: 24)
     for how in 0..<168 {
@@ -208,7 +208,7 @@ public struct BatteryModel: Codable, Sendable, Equatable {
   }
 
   /// P(on the charger) at Unix time `t`.
-  public func probabilityCharging(at t: Double, clock: inout LocalClock) -> Double {
+  package func probabilityCharging(at t: Double, clock: inout LocalClock) -> Double {
     chargingProbability[min(167, max(0, Int(clock.hourOfWeek(t))))]
   }
 
@@ -219,7 +219,7 @@ public struct BatteryModel: Codable, Sendable, Equatable {
   /// sample's level.
   ///
   /// - Complexity: O(hours between the sample and `t`).
-  public func expectedLevel(at t: Double, lastSample: BatteryReading, clock: inout LocalClock) -> Double {
+  package func expectedLevel(at t: Double, lastSample: BatteryReading, clock: inout LocalClock) -> Double {
     var level = min(100, max(0, lastSample.levelPct))
     guard t > lastSample.time else { return level }
     LocalHours.forEachPiece(from: lastSample.time, to: t, clock: &clock) { how, s in
@@ -241,7 +241,7 @@ public struct BatteryModel: Codable, Sendable, Equatable {
   /// ``expectedLevel(at:lastSample:clock:)`` with SD
   /// ``levelSDPerSqrtHour``·√(hours since the sample); without one,
   /// P(level < gate) = ``priorLowBatteryShare`` × gate / 20 (capped at 1).
-  public func probabilityGated(
+  package func probabilityGated(
     at t: Double, clock: inout LocalClock, lastSample: BatteryReading?, gatePct: Double = 20
   ) -> Double {
     precondition(gatePct >= 0 && gatePct <= 100, "gatePct must be in 0...100")
@@ -270,7 +270,7 @@ public struct BatteryModel: Codable, Sendable, Equatable {
     case priorHours = "prior_h"
   }
 
-  public init(from decoder: any Decoder) throws {
+  package init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     chargingProbability = try c.decode([Double].self, forKey: .chargingProbability)
     guard chargingProbability.count == 168, chargingProbability.allSatisfy({ $0 >= 0 && $0 <= 1 }) else {

@@ -8,7 +8,7 @@ public struct ContentTimeline: Sendable {
   /// Update times, Unix s, sorted, within the trace window.
   public let updates: [Double]
   /// Whether the times came from the trace's `update` rows.
-  public let fromTrace: Bool
+  package let fromTrace: Bool
   private let sizeSeed: UInt64
   private let medianBytes: Double
   private let sigma: Double
@@ -17,7 +17,7 @@ public struct ContentTimeline: Sendable {
   /// updates from the stream keyed by (`seed`, "content", user, app).
   ///
   /// - Complexity: O(events + updates).
-  public init(trace: UserTrace, app: Int32, world: WorldParameters, seed: UInt64) {
+  package init(trace: UserTrace, app: Int32, world: WorldParameters, seed: UInt64) {
     let name = trace.apps[Int(app)]
     var fromTrace: [Double] = []
     if world.contentSource != .model {
@@ -60,7 +60,7 @@ public struct ContentTimeline: Sendable {
 
   /// ``version(at:)``, searched from `hint` (the previous answer), which is
   /// updated; O(log distance).
-  public func version(at t: Double, hint: inout Int) -> Int {
+  package func version(at t: Double, hint: inout Int) -> Int {
     updates.withUnsafeBufferPointer { u in
       hint = firstIndex(count: u.count, from: hint) { u[$0] > t }
     }
@@ -70,7 +70,7 @@ public struct ContentTimeline: Sendable {
   /// Size of the response that brings the device to content version
   /// `version` (the number of updates it includes), bytes. The same for every
   /// policy (common random numbers).
-  public func newDataBytes(version: Int) -> Double {
+  package func newDataBytes(version: Int) -> Double {
     guard sigma > 0 else { return medianBytes }
     var rng = SplitMix64(seed: StableHash.combine(sizeSeed, UInt64(version)))
     return (medianBytes * exp(sigma * rng.normal())).rounded()

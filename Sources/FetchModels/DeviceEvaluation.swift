@@ -2,7 +2,7 @@ import FetchTraces
 import Foundation
 
 /// The predictors a device target is scored with, in output order.
-public enum DevicePredictor: String, CaseIterable, Sendable {
+package enum DevicePredictor: String, CaseIterable, Sendable {
   /// The user's GLM (the population's when the user has no training points).
   case model
   /// The population GLM alone.
@@ -23,16 +23,16 @@ public enum DevicePredictor: String, CaseIterable, Sendable {
 /// points. Frequencies are Beta-smoothed toward the user's overall
 /// frequency with ``pseudoPoints`` pseudo-points (means likewise toward the
 /// overall mean); the overall frequency is `(Σy + ½)/(n + 1)`.
-public struct DeviceBaselines: Sendable, Equatable {
+package struct DeviceBaselines: Sendable, Equatable {
   /// Pseudo-points of the smoothing (default 4: one hour of a 15-min grid).
-  public static let pseudoPoints = 4.0
+  package static let pseudoPoints = 4.0
 
-  public let target: DeviceTarget
-  public private(set) var overall: Double
-  public private(set) var byHour: [Double]
-  public private(set) var byState: [Double]
+  package let target: DeviceTarget
+  package private(set) var overall: Double
+  package private(set) var byHour: [Double]
+  package private(set) var byState: [Double]
 
-  public init(target: DeviceTarget, training: [DevicePoint]) {
+  package init(target: DeviceTarget, training: [DevicePoint]) {
     self.target = target
     let n = Double(training.count), sum = training.reduce(0) { $0 + $1.outcome }
     overall = target.isBinary ? (sum + 0.5) / (n + 1) : (n > 0 ? sum / n : 0)
@@ -50,7 +50,7 @@ public struct DeviceBaselines: Sendable, Equatable {
   }
 
   /// The prediction of a baseline `predictor` (not `model`/`population`) for `p`.
-  public func predict(_ predictor: DevicePredictor, _ p: DevicePoint) -> Double {
+  package func predict(_ predictor: DevicePredictor, _ p: DevicePoint) -> Double {
     switch predictor {
     case .persistence:
       switch target {
@@ -68,15 +68,15 @@ public struct DeviceBaselines: Sendable, Equatable {
 
 /// Errors of a real-valued prediction: count, Σ|e|, Σe², Σe with
 /// e = predicted − observed.
-public struct ErrorScore: Sendable, Equatable {
-  public private(set) var count = 0
-  public private(set) var absSum = 0.0
-  public private(set) var squareSum = 0.0
-  public private(set) var sum = 0.0
+package struct ErrorScore: Sendable, Equatable {
+  package private(set) var count = 0
+  package private(set) var absSum = 0.0
+  package private(set) var squareSum = 0.0
+  package private(set) var sum = 0.0
 
-  public init() {}
+  package init() {}
 
-  public mutating func add(predicted: Double, observed: Double) {
+  package mutating func add(predicted: Double, observed: Double) {
     let e = predicted - observed
     count += 1
     absSum += abs(e)
@@ -84,7 +84,7 @@ public struct ErrorScore: Sendable, Equatable {
     sum += e
   }
 
-  public mutating func merge(_ o: ErrorScore) {
+  package mutating func merge(_ o: ErrorScore) {
     count += o.count
     absSum += o.absSum
     squareSum += o.squareSum
@@ -92,29 +92,29 @@ public struct ErrorScore: Sendable, Equatable {
   }
 
   /// Mean absolute error; NaN when empty.
-  public var mae: Double { count > 0 ? absSum / Double(count) : .nan }
+  package var mae: Double { count > 0 ? absSum / Double(count) : .nan }
   /// Root mean squared error; NaN when empty.
-  public var rmse: Double { count > 0 ? (squareSum / Double(count)).squareRoot() : .nan }
+  package var rmse: Double { count > 0 ? (squareSum / Double(count)).squareRoot() : .nan }
   /// Mean error (bias); NaN when empty.
-  public var bias: Double { count > 0 ? sum / Double(count) : .nan }
+  package var bias: Double { count > 0 ? sum / Double(count) : .nan }
 }
 
 /// One user's device-model scores on the test window.
-public struct DeviceEvaluation: Sendable {
+package struct DeviceEvaluation: Sendable {
   /// Per binary target, one score per ``DevicePredictor`` (in order), each
   /// with its exact rank AUC; absent when the target had no test point or
   /// no model.
-  public var binary: [DeviceTarget: [PredictionScore]] = [:]
+  package var binary: [DeviceTarget: [PredictionScore]] = [:]
   /// Level-change errors, one per ``DevicePredictor``; nil as above.
-  public var level: [ErrorScore]?
+  package var level: [ErrorScore]?
 
-  public init() {}
+  package init() {}
 
   /// Scores `user` (falling back to `population`) and the baselines fitted
   /// on `training` on the `test` points of each target.
   ///
   /// - Complexity: O(points · features + points log points).
-  public static func evaluate(
+  package static func evaluate(
     training: [DeviceTarget: [DevicePoint]], test: [DeviceTarget: [DevicePoint]], user: DeviceModels,
     population: DeviceModels
   ) -> DeviceEvaluation {

@@ -3,7 +3,7 @@ import FetchTraces
 import Foundation
 
 /// What a device model predicts at a moment `t`, from the state at `t`.
-public enum DeviceTarget: String, CaseIterable, Codable, Sendable {
+package enum DeviceTarget: String, CaseIterable, Codable, Sendable {
   /// The phone is on the charger at some moment of [t, t + h] (binary).
   case plugged = "plugged_within"
   /// The phone is on WiFi at t + h (binary).
@@ -14,25 +14,25 @@ public enum DeviceTarget: String, CaseIterable, Codable, Sendable {
   case level = "level_change"
 
   /// Whether the target is a yes/no event (else a real number).
-  public var isBinary: Bool { self != .level }
+  package var isBinary: Bool { self != .level }
 }
 
 /// Horizons, grid and shrinkage of the device models.
-public struct DeviceModelOptions: Codable, Sendable, Equatable {
+package struct DeviceModelOptions: Codable, Sendable, Equatable {
   /// Horizon of ``DeviceTarget/plugged``, s (default 3600).
-  public var pluggedHorizonSeconds: Double
+  package var pluggedHorizonSeconds: Double
   /// Horizon of ``DeviceTarget/wifi`` and ``DeviceTarget/offline``, s (default 1800).
-  public var networkHorizonSeconds: Double
+  package var networkHorizonSeconds: Double
   /// Horizon of ``DeviceTarget/level``, s (default 3600).
-  public var levelHorizonSeconds: Double
+  package var levelHorizonSeconds: Double
   /// Spacing of training and test points, s (default 900).
-  public var gridSeconds: Double
+  package var gridSeconds: Double
   /// λ of a user's fit toward the population coefficients (default 20).
-  public var userRidge: Double
+  package var userRidge: Double
   /// λ of the population fit toward zero (default 1: only keeps it finite).
-  public var populationRidge: Double
+  package var populationRidge: Double
 
-  public init(
+  package init(
     pluggedHorizonSeconds: Double = 3600, networkHorizonSeconds: Double = 1800, levelHorizonSeconds: Double = 3600,
     gridSeconds: Double = 900, userRidge: Double = 20, populationRidge: Double = 1
   ) {
@@ -49,7 +49,7 @@ public struct DeviceModelOptions: Codable, Sendable, Equatable {
   }
 
   /// The horizon of `target`, s.
-  public func horizon(_ target: DeviceTarget) -> Double {
+  package func horizon(_ target: DeviceTarget) -> Double {
     switch target {
     case .plugged: pluggedHorizonSeconds
     case .wifi, .offline: networkHorizonSeconds
@@ -65,18 +65,18 @@ public struct DeviceModelOptions: Codable, Sendable, Equatable {
 }
 
 /// One training or test point of a device target.
-public struct DevicePoint: Sendable, Equatable {
+package struct DevicePoint: Sendable, Equatable {
   /// Unix time, s.
-  public var time: Double
+  package var time: Double
   /// Feature row (``DeviceFeatures``).
-  public var features: [Double]
+  package var features: [Double]
   /// Outcome: 0/1, or the level change in percentage points.
-  public var outcome: Double
+  package var outcome: Double
   /// The current state: charging targets 0 unplugged / 1 plugged; network
   /// targets the ``DeviceTimeline/NetworkClass`` raw value.
-  public var state: Int
+  package var state: Int
   /// Local hour of day of `time`, 0...23.
-  public var hour: Int
+  package var hour: Int
 }
 
 /// The feature rows of the device models. All share the shape
@@ -94,15 +94,15 @@ public struct DevicePoint: Sendable, Equatable {
 ///   the WiFi / offline indicators (cellular is the reference class).
 ///
 /// The hour and weekend are those of `t` (local time).
-public enum DeviceFeatures {
+package enum DeviceFeatures {
   /// Features per row of the charging targets.
-  public static let chargingCount = 17
+  package static let chargingCount = 17
   /// Features per row of the network targets.
-  public static let networkCount = 17
+  package static let networkCount = 17
 
   /// The point for `target` at `t`, or nil when the state at `t` or the
   /// outcome is unknown. Outcomes look at (t, t + horizon] only.
-  public static func point(
+  package static func point(
     _ target: DeviceTarget, at t: Double, horizon h: Double, timeline d: DeviceTimeline, clock: inout LocalClock
   ) -> DevicePoint? {
     let hour = min(23, max(0, Int(clock.hourOfDay(t))))
@@ -136,7 +136,7 @@ public enum DeviceFeatures {
 
   /// The charging-target feature row for a state: plugged or not since
   /// `since`, on WiFi or not, `level` % (see the type's docs).
-  public static func chargingRow(
+  package static func chargingRow(
     plugged: Bool, since: Double, wifi: Bool, level: Double, at t: Double, clock: inout LocalClock
   ) -> [Double] {
     let (h, weekend) = timeFeatures(t, &clock)
@@ -146,7 +146,7 @@ public enum DeviceFeatures {
   }
 
   /// The network-target feature row for a state: class `n` since `since`.
-  public static func networkRow(
+  package static func networkRow(
     network n: DeviceTimeline.NetworkClass, since: Double, plugged: Bool, level: Double, at t: Double,
     clock: inout LocalClock
   ) -> [Double] {
@@ -166,7 +166,7 @@ public enum DeviceFeatures {
   /// inside [`from`, `to`] (so training outcomes never look past `to`).
   ///
   /// - Complexity: O((to − from)/grid · log rows).
-  public static func points(
+  package static func points(
     _ target: DeviceTarget, trace: UserTrace, timeline: DeviceTimeline, from: Double, to: Double,
     options: DeviceModelOptions
   ) -> [DevicePoint] {
@@ -190,13 +190,13 @@ public enum DeviceFeatures {
 /// A user's (or the population's) state-aware device models: one
 /// ``StateGLM`` per ``DeviceTarget`` (nil when the training window had no
 /// point for it), on the features of ``DeviceFeatures``.
-public struct DeviceModels: Codable, Sendable, Equatable {
-  public var plugged: StateGLM?
-  public var wifi: StateGLM?
-  public var offline: StateGLM?
-  public var level: StateGLM?
+package struct DeviceModels: Codable, Sendable, Equatable {
+  package var plugged: StateGLM?
+  package var wifi: StateGLM?
+  package var offline: StateGLM?
+  package var level: StateGLM?
 
-  public init(plugged: StateGLM? = nil, wifi: StateGLM? = nil, offline: StateGLM? = nil, level: StateGLM? = nil) {
+  package init(plugged: StateGLM? = nil, wifi: StateGLM? = nil, offline: StateGLM? = nil, level: StateGLM? = nil) {
     self.plugged = plugged
     self.wifi = wifi
     self.offline = offline
@@ -210,7 +210,7 @@ public struct DeviceModels: Codable, Sendable, Equatable {
   /// Decodes and checks each model's family and number of coefficients
   /// against ``DeviceFeatures`` (a mismatch is a clear decoding error, not
   /// a crash at prediction time).
-  public init(from decoder: any Decoder) throws {
+  package init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     for (key, target) in [(CodingKeys.plugged, DeviceTarget.plugged), (.wifi, .wifi), (.offline, .offline), (.level, .level)] {
       guard let m = try c.decodeIfPresent(StateGLM.self, forKey: key) else { continue }
@@ -225,7 +225,7 @@ public struct DeviceModels: Codable, Sendable, Equatable {
   }
 
   /// The model of `target`.
-  public subscript(_ target: DeviceTarget) -> StateGLM? {
+  package subscript(_ target: DeviceTarget) -> StateGLM? {
     get {
       switch target {
       case .plugged: plugged
@@ -247,7 +247,7 @@ public struct DeviceModels: Codable, Sendable, Equatable {
   /// The population models: each target's GLM fitted on the pooled
   /// training points of `points[target]` (from many users), shrunk toward
   /// zero with ``DeviceModelOptions/populationRidge``.
-  public static func fitPopulation(
+  package static func fitPopulation(
     _ points: [DeviceTarget: [DevicePoint]], options: DeviceModelOptions
   ) throws -> DeviceModels {
     var m = DeviceModels()
@@ -265,7 +265,7 @@ public struct DeviceModels: Codable, Sendable, Equatable {
   /// ``DeviceModelOptions/userRidge``. A target the population lacks is
   /// fitted toward zero with the population ridge; one without user points
   /// is nil (callers fall back to the population).
-  public static func fitUser(
+  package static func fitUser(
     _ points: [DeviceTarget: [DevicePoint]], population: DeviceModels, options: DeviceModelOptions
   ) throws -> DeviceModels {
     var m = DeviceModels()
@@ -286,7 +286,7 @@ extension DeviceModels {
   /// horizon), P(on WiFi) and P(offline) at the network horizon. Each is
   /// nil when its state is unknown at `t` or neither this model nor
   /// `fallback` has the target.
-  public func probabilities(
+  package func probabilities(
     at t: Double, timeline d: DeviceTimeline, fallback: DeviceModels, clock: inout LocalClock
   ) -> (plugged: Double?, wifi: Double?, offline: Double?) {
     let level = d.level(at: t)?.level ?? 50

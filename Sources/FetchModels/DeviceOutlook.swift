@@ -8,19 +8,19 @@ import Foundation
 /// and of being on WiFi / offline at the network horizon
 /// (``DeviceModels/probabilities(at:timeline:fallback:clock:)``). It does not
 /// change any policy's behaviour by itself; no policy uses it yet.
-public struct DeviceOutlook: Sendable {
+package struct DeviceOutlook: Sendable {
   /// The user's models and the population's (used where the user has none).
-  public let models: DeviceModels
-  public let fallback: DeviceModels
+  package let models: DeviceModels
+  package let fallback: DeviceModels
   /// Horizons of the answers.
-  public let options: DeviceModelOptions
+  package let options: DeviceModelOptions
   /// The device rows seen so far.
-  public private(set) var timeline: DeviceTimeline
+  package private(set) var timeline: DeviceTimeline
   private var clock: LocalClock
 
   /// An outlook for the user of `user`, starting from the device rows of
   /// `history` (e.g. the training window).
-  public init(user: ModelFile.UserModels, file: ModelFile, history: UserTrace) {
+  package init(user: ModelFile.UserModels, file: ModelFile, history: UserTrace) {
     models = user.device
     fallback = file.devicePopulation
     options = file.options.device
@@ -29,21 +29,21 @@ public struct DeviceOutlook: Sendable {
   }
 
   /// Records a row the policy has seen (non-device rows are ignored).
-  public mutating func observe(_ e: TraceEvent) { timeline.append(e) }
+  package mutating func observe(_ e: TraceEvent) { timeline.append(e) }
 
   /// P(on the charger at some moment of [t, t + plugged horizon]); nil when
   /// the charging state is unknown or no model has the target.
-  public mutating func probabilityPlugged(from t: Double) -> Double? {
+  package mutating func probabilityPlugged(from t: Double) -> Double? {
     models.probabilities(at: t, timeline: timeline, fallback: fallback, clock: &clock).plugged
   }
 
   /// P(on WiFi at t + network horizon); nil when unknown.
-  public mutating func probabilityWiFi(from t: Double) -> Double? {
+  package mutating func probabilityWiFi(from t: Double) -> Double? {
     models.probabilities(at: t, timeline: timeline, fallback: fallback, clock: &clock).wifi
   }
 
   /// P(offline at t + network horizon); nil when unknown.
-  public mutating func probabilityOffline(from t: Double) -> Double? {
+  package mutating func probabilityOffline(from t: Double) -> Double? {
     models.probabilities(at: t, timeline: timeline, fallback: fallback, clock: &clock).offline
   }
 }

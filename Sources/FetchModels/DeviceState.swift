@@ -12,9 +12,9 @@ import Foundation
 ///   the first `network` row on and holds until the next one.
 /// - The battery level at `t` is the last `battery` sample at or before `t`
 ///   (sample and hold).
-public struct DeviceTimeline: Sendable {
+package struct DeviceTimeline: Sendable {
   /// Network classes, as used by the device models.
-  public enum NetworkClass: Int, Sendable, CaseIterable {
+  package enum NetworkClass: Int, Sendable, CaseIterable {
     case wifi = 0, cellular = 1, offline = 2
   }
 
@@ -30,7 +30,7 @@ public struct DeviceTimeline: Sendable {
   /// Reads the device rows of `trace`.
   ///
   /// - Complexity: O(events).
-  public init(_ trace: UserTrace) {
+  package init(_ trace: UserTrace) {
     for e in trace.events { append(e) }
   }
 
@@ -38,7 +38,7 @@ public struct DeviceTimeline: Sendable {
   /// kinds are ignored. Rows must come in time order.
   ///
   /// - Complexity: amortised O(1).
-  public mutating func append(_ e: TraceEvent) {
+  package mutating func append(_ e: TraceEvent) {
     switch e.kind {
     case .chargeStart, .chargeEnd:
       precondition(chargeTimes.last.map { $0 <= e.time } ?? true, "device rows must come in time order")
@@ -62,9 +62,9 @@ public struct DeviceTimeline: Sendable {
   }
 
   /// Whether the trace has any charge / network / battery rows.
-  public var hasCharging: Bool { !chargeTimes.isEmpty }
-  public var hasNetwork: Bool { !networkTimes.isEmpty }
-  public var hasBattery: Bool { !batteryTimes.isEmpty }
+  package var hasCharging: Bool { !chargeTimes.isEmpty }
+  package var hasNetwork: Bool { !networkTimes.isEmpty }
+  package var hasBattery: Bool { !batteryTimes.isEmpty }
 
   /// Index of the last time ≤ t, or nil.
   ///
@@ -80,20 +80,20 @@ public struct DeviceTimeline: Sendable {
 
   /// The charging state at `t` and when it began, or nil before the first
   /// charge row.
-  public func charging(at t: Double) -> (plugged: Bool, since: Double)? {
+  package func charging(at t: Double) -> (plugged: Bool, since: Double)? {
     guard let i = Self.last(chargeTimes, atOrBefore: t) else { return nil }
     return (chargePlugged[i], chargeSince[i])
   }
 
   /// The network class at `t` and when it began, or nil before the first
   /// network row.
-  public func network(at t: Double) -> (kind: NetworkClass, since: Double)? {
+  package func network(at t: Double) -> (kind: NetworkClass, since: Double)? {
     guard let i = Self.last(networkTimes, atOrBefore: t) else { return nil }
     return (networkKind[i], networkSince[i])
   }
 
   /// The last battery sample at or before `t`, or nil.
-  public func level(at t: Double) -> (level: Double, time: Double)? {
+  package func level(at t: Double) -> (level: Double, time: Double)? {
     guard let i = Self.last(batteryTimes, atOrBefore: t) else { return nil }
     return (batteryLevels[i], batteryTimes[i])
   }
@@ -101,7 +101,7 @@ public struct DeviceTimeline: Sendable {
   /// Whether the phone is on the charger at some moment of [t, t + h]:
   /// plugged at `t` or a `charge_start` in (t, t + h]. Nil when the state at
   /// `t` is unknown.
-  public func pluggedWithin(_ h: Double, from t: Double) -> Bool? {
+  package func pluggedWithin(_ h: Double, from t: Double) -> Bool? {
     guard let i = Self.last(chargeTimes, atOrBefore: t) else { return nil }
     if chargePlugged[i] { return true }
     var k = i + 1
@@ -119,17 +119,17 @@ public struct DeviceTimeline: Sendable {
 /// horizon `[t, t + h]` overlaps a gap is "inside a gap": the logger was
 /// probably off, and any prediction that the user is idle there is scored
 /// against an outcome that was not recorded.
-public struct LoggingGaps: Sendable, Equatable {
+package struct LoggingGaps: Sendable, Equatable {
   /// Gap length threshold, s.
-  public static let defaultMinimumSeconds = 86_400.0
+  package static let defaultMinimumSeconds = 86_400.0
 
   /// The gaps, as open intervals (a, b), in time order, disjoint.
-  public private(set) var intervals: [ClosedRange<Double>]
+  package private(set) var intervals: [ClosedRange<Double>]
 
   /// The gaps of `trace` over its window [start, end].
   ///
   /// - Complexity: O(events).
-  public init(_ trace: UserTrace, minimumSeconds: Double = LoggingGaps.defaultMinimumSeconds) {
+  package init(_ trace: UserTrace, minimumSeconds: Double = LoggingGaps.defaultMinimumSeconds) {
     precondition(minimumSeconds > 0, "a gap must be longer than 0 s")
     var out: [ClosedRange<Double>] = []
     var previous = trace.start
@@ -142,7 +142,7 @@ public struct LoggingGaps: Sendable, Equatable {
   }
 
   /// Whether the open interval (a, b) of the horizon overlaps the inside of a gap.
-  public func overlaps(_ a: Double, _ b: Double) -> Bool {
+  package func overlaps(_ a: Double, _ b: Double) -> Bool {
     // First gap ending after a.
     var lo = 0, hi = intervals.count
     while lo < hi {
@@ -153,7 +153,7 @@ public struct LoggingGaps: Sendable, Equatable {
   }
 
   /// Total gap time inside [a, b], s.
-  public func seconds(in a: Double, _ b: Double) -> Double {
+  package func seconds(in a: Double, _ b: Double) -> Double {
     intervals.reduce(0) { $0 + max(0, min(b, $1.upperBound) - max(a, $1.lowerBound)) }
   }
 }

@@ -30,15 +30,15 @@ import Foundation
 /// last sample).
 /// Limitations: no model of the phone's other apps; the duration features
 /// start at 0 h; the chains use the GLMs at their own horizons as hazards.
-public enum FuturePaths {
+package enum FuturePaths {
   /// Session length of a sampled open, s (**NV** placeholder).
-  public static let sessionSeconds = 60.0
+  package static let sessionSeconds = 60.0
 
   /// One sample path: events in [`from`, `to`), sorted by time, with app
   /// indices into `apps` (the user's modelled apps, in model order).
   ///
   /// - Complexity: O((to − from)/60 s × apps).
-  public static func sample(
+  package static func sample(
     _ um: ModelFile.UserModels, population: DeviceModels, options: DeviceModelOptions, from: Double, to: Double,
     lastAppOpens: [Double], lastAnyOpen: Double, seed: UInt64
   ) -> [TraceEvent] {

@@ -20,7 +20,7 @@ extension HabitModel {
   /// | `recency_any` | log1p(min(sinceAnyOpenS, 1 d) / 60 s) |
   ///
   /// Recency ∞ (never seen) or NaN counts as the cap; a negative one as 0.
-  public static let featureNames: [String] = [
+  package static let featureNames: [String] = [
     "intercept",
     "hour_sin1", "hour_cos1", "hour_sin2", "hour_cos2", "hour_sin3", "hour_cos3",
     "weekend", "weekend_hour_sin1", "weekend_hour_cos1",
@@ -40,7 +40,7 @@ extension HabitModel {
   /// The same function the fitter uses at each bin start, so fitted and
   /// predicted features agree.
   /// - Precondition: `t` is finite.
-  public static func features(at t: Double, clock: inout LocalClock, recency: Recency) -> [Double] {
+  package static func features(at t: Double, clock: inout LocalClock, recency: Recency) -> [Double] {
     var v = [Double](repeating: 0, count: featureCount)
     forEachFeature(at: t, clock: &clock, recency: recency) { j, x in v[j] = x }
     return v

@@ -6,18 +6,18 @@ import Foundation
 /// One (user, app) training window: the opens of `app` in [`from`, `to`) of
 /// `trace` are the responses; the trace's opens before each bin (also before
 /// `from`) give the recency features.
-public struct HabitSample: Sendable, Equatable {
+package struct HabitSample: Sendable, Equatable {
   /// The user's whole trace (events outside the window only feed recency).
-  public var trace: UserTrace
+  package var trace: UserTrace
   /// Index of the app into ``UserTrace/apps``.
-  public var app: Int32
+  package var app: Int32
   /// Start of the training window, Unix s.
-  public var from: Double
+  package var from: Double
   /// End of the training window (exclusive), Unix s.
-  public var to: Double
+  package var to: Double
 
   /// - Precondition: `from` and `to` finite, `from ≤ to`.
-  public init(trace: UserTrace, app: Int32, from: Double, to: Double) {
+  package init(trace: UserTrace, app: Int32, from: Double, to: Double) {
     precondition(from.isFinite && to.isFinite && from <= to, "HabitSample needs finite from ≤ to, got [\(from), \(to))")
     self.trace = trace
     self.app = app
@@ -26,13 +26,13 @@ public struct HabitSample: Sendable, Equatable {
   }
 
   /// The whole observation window of `trace`.
-  public init(trace: UserTrace, app: Int32) {
+  package init(trace: UserTrace, app: Int32) {
     self.init(trace: trace, app: app, from: trace.start, to: trace.end)
   }
 }
 
 /// Why ``HabitFitter/fitPopulation(_:)`` could not produce a model.
-public struct HabitFitError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct HabitFitError: Error, Sendable, Equatable, CustomStringConvertible {
   enum Kind: Sendable, Equatable {
     case noBins
     case noOpens
@@ -41,16 +41,16 @@ public struct HabitFitError: Error, Sendable, Equatable, CustomStringConvertible
 
   let kind: Kind
   /// Whether the fit had nothing to fit: no bins or no opens in its windows.
-  public var isEmptyData: Bool { kind == .noBins || kind == .noOpens }
+  package var isEmptyData: Bool { kind == .noBins || kind == .noOpens }
   /// Details in words.
-  public let message: String
+  package let message: String
 
   init(_ kind: Kind, _ message: String) {
     self.kind = kind
     self.message = message
   }
 
-  public var description: String { message }
+  package var description: String { message }
 }
 
 /// Fits ``HabitModel``s by penalised iteratively reweighted least squares
@@ -78,34 +78,34 @@ public struct HabitFitError: Error, Sendable, Equatable, CustomStringConvertible
 ///
 /// Call `LinearAlgebra.setSingleThreaded()` (or set `OPENBLAS_NUM_THREADS=1`)
 /// before fitting many pairs in parallel.
-public struct HabitFitter: Sendable, Hashable {
+package struct HabitFitter: Sendable, Hashable {
   /// Bin length, s. Default 900 (15 min).
-  public var binSeconds: Double
+  package var binSeconds: Double
   /// λ on each shape coefficient (all but the intercept), toward the prior's
   /// (toward 0 in the population fit and without a prior). Default 20: a
   /// Fourier coefficient's Fisher information is about half the number of
   /// opens, so the prior weighs as much as ≈ 40 opens, and a pair with a few
   /// hundred opens is shrunk by under 10 %.
-  public var shapeRidge: Double
+  package var shapeRidge: Double
   /// λ on the intercept, toward the pair's own log mean rate. Default 10⁻⁴:
   /// negligible against the data, but keeps the intercept finite (the
   /// expected opens ≈ 10⁻³ per window) for a pair with no opens.
-  public var interceptRidge: Double
+  package var interceptRidge: Double
   /// At most this many IRLS iterations. Default 25.
-  public var maxIterations: Int
+  package var maxIterations: Int
   /// Convergence when |ΔD_pen| / (|D_pen| + 0.1) < tolerance (R's `glm.fit`
   /// rule). Default 10⁻⁶.
-  public var tolerance: Double
+  package var tolerance: Double
   /// The population fit uses at most this many (user, app) pairs: those with
   /// the smallest stable hash of (user, app name, window start), so the choice
   /// does not depend on the input order. Default 128.
-  public var maxPopulationPairs: Int
+  package var maxPopulationPairs: Int
   /// The population fit uses at most the last this many bins of each pair's
   /// window. Default 2,688 (28 days of 15-min bins). With the defaults the
   /// pooled design holds ≤ 344,064 rows: ≈ 33 MB, ≈ 70 MB at peak.
-  public var maxPopulationBinsPerPair: Int
+  package var maxPopulationBinsPerPair: Int
 
-  public init(
+  package init(
     binSeconds: Double = 900, shapeRidge: Double = 20, interceptRidge: Double = 1e-4,
     maxIterations: Int = 25, tolerance: Double = 1e-6, maxPopulationPairs: Int = 128,
     maxPopulationBinsPerPair: Int = 2_688
@@ -158,7 +158,7 @@ public struct HabitFitter: Sendable, Hashable {
   /// - Complexity: O(events) to build, then O(rows · 12²) per iteration.
   /// - Throws: ``HabitFitError`` when there are no bins, no opens at all, or
   ///   every linear solve failed.
-  public func fitPopulation(_ samples: [HabitSample]) throws -> HabitModel {
+  package func fitPopulation(_ samples: [HabitSample]) throws -> HabitModel {
     _checkParameters()
     let chosen = Self.choosePairs(samples, limit: maxPopulationPairs)
     let layouts = chosen.map {
@@ -238,7 +238,7 @@ public struct HabitFitter: Sendable, Hashable {
   ///   strictly convex), only the rounding within ``tolerance``.
   /// - Complexity: O(events + bins · 12²) per iteration; ≈ 0.3 ms for 21
   ///   days of 15-min bins in a release build.
-  public func fit(_ sample: HabitSample, prior: HabitModel?, start: [Double]? = nil) -> HabitModel {
+  package func fit(_ sample: HabitSample, prior: HabitModel?, start: [Double]? = nil) -> HabitModel {
     _checkParameters()
     let p = HabitModel.featureCount
     let bins = HabitBins(from: sample.from, to: sample.to, binSeconds: binSeconds)
@@ -339,7 +339,7 @@ public struct HabitFitter: Sendable, Hashable {
 /// ``HabitFitter/fit(_:prior:start:)`` (tested).
 ///
 /// Thread-safe (a lock), but meant for one user's replays on one thread.
-public final class HabitFitCache: @unchecked Sendable {
+package final class HabitFitCache: @unchecked Sendable {
   struct Key: Hashable {
     var user: String
     var app: Int32
@@ -355,21 +355,21 @@ public final class HabitFitCache: @unchecked Sendable {
   private var tables: [Int32: HabitDesignTable] = [:]
   private let lock = NSLock()
   /// Fits computed and fits reused, for tests and benchmarks.
-  public private(set) var computed = 0
-  public private(set) var reused = 0
+  package private(set) var computed = 0
+  package private(set) var reused = 0
 
   /// - Parameter trace: the user's whole trace; samples of this user starting
   ///   at its start (and ending within it) are fitted from per-app design
   ///   tables. Their traces must hold the same opens before the window end
   ///   (a training part and the opens seen since, as the policies keep).
-  public init(trace: UserTrace? = nil) {
+  package init(trace: UserTrace? = nil) {
     self.trace = trace
   }
 
   /// `fitter.fit(sample, prior:, start:)`, computed once per distinct
   /// (user, app, window, fitter, start); `prior` must be the same on every
   /// call (one population model per run).
-  public func fit(_ sample: HabitSample, prior: HabitModel?, fitter: HabitFitter, start: [Double]? = nil) -> HabitModel {
+  package func fit(_ sample: HabitSample, prior: HabitModel?, fitter: HabitFitter, start: [Double]? = nil) -> HabitModel {
     let key = Key(
       user: sample.trace.user, app: sample.app, from: sample.from.bitPattern, to: sample.to.bitPattern,
       fitter: fitter, start: start?.map(\.bitPattern))

@@ -22,17 +22,17 @@ public struct HabitModel: OpenPredictor, Codable, Sendable, Equatable {
   /// β, one per entry of ``featureNames``, in that order; always finite.
   /// The intercept is the log of the expected opens per bin at all-zero other
   /// features; the others are log rate ratios per unit of their feature.
-  public let coefficients: [Double]
+  package let coefficients: [Double]
   /// Length of the time bins the model was fitted on, s (> 0).
-  public let binSeconds: Double
+  package let binSeconds: Double
   /// How the fit went; does not affect predictions.
-  public let diagnostics: Diagnostics
+  package let diagnostics: Diagnostics
 
   /// A model with the given coefficients.
   ///
   /// - Precondition: `coefficients.count == HabitModel.featureNames.count`,
   ///   all finite; `binSeconds` finite and > 0.
-  public init(coefficients: [Double], binSeconds: Double = 900, diagnostics: Diagnostics = Diagnostics()) {
+  package init(coefficients: [Double], binSeconds: Double = 900, diagnostics: Diagnostics = Diagnostics()) {
     precondition(
       coefficients.count == HabitModel.featureNames.count,
       "HabitModel needs \(HabitModel.featureNames.count) coefficients, got \(coefficients.count)")
@@ -44,7 +44,7 @@ public struct HabitModel: OpenPredictor, Codable, Sendable, Equatable {
   }
 
   /// The names of this model's features: always ``featureNames`` (static).
-  public var featureNames: [String] { HabitModel.featureNames }
+  package var featureNames: [String] { HabitModel.featureNames }
 
   /// Expected opens per second at Unix time `t` (s):
   /// `exp(clamp(x(t) · β)) / binSeconds`, with the linear predictor clamped to
@@ -52,12 +52,12 @@ public struct HabitModel: OpenPredictor, Codable, Sendable, Equatable {
   ///
   /// - Precondition: `t` is finite.
   /// - Complexity: O(1) (12 features, one `sin`/`cos` pair, one `exp`).
-  public func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
+  package func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
     exp(linearPredictor(at: t, clock: &clock, recency: recency)) / binSeconds
   }
 
   /// The clamped linear predictor `x(t) · β`: log expected opens per bin.
-  public func linearPredictor(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
+  package func linearPredictor(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
     var eta = 0.0
     HabitModel.forEachFeature(at: t, clock: &clock, recency: recency) { j, v in
       eta += coefficients[j] * v
@@ -78,7 +78,7 @@ public struct HabitModel: OpenPredictor, Codable, Sendable, Equatable {
   // MARK: - Diagnostics
 
   /// Which safety net a fit needed, from none to the last resort.
-  public enum Fallback: String, Codable, Sendable, CaseIterable, Comparable {
+  package enum Fallback: String, Codable, Sendable, CaseIterable, Comparable {
     /// Every IRLS step solved the penalised normal equations by Cholesky.
     case none
     /// A Cholesky solve failed and was retried with a 10× larger ridge.
@@ -95,30 +95,30 @@ public struct HabitModel: OpenPredictor, Codable, Sendable, Equatable {
 
     var rank: Int { Fallback.allCases.firstIndex(of: self) ?? 0 }
 
-    public static func < (a: Fallback, b: Fallback) -> Bool { a.rank < b.rank }
+    package static func < (a: Fallback, b: Fallback) -> Bool { a.rank < b.rank }
   }
 
   /// Facts about a fit, for reports and sanity checks.
-  public struct Diagnostics: Codable, Sendable, Equatable {
+  package struct Diagnostics: Codable, Sendable, Equatable {
     /// Opens of the app in the bins used for fitting.
-    public var trainingOpens: Int
+    package var trainingOpens: Int
     /// Bins used for fitting (the last one may be partial).
-    public var bins: Int
+    package var bins: Int
     /// IRLS iterations run (linear solves), 0 when no IRLS ran.
-    public var iterations: Int
+    package var iterations: Int
     /// Whether the penalised deviance converged to the tolerance.
-    public var converged: Bool
+    package var converged: Bool
     /// The most drastic safety net used.
-    public var fallback: Fallback
+    package var fallback: Fallback
     /// Poisson deviance `2 Σ [y log(y/μ) − (y − μ)]` of the fitted model on
     /// the training bins (no penalty), finite; 0 when there were no bins.
-    public var deviance: Double
+    package var deviance: Double
 
     enum CodingKeys: String, CodingKey {
       case trainingOpens = "training_opens", bins, iterations, converged, fallback, deviance
     }
 
-    public init(
+    package init(
       trainingOpens: Int = 0, bins: Int = 0, iterations: Int = 0, converged: Bool = false,
       fallback: Fallback = .none, deviance: Double = 0
     ) {
@@ -139,6 +139,7 @@ public struct HabitModel: OpenPredictor, Codable, Sendable, Equatable {
     case binSeconds = "bin_s", coefficients, diagnostics, featureNames = "feature_names"
   }
 
+  /// Reads a model as written by ``encode(to:)``.
   public init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     let names = try c.decode([String].self, forKey: .featureNames)
@@ -163,6 +164,7 @@ public struct HabitModel: OpenPredictor, Codable, Sendable, Equatable {
     diagnostics = try c.decode(Diagnostics.self, forKey: .diagnostics)
   }
 
+  /// Writes the coefficients, bin width and diagnostics.
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(binSeconds, forKey: .binSeconds)

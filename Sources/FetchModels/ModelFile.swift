@@ -37,26 +37,26 @@ import Foundation
 /// Version 2 added the state-aware device models (``DeviceModels``) and
 /// fitted the hour-of-week tables' priors on the training data; version 1
 /// files are refused with a request to refit.
-public struct ModelFile: Codable, Sendable, Equatable {
+package struct ModelFile: Codable, Sendable, Equatable {
   /// The `format` value of every model file.
-  public static let formatName = "fetchlab-model"
+  package static let formatName = "fetchlab-model"
   /// The version this build writes and reads.
-  public static let currentVersion = 2
+  package static let currentVersion = 2
 
   /// How the models were fitted.
-  public var options: FitOptions
+  package var options: FitOptions
   /// Share of each user's window used for training.
-  public var trainFraction: Double
+  package var trainFraction: Double
   /// The input trace.
-  public var trace: TraceInfo
+  package var trace: TraceInfo
   /// The population habit model every pair was shrunk toward.
-  public var population: HabitModel
+  package var population: HabitModel
   /// The population device models every user's was shrunk toward.
-  public var devicePopulation: DeviceModels
+  package var devicePopulation: DeviceModels
   /// Per user, in trace order.
-  public var users: [UserModels]
+  package var users: [UserModels]
 
-  public init(
+  package init(
     options: FitOptions, trainFraction: Double, trace: TraceInfo, population: HabitModel,
     devicePopulation: DeviceModels = DeviceModels(), users: [UserModels] = []
   ) {
@@ -69,38 +69,38 @@ public struct ModelFile: Codable, Sendable, Equatable {
   }
 
   /// The input trace of a fit.
-  public struct TraceInfo: Codable, Sendable, Equatable {
+  package struct TraceInfo: Codable, Sendable, Equatable {
     /// As given on the command line.
-    public var path: String
+    package var path: String
     /// File size, bytes.
-    public var bytes: Int
+    package var bytes: Int
 
-    public init(path: String, bytes: Int) {
+    package init(path: String, bytes: Int) {
       self.path = path
       self.bytes = bytes
     }
   }
 
   /// The settings of a fit (everything but the train fraction and input).
-  public struct FitOptions: Codable, Sendable, Equatable {
+  package struct FitOptions: Codable, Sendable, Equatable {
     /// The `--apps` selection, e.g. `top:3`.
-    public var apps: String
+    package var apps: String
     /// The `--seed` (selects the population sample).
-    public var seed: UInt64
+    package var seed: UInt64
     /// Cap on (user, app) pairs in the population fit.
-    public var populationPairs: Int
+    package var populationPairs: Int
     /// Habit-model bin length, s.
-    public var binSeconds: Double
+    package var binSeconds: Double
     /// Ridge on the habit model's shape coefficients.
-    public var shapeRidge: Double
+    package var shapeRidge: Double
     /// Ridge on the habit model's intercept.
-    public var interceptRidge: Double
+    package var interceptRidge: Double
     /// How the held-out windows were scored.
-    public var evaluation: EvaluationOptions
+    package var evaluation: EvaluationOptions
     /// Horizons, grid and shrinkage of the device models.
-    public var device: DeviceModelOptions
+    package var device: DeviceModelOptions
 
-    public init(
+    package init(
       apps: String, seed: UInt64, populationPairs: Int, binSeconds: Double, shapeRidge: Double,
       interceptRidge: Double, evaluation: EvaluationOptions, device: DeviceModelOptions = DeviceModelOptions()
     ) {
@@ -122,25 +122,25 @@ public struct ModelFile: Codable, Sendable, Equatable {
   }
 
   /// One user's models and the state at the split.
-  public struct UserModels: Codable, Sendable, Equatable {
-    public var user: String
-    public var timeZone: TraceTimeZone
+  package struct UserModels: Codable, Sendable, Equatable {
+    package var user: String
+    package var timeZone: TraceTimeZone
     /// End of the training window (start of the test window), Unix s.
-    public var splitTime: Double
+    package var splitTime: Double
     /// End of the trace's window, Unix s.
-    public var windowEnd: Double
+    package var windowEnd: Double
     /// Last open of any app before the split, Unix s.
-    public var lastOpenAny: Double?
+    package var lastOpenAny: Double?
     /// Last battery sample before the split.
-    public var lastBattery: BatteryReading?
+    package var lastBattery: BatteryReading?
     /// The selected apps, most-opened first.
-    public var apps: [AppModel]
-    public var battery: BatteryModel
-    public var network: NetworkModel
+    package var apps: [AppModel]
+    package var battery: BatteryModel
+    package var network: NetworkModel
     /// The user's state-aware device models.
-    public var device: DeviceModels
+    package var device: DeviceModels
 
-    public init(
+    package init(
       user: String, timeZone: TraceTimeZone, splitTime: Double, windowEnd: Double, lastOpenAny: Double?,
       lastBattery: BatteryReading?, apps: [AppModel], battery: BatteryModel, network: NetworkModel,
       device: DeviceModels = DeviceModels()
@@ -163,7 +163,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
       case lastOpenAny = "last_open_any_s", lastBattery = "last_battery"
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
       let c = try decoder.container(keyedBy: CodingKeys.self)
       user = try c.decode(String.self, forKey: .user)
       let tz = try c.decode(String.self, forKey: .timeZone)
@@ -186,7 +186,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
       device = try c.decode(DeviceModels.self, forKey: .device)
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
       var c = encoder.container(keyedBy: CodingKeys.self)
       try c.encode(user, forKey: .user)
       try c.encode(timeZone.description, forKey: .timeZone)
@@ -202,16 +202,16 @@ public struct ModelFile: Codable, Sendable, Equatable {
   }
 
   /// One (user, app) habit model.
-  public struct AppModel: Codable, Sendable, Equatable {
+  package struct AppModel: Codable, Sendable, Equatable {
     /// The app's name in the trace.
-    public var app: String
-    public var habit: HabitModel
+    package var app: String
+    package var habit: HabitModel
     /// Last open of this app before the split, Unix s.
-    public var lastOpen: Double?
+    package var lastOpen: Double?
     /// Opens of the app in the training window.
-    public var trainingOpens: Int
+    package var trainingOpens: Int
 
-    public init(app: String, habit: HabitModel, lastOpen: Double?, trainingOpens: Int) {
+    package init(app: String, habit: HabitModel, lastOpen: Double?, trainingOpens: Int) {
       self.app = app
       self.habit = habit
       self.lastOpen = lastOpen
@@ -230,7 +230,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
     case trainFraction = "train_fraction"
   }
 
-  public init(from decoder: any Decoder) throws {
+  package init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     let format = try c.decode(String.self, forKey: .format)
     guard format == Self.formatName else {
@@ -250,7 +250,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
     users = try c.decode([UserModels].self, forKey: .users)
   }
 
-  public func encode(to encoder: any Encoder) throws {
+  package func encode(to encoder: any Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(Self.formatName, forKey: .format)
     try c.encode(Self.currentVersion, forKey: .version)
@@ -272,10 +272,10 @@ public struct ModelFile: Codable, Sendable, Equatable {
   }
 
   /// The document as bytes (what ``write(to:)`` and ``Writer`` produce).
-  public func encoded() throws -> Data { try Self.makeEncoder().encode(self) }
+  package func encoded() throws -> Data { try Self.makeEncoder().encode(self) }
 
   /// Writes the file atomically (temporary name, then rename).
-  public func write(to path: String) throws {
+  package func write(to path: String) throws {
     let w = try Writer(path: path, header: self)
     for u in users { try w.append(u) }
     try w.commit()
@@ -288,7 +288,7 @@ public struct ModelFile: Codable, Sendable, Equatable {
   ///   missing or mistyped field (with its coding path, e.g.
   ///   `users[2].apps[0].habit.coefficients`), or a habit model whose
   ///   coefficients do not match ``HabitModel/featureNames``.
-  public static func load(path: String) throws -> ModelFile {
+  package static func load(path: String) throws -> ModelFile {
     let data: Data
     do {
       data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -458,14 +458,14 @@ public struct ModelFile: Codable, Sendable, Equatable {
   /// Streams a model file to disk user by user, so memory does not grow
   /// with the number of users. The bytes equal ``encoded()`` of the same
   /// document. Written under a temporary name, renamed by ``commit()``.
-  public final class Writer {
+  package final class Writer {
     private let file: AtomicTextFile
     private let encoder = ModelFile.makeEncoder()
     private var users = 0
     private let suffix: String
 
     /// Starts a file with everything of `header` except its users.
-    public init(path: String, header: ModelFile) throws {
+    package init(path: String, header: ModelFile) throws {
       var empty = header
       empty.users = []
       let text = String(decoding: try encoder.encode(empty), as: UTF8.self)
@@ -478,14 +478,14 @@ public struct ModelFile: Codable, Sendable, Equatable {
     }
 
     /// Appends one user.
-    public func append(_ user: UserModels) throws {
+    package func append(_ user: UserModels) throws {
       let text = String(decoding: try encoder.encode(user), as: UTF8.self)
       try file.write((users > 0 ? "," : "") + text)
       users += 1
     }
 
     /// Finishes the document and moves it into place.
-    public func commit() throws {
+    package func commit() throws {
       try file.write(suffix)
       try file.commit()
     }
@@ -493,13 +493,13 @@ public struct ModelFile: Codable, Sendable, Equatable {
 }
 
 /// A model file that cannot be used; the description is `path: message`.
-public struct ModelFileError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct ModelFileError: Error, CustomStringConvertible, Sendable, Equatable {
   /// The file.
-  public let path: String
+  package let path: String
   /// What is wrong, in words.
-  public let message: String
+  package let message: String
   /// 1-based line of the value at fault, when known.
-  public let line: Int?
+  package let line: Int?
 
   init(_ path: String, _ message: String, line: Int? = nil) {
     self.path = path
@@ -508,5 +508,5 @@ public struct ModelFileError: Error, CustomStringConvertible, Sendable, Equatabl
   }
 
   /// `path:line: message`, or `path: message` without a line.
-  public var description: String { "\(path)" + (line.map { ":\($0)" } ?? "") + ": \(message)" }
+  package var description: String { "\(path)" + (line.map { ":\($0)" } ?? "") + ": \(message)" }
 }

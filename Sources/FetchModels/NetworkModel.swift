@@ -18,22 +18,22 @@ import Foundation
 /// passes them), never shares built into the code; without them the
 /// uninformed ⅓ each. A trace without network rows (UbiqLog) gets the
 /// priors themselves.
-public struct NetworkModel: Codable, Sendable, Equatable {
+package struct NetworkModel: Codable, Sendable, Equatable {
   /// The share of each class when nothing is known: ⅓.
-  public static let uninformedShare = 1.0 / 3
+  package static let uninformedShare = 1.0 / 3
 
   /// P(WiFi) by local hour of week (168 values, Monday 00:00 first).
-  public private(set) var wifiProbability: [Double]
+  package private(set) var wifiProbability: [Double]
   /// P(offline) by local hour of week; `wifi + offline ≤ 1`.
-  public private(set) var offlineProbability: [Double]
+  package private(set) var offlineProbability: [Double]
   /// Training hours with a known network (0: the priors).
-  public private(set) var observedHours: Double
+  package private(set) var observedHours: Double
   /// Pseudo-hours of the priors (κ).
-  public private(set) var priorHours: Double
+  package private(set) var priorHours: Double
 
   /// The prior model: `prior` (shares by class — WiFi, cellular, offline —
   /// and local hour of day, 3 × 24; nil: ⅓ each) for every day of the week.
-  public init(priorHours: Double = 2, prior: [[Double]]? = nil) {
+  package init(priorHours: Double = 2, prior: [[Double]]? = nil) {
     let p = Self.checkedPrior(prior)
     wifiProbability = (0..<168).map { p[0][$0 % 24] }
     offlineProbability = (0..<168).map { p[2][$0 % 24] }
@@ -54,7 +54,7 @@ public struct NetworkModel: Codable, Sendable, Equatable {
   /// week over [`from`, `to`) of `trace` (3 × 168; zero before the first row).
   ///
   /// - Complexity: O(events + window hours).
-  public static func classSeconds(_ trace: UserTrace, from: Double, to: Double) -> [[Double]] {
+  package static func classSeconds(_ trace: UserTrace, from: Double, to: Double) -> [[Double]] {
     var clock = LocalClock(trace.timeZone)
     // Seconds per hour of week on each network class: 0 wifi, 1 cellular, 2 offline.
     var time = [[Double]](repeating: [Double](repeating: 0, count: 168), count: 3)
@@ -79,7 +79,7 @@ public struct NetworkModel: Codable, Sendable, Equatable {
   /// Shares of each class by local hour of day from summed
   /// ``classSeconds(_:from:to:)`` (e.g. over the population's training
   /// windows), 3 × 24, or nil when some hour has no observed time.
-  public static func hourOfDayShares(_ time: [[Double]]) -> [[Double]]? {
+  package static func hourOfDayShares(_ time: [[Double]]) -> [[Double]]? {
     precondition(time.count == 3 && time.allSatisfy { $0.count == 168 }, "need 3 × 168 bins")
     var k = [[Double]](repeating: [Double](repeating: 0, count: 24), count: 3)
     var n = [Double](repeating: 0, count: 24)
@@ -97,7 +97,7 @@ public struct NetworkModel: Codable, Sendable, Equatable {
   /// `prior` (see ``init(priorHours:prior:)``).
   ///
   /// - Complexity: O(events + window hours).
-  public init(fitting trace: UserTrace, from: Double, to: Double, priorHours: Double = 2, prior: [[Double]]? = nil) {
+  package init(fitting trace: UserTrace, from: Double, to: Double, priorHours: Double = 2, prior: [[Double]]? = nil) {
     precondition(from.isFinite && to.isFinite && to > from, "training window [\(from), \(to)) is empty")
     precondition(priorHours > 0, "priorHours must be > 0")
     self.init(priorHours: priorHours, prior: prior)
@@ -122,17 +122,17 @@ public struct NetworkModel: Codable, Sendable, Equatable {
   }
 
   /// P(on WiFi) at Unix time `t`.
-  public func probabilityWiFi(at t: Double, clock: inout LocalClock) -> Double {
+  package func probabilityWiFi(at t: Double, clock: inout LocalClock) -> Double {
     wifiProbability[Self.bin(t, &clock)]
   }
 
   /// P(offline) at Unix time `t`.
-  public func probabilityOffline(at t: Double, clock: inout LocalClock) -> Double {
+  package func probabilityOffline(at t: Double, clock: inout LocalClock) -> Double {
     offlineProbability[Self.bin(t, &clock)]
   }
 
   /// P(on a cellular network) at Unix time `t`: 1 − WiFi − offline.
-  public func probabilityCellular(at t: Double, clock: inout LocalClock) -> Double {
+  package func probabilityCellular(at t: Double, clock: inout LocalClock) -> Double {
     let b = Self.bin(t, &clock)
     return max(0, 1 - wifiProbability[b] - offlineProbability[b])
   }
@@ -148,7 +148,7 @@ public struct NetworkModel: Codable, Sendable, Equatable {
     case priorHours = "prior_h"
   }
 
-  public init(from decoder: any Decoder) throws {
+  package init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     func probabilities(_ k: CodingKeys) throws -> [Double] {
       let p = try c.decode([Double].self, forKey: k)
@@ -184,13 +184,13 @@ public struct NetworkModel: Codable, Sendable, Equatable {
 /// A fetch may use at most the allowance, and so never more than the
 /// remaining monthly share. Defaults: 2 GB a month (2e9 bytes), 5 % for the
 /// app (both **NV**; sweep them — reference §2.1 suggests 1, 5, 20 MB/day).
-public struct DataBudget: Codable, Sendable, Equatable {
+package struct DataBudget: Codable, Sendable, Equatable {
   /// Cellular bytes per calendar month, the whole phone.
-  public var monthlyBytes: Double
+  package var monthlyBytes: Double
   /// The app's share of ``monthlyBytes``, in [0, 1].
-  public var appShare: Double
+  package var appShare: Double
 
-  public init(monthlyBytes: Double = 2e9, appShare: Double = 0.05) {
+  package init(monthlyBytes: Double = 2e9, appShare: Double = 0.05) {
     precondition(monthlyBytes.isFinite && monthlyBytes >= 0, "monthlyBytes must be finite and ≥ 0")
     precondition(appShare >= 0 && appShare <= 1, "appShare must be in [0, 1]")
     self.monthlyBytes = monthlyBytes
@@ -198,28 +198,28 @@ public struct DataBudget: Codable, Sendable, Equatable {
   }
 
   /// The app's bytes per month.
-  public var appMonthlyBytes: Double { monthlyBytes * appShare }
+  package var appMonthlyBytes: Double { monthlyBytes * appShare }
 
   /// Bytes the app may still use now (≥ 0), given what it used since the
   /// start of the current local calendar month.
-  public func allowance(at t: Double, clock: inout LocalClock, spentThisMonth: Double) -> Double {
+  package func allowance(at t: Double, clock: inout LocalClock, spentThisMonth: Double) -> Double {
     let share = appMonthlyBytes
     let paced = Self.monthFraction(at: t, clock: &clock) * share
     return max(0, min(paced - spentThisMonth, share - spentThisMonth))
   }
 
   /// Bytes left of the app's monthly share (≥ 0), pacing aside.
-  public func remainingShare(spentThisMonth: Double) -> Double {
+  package func remainingShare(spentThisMonth: Double) -> Double {
     max(0, appMonthlyBytes - spentThisMonth)
   }
 
   /// Whether a fetch of `bytes` fits the allowance now.
-  public func permits(bytes: Double, at t: Double, clock: inout LocalClock, spentThisMonth: Double) -> Bool {
+  package func permits(bytes: Double, at t: Double, clock: inout LocalClock, spentThisMonth: Double) -> Bool {
     bytes <= allowance(at: t, clock: &clock, spentThisMonth: spentThisMonth)
   }
 
   /// How far through its local calendar month `t` is, in [0, 1).
-  public static func monthFraction(at t: Double, clock: inout LocalClock) -> Double {
+  package static func monthFraction(at t: Double, clock: inout LocalClock) -> Double {
     let l = clock.local(t)
     let (start, end) = monthBounds(localSeconds: l)
     return min(max((l - start) / (end - start), 0), 1)
@@ -227,7 +227,7 @@ public struct DataBudget: Codable, Sendable, Equatable {
 
   /// The local calendar month of `t` as `year × 12 + (month − 1)`: changes
   /// exactly when the spending counter should restart.
-  public static func monthIndex(at t: Double, clock: inout LocalClock) -> Int {
+  package static func monthIndex(at t: Double, clock: inout LocalClock) -> Int {
     let day = Int((clock.local(t) / 86_400).rounded(.down))
     let (y, m, _) = CivilDate.civil(fromDays: day)
     return y * 12 + (m - 1)

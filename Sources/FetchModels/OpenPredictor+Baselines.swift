@@ -25,12 +25,12 @@ import Foundation
 /// where `n_h` counts the training opens in local hour `h` and `E_h` is the
 /// training time spent in hour `h` (≈ days × 3600 s): the opens per hour of
 /// day averaged over the training days. Ignores recency.
-public struct HourOfDayBaseline: OpenPredictor, Codable, Sendable, Equatable {
+package struct HourOfDayBaseline: OpenPredictor, Codable, Sendable, Equatable {
   /// Opens per second for local hours 0...23; finite, ≥ 0.
-  public private(set) var ratesPerSecond: [Double]
+  package private(set) var ratesPerSecond: [Double]
 
   /// A baseline with the given 24 hourly rates (opens per second).
-  public init(ratesPerSecond: [Double]) {
+  package init(ratesPerSecond: [Double]) {
     precondition(ratesPerSecond.count == 24, "HourOfDayBaseline needs 24 hourly rates, got \(ratesPerSecond.count)")
     precondition(ratesPerSecond.allSatisfy { $0.isFinite && $0 >= 0 }, "hourly rates must be finite and ≥ 0")
     self.ratesPerSecond = ratesPerSecond
@@ -40,7 +40,7 @@ public struct HourOfDayBaseline: OpenPredictor, Codable, Sendable, Equatable {
   ///
   /// - Parameter pseudoOpens: α, the Laplace pseudo-count added to each hour.
   /// - Complexity: O(events + window hours).
-  public init(fitting trace: UserTrace, app: Int32, from: Double, to: Double, pseudoOpens: Double = 1) {
+  package init(fitting trace: UserTrace, app: Int32, from: Double, to: Double, pseudoOpens: Double = 1) {
     precondition(from.isFinite && to.isFinite && to > from, "training window [\(from), \(to)) is empty")
     precondition(pseudoOpens >= 0, "pseudoOpens must be ≥ 0")
     var clock = LocalClock(trace.timeZone)
@@ -56,7 +56,7 @@ public struct HourOfDayBaseline: OpenPredictor, Codable, Sendable, Equatable {
     ratesPerSecond = (0..<24).map { smoothedRate(counts[$0], exposure[$0], pseudo: pseudoOpens, overall: overall) }
   }
 
-  public func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
+  package func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
     ratesPerSecond[min(23, max(0, Int(clock.hourOfDay(t))))]
   }
 }
@@ -71,15 +71,15 @@ public struct HourOfDayBaseline: OpenPredictor, Codable, Sendable, Equatable {
 ///
 /// where |·|∘ is the distance on the 24-hour circle. Just after an open the
 /// distance is 0, so `near` also absorbs the burstiness of opens.
-public struct LastSeenHourBaseline: OpenPredictor, Codable, Sendable, Equatable {
+package struct LastSeenHourBaseline: OpenPredictor, Codable, Sendable, Equatable {
   /// Opens per second near the last open's hour of day.
-  public private(set) var nearRatePerSecond: Double
+  package private(set) var nearRatePerSecond: Double
   /// Opens per second elsewhere (and before any open).
-  public private(set) var elsewhereRatePerSecond: Double
+  package private(set) var elsewhereRatePerSecond: Double
   /// Half-width w of the "near" band, hours (default 1).
-  public private(set) var windowHours: Double
+  package private(set) var windowHours: Double
 
-  public init(nearRatePerSecond: Double, elsewhereRatePerSecond: Double, windowHours: Double = 1) {
+  package init(nearRatePerSecond: Double, elsewhereRatePerSecond: Double, windowHours: Double = 1) {
     precondition(nearRatePerSecond.isFinite && nearRatePerSecond >= 0, "near rate must be finite and ≥ 0")
     precondition(elsewhereRatePerSecond.isFinite && elsewhereRatePerSecond >= 0, "elsewhere rate must be finite and ≥ 0")
     precondition(windowHours > 0 && windowHours <= 12, "windowHours must be in (0, 12]")
@@ -96,7 +96,7 @@ public struct LastSeenHourBaseline: OpenPredictor, Codable, Sendable, Equatable 
   /// daylight-saving jump inside a segment is ignored).
   ///
   /// - Complexity: O(events).
-  public init(
+  package init(
     fitting trace: UserTrace, app: Int32, from: Double, to: Double, windowHours: Double = 1, pseudoOpens: Double = 1
   ) {
     precondition(from.isFinite && to.isFinite && to > from, "training window [\(from), \(to)) is empty")
@@ -149,7 +149,7 @@ public struct LastSeenHourBaseline: OpenPredictor, Codable, Sendable, Equatable 
     return min(d, 24 - d)
   }
 
-  public func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
+  package func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
     guard recency.sinceAppOpenS.isFinite else { return elsewhereRatePerSecond }
     let lastHour = clock.hourOfDay(t - recency.sinceAppOpenS)
     let hour = clock.hourOfDay(t)
@@ -159,11 +159,11 @@ public struct LastSeenHourBaseline: OpenPredictor, Codable, Sendable, Equatable 
 
 /// A homogeneous Poisson process: the pair's mean rate over the training
 /// window, `max(N, ½) / (to − from)`.
-public struct ConstantBaseline: OpenPredictor, Codable, Sendable, Equatable {
+package struct ConstantBaseline: OpenPredictor, Codable, Sendable, Equatable {
   /// Opens per second; finite, ≥ 0.
-  public private(set) var ratePerSecond: Double
+  package private(set) var ratePerSecond: Double
 
-  public init(ratePerSecond: Double) {
+  package init(ratePerSecond: Double) {
     precondition(ratePerSecond.isFinite && ratePerSecond >= 0, "rate must be finite and ≥ 0")
     self.ratePerSecond = ratePerSecond
   }
@@ -171,14 +171,14 @@ public struct ConstantBaseline: OpenPredictor, Codable, Sendable, Equatable {
   /// The mean open rate of `app` over [`from`, `to`).
   ///
   /// - Complexity: O(events).
-  public init(fitting trace: UserTrace, app: Int32, from: Double, to: Double) {
+  package init(fitting trace: UserTrace, app: Int32, from: Double, to: Double) {
     precondition(from.isFinite && to.isFinite && to > from, "training window [\(from), \(to)) is empty")
     var n = 0.0
     for e in trace.events where e.kind == .open && e.app == app && e.time >= from && e.time < to { n += 1 }
     ratePerSecond = max(n, 0.5) / (to - from)
   }
 
-  public func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double { ratePerSecond }
+  package func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double { ratePerSecond }
 }
 
 /// `(n + α) / (E + α / r̄)`; `r̄` when there is no exposure.
@@ -215,14 +215,14 @@ enum LocalHours {
 
 extension HourOfDayBaseline {
   /// Fits to the training window of `sample` (see ``init(fitting:app:from:to:pseudoOpens:)``).
-  public init(fitting sample: HabitSample, pseudoOpens: Double = 1) {
+  package init(fitting sample: HabitSample, pseudoOpens: Double = 1) {
     self.init(fitting: sample.trace, app: sample.app, from: sample.from, to: sample.to, pseudoOpens: pseudoOpens)
   }
 }
 
 extension LastSeenHourBaseline {
   /// Fits to the training window of `sample` (see ``init(fitting:app:from:to:windowHours:pseudoOpens:)``).
-  public init(fitting sample: HabitSample, windowHours: Double = 1, pseudoOpens: Double = 1) {
+  package init(fitting sample: HabitSample, windowHours: Double = 1, pseudoOpens: Double = 1) {
     self.init(
       fitting: sample.trace, app: sample.app, from: sample.from, to: sample.to, windowHours: windowHours,
       pseudoOpens: pseudoOpens)
@@ -231,7 +231,7 @@ extension LastSeenHourBaseline {
 
 extension ConstantBaseline {
   /// Fits to the training window of `sample` (see ``init(fitting:app:from:to:)``).
-  public init(fitting sample: HabitSample) {
+  package init(fitting sample: HabitSample) {
     self.init(fitting: sample.trace, app: sample.app, from: sample.from, to: sample.to)
   }
 }

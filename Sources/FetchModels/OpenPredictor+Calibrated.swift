@@ -28,8 +28,8 @@ import Foundation
 /// rate). ``probabilityOfEvent(within:from:clock:recency:step:)`` returns
 /// the cell's frequency when `h` is the fitted horizon, else the Poisson
 /// conversion of the intensity.
-public struct CalibratedBaseline: OpenPredictor, Sendable, Equatable {
-  public enum Kind: String, CaseIterable, Sendable {
+package struct CalibratedBaseline: OpenPredictor, Sendable, Equatable {
+  package enum Kind: String, CaseIterable, Sendable {
     case hourOfDay = "hour_of_day"
     case hourOfWeek = "hour_of_week"
     case lastSeenHour = "last_seen_hour"
@@ -37,20 +37,20 @@ public struct CalibratedBaseline: OpenPredictor, Sendable, Equatable {
   }
 
   /// Pseudo-points of the smoothing (κ).
-  public static let pseudoPoints = 4.0
+  package static let pseudoPoints = 4.0
 
-  public let kind: Kind
+  package let kind: Kind
   /// The horizon the frequencies are for, s.
-  public let horizonSeconds: Double
+  package let horizonSeconds: Double
   /// Opens per second, per cell.
-  public private(set) var ratesPerSecond: [Double]
+  package private(set) var ratesPerSecond: [Double]
   /// P(≥ 1 open in the next horizon), per cell.
-  public private(set) var probabilities: [Double]
+  package private(set) var probabilities: [Double]
 
   /// Fits `kind` to the training window of `sample`.
   ///
   /// - Complexity: O(events + window / grid).
-  public init(_ kind: Kind, fitting sample: HabitSample, horizonSeconds: Double = 3600, gridSeconds: Double = 900) {
+  package init(_ kind: Kind, fitting sample: HabitSample, horizonSeconds: Double = 3600, gridSeconds: Double = 900) {
     precondition(horizonSeconds > 0 && gridSeconds > 0, "horizon and grid must be > 0")
     self.kind = kind
     self.horizonSeconds = horizonSeconds
@@ -127,11 +127,11 @@ public struct CalibratedBaseline: OpenPredictor, Sendable, Equatable {
     }
   }
 
-  public func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
+  package func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double {
     ratesPerSecond[Self.cell(kind, at: t, clock: &clock, recency: recency)]
   }
 
-  public func probabilityOfEvent(
+  package func probabilityOfEvent(
     within h: Double, from t: Double, clock: inout LocalClock, recency: Recency, step: Double
   ) -> Double {
     guard h == horizonSeconds else {

@@ -3,19 +3,19 @@ import Foundation
 
 /// What the past says about a user at a moment: how long since they last
 /// opened the app under study, and since they last opened any app.
-public struct Recency: Sendable, Equatable {
+package struct Recency: Sendable, Equatable {
   /// Seconds since the app's last open (∞ if never seen).
-  public var sinceAppOpenS: Double
+  package var sinceAppOpenS: Double
   /// Seconds since any app's last open (∞ if never seen).
-  public var sinceAnyOpenS: Double
+  package var sinceAnyOpenS: Double
 
-  public init(sinceAppOpenS: Double, sinceAnyOpenS: Double) {
+  package init(sinceAppOpenS: Double, sinceAnyOpenS: Double) {
     self.sinceAppOpenS = sinceAppOpenS
     self.sinceAnyOpenS = sinceAnyOpenS
   }
 
   /// The recency `dt` seconds later, assuming no open in between.
-  public func advanced(by dt: Double) -> Recency {
+  package func advanced(by dt: Double) -> Recency {
     Recency(sinceAppOpenS: sinceAppOpenS + dt, sinceAnyOpenS: sinceAnyOpenS + dt)
   }
 }
@@ -24,7 +24,7 @@ public struct Recency: Sendable, Equatable {
 ///
 /// Implemented by the learned habit model and by the evaluation baselines,
 /// so both are scored by the same code.
-public protocol OpenPredictor: Sendable {
+package protocol OpenPredictor: Sendable {
   /// Expected opens of the app per second at Unix time `t`, given the
   /// recency state at `t`. `clock` converts `t` to the user's local time.
   func intensity(at t: Double, clock: inout LocalClock, recency: Recency) -> Double
@@ -38,7 +38,7 @@ public protocol OpenPredictor: Sendable {
 }
 
 extension OpenPredictor {
-  public func probabilityOfEvent(
+  package func probabilityOfEvent(
     within h: Double, from t: Double, clock: inout LocalClock, recency: Recency, step: Double
   ) -> Double {
     probabilityOfOpen(within: h, from: t, clock: &clock, recency: recency, step: step)
@@ -50,7 +50,7 @@ extension OpenPredictor {
   /// pieces.
   ///
   /// - Complexity: O(h / step).
-  public func probabilityOfOpen(
+  package func probabilityOfOpen(
     within h: Double, from t: Double, clock: inout LocalClock, recency: Recency, step: Double = 300
   ) -> Double {
     precondition(step > 0 && step.isFinite && !h.isNaN && h < .infinity && t.isFinite,

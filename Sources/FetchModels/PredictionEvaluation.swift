@@ -2,16 +2,16 @@ import FetchTraces
 import Foundation
 
 /// How a held-out window is scored (see ``PredictionEvaluation``).
-public struct EvaluationOptions: Sendable, Equatable, Codable {
+package struct EvaluationOptions: Sendable, Equatable, Codable {
   /// Bin width and grid step, s (default 900: the habit model's bins).
-  public var binSeconds: Double
+  package var binSeconds: Double
   /// Horizon of the "will the user open the app soon" event, s (default 3600).
-  public var horizonSeconds: Double
+  package var horizonSeconds: Double
   /// Midpoint-rule piece for integrating the intensity, s (default 300, as
   /// ``OpenPredictor/probabilityOfOpen(within:from:clock:recency:step:)``).
-  public var integrationStepSeconds: Double
+  package var integrationStepSeconds: Double
 
-  public init(binSeconds: Double = 900, horizonSeconds: Double = 3600, integrationStepSeconds: Double = 300) {
+  package init(binSeconds: Double = 900, horizonSeconds: Double = 3600, integrationStepSeconds: Double = 300) {
     precondition(binSeconds > 0 && binSeconds.isFinite, "binSeconds must be finite and > 0")
     precondition(horizonSeconds > 0 && horizonSeconds.isFinite, "horizonSeconds must be finite and > 0")
     precondition(integrationStepSeconds > 0 && integrationStepSeconds.isFinite, "integrationStepSeconds must be finite and > 0")
@@ -27,15 +27,15 @@ public struct EvaluationOptions: Sendable, Equatable, Codable {
 
 /// One row of a calibration table: the test points whose predicted
 /// probability fell in one decile group.
-public struct CalibrationRow: Sendable, Equatable {
+package struct CalibrationRow: Sendable, Equatable {
   /// 0...9, lowest predictions first.
-  public var decile: Int
+  package var decile: Int
   /// Test points in the group.
-  public var count: Int
+  package var count: Int
   /// Mean predicted probability (NaN when `count == 0`).
-  public var meanPredicted: Double
+  package var meanPredicted: Double
   /// Observed frequency of the event (NaN when `count == 0`).
-  public var observed: Double
+  package var observed: Double
 }
 
 /// Running scores of one predictor over any number of (user, app) test
@@ -58,35 +58,35 @@ public struct CalibrationRow: Sendable, Equatable {
 /// as ties, so it is approximate to about 0.001; ``PredictionEvaluation``
 /// also stores the exact rank AUC of a single window (``exactAUC``), which
 /// ``merge(_:)`` drops.
-public struct PredictionScore: Sendable, Equatable {
+package struct PredictionScore: Sendable, Equatable {
   /// Histogram resolution for the AUC and calibration.
-  public static let histogramBins = 1000
+  package static let histogramBins = 1000
 
   /// Bins scored for the Poisson log-likelihood.
-  public private(set) var bins = 0
+  package private(set) var bins = 0
   /// Test time covered by those bins, s.
-  public private(set) var binSeconds = 0.0
+  package private(set) var binSeconds = 0.0
   /// Σ Poisson log-likelihood over bins, nats.
-  public private(set) var logLikelihood = 0.0
+  package private(set) var logLikelihood = 0.0
   /// Opens counted in the bins.
-  public private(set) var opens = 0
+  package private(set) var opens = 0
   /// Test points scored for the horizon event.
-  public private(set) var points = 0
+  package private(set) var points = 0
   /// Points whose outcome was 1.
-  public private(set) var positives = 0
+  package private(set) var positives = 0
   /// Σ (p − y)².
-  public private(set) var brierSum = 0.0
+  package private(set) var brierSum = 0.0
   /// Σ −log-probability of the outcome.
-  public private(set) var logLossSum = 0.0
+  package private(set) var logLossSum = 0.0
   /// Σ p.
-  public private(set) var predictedSum = 0.0
+  package private(set) var predictedSum = 0.0
   /// Exact rank AUC of one window, when known (see the type's docs).
-  public internal(set) var exactAUC: Double?
+  package internal(set) var exactAUC: Double?
   var histCount: [Int]
   var histPositives: [Int]
   var histPredicted: [Double]
 
-  public init() {
+  package init() {
     histCount = Array(repeating: 0, count: Self.histogramBins)
     histPositives = Array(repeating: 0, count: Self.histogramBins)
     histPredicted = Array(repeating: 0, count: Self.histogramBins)
@@ -95,7 +95,7 @@ public struct PredictionScore: Sendable, Equatable {
   /// Scores one bin with `count` opens against the predicted mean `mean`.
   /// A mean below 1e−12 (or NaN) counts as 1e−12, so a predictor that rules
   /// an open out pays a large but finite penalty.
-  public mutating func addBin(count: Int, mean: Double, seconds: Double) {
+  package mutating func addBin(count: Int, mean: Double, seconds: Double) {
     precondition(count >= 0, "a bin count is ≥ 0")
     let mu = mean.isNaN ? 1e-12 : max(mean, 1e-12)
     bins += 1
@@ -106,7 +106,7 @@ public struct PredictionScore: Sendable, Equatable {
 
   /// Scores one prediction `probability` of the horizon event against its
   /// outcome. The probability is clamped to [0, 1]; NaN counts as 0.5.
-  public mutating func addPoint(probability: Double, outcome: Bool) {
+  package mutating func addPoint(probability: Double, outcome: Bool) {
     let p = probability.isNaN ? 0.5 : min(1, max(0, probability))
     let y = outcome ? 1.0 : 0.0
     points += 1
@@ -123,7 +123,7 @@ public struct PredictionScore: Sendable, Equatable {
   }
 
   /// Adds `other`'s sums and histogram; the exact AUC is dropped.
-  public mutating func merge(_ other: PredictionScore) {
+  package mutating func merge(_ other: PredictionScore) {
     bins += other.bins
     binSeconds += other.binSeconds
     logLikelihood += other.logLikelihood
@@ -142,29 +142,29 @@ public struct PredictionScore: Sendable, Equatable {
   }
 
   /// Hours of test time scored.
-  public var hours: Double { binSeconds / 3600 }
+  package var hours: Double { binSeconds / 3600 }
 
   /// Σ log-likelihood / hours (nats per hour); NaN with no bins.
-  public var logLikelihoodPerHour: Double { binSeconds > 0 ? logLikelihood / hours : .nan }
+  package var logLikelihoodPerHour: Double { binSeconds > 0 ? logLikelihood / hours : .nan }
 
   /// Mean (p − y)²; NaN with no points.
-  public var brier: Double { points > 0 ? brierSum / Double(points) : .nan }
+  package var brier: Double { points > 0 ? brierSum / Double(points) : .nan }
 
   /// Mean log loss, nats; NaN with no points.
-  public var logLoss: Double { points > 0 ? logLossSum / Double(points) : .nan }
+  package var logLoss: Double { points > 0 ? logLossSum / Double(points) : .nan }
 
   /// Mean predicted probability; NaN with no points.
-  public var meanPredicted: Double { points > 0 ? predictedSum / Double(points) : .nan }
+  package var meanPredicted: Double { points > 0 ? predictedSum / Double(points) : .nan }
 
   /// Share of points with outcome 1; NaN with no points.
-  public var observedRate: Double { points > 0 ? Double(positives) / Double(points) : .nan }
+  package var observedRate: Double { points > 0 ? Double(positives) / Double(points) : .nan }
 
   /// The exact AUC when known, else the histogram AUC (±0.001); NaN when
   /// only one class occurred.
-  public var auc: Double { exactAUC ?? histogramAUC }
+  package var auc: Double { exactAUC ?? histogramAUC }
 
   /// AUC from the histogram, ties within a bin averaged: P(p₊ > p₋) + ½ P(tie).
-  public var histogramAUC: Double {
+  package var histogramAUC: Double {
     let pos = positives, neg = points - positives
     guard pos > 0, neg > 0 else { return .nan }
     var negBelow = 0.0, sum = 0.0
@@ -181,7 +181,7 @@ public struct PredictionScore: Sendable, Equatable {
   /// count (a bin goes to decile ⌊10 · (points below it + half its own) /
   /// points⌋), so predictions within 0.001 of each other stay together and
   /// a constant predictor fills one decile. Always 10 rows.
-  public var calibration: [CalibrationRow] {
+  package var calibration: [CalibrationRow] {
     var n = [Int](repeating: 0, count: 10)
     var pos = [Int](repeating: 0, count: 10)
     var sp = [Double](repeating: 0, count: 10)
@@ -222,13 +222,13 @@ public struct PredictionScore: Sendable, Equatable {
 /// 2. when `t + horizon ≤ to`, the event "≥ 1 open of the app in
 ///    `(t, t + horizon]`" is scored against
 ///    `p = probabilityOfOpen(within: horizon, …)`.
-public enum PredictionEvaluation {
+package enum PredictionEvaluation {
   /// Scores `predictor` on the opens of `app` in [`from`, `to`) of `trace`.
   /// The result's ``PredictionScore/exactAUC`` is the exact rank AUC.
   ///
   /// - Complexity: O(events + (to − from) / bin × horizon / step) intensity
   ///   evaluations, plus O(points log points) for the AUC.
-  public static func evaluate<P: OpenPredictor>(
+  package static func evaluate<P: OpenPredictor>(
     _ predictor: P, trace: UserTrace, app: Int32, from: Double, to: Double,
     options: EvaluationOptions = EvaluationOptions()
   ) -> PredictionScore {
@@ -239,7 +239,7 @@ public enum PredictionEvaluation {
   /// restricted to the bins and points outside logging gaps: a grid time `t`
   /// is dropped there when `(t, t + max(bin, horizon))` overlaps one of
   /// `gaps` (nil: no gaps, both scores equal).
-  public static func evaluate<P: OpenPredictor>(
+  package static func evaluate<P: OpenPredictor>(
     _ predictor: P, trace: UserTrace, app: Int32, from: Double, to: Double,
     options: EvaluationOptions = EvaluationOptions(), gaps: LoggingGaps?
   ) -> (all: PredictionScore, outsideGaps: PredictionScore) {
@@ -288,7 +288,7 @@ public enum PredictionEvaluation {
 
   /// `∫ λ` over (`from`, `from + length`], midpoint rule on `step` pieces,
   /// recency advanced as if no open happened.
-  public static func integratedIntensity<P: OpenPredictor>(
+  package static func integratedIntensity<P: OpenPredictor>(
     _ predictor: P, from t: Double, length: Double, step: Double, clock: inout LocalClock, recency: Recency
   ) -> Double {
     var sum = 0.0, x = 0.0
@@ -305,7 +305,7 @@ public enum PredictionEvaluation {
   /// their average rank; NaN when all outcomes are equal or there are none.
   ///
   /// - Complexity: O(n log n).
-  public static func auc(predictions: [Double], outcomes: [Bool]) -> Double {
+  package static func auc(predictions: [Double], outcomes: [Bool]) -> Double {
     precondition(predictions.count == outcomes.count, "one outcome per prediction")
     let n = predictions.count
     let pos = outcomes.reduce(0) { $0 + ($1 ? 1 : 0) }

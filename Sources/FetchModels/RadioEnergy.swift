@@ -1,8 +1,8 @@
 /// A time interval during which a radio is connected and busy, in Unix s.
-public struct BusyInterval: Sendable, Equatable {
-  public var start: Double
-  public var end: Double
-  public init(start: Double, end: Double) {
+package struct BusyInterval: Sendable, Equatable {
+  package var start: Double
+  package var end: Double
+  package init(start: Double, end: Double) {
     self.start = start
     self.end = end
   }
@@ -23,7 +23,7 @@ extension RadioProfile {
   ///
   /// - Parameter intervals: sorted by `start`.
   /// - Complexity: O(n).
-  public func energy(ofSorted intervals: [BusyInterval]) -> Double {
+  package func energy(ofSorted intervals: [BusyInterval]) -> Double {
     var e = 0.0
     var cur: BusyInterval?
     var prevEnd = -Double.infinity

@@ -1,16 +1,16 @@
 /// One stage of a radio's tail: after the last transfer the radio stays in
 /// this state for `durationS` seconds drawing `powerW`, then moves on.
-public struct TailStage: Sendable, Equatable {
+package struct TailStage: Sendable, Equatable {
   /// Seconds spent in this stage.
-  public var durationS: Double
+  package var durationS: Double
   /// Power drawn in this stage, W.
-  public var powerW: Double
+  package var powerW: Double
   /// Time to get back to the transfer state from this stage, s.
-  public var promotionTimeS: Double
+  package var promotionTimeS: Double
   /// Power drawn while promoting from this stage, W.
-  public var promotionPowerW: Double
+  package var promotionPowerW: Double
 
-  public init(durationS: Double, powerW: Double, promotionTimeS: Double = 0, promotionPowerW: Double = 0) {
+  package init(durationS: Double, powerW: Double, promotionTimeS: Double = 0, promotionPowerW: Double = 0) {
     self.durationS = durationS
     self.powerW = powerW
     self.promotionTimeS = promotionTimeS
@@ -26,22 +26,22 @@ public struct TailStage: Sendable, Equatable {
 ///     E = P_pro·T_pro + (αu·tu + αd·td + β)·T_xfer + Σ P_tail,i·T_tail,i
 ///
 /// Defaults and sources are in ``WorldParameters`` (see `fetchlab params`).
-public struct RadioProfile: Sendable, Equatable {
+package struct RadioProfile: Sendable, Equatable {
   /// Promotion from idle to the transfer state: time (s) and power (W).
-  public var promotionTimeS: Double
-  public var promotionPowerW: Double
+  package var promotionTimeS: Double
+  package var promotionPowerW: Double
   /// β: power while connected and transferring, W.
-  public var connectedPowerW: Double
+  package var connectedPowerW: Double
   /// αd and αu: extra power per Mbps of downlink and uplink throughput, W/Mbps.
-  public var downlinkWPerMbps: Double
-  public var uplinkWPerMbps: Double
+  package var downlinkWPerMbps: Double
+  package var uplinkWPerMbps: Double
   /// Throughputs td and tu, Mbps.
-  public var downlinkMbps: Double
-  public var uplinkMbps: Double
+  package var downlinkMbps: Double
+  package var uplinkMbps: Double
   /// Tail stages, in the order the radio passes through them.
-  public var tail: [TailStage]
+  package var tail: [TailStage]
 
-  public init(
+  package init(
     promotionTimeS: Double, promotionPowerW: Double, connectedPowerW: Double,
     downlinkWPerMbps: Double, uplinkWPerMbps: Double, downlinkMbps: Double,
     uplinkMbps: Double, tail: [TailStage]
@@ -57,10 +57,10 @@ public struct RadioProfile: Sendable, Equatable {
   }
 
   /// Total tail length, s: beyond this gap the radio is idle.
-  public var tailDurationS: Double { tail.reduce(0) { $0 + $1.durationS } }
+  package var tailDurationS: Double { tail.reduce(0) { $0 + $1.durationS } }
 
   /// Energy of the tail spent during a quiet gap of `gap` seconds, J.
-  public func tailEnergy(gap: Double) -> Double {
+  package func tailEnergy(gap: Double) -> Double {
     var e = 0.0
     var offset = 0.0
     for s in tail {
@@ -74,7 +74,7 @@ public struct RadioProfile: Sendable, Equatable {
 
   /// Promotion needed to transfer again after a quiet gap of `gap` seconds:
   /// (time s, energy J). Zero while still in the first tail stage.
-  public func promotion(afterGap gap: Double) -> (timeS: Double, energyJ: Double) {
+  package func promotion(afterGap gap: Double) -> (timeS: Double, energyJ: Double) {
     var offset = 0.0
     for s in tail {
       if gap < offset + s.durationS {
@@ -86,18 +86,18 @@ public struct RadioProfile: Sendable, Equatable {
   }
 
   /// Seconds to move `bytes` downlink and `upBytes` uplink, excluding promotion.
-  public func transferTime(downBytes: Double, upBytes: Double) -> (down: Double, up: Double) {
+  package func transferTime(downBytes: Double, upBytes: Double) -> (down: Double, up: Double) {
     (downBytes * 8 / (downlinkMbps * 1e6), upBytes * 8 / (uplinkMbps * 1e6))
   }
 
   /// Throughput-dependent transfer energy (αd·td·T_down + αu·tu·T_up), J;
   /// the β part is charged through the connected time.
-  public func throughputEnergy(downS: Double, upS: Double) -> Double {
+  package func throughputEnergy(downS: Double, upS: Double) -> Double {
     downlinkWPerMbps * downlinkMbps * downS + uplinkWPerMbps * uplinkMbps * upS
   }
 
   /// Energy of one isolated transfer from and back to idle, J (reference §1.7).
-  public func isolatedTransferEnergy(downBytes: Double, upBytes: Double = 0, extraConnectedS: Double = 0) -> Double {
+  package func isolatedTransferEnergy(downBytes: Double, upBytes: Double = 0, extraConnectedS: Double = 0) -> Double {
     let t = transferTime(downBytes: downBytes, upBytes: upBytes)
     return promotionTimeS * promotionPowerW
       + connectedPowerW * (t.down + t.up + extraConnectedS)
@@ -112,7 +112,7 @@ extension RadioProfile {
   /// activity is assumed to follow. It pays the tail it prolongs, the
   /// promotion it needs, `connectedS` seconds at β and the throughput term;
   /// after a long gap this is ``isolatedTransferEnergy(downBytes:upBytes:extraConnectedS:)``.
-  public func marginalEnergyEstimate(afterQuietGap gap: Double, downBytes: Double, upBytes: Double, extraConnectedS: Double) -> Double {
+  package func marginalEnergyEstimate(afterQuietGap gap: Double, downBytes: Double, upBytes: Double, extraConnectedS: Double) -> Double {
     let t = transferTime(downBytes: downBytes, upBytes: upBytes)
     let promo = promotion(afterGap: gap)
     let tail = gap > 0 ? tailEnergy(gap: gap) : 0

@@ -19,21 +19,21 @@ import Foundation
 /// many rows moves to their own maximum-likelihood fit (Gelman et al.,
 /// *Bayesian Data Analysis*, 3rd ed., §16: a normal prior on GLM
 /// coefficients; the posterior mode is this ridge estimate).
-public struct StateGLM: Codable, Sendable, Equatable {
+package struct StateGLM: Codable, Sendable, Equatable {
   /// The link and likelihood.
-  public enum Family: String, Codable, Sendable {
+  package enum Family: String, Codable, Sendable {
     case logistic, gaussian
   }
 
-  public private(set) var family: Family
+  package private(set) var family: Family
   /// β, one per feature (the first feature is the constant 1).
-  public private(set) var coefficients: [Double]
+  package private(set) var coefficients: [Double]
   /// Rows the model was fitted on.
-  public private(set) var rows: Int
+  package private(set) var rows: Int
   /// Gaussian: root mean squared residual on the training rows; logistic: 0.
-  public private(set) var residualSD: Double
+  package private(set) var residualSD: Double
 
-  public init(family: Family, coefficients: [Double], rows: Int = 0, residualSD: Double = 0) {
+  package init(family: Family, coefficients: [Double], rows: Int = 0, residualSD: Double = 0) {
     precondition(coefficients.allSatisfy(\.isFinite), "GLM coefficients must be finite")
     self.family = family
     self.coefficients = coefficients
@@ -43,7 +43,7 @@ public struct StateGLM: Codable, Sendable, Equatable {
 
   /// The prediction for feature row `x`: a probability (logistic) or the
   /// mean (Gaussian).
-  public func predict(_ x: [Double]) -> Double {
+  package func predict(_ x: [Double]) -> Double {
     precondition(x.count == coefficients.count, "feature row has \(x.count) values, model \(coefficients.count)")
     var eta = 0.0
     for i in 0..<x.count { eta += x[i] * coefficients[i] }
@@ -61,7 +61,7 @@ public struct StateGLM: Codable, Sendable, Equatable {
   ///   `maxIterations` (logistic) or 1 (Gaussian) iterations.
   /// - Throws: ``StateGLMError`` (no rows and no prior, a non-finite row) or
   ///   ``LinearAlgebraError`` from the solver.
-  public static func fit(
+  package static func fit(
     rows: [[Double]], y: [Double], family: Family, prior: [Double]? = nil, ridge: Double,
     maxIterations: Int = 30, tolerance: Double = 1e-8
   ) throws -> StateGLM {
@@ -118,7 +118,7 @@ public struct StateGLM: Codable, Sendable, Equatable {
     case residualSD = "residual_sd"
   }
 
-  public init(from decoder: any Decoder) throws {
+  package init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     family = try c.decode(Family.self, forKey: .family)
     coefficients = try c.decode([Double].self, forKey: .coefficients)
@@ -132,7 +132,7 @@ public struct StateGLM: Codable, Sendable, Equatable {
 }
 
 /// A GLM that cannot be fitted (see ``StateGLM/fit(rows:y:family:prior:ridge:maxIterations:tolerance:)``).
-public struct StateGLMError: Error, Sendable, Equatable, CustomStringConvertible {
-  public let description: String
+package struct StateGLMError: Error, Sendable, Equatable, CustomStringConvertible {
+  package let description: String
   init(_ s: String) { description = s }
 }

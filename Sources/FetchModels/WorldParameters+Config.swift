@@ -46,7 +46,7 @@ extension WorldParameters {
   /// Applies overrides from a parsed JSON object; `text` locates lines for
   /// errors. A parameter set twice (a dotted key and the same name nested)
   /// is an error.
-  public mutating func apply(json: Any, file: String, text: String, prefix: String = "") throws {
+  package mutating func apply(json: Any, file: String, text: String, prefix: String = "") throws {
     var seen = Set<String>()
     try apply(json: json, file: file, text: text, prefix: prefix, seen: &seen)
   }
@@ -151,7 +151,7 @@ extension WorldParameters {
   }
 
   /// Every parameter whose value differs from the default, `name=value`, sorted.
-  public func overrides() -> [String] {
+  package func overrides() -> [String] {
     let d = WorldParameters()
     var out = Self.registry.compactMap { p -> String? in
       let v = p.value(in: self)

@@ -8,6 +8,7 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
   case flag(Bool)
   case word(String)
 
+  /// The value as written in a config file.
   public var description: String {
     switch self {
     case .number(let x): CSV.number(x)
@@ -18,18 +19,18 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// One overridable parameter: its config-file name, unit, source and range.
-public struct ParameterInfo: Sendable {
+package struct ParameterInfo: Sendable {
   /// Dotted snake_case name used in config files, e.g. `radio.lte.tail_s`.
-  public let name: String
+  package let name: String
   /// Unit, or `-` for dimensionless, flags and words.
-  public let unit: String
+  package let unit: String
   /// Where the default comes from, with the reference's quality mark.
-  public let source: String
+  package let source: String
   let get: @Sendable (WorldParameters) -> ParameterValue
   let set: @Sendable (inout WorldParameters, ParameterValue) -> String?
 
   /// The value in `world`.
-  public func value(in world: WorldParameters) -> ParameterValue { get(world) }
+  package func value(in world: WorldParameters) -> ParameterValue { get(world) }
 }
 
 extension ParameterInfo {
@@ -81,7 +82,7 @@ extension ParameterInfo {
 
 extension WorldParameters {
   /// Every overridable parameter, in documentation order.
-  public static let registry: [ParameterInfo] = {
+  package static let registry: [ParameterInfo] = {
     typealias P = ParameterInfo
     let pos = 0.0...1e12
     var r: [P] = []
@@ -177,10 +178,10 @@ extension WorldParameters {
   }()
 
   /// Upper bound of `content.rate_per_hour` and of every per-app rate, 1/h.
-  public static let maxRatePerHour = 1e6
+  package static let maxRatePerHour = 1e6
 
   /// The prefix of per-app update-rate overrides: `content.app_rate_per_hour.<app>`.
-  public static let appRatePrefix = "content.app_rate_per_hour."
+  package static let appRatePrefix = "content.app_rate_per_hour."
 
   /// Sets the parameter `name`; returns an error message or `nil`.
   public mutating func set(_ name: String, to value: ParameterValue) -> String? {

@@ -2,14 +2,14 @@ import FetchTraces
 
 /// Where the content-update times of an app come from.
 /// What one replay covers (``WorldParameters/replayScope``).
-public enum ReplayScope: String, Sendable, CaseIterable {
+package enum ReplayScope: String, Sendable, CaseIterable {
   /// All modelled apps of a user's device in one walk, on one radio per interface.
   case device
   /// Each app alone, with a radio of its own.
   case app
 }
 
-public enum ContentSource: String, Sendable, CaseIterable {
+package enum ContentSource: String, Sendable, CaseIterable {
   /// The trace's `update` rows when it has any for the app, else the model.
   case auto
   /// Only the trace's `update` rows (an app without any never changes).
@@ -19,7 +19,7 @@ public enum ContentSource: String, Sendable, CaseIterable {
 }
 
 /// The stochastic content-update model.
-public enum ContentModelKind: String, Sendable, CaseIterable {
+package enum ContentModelKind: String, Sendable, CaseIterable {
   /// Homogeneous Poisson updates at the app's rate.
   case poisson
   /// Poisson updates whose rate follows ``WorldParameters/diurnalProfile`` in
@@ -34,12 +34,12 @@ public enum ContentModelKind: String, Sendable, CaseIterable {
 /// overridden by name in a JSON config file.
 public struct WorldParameters: Sendable, Equatable {
   /// LTE, AT&T ARO `lte.conf` profile (reference §1.1).
-  public var lte = RadioProfile(
+  package var lte = RadioProfile(
     promotionTimeS: 0.26, promotionPowerW: 1.21, connectedPowerW: 1.2,
     downlinkWPerMbps: 0.05197, uplinkWPerMbps: 0.43839, downlinkMbps: 13, uplinkMbps: 6,
     tail: [TailStage(durationS: 10.12, powerW: 1.06)])
   /// 3G UMTS: DCH tail then FACH tail (reference §1.2).
-  public var umts3g = RadioProfile(
+  package var umts3g = RadioProfile(
     promotionTimeS: 2.0, promotionPowerW: 0.65, connectedPowerW: 0.57,
     downlinkWPerMbps: 0, uplinkWPerMbps: 0, downlinkMbps: 1, uplinkMbps: 0.5,
     tail: [
@@ -47,91 +47,92 @@ public struct WorldParameters: Sendable, Equatable {
       TailStage(durationS: 12, powerW: 0.401, promotionTimeS: 1.5, promotionPowerW: 0.65),
     ])
   /// WiFi, Huang et al. 2012 model (reference §1.3).
-  public var wifi = RadioProfile(
+  package var wifi = RadioProfile(
     promotionTimeS: 0.0791, promotionPowerW: 0.1244, connectedPowerW: 0.13286,
     downlinkWPerMbps: 0.13701, uplinkWPerMbps: 0.28317, downlinkMbps: 20, uplinkMbps: 10,
     tail: [TailStage(durationS: 0.2381, powerW: 0.1193)])
   /// 5G NSA placeholder: the LTE state machine with connected power ×2
   /// (Xu et al. 2020: "2–3× over 4G"); timers NV (reference §1.4).
-  public var nr5g = RadioProfile(
+  package var nr5g = RadioProfile(
     promotionTimeS: 0.26, promotionPowerW: 2.42, connectedPowerW: 2.4,
     downlinkWPerMbps: 0.05197, uplinkWPerMbps: 0.43839, downlinkMbps: 100, uplinkMbps: 20,
     tail: [TailStage(durationS: 10.12, powerW: 2.12)])
   /// The technology behind a plain `cellular` network value.
-  public var defaultCellular: NetworkKind = .lte
+  package var defaultCellular: NetworkKind = .lte
   /// The network assumed before a trace's first `network` row (and for the
   /// whole of a trace without any).
-  public var defaultNetwork: NetworkKind = .cellular
+  package var defaultNetwork: NetworkKind = .cellular
 
   /// Fixed CPU energy of launching the app in the background, J.
-  public var cpuWakeEnergyJ = 0.3
+  package var cpuWakeEnergyJ = 0.3
   /// CPU power while a fetch runs, W.
-  public var cpuActivePowerW = 0.434
+  package var cpuActivePowerW = 0.434
   /// Battery capacity used to express energy as % of battery, Wh.
-  public var batteryCapacityWh = 12.98
+  package var batteryCapacityWh = 12.98
   /// Battery level assumed before the first `battery` sample, %; a negative
   /// value means unknown (policies then see no level).
-  public var initialBatteryPct = -1.0
+  package var initialBatteryPct = -1.0
 
   /// Median size of a NewData response, bytes.
-  public var newDataMedianBytes = 100_000.0
+  package var newDataMedianBytes = 100_000.0
   /// Log-scale spread of NewData sizes (log-normal σ).
-  public var newDataSigma = 0.5
+  package var newDataSigma = 0.5
   /// Size of a NoData response (headers, 304), bytes.
-  public var noDataBytes = 2_000.0
+  package var noDataBytes = 2_000.0
   /// Size of the request, bytes (uplink).
-  public var requestBytes = 1_000.0
+  package var requestBytes = 1_000.0
   /// Server think time plus round trip, s.
-  public var serverLatencyS = 0.3
+  package var serverLatencyS = 0.3
   /// Wall-clock budget of one background launch, s; longer fetches fail.
-  public var fetchBudgetS = 30.0
+  package var fetchBudgetS = 30.0
   /// Probability that a fetch fails on the server side.
-  public var failureProbability = 0.0
+  package var failureProbability = 0.0
 
   /// Where content-update times come from.
-  public var contentSource = ContentSource.auto
+  package var contentSource = ContentSource.auto
   /// The stochastic update model.
-  public var contentModel = ContentModelKind.poisson
+  package var contentModel = ContentModelKind.poisson
   /// Mean content-update rate of an app, per hour.
-  public var contentRatePerHour = 1.0
+  package var contentRatePerHour = 1.0
   /// Per-app overrides of the update rate, per hour.
-  public var appRatePerHour: [String: Double] = [:]
+  package var appRatePerHour: [String: Double] = [:]
   /// Relative update intensity by local hour 00…23 for the diurnal model
   /// (normalised to mean 1 when used).
-  public var diurnalProfile: [Double] = WorldParameters.ubiqlogHourlyShare
+  package var diurnalProfile: [Double] = WorldParameters.ubiqlogHourlyShare
 
   /// Whether an app open refreshes the content in the foreground (resets
   /// staleness; not charged to the policy).
-  public var foregroundRefresh = true
+  package var foregroundRefresh = true
 
   /// What one replay covers: a whole device (all modelled apps on one radio
   /// and one walk) or one app on a radio of its own (the literature's and
   /// FetchLab's earlier per-app semantics). Default `device`: a phone has
   /// one radio, so apps that fetch together share a promotion and a tail.
-  public var replayScope = ReplayScope.device
+  package var replayScope = ReplayScope.device
   /// Whether background fetches share the radio with the user's own
   /// activity (sessions and other apps' wakes): a fetch inside a session's
   /// tail pays only its increment. Default on (the radio is physically
   /// shared); off gives the per-flow models of papers that charge each
   /// fetch from its own radio state.
-  public var shareUserRadio = true
+  package var shareUserRadio = true
   /// Whether a fetch's content lands at its start (instantaneous, as in
   /// analytic freshness models; its energy still counts its duration)
   /// rather than at its completion. Default timed: the content is as of
   /// the response, which arrives after promotion, request, latency and
   /// transfer.
-  public var instantTransfers = false
+  package var instantTransfers = false
 
+  /// The documented defaults (`fetchlab params`).
   public init() {}
 
   /// Share of app opens by local hour in UbiqLog (reference §5.1, D).
-  public static let ubiqlogHourlyShare: [Double] = [
+  package static let ubiqlogHourlyShare: [Double] = [
     0.046, 0.020, 0.012, 0.009, 0.004, 0.005, 0.017, 0.025, 0.030, 0.041, 0.051, 0.051,
     0.057, 0.052, 0.050, 0.046, 0.046, 0.056, 0.058, 0.062, 0.064, 0.061, 0.069, 0.068,
   ]
 
   /// The radio profile for a network; `nil` when offline.
-  public func radio(for network: NetworkKind) -> RadioProfile? {
+  package func radio(for network: NetworkKind) -> RadioProfile? {
     switch network {
     case .offline: nil
     case .wifi: wifi
@@ -143,10 +144,10 @@ public struct WorldParameters: Sendable, Equatable {
   }
 
   /// Battery capacity in joules.
-  public var batteryCapacityJ: Double { batteryCapacityWh * 3600 }
+  package var batteryCapacityJ: Double { batteryCapacityWh * 3600 }
 
   /// Update rate of `app`, per second.
-  public func updateRate(app: String) -> Double {
+  package func updateRate(app: String) -> Double {
     (appRatePerHour[app] ?? contentRatePerHour) / 3600
   }
 }

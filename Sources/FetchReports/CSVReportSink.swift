@@ -14,22 +14,22 @@ import Foundation
 /// `opens.csv` ~60 B per open and `fetches.csv` ~110 B per fetch, per policy.
 /// At 10,000 users × 28 days × 3 apps × 12 policies that is ~1 GB of
 /// `opens.csv`; pass `recordEvents: false` (`--no-event-files`) at that scale.
-public struct CSVReportSink: RunSink {
-  public let directory: String
-  public private(set) var aggregates: [PolicyAggregate]
+package struct CSVReportSink: RunSink {
+  package let directory: String
+  package private(set) var aggregates: [PolicyAggregate]
   /// Per policy: the devices pooled (`devices_pooled.csv`).
-  public private(set) var deviceAggregates: [DeviceAggregate]
-  public private(set) var users = 0
+  package private(set) var deviceAggregates: [DeviceAggregate]
+  package private(set) var users = 0
   /// (user, app, policy) pairs without a scored open: their staleness is
   /// undefined and written as empty fields.
-  public private(set) var pairsWithoutOpens = 0
+  package private(set) var pairsWithoutOpens = 0
   let capacityJ: Double
   let summary: AtomicTextFile
   let devices: AtomicTextFile
   let opens: AtomicTextFile?
   let fetches: AtomicTextFile?
 
-  public init(directory: String, config: RunConfiguration) throws {
+  package init(directory: String, config: RunConfiguration) throws {
     self.directory = directory
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     capacityJ = config.world.batteryCapacityJ
@@ -50,7 +50,7 @@ public struct CSVReportSink: RunSink {
     }
   }
 
-  public mutating func consume(_ r: UserResult, config: RunConfiguration) throws {
+  package mutating func consume(_ r: UserResult, config: RunConfiguration) throws {
     users += 1
     let user = CSV.field(r.trace.user)
     var s = "", o = "", f = "", d = ""
@@ -89,7 +89,7 @@ public struct CSVReportSink: RunSink {
   }
 
   /// Writes `pooled.csv` and `manifest.json`, then moves every file into place.
-  public func commit(manifest: [String: Any]) throws {
+  package func commit(manifest: [String: Any]) throws {
     let p = try AtomicTextFile(path: directory + "/pooled.csv")
     try p.write(PolicyColumn.headerLine)
     for a in aggregates { try p.write(pooledRecord(a, capacityJ: capacityJ) + "\n") }

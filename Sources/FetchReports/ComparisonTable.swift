@@ -7,9 +7,9 @@ import FetchTraces
 /// (`pooled.csv`), which the headers say; `policies.csv` and the report give
 /// per-user means with CIs instead ("user-mean"), where every user weighs
 /// the same.
-public enum ComparisonTable {
+package enum ComparisonTable {
   /// Renders one row per policy: fetches, energy, data and staleness at open.
-  public static func render(_ aggs: [PolicyAggregate], capacityJ: Double) -> String {
+  package static func render(_ aggs: [PolicyAggregate], capacityJ: Double) -> String {
     let header = ["policy", "pairs", "opens", "fetch/day", "new%", "J/day", "%batt/day", "cell MB/day",
                   "pooled fresh%", "pooled mean age", "p50 age", "p90 age"]
     var rows = [header]

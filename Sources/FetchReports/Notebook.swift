@@ -19,17 +19,17 @@ import Foundation
 ///
 /// Reads `policies.csv`, `pareto.csv`, `manifest.json` (required) and
 /// `pooled.csv`, `summary.csv`, `opens.csv`, `fetches.csv` (when present).
-public enum Notebook {
+package enum Notebook {
   /// The energy budgets of the interpretation's "freshest under a budget"
   /// statements, J/day (also in the notebook's helper cell).
-  public static let budgetsJPerDay: [Double] = [10, 100]
+  package static let budgetsJPerDay: [Double] = [10, 100]
 
   /// Writes the notebook for the run in `runDir` to `path` (atomically,
   /// creating its folder) and returns `path`. `RUN_DIR` in the notebook is
   /// the path of `runDir` relative to the folder of `path`.
   /// Throws ``TraceFormatError`` (file:line) on a missing or malformed input.
   @discardableResult
-  public static func write(runDir: String, to path: String, options: RunReport.Options = RunReport.Options()) throws
+  package static func write(runDir: String, to path: String, options: RunReport.Options = RunReport.Options()) throws
     -> String
   {
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -49,7 +49,7 @@ public enum Notebook {
   /// break), with `RUN_DIR = runDirReference` in its first code cell. Its
   /// charts are ``RunReport/figures(runDir:options:)`` with `options`: the
   /// SVGs `fetchlab report` writes to `plots/` with the same options.
-  public static func render(
+  package static func render(
     runDir: String, runDirReference: String, options: RunReport.Options = RunReport.Options()
   ) throws -> String {
     let run = try RunData(runDir: runDir, options: options)
@@ -59,14 +59,14 @@ public enum Notebook {
   /// The interpretation statements per dataset (Markdown bullet lines), in
   /// dataset order; the notebook's `interpret(...)` cells print the same
   /// lines from the CSVs.
-  public static func interpretation(runDir: String) throws -> [(dataset: String, lines: [String])] {
+  package static func interpretation(runDir: String) throws -> [(dataset: String, lines: [String])] {
     let run = try RunData(runDir: runDir, options: RunReport.Options(timeline: nil))
     return run.datasets.map { ($0, statements(run, dataset: $0)) }
   }
 
   /// The path of `target` relative to the folder `base` (both resolved
   /// against the current directory, symbolic links followed), `.` when equal.
-  public static func relativePath(from base: String, to target: String) -> String {
+  package static func relativePath(from base: String, to target: String) -> String {
     func parts(_ p: String) -> [String] {
       URL(fileURLWithPath: p).standardizedFileURL.resolvingSymlinksInPath().pathComponents.filter { $0 != "/" }
     }
@@ -80,7 +80,7 @@ public enum Notebook {
 
   /// `x` with 3 significant digits (integers of 4+ digits in full), `–` when
   /// nil or not finite; the notebook's Python `fmt` gives the same text.
-  public static func format(_ x: Double?) -> String {
+  package static func format(_ x: Double?) -> String {
     guard let x, x.isFinite else { return "–" }
     if x == 0 { return "0" }
     let d = max(0, 2 - Int(log10(abs(x)).rounded(.down)))

@@ -7,7 +7,7 @@ import FetchTraces
 /// Columns of `summary.csv`: one row per (user, app, policy). Names are
 /// stable, snake_case, with units in the name. Declared once; the header and
 /// the rows both come from here.
-public enum SummaryColumn: String, CaseIterable, Sendable {
+package enum SummaryColumn: String, CaseIterable, Sendable {
   case user, app, policy
   case days
   case opens, fetches, new_data, no_data, failed, wasted
@@ -59,7 +59,7 @@ public enum SummaryColumn: String, CaseIterable, Sendable {
 /// radio energy with the fetches minus without them, plus CPU); the
 /// `foreground_*` figures are the user-initiated refreshes at stale opens;
 /// `mean_wait_s` and `p90_wait_s` pool the wait over the apps' opens.
-public enum DeviceColumn: String, CaseIterable, Sendable {
+package enum DeviceColumn: String, CaseIterable, Sendable {
   case user, policy, apps, days, opens, fetches
   case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day, wifi_bytes_per_day
   case foreground_refreshes, foreground_energy_j_per_day, foreground_bytes_per_day
@@ -87,7 +87,7 @@ public enum DeviceColumn: String, CaseIterable, Sendable {
 }
 
 /// One `devices.csv` record (with LF), fields quoted where needed.
-public func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
+package func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
   DeviceColumn.allCases.map { $0.value(user: user, policy: policy, d, capacityJ: capacityJ) }.joined(separator: ",") + "\n"
 }
 
@@ -97,7 +97,7 @@ public func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capac
 /// a normal-approximation 95 % CI (`_lo`, `_hi`; empty with fewer than two
 /// devices); `device_mean_wait_s` is the mean over devices of each device's
 /// mean wait; `mean_wait_s` and `p90_wait_s` pool every scored open.
-public enum DevicePoolColumn: String, CaseIterable, Sendable {
+package enum DevicePoolColumn: String, CaseIterable, Sendable {
   case policy, devices, days, fetches
   case energy_j_per_day, energy_j_per_day_lo, energy_j_per_day_hi
   case battery_pct_per_day, battery_pct_per_day_lo, battery_pct_per_day_hi
@@ -138,17 +138,17 @@ public enum DevicePoolColumn: String, CaseIterable, Sendable {
 }
 
 /// One `devices_pooled.csv` record, fields joined by commas, without LF.
-public func devicePoolRecord(_ a: DeviceAggregate, capacityJ: Double) -> String {
+package func devicePoolRecord(_ a: DeviceAggregate, capacityJ: Double) -> String {
   DevicePoolColumn.allCases.map { CSV.field($0.value(a, capacityJ: capacityJ)) }.joined(separator: ",")
 }
 
 /// Columns of `opens.csv`: one row per open of a replayed app.
-public enum OpenColumn: String, CaseIterable, Sendable {
+package enum OpenColumn: String, CaseIterable, Sendable {
   case user, app, policy, time, age_s, aoi_s, fresh
 }
 
 /// Columns of `fetches.csv`: one row per background fetch.
-public enum FetchColumn: String, CaseIterable, Sendable {
+package enum FetchColumn: String, CaseIterable, Sendable {
   case user, app, policy, time, end_time, duration_s, result, failure, bytes, energy_j, network
 }
 
@@ -156,7 +156,7 @@ public enum FetchColumn: String, CaseIterable, Sendable {
 /// (per-day figures Σ/Σdays, age quantiles from the pooled histogram). The
 /// per-user statistics with confidence intervals are in `policies.csv`
 /// (`writeScores(runDir:)`).
-public enum PolicyColumn: String, CaseIterable, Sendable {
+package enum PolicyColumn: String, CaseIterable, Sendable {
   case policy, pairs, days, opens, fetches, fetches_per_day
   case new_data, no_data, failed, wasted
   case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day
@@ -193,7 +193,7 @@ func staleness(_ x: Double, decimals: Int) -> String {
 }
 
 /// One `pooled.csv` record (without LF), fields quoted where needed.
-public func pooledRecord(_ a: PolicyAggregate, capacityJ: Double) -> String {
+package func pooledRecord(_ a: PolicyAggregate, capacityJ: Double) -> String {
   PolicyColumn.allCases.map { CSV.field($0.value(a, capacityJ: capacityJ)) }.joined(separator: ",")
 }
 

@@ -6,10 +6,10 @@ import Foundation
 extension RunReport {
   /// Families that know the future (content updates or opens): drawn and
   /// tabled, but never a headline winner or on the real frontier.
-  public static let oracleFamilies: Set<String> = ["oracle", "oracle-budget"]
+  package static let oracleFamilies: Set<String> = ["oracle", "oracle-budget"]
 
   /// Whether a configuration is a real policy (not an oracle).
-  public static func isReal(_ r: PolicyRow) -> Bool { !oracleFamilies.contains(r.family) }
+  package static func isReal(_ r: PolicyRow) -> Bool { !oracleFamilies.contains(r.family) }
 
   /// The (mean J/day, mean age) Pareto frontier of the real policies of one
   /// dataset, in energy order: a configuration is on it when no other has
@@ -17,7 +17,7 @@ extension RunReport {
   /// Rows without both means are left out.
   ///
   /// - Complexity: O(n log n).
-  public static func realFrontier(_ rows: [PolicyRow]) -> [PolicyRow] {
+  package static func realFrontier(_ rows: [PolicyRow]) -> [PolicyRow] {
     let real = rows.filter { isReal($0) && $0.energy.mean != nil && $0.meanAge.mean != nil }
       .sorted { ($0.energy.mean!, $0.meanAge.mean!, $0.policy) < ($1.energy.mean!, $1.meanAge.mean!, $1.policy) }
     var out: [PolicyRow] = []
@@ -26,17 +26,17 @@ extension RunReport {
   }
 
   /// One line of the headline: the best real policy within an energy budget.
-  public struct BudgetWinner: Sendable, Equatable {
+  package struct BudgetWinner: Sendable, Equatable {
     /// The budget, J/day (mean over users); nil: no limit.
-    public var budget: Double?
-    public var row: PolicyRow
+    package var budget: Double?
+    package var row: PolicyRow
   }
 
   /// The best real policy (lowest mean age at open, mean over users) whose
   /// mean energy is within each budget: decades of J/day spanning the real
   /// policies' energies, then no limit. A budget whose winner is the same
   /// as the previous budget's is left out, so each line says something new.
-  public static func budgetWinners(_ rows: [PolicyRow]) -> [BudgetWinner] {
+  package static func budgetWinners(_ rows: [PolicyRow]) -> [BudgetWinner] {
     let front = realFrontier(rows)
     guard !front.isEmpty else { return [] }
     let positive = front.compactMap(\.energy.mean).filter { $0 > 0 }
@@ -61,21 +61,21 @@ extension RunReport {
   }
 
   /// One row of `paired.csv` as the report shows it.
-  public struct PairedRow: Sendable, Equatable {
-    public var dataset: String
-    public var baseline: String
-    public var policy: String
-    public var metric: String
-    public var baselineMean: Double?
-    public var policyMean: Double?
-    public var difference: Estimate
-    public var wins: Int
-    public var losses: Int
-    public var signTestP: Double?
+  package struct PairedRow: Sendable, Equatable {
+    package var dataset: String
+    package var baseline: String
+    package var policy: String
+    package var metric: String
+    package var baselineMean: Double?
+    package var policyMean: Double?
+    package var difference: Estimate
+    package var wins: Int
+    package var losses: Int
+    package var signTestP: Double?
   }
 
   /// Reads `paired.csv` (``PairedColumn``).
-  public static func readPaired(path: String) throws -> [PairedRow] {
+  package static func readPaired(path: String) throws -> [PairedRow] {
     var cols = Columns()
     var out: [PairedRow] = []
     try StrictCSV.read(

@@ -12,39 +12,39 @@ import Foundation
 /// bytes.
 public enum RunReport {
   /// A mean with its 95 % CI ends; nil where the CSV cell is empty.
-  public struct Estimate: Sendable, Equatable {
-    public var mean: Double?
-    public var low: Double?
-    public var high: Double?
+  package struct Estimate: Sendable, Equatable {
+    package var mean: Double?
+    package var low: Double?
+    package var high: Double?
   }
 
   /// One row of `policies.csv`.
-  public struct PolicyRow: Sendable, Equatable {
-    public var dataset: String
-    public var policy: String
-    public var family: String
-    public var users: Int
+  package struct PolicyRow: Sendable, Equatable {
+    package var dataset: String
+    package var policy: String
+    package var family: String
+    package var users: Int
     /// Every metric of ``ScoreMetric`` by raw value.
-    public var estimates: [String: Estimate]
-    public var energy: Estimate { estimates[ScoreMetric.energy_j_per_day.rawValue] ?? Estimate() }
-    public var meanAge: Estimate { estimates[ScoreMetric.mean_age_s.rawValue] ?? Estimate() }
+    package var estimates: [String: Estimate]
+    package var energy: Estimate { estimates[ScoreMetric.energy_j_per_day.rawValue] ?? Estimate() }
+    package var meanAge: Estimate { estimates[ScoreMetric.mean_age_s.rawValue] ?? Estimate() }
   }
 
   /// A configuration on the (mean age, J/day) Pareto frontier.
-  public struct FrontierPoint: Sendable, Equatable {
-    public var dataset: String
-    public var policy: String
-    public var cost: Double
-    public var staleness: Double
+  package struct FrontierPoint: Sendable, Equatable {
+    package var dataset: String
+    package var policy: String
+    package var cost: Double
+    package var staleness: Double
   }
 
   /// Per dataset: the ages at open per policy and opens/fetches per UTC hour.
-  public struct Events: Sendable {
-    public var datasets: [String] = []
-    public var policies: [String: [String]] = [:]  // dataset -> policies in order
-    public var ages: [String: [String: [Double]]] = [:]
-    public var opensByHour: [String: [Int]] = [:]
-    public var fetchesByHour: [String: [String: [Int]]] = [:]
+  package struct Events: Sendable {
+    package var datasets: [String] = []
+    package var policies: [String: [String]] = [:]  // dataset -> policies in order
+    package var ages: [String: [String: [Double]]] = [:]
+    package var opensByHour: [String: [Int]] = [:]
+    package var fetchesByHour: [String: [String: [Int]]] = [:]
   }
 
   /// What ``write(runDir:)`` did.
@@ -83,7 +83,7 @@ public enum RunReport {
   }
 
   /// Reads `policies.csv` (columns: ``Scoring/policiesHeader``).
-  public static func readPolicies(path: String) throws -> [PolicyRow] {
+  package static func readPolicies(path: String) throws -> [PolicyRow] {
     var cols = Columns()
     var rows: [PolicyRow] = []
     let metrics = ScoreMetric.allCases.map(\.rawValue)
@@ -117,7 +117,7 @@ public enum RunReport {
 
   /// Reads one frontier from `pareto.csv`: (`staleness`, `cost`), by
   /// default (mean_age_s, energy_j_per_day).
-  public static func readFrontier(
+  package static func readFrontier(
     path: String, staleness: ScoreMetric = .mean_age_s, cost: ScoreMetric = .energy_j_per_day
   ) throws -> [FrontierPoint] {
     var cols = Columns()
@@ -153,7 +153,7 @@ public enum RunReport {
   /// - Complexity: O(rows); keeps every age at open in memory (8 B each).
   ///   - timeZones: each user's time zone per dataset; hours are local for
   ///     the users it names, UTC for the others.
-  public static func readEvents(
+  package static func readEvents(
     opensPath: String, fetchesPath: String?, timeZones: [String: [String: TraceTimeZone]] = [:]
   ) throws -> Events {
     var ev = Events()
@@ -242,9 +242,9 @@ public enum RunReport {
   }
 
   /// A chart and its file name under `plots/`.
-  public struct Chart: Sendable {
-    public var file: String
-    public var plot: SVGPlot
+  package struct Chart: Sendable {
+    package var file: String
+    package var plot: SVGPlot
   }
 
   /// Every chart of the run in `runDir` that is an ``SVGPlot``, in report
@@ -254,7 +254,7 @@ public enum RunReport {
   /// `fetchlab fit --report` output) is in `runDir` or `runDir/fit`. A
   /// directory with only a fit report gives the calibration chart alone.
   /// The timeline is not an ``SVGPlot``: see ``figures(runDir:options:)``.
-  public static func charts(runDir: String) throws -> (charts: [Chart], notes: [String], policies: [PolicyRow]) {
+  package static func charts(runDir: String) throws -> (charts: [Chart], notes: [String], policies: [PolicyRow]) {
     let fm = FileManager.default
     let calibration = calibrationDirectory(runDir: runDir)
     if !fm.fileExists(atPath: runDir + "/policies.csv"), let c = calibration {
@@ -272,7 +272,7 @@ public enum RunReport {
 
   /// Reads `calibration.csv` (columns predictor, decile, n, mean_predicted,
   /// observed).
-  public static func readCalibration(path: String) throws -> [SVGPlot.CalibrationBin] {
+  package static func readCalibration(path: String) throws -> [SVGPlot.CalibrationBin] {
     var cols = Columns()
     var out: [SVGPlot.CalibrationBin] = []
     try StrictCSV.read(
@@ -443,29 +443,29 @@ public enum RunReport {
   // MARK: Writing
 
   /// A rendered chart: what `report.html` inlines and `plots/` holds.
-  public struct Figure: Sendable {
+  package struct Figure: Sendable {
     /// The chart's title (the SVG's `<title>`).
-    public var title: String
+    package var title: String
     /// File name under `plots/`.
-    public var file: String
+    package var file: String
     /// The standalone SVG document.
-    public var svg: String
+    package var svg: String
   }
 
   /// What ``write(runDir:options:)`` draws beyond the run's own files.
-  public struct Options: Sendable {
+  package struct Options: Sendable {
     /// The one-user-day timeline; nil: none. The default request picks a
     /// user, day and policies itself and is skipped (with a note) when the
     /// run's trace cannot be found or replayed; an explicit one fails.
-    public var timeline: TimelineRequest?
+    package var timeline: TimelineRequest?
 
-    public init(timeline: TimelineRequest? = TimelineRequest()) { self.timeline = timeline }
+    package init(timeline: TimelineRequest? = TimelineRequest()) { self.timeline = timeline }
   }
 
   /// Every chart of the report in order, rendered: the ``charts(runDir:)``
   /// and then the timeline (``UserDayTimeline``); notes on skipped charts.
   /// This is the list `report.html` and `report.md` show.
-  public static func figures(runDir: String, options: Options = Options()) throws
+  package static func figures(runDir: String, options: Options = Options()) throws
     -> (figures: [Figure], notes: [String], policies: [PolicyRow])
   {
     var (charts, notes, rows) = try charts(runDir: runDir)
@@ -502,7 +502,7 @@ public enum RunReport {
   /// has been read). ``Output/files`` names the files as they will stand in
   /// `runDir`.
   @discardableResult
-  public static func write(runDir: String, options: Options, into outputDir: String? = nil) throws -> Output {
+  package static func write(runDir: String, options: Options, into outputDir: String? = nil) throws -> Output {
     let (figures, notes, rows) = try figures(runDir: runDir, options: options)
     let manifest = try readManifest(path: runDir + "/manifest.json")
     let pairedPath = runDir + "/paired.csv"

@@ -7,17 +7,17 @@ import Foundation
 extension SVGPlot {
   /// One row of `calibration.csv`: the test points of one predictor whose
   /// predicted probability fell in one decile group.
-  public struct CalibrationBin: Sendable, Equatable {
-    public var predictor: String
-    public var decile: Int
+  package struct CalibrationBin: Sendable, Equatable {
+    package var predictor: String
+    package var decile: Int
     /// Test points in the group (0: the row has no mean or frequency).
-    public var count: Int
+    package var count: Int
     /// Mean predicted P(≥ 1 open of the app within the horizon).
-    public var meanPredicted: Double?
+    package var meanPredicted: Double?
     /// Observed share of those points with ≥ 1 open within the horizon.
-    public var observed: Double?
+    package var observed: Double?
 
-    public init(predictor: String, decile: Int, count: Int, meanPredicted: Double?, observed: Double?) {
+    package init(predictor: String, decile: Int, count: Int, meanPredicted: Double?, observed: Double?) {
       self.predictor = predictor
       self.decile = decile
       self.count = count
@@ -43,7 +43,7 @@ extension SVGPlot {
 
   /// Marker scale for a bin of `count` points when the largest has `maxCount`:
   /// marker area ∝ count, from 0.45 (a handful) to 1.9 × the default size.
-  public static func calibrationMarkerScale(count: Int, maxCount: Int) -> Double {
+  package static func calibrationMarkerScale(count: Int, maxCount: Int) -> Double {
     guard maxCount > 0, count > 0 else { return 0.45 }
     return max(0.45, 1.9 * (Double(count) / Double(maxCount)).squareRoot())
   }
@@ -59,7 +59,7 @@ extension SVGPlot {
   ///   - bins: the rows of `calibration.csv`, in file order.
   ///   - brier: per predictor, its Brier score (shown in the legend).
   ///   - auc: per predictor, its AUC (shown in a note).
-  public static func calibration(
+  package static func calibration(
     bins: [CalibrationBin], brier: [String: Double] = [:], auc: [String: Double] = [:], horizon: String = "1 h"
   ) -> SVGPlot {
     var predictors: [String] = []

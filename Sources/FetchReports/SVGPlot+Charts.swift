@@ -8,21 +8,21 @@ import Foundation
 extension SVGPlot {
   /// One axis of a trade-off chart: a `policies.csv` metric (mean over
   /// users), shown multiplied by `factor`.
-  public struct TradeoffAxis: Sendable {
-    public var metric: ScoreMetric
-    public var label: String
-    public var scale: PlotAxis.Scale
-    public var factor: Double = 1
+  package struct TradeoffAxis: Sendable {
+    package var metric: ScoreMetric
+    package var label: String
+    package var scale: PlotAxis.Scale
+    package var factor: Double = 1
     /// The unit in tooltips, e.g. `J/day`.
-    public var unit: String
+    package var unit: String
 
-    public static let energy = TradeoffAxis(
+    package static let energy = TradeoffAxis(
       metric: .energy_j_per_day, label: "background-fetch energy (J/day, log scale)", scale: .log, unit: "J/day")
-    public static let meanAge = TradeoffAxis(
+    package static let meanAge = TradeoffAxis(
       metric: .mean_age_s, label: "mean age at open (s, log scale)", scale: .log, unit: "s mean age")
-    public static let fresh = TradeoffAxis(
+    package static let fresh = TradeoffAxis(
       metric: .fresh_ratio, label: "fresh opens (%)", scale: .linear, factor: 100, unit: "% fresh")
-    public static let cellular = TradeoffAxis(
+    package static let cellular = TradeoffAxis(
       metric: .cellular_bytes_per_day, label: "cellular data (MB/day, log scale)", scale: .log, factor: 1e-6,
       unit: "MB/day")
   }
@@ -36,7 +36,7 @@ extension SVGPlot {
   /// - Parameters:
   ///   - rows: the `policies.csv` rows of one dataset.
   ///   - frontier: that dataset's frontier points (`on_frontier` = 1).
-  public static func stalenessEnergy(dataset: String, rows: [RunReport.PolicyRow], frontier: [RunReport.FrontierPoint])
+  package static func stalenessEnergy(dataset: String, rows: [RunReport.PolicyRow], frontier: [RunReport.FrontierPoint])
     -> SVGPlot
   {
     tradeoff(title: "Staleness vs energy", dataset: dataset, rows: rows, x: .energy, y: .meanAge, frontier: frontier)
@@ -47,7 +47,7 @@ extension SVGPlot {
   /// order and labelled by value, the frontier of the real policies (the
   /// best `y` at each `x` or less; solid) and the run's Pareto frontier with
   /// the oracles (`frontier`, from `pareto.csv`; dashed).
-  public static func tradeoff(
+  package static func tradeoff(
     title: String, dataset: String, rows: [RunReport.PolicyRow], x: TradeoffAxis, y: TradeoffAxis,
     frontier: [RunReport.FrontierPoint]
   ) -> SVGPlot {
@@ -133,7 +133,7 @@ extension SVGPlot {
   /// age ≤ x at 24 log-spaced ages per decade from 1 s (log axis). Opens
   /// with age below 1 s (fresh ones, age 0) count from the left edge.
   /// - Complexity: O(n log n) in the number of opens.
-  public static func ageCDF(dataset: String, policies: [String], ages: [String: [Double]]) -> SVGPlot {
+  package static func ageCDF(dataset: String, policies: [String], ages: [String: [Double]]) -> SVGPlot {
     let maxAge = policies.compactMap { ages[$0]?.max() }.max() ?? 10
     let x = PlotAxis.fitting([1, max(maxAge, 10)], label: "age at open (s, log scale)", scale: .log)
     let perDecade = 24
@@ -176,7 +176,7 @@ extension SVGPlot {
   ///     are left out (listed in a note).
   ///   - localTime: whether the hours are each user's local hours (from the
   ///     trace's time zones) or UTC.
-  public static func hourOfDay(
+  package static func hourOfDay(
     dataset: String, part: String = "", opens: [Int], policies: [String], fetches: [String: [Int]],
     localTime: Bool = false
   ) -> SVGPlot {

@@ -16,19 +16,19 @@ import FetchTraces
 /// of their name.
 extension SVGPlot {
   /// How a policy configuration is drawn.
-  public struct PolicyStyle: Sendable, Equatable {
+  package struct PolicyStyle: Sendable, Equatable {
     /// `#RRGGBB`, from the family's declaration.
-    public var color: String
-    public var marker: MarkerShape
+    package var color: String
+    package var marker: MarkerShape
     /// `stroke-dasharray` of its line; nil: solid.
-    public var dash: String?
+    package var dash: String?
   }
 
   /// Dash patterns of a family's 2nd, 3rd, … configuration (the 1st is solid).
   static let variantDashes = ["7 3", "2 2.5", "9 3 2 3", "4 4", "1 3"]
 
   /// The colour and marker of a policy family (the text before `:`).
-  public static func familyStyle(_ family: String) -> (color: String, marker: MarkerShape) {
+  package static func familyStyle(_ family: String) -> (color: String, marker: MarkerShape) {
     if let f = PolicyRegistry.family(named: family) { return (f.style.color, f.style.marker) }
     // Unknown family: a stable choice among the colours and markers.
     let h = StableHash.fnv1a(family)
@@ -40,7 +40,7 @@ extension SVGPlot {
   /// The style of every policy in `policies` (configuration names, in run
   /// order): the family's colour and marker, and a dash that tells a
   /// family's configurations apart (solid for the first).
-  public static func policyStyles(_ policies: [String]) -> [String: PolicyStyle] {
+  package static func policyStyles(_ policies: [String]) -> [String: PolicyStyle] {
     var seen: [String: Int] = [:]
     var out: [String: PolicyStyle] = [:]
     for p in policies where out[p] == nil {
@@ -55,7 +55,7 @@ extension SVGPlot {
   }
 
   /// The style of one policy given the run's policies (see ``policyStyles(_:)``).
-  public static func policyStyle(_ policy: String, among policies: [String]) -> PolicyStyle {
+  package static func policyStyle(_ policy: String, among policies: [String]) -> PolicyStyle {
     policyStyles(policies.contains(policy) ? policies : policies + [policy])[policy]!
   }
 }

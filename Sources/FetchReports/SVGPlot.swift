@@ -7,23 +7,23 @@ import Foundation
 ///
 /// On a log axis, values ≤ 0 cannot be shown; they are drawn on the lower
 /// edge of the plot (callers say so in a note).
-public struct PlotAxis: Sendable, Equatable {
+package struct PlotAxis: Sendable, Equatable {
   /// How values map to positions.
-  public enum Scale: Sendable, Equatable { case linear, log }
+  package enum Scale: Sendable, Equatable { case linear, log }
 
   /// The axis title, with units, e.g. `energy (J/day, log scale)`.
-  public var label: String
-  public var scale: Scale
+  package var label: String
+  package var scale: Scale
   /// The domain; `0 < lower < upper` on a log axis.
-  public var lower: Double
-  public var upper: Double
+  package var lower: Double
+  package var upper: Double
   /// Tick positions; nil picks decades (log) or a 1-2-5 step (linear).
-  public var fixedTicks: [Double]?
+  package var fixedTicks: [Double]?
   /// Log axis only: the lowest decade is a "zero lane": values ≤ 0 sit on
   /// `lower`, labelled `0`, with a break mark before the next decade.
-  public var zeroAtLower: Bool
+  package var zeroAtLower: Bool
 
-  public init(
+  package init(
     label: String, scale: Scale, lower: Double, upper: Double, ticks: [Double]? = nil, zeroAtLower: Bool = false
   ) {
     precondition(lower < upper, "axis domain must be increasing")
@@ -41,7 +41,7 @@ public struct PlotAxis: Sendable, Equatable {
   /// (linear). `fallback` is used when there is no usable value. With
   /// `zeroLane`, a log axis whose values include 0 (or less) gets one more
   /// decade below the data, labelled `0` (see ``zeroAtLower``).
-  public static func fitting(
+  package static func fitting(
     _ values: [Double], label: String, scale: Scale, includeZero: Bool = false, zeroLane: Bool = false,
     fallback: (Double, Double) = (1, 10)
   ) -> PlotAxis {
@@ -85,7 +85,7 @@ public struct PlotAxis: Sendable, Equatable {
 
   /// Position of `v` in the domain, 0 at `lower` and 1 at `upper`, clamped
   /// to [0, 1] (log-axis values ≤ 0 map to 0).
-  public func fraction(_ v: Double) -> Double {
+  package func fraction(_ v: Double) -> Double {
     let f: Double
     switch scale {
     case .linear: f = (v - lower) / (upper - lower)
@@ -97,7 +97,7 @@ public struct PlotAxis: Sendable, Equatable {
   }
 
   /// The tick values, in increasing order.
-  public var ticks: [Double] {
+  package var ticks: [Double] {
     if let fixedTicks { return fixedTicks }
     switch scale {
     case .log:
@@ -125,7 +125,7 @@ public struct PlotAxis: Sendable, Equatable {
   }
 
   /// A tick label: locale-free, at most 3 decimals, `1e6` style beyond.
-  public func tickLabel(_ v: Double) -> String {
+  package func tickLabel(_ v: Double) -> String {
     if v == 0 || (zeroAtLower && v == lower) { return "0" }
     let a = abs(v)
     if a >= 1e6 || a < 1e-3 {
@@ -144,22 +144,22 @@ public struct PlotAxis: Sendable, Equatable {
 
 /// A marker shape; together with the colour it tells series apart, also in
 /// greyscale.
-public typealias MarkerShape = PolicyMarker
+package typealias MarkerShape = PolicyMarker
 
 /// A data point with optional error bars (low and high ends).
-public struct PlotPoint: Sendable, Equatable {
-  public var x: Double
-  public var y: Double
-  public var xLow: Double?, xHigh: Double?
-  public var yLow: Double?, yHigh: Double?
+package struct PlotPoint: Sendable, Equatable {
+  package var x: Double
+  package var y: Double
+  package var xLow: Double?, xHigh: Double?
+  package var yLow: Double?, yHigh: Double?
   /// A short label drawn beside the marker (e.g. `1h` of `periodic:1h`).
-  public var label: String?
+  package var label: String?
   /// Marker size relative to the default (1); e.g. to show a bin's count.
-  public var size: Double?
+  package var size: Double?
   /// Text shown on hover (an SVG `<title>` on the marker).
-  public var tooltip: String?
+  package var tooltip: String?
 
-  public init(
+  package init(
     x: Double, y: Double, xLow: Double? = nil, xHigh: Double? = nil, yLow: Double? = nil, yHigh: Double? = nil,
     label: String? = nil, size: Double? = nil, tooltip: String? = nil
   ) {
@@ -176,30 +176,30 @@ public struct PlotPoint: Sendable, Equatable {
 }
 
 /// A named series: points, how they are joined, colour and marker.
-public struct PlotSeries: Sendable, Equatable {
+package struct PlotSeries: Sendable, Equatable {
   /// How consecutive points are joined.
-  public enum Line: Sendable, Equatable {
+  package enum Line: Sendable, Equatable {
     case none, straight
     /// Horizontal, then vertical (a Pareto staircase or an empirical CDF).
     case step
   }
 
-  public var name: String
-  public var points: [PlotPoint]
-  public var line: Line
+  package var name: String
+  package var points: [PlotPoint]
+  package var line: Line
   /// nil: no markers.
-  public var marker: MarkerShape?
+  package var marker: MarkerShape?
   /// `#RRGGBB`.
-  public var color: String
-  public var dashed: Bool
+  package var color: String
+  package var dashed: Bool
   /// An SVG `stroke-dasharray` for the line (overrides `dashed`), e.g. to
   /// tell apart configurations of one policy family drawn in its colour.
-  public var dash: String?
+  package var dash: String?
   /// Draw a marker on every `markEvery`-th point, starting at `markOffset`.
-  public var markEvery: Int
-  public var markOffset: Int
+  package var markEvery: Int
+  package var markOffset: Int
 
-  public init(
+  package init(
     name: String, points: [PlotPoint], line: Line = .none, marker: MarkerShape? = .circle,
     color: String = SVGPlot.palette[0], dashed: Bool = false, markEvery: Int = 1, markOffset: Int = 0,
     dash: String? = nil
@@ -225,30 +225,30 @@ public struct PlotSeries: Sendable, Equatable {
 /// ``CSV/number(_:decimals:)``, text XML-escaped. The output is a standalone
 /// SVG document without an XML declaration, so it can also be inlined in HTML.
 /// - Complexity: O(points).
-public struct SVGPlot: Sendable, Equatable {
+package struct SVGPlot: Sendable, Equatable {
   /// Okabe–Ito colour-blind-safe palette (Okabe & Ito 2008), then three
   /// dark colours of Paul Tol's "muted" scheme (wine, indigo, olive) so that
   /// each of FetchLab's 11 policy families has a colour of its own.
-  public static let palette = [
+  package static let palette = [
     "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000",
     "#882255", "#332288", "#999933",
   ]
 
-  public var title: String
-  public var x: PlotAxis
-  public var y: PlotAxis
-  public var series: [PlotSeries]
+  package var title: String
+  package var x: PlotAxis
+  package var y: PlotAxis
+  package var series: [PlotSeries]
   /// Lines of small text under the x axis (at most 2 are shown).
-  public var notes: [String]
-  public var width: Double
-  public var height: Double
+  package var notes: [String]
+  package var width: Double
+  package var height: Double
 
   /// The plot area in pixels: left, right, top, bottom.
-  public var plotArea: (left: Double, right: Double, top: Double, bottom: Double) {
+  package var plotArea: (left: Double, right: Double, top: Double, bottom: Double) {
     (80, width - 210, 44, height - 86)
   }
 
-  public init(
+  package init(
     title: String, x: PlotAxis, y: PlotAxis, series: [PlotSeries] = [], notes: [String] = [],
     width: Double = 720, height: Double = 480
   ) {
@@ -262,19 +262,19 @@ public struct SVGPlot: Sendable, Equatable {
   }
 
   /// The horizontal pixel position of `v`.
-  public func px(_ v: Double) -> Double {
+  package func px(_ v: Double) -> Double {
     let a = plotArea
     return a.left + x.fraction(v) * (a.right - a.left)
   }
 
   /// The vertical pixel position of `v` (up is larger).
-  public func py(_ v: Double) -> Double {
+  package func py(_ v: Double) -> Double {
     let a = plotArea
     return a.bottom - y.fraction(v) * (a.bottom - a.top)
   }
 
   /// Text escaped for XML content and attribute values.
-  public static func escape(_ s: String) -> String {
+  package static func escape(_ s: String) -> String {
     var out = ""
     out.reserveCapacity(s.count)
     for c in s.unicodeScalars {
@@ -301,7 +301,7 @@ public struct SVGPlot: Sendable, Equatable {
   }
 
   /// The SVG document.
-  public func render() -> String {
+  package func render() -> String {
     let a = plotArea
     let n = Self.n
     var o = ""

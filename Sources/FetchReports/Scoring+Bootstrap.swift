@@ -4,10 +4,12 @@ import Foundation
 
 /// A two-sided confidence interval `[lower, upper]`.
 public struct ConfidenceInterval: Sendable, Equatable, CustomStringConvertible {
+  /// Lower bound.
   public var lower: Double
+  /// Upper bound.
   public var upper: Double
 
-  public init(lower: Double, upper: Double) {
+  package init(lower: Double, upper: Double) {
     self.lower = lower
     self.upper = upper
   }
@@ -15,6 +17,7 @@ public struct ConfidenceInterval: Sendable, Equatable, CustomStringConvertible {
   /// Whether `x` lies in the closed interval.
   public func contains(_ x: Double) -> Bool { lower <= x && x <= upper }
 
+  /// `[lower, upper]`.
   public var description: String { "[\(lower), \(upper)]" }
 }
 
@@ -38,7 +41,7 @@ public enum Bootstrap {
   public static let defaultResamples = 2000
 
   /// Default confidence level.
-  public static let defaultLevel = 0.95
+  package static let defaultLevel = 0.95
 
   /// The generator for the stream named by `keys` (e.g. dataset and policy).
   package static func generator(_ keys: String...) -> SplitMix64 {
@@ -137,7 +140,7 @@ func nanMean(_ xs: [Double]) -> Double {
 
 /// The exact two-sided sign test (Conover, *Practical Nonparametric
 /// Statistics*, 3rd ed., 1999, §3.4).
-public enum SignTest {
+package enum SignTest {
   /// Two-sided p-value for `wins` against `losses` (ties already dropped):
   ///
   ///     p = min(1, 2 · Σ_{j ≤ min(w, l)} C(n, j) / 2^n),  n = w + l
@@ -149,7 +152,7 @@ public enum SignTest {
   /// beyond (p underflows to 0 only below ~1e-308). p = 1 when n = 0;
   /// symmetric in wins and losses.
   /// - Complexity: O(min(w, l)) at worst, usually far fewer terms.
-  public static func twoSidedP(wins: Int, losses: Int) -> Double {
+  package static func twoSidedP(wins: Int, losses: Int) -> Double {
     precondition(wins >= 0 && losses >= 0, "wins and losses must be non-negative")
     let n = wins + losses
     let k = min(wins, losses)

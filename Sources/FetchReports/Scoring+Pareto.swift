@@ -1,7 +1,7 @@
 import Foundation
 
 /// Pareto frontiers of staleness against cost (reference §3, item 5).
-public enum Pareto {
+package enum Pareto {
   /// Whether each point is on the frontier: no other point has cost ≤ its
   /// cost and staleness at least as good, with one of the two strictly
   /// better. "Good" is lower staleness, or higher when `higherIsBetter`
@@ -10,7 +10,7 @@ public enum Pareto {
   /// Duplicates do not dominate each other (both stay on the frontier); a
   /// point with a NaN coordinate is never on it and dominates nothing.
   /// - Complexity: O(n²); n is the number of configurations (tens).
-  public static func frontier(cost: [Double], staleness: [Double], higherIsBetter: Bool = false) -> [Bool] {
+  package static func frontier(cost: [Double], staleness: [Double], higherIsBetter: Bool = false) -> [Bool] {
     precondition(cost.count == staleness.count, "one staleness per cost")
     let s = higherIsBetter ? staleness.map { -$0 } : staleness  // lower is better from here
     let valid = cost.indices.map { !cost[$0].isNaN && !s[$0].isNaN }
@@ -30,12 +30,12 @@ public enum Pareto {
 /// Points with a non-finite coordinate are dropped; points with equal `x`
 /// are merged into one at the mean of their `y`. ``value(at:)`` interpolates
 /// linearly between neighbours and never extrapolates.
-public struct LinearSweep: Sendable, Equatable {
+package struct LinearSweep: Sendable, Equatable {
   /// Sorted by `x`, distinct `x`.
-  public let xs: [Double]
-  public let ys: [Double]
+  package let xs: [Double]
+  package let ys: [Double]
 
-  public init(_ points: [(x: Double, y: Double)]) {
+  package init(_ points: [(x: Double, y: Double)]) {
     let sorted = points.filter { $0.x.isFinite && $0.y.isFinite }.sorted { $0.x < $1.x }
     var xs: [Double] = [], ys: [Double] = [], counts: [Int] = []
     for p in sorted {
@@ -54,7 +54,7 @@ public struct LinearSweep: Sendable, Equatable {
 
   /// The curve's value at `x`, or nil outside `[xs.first, xs.last]`.
   /// - Complexity: O(log n).
-  public func value(at x: Double) -> Double? {
+  package func value(at x: Double) -> Double? {
     guard let first = xs.first, let last = xs.last, x >= first, x <= last else { return nil }
     var lo = 0, hi = xs.count - 1  // invariant: xs[lo] <= x <= xs[hi]
     while hi - lo > 1 {
@@ -70,71 +70,71 @@ public struct LinearSweep: Sendable, Equatable {
 
 /// One row of `pareto.csv`: a configuration's coordinates in one
 /// (staleness, cost) plane and whether it is on that plane's frontier.
-public struct ParetoRow: Sendable, Equatable {
-  public let dataset: String
-  public let staleness: ScoreMetric
-  public let cost: ScoreMetric
-  public let policy: String
-  public let costValue: Double
-  public let stalenessValue: Double
-  public let onFrontier: Bool
+package struct ParetoRow: Sendable, Equatable {
+  package let dataset: String
+  package let staleness: ScoreMetric
+  package let cost: ScoreMetric
+  package let policy: String
+  package let costValue: Double
+  package let stalenessValue: Double
+  package let onFrontier: Bool
 }
 
 /// One row of `matched.csv`: a family's staleness interpolated at the energy
 /// per day of one configuration of the run (nil outside the family's range).
-public struct MatchedRow: Sendable, Equatable {
-  public let dataset: String
-  public let family: String
+package struct MatchedRow: Sendable, Equatable {
+  package let dataset: String
+  package let family: String
   /// The configuration whose energy is the reference.
-  public let referencePolicy: String
-  public let energyJPerDay: Double
-  public let meanAgeS: Double?
-  public let p90AgeS: Double?
-  public let freshRatio: Double?
+  package let referencePolicy: String
+  package let energyJPerDay: Double
+  package let meanAgeS: Double?
+  package let p90AgeS: Double?
+  package let freshRatio: Double?
 }
 
 /// One row of `oracle_gap.csv`: how much staler a configuration is than the
 /// budgeted oracle given the same budget.
-public struct OracleGapRow: Sendable, Equatable {
+package struct OracleGapRow: Sendable, Equatable {
   /// What a budget counts.
-  public enum Budget: String, Sendable {
+  package enum Budget: String, Sendable {
     /// `oracle-budget:N`: fetches per day; matched on `fetches_per_day`.
     case fetches
     /// `oracle-budget:XJ`: joules per day; matched on `energy_j_per_day`.
     case energy
 
     /// The metric the sweep is interpolated along.
-    public var axis: ScoreMetric { self == .fetches ? .fetches_per_day : .energy_j_per_day }
+    package var axis: ScoreMetric { self == .fetches ? .fetches_per_day : .energy_j_per_day }
 
     /// The budget kind of an `oracle-budget:*` configuration, else nil.
-    public init?(policy: String) {
+    package init?(policy: String) {
       guard policy.hasPrefix("oracle-budget:") else { return nil }
       let arg = policy.dropFirst("oracle-budget:".count).split(separator: ",").first ?? ""
       self = arg.hasSuffix("J") || arg.hasSuffix("j") ? .energy : .fetches
     }
   }
 
-  public let dataset: String
-  public let budget: Budget
-  public let policy: String
+  package let dataset: String
+  package let budget: Budget
+  package let policy: String
   /// The configuration's fetches or joules per day.
-  public let budgetValue: Double
-  public let meanAgeS: Double
+  package let budgetValue: Double
+  package let meanAgeS: Double
   /// The budgeted oracles' mean age interpolated at ``budgetValue``.
-  public let oracleMeanAgeS: Double?
+  package let oracleMeanAgeS: Double?
   /// `meanAgeS − oracleMeanAgeS` (≥ 0 when the oracle is optimal).
-  public var gapS: Double? { oracleMeanAgeS.map { meanAgeS - $0 } }
+  package var gapS: Double? { oracleMeanAgeS.map { meanAgeS - $0 } }
 }
 
 extension Scoring {
   /// Staleness metrics of the Pareto planes (fresh_ratio is maximised).
-  public static let paretoStaleness: [ScoreMetric] = [.mean_age_s, .p90_age_s, .fresh_ratio]
+  package static let paretoStaleness: [ScoreMetric] = [.mean_age_s, .p90_age_s, .fresh_ratio]
   /// Cost metrics of the Pareto planes.
-  public static let paretoCosts: [ScoreMetric] = [.energy_j_per_day, .battery_pct_per_day, .cellular_bytes_per_day]
+  package static let paretoCosts: [ScoreMetric] = [.energy_j_per_day, .battery_pct_per_day, .cellular_bytes_per_day]
 
   /// Every configuration in every (staleness, cost) plane, per dataset, in
   /// the order: dataset, staleness, cost, policy (run order).
-  public static func pareto(_ scores: [PolicyScore]) -> [ParetoRow] {
+  package static func pareto(_ scores: [PolicyScore]) -> [ParetoRow] {
     var rows: [ParetoRow] = []
     for (dataset, group) in byDataset(scores) {
       for s in paretoStaleness {
@@ -157,7 +157,7 @@ extension Scoring {
   /// sorted by mean energy per day) interpolated at the energy of every
   /// configuration of the dataset. Rows: dataset, family (first appearance),
   /// reference configurations by increasing energy (ties in run order).
-  public static func matchedEnergy(_ scores: [PolicyScore]) -> [MatchedRow] {
+  package static func matchedEnergy(_ scores: [PolicyScore]) -> [MatchedRow] {
     var rows: [MatchedRow] = []
     for (dataset, group) in byDataset(scores) {
       let references = group.enumerated().filter { $0.element[.energy_j_per_day].mean.isFinite }.sorted {
@@ -187,7 +187,7 @@ extension Scoring {
   /// `oracle-budget:*` configurations in a dataset, their mean age is
   /// interpolated along the axis (measured fetches or joules per day) at
   /// every other configuration's value. Empty when no budgeted oracle ran.
-  public static func oracleGaps(_ scores: [PolicyScore]) -> [OracleGapRow] {
+  package static func oracleGaps(_ scores: [PolicyScore]) -> [OracleGapRow] {
     var rows: [OracleGapRow] = []
     for (dataset, group) in byDataset(scores) {
       for budget in [OracleGapRow.Budget.fetches, .energy] {

@@ -60,7 +60,7 @@ public struct MetricEstimate: Sendable, Equatable {
   /// Percentile bootstrap interval of the mean; nil when no user has a value.
   public var interval: ConfidenceInterval?
 
-  public init(mean: Double, users: Int, interval: ConfidenceInterval? = nil) {
+  package init(mean: Double, users: Int, interval: ConfidenceInterval? = nil) {
     self.mean = mean
     self.users = users
     self.interval = interval
@@ -70,20 +70,23 @@ public struct MetricEstimate: Sendable, Equatable {
 /// One policy configuration's scores in one dataset: one row of the scored
 /// `policies.csv`.
 public struct PolicyScore: Sendable, Equatable {
+  /// The dataset's name.
   public let dataset: String
+  /// The canonical policy string.
   public let policy: String
   /// Users with at least one row for this policy.
   public let users: Int
   let estimates: [MetricEstimate]
 
   /// `estimates` maps every metric; missing ones are NaN over 0 users.
-  public init(dataset: String = "", policy: String, users: Int, estimates: [ScoreMetric: MetricEstimate]) {
+  package init(dataset: String = "", policy: String, users: Int, estimates: [ScoreMetric: MetricEstimate]) {
     self.dataset = dataset
     self.policy = policy
     self.users = users
     self.estimates = ScoreMetric.allCases.map { estimates[$0] ?? MetricEstimate(mean: .nan, users: 0) }
   }
 
+  /// The estimate of one metric.
   public subscript(_ m: ScoreMetric) -> MetricEstimate { estimates[m.index] }
 
   /// The policy family: the spec name before `:` (``Scoring/family(of:)``).
@@ -95,20 +98,20 @@ public struct PolicyScore: Sendable, Equatable {
 ///
 /// A public struct over an internal enum (like `LinearAlgebraError`): match
 /// on ``code``, show ``message``; new codes do not break callers.
-public struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable {
   enum Kind: Sendable, Hashable {
     case unknownBaseline
   }
 
   /// The category of a ``ScoringError``.
-  public struct Code: Sendable, Hashable, CustomStringConvertible {
+  package struct Code: Sendable, Hashable, CustomStringConvertible {
     let kind: Kind
 
     /// The baseline policy is not in the run's summary table.
-    public static let unknownBaseline = Code(kind: .unknownBaseline)
+    package static let unknownBaseline = Code(kind: .unknownBaseline)
 
     /// A stable kebab-case name.
-    public var description: String {
+    package var description: String {
       switch kind {
       case .unknownBaseline: "unknown-baseline"
       }
@@ -116,11 +119,11 @@ public struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable 
   }
 
   /// The category.
-  public let code: Code
+  package let code: Code
   /// What is wrong, in words (also the ``description``).
-  public let message: String
+  package let message: String
   /// The summary table the request was checked against, and the option at fault.
-  public var location: InputLocation
+  package var location: InputLocation
 
   init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
     self.code = code
@@ -128,7 +131,7 @@ public struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable 
     self.location = location
   }
 
-  public var description: String { message }
+  package var description: String { message }
 }
 
 /// Statistics over a run's `summary.csv` with users as the resampling unit:
@@ -146,7 +149,7 @@ public enum Scoring {
   /// Mean over users and a percentile bootstrap interval of every metric,
   /// per (dataset, policy) in file order. Users are resampled jointly for
   /// all metrics, from a stream seeded by the dataset and policy names.
-  public static func score(
+  package static func score(
     _ table: SummaryTable, resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel
   ) -> [PolicyScore] {
     var out: [PolicyScore] = []
@@ -169,7 +172,7 @@ public enum Scoring {
 
   /// Header of the scored `policies.csv`: `dataset, policy, family, users`,
   /// then for each ``ScoreMetric`` in order `m, m_lo, m_hi`.
-  public static var policiesHeader: [String] {
+  package static var policiesHeader: [String] {
     ["dataset", "policy", "family", "users"] + ScoreMetric.allCases.flatMap { [$0.rawValue, $0.rawValue + "_lo", $0.rawValue + "_hi"] }
   }
 
@@ -301,17 +304,17 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
 }
 
 /// Columns of `pareto.csv` (see ``writeScores(runDir:resamples:)``).
-public enum ParetoColumn: String, CaseIterable, Sendable {
+package enum ParetoColumn: String, CaseIterable, Sendable {
   case dataset, staleness_metric, cost_metric, policy, family, cost, staleness, on_frontier
 }
 
 /// Columns of `matched.csv` (see ``writeScores(runDir:resamples:)``).
-public enum MatchedColumn: String, CaseIterable, Sendable {
+package enum MatchedColumn: String, CaseIterable, Sendable {
   case dataset, family, reference_policy, energy_j_per_day, mean_age_s, p90_age_s, fresh_ratio
 }
 
 /// Columns of `oracle_gap.csv` (see ``writeScores(runDir:resamples:)``).
-public enum OracleGapColumn: String, CaseIterable, Sendable {
+package enum OracleGapColumn: String, CaseIterable, Sendable {
   case dataset, budget_metric, policy, budget_value, mean_age_s, budget_oracle_mean_age_s
   case gap_to_budget_oracle_mean_age_s
 }
@@ -319,39 +322,39 @@ public enum OracleGapColumn: String, CaseIterable, Sendable {
 // MARK: - Paired comparison against a baseline
 
 /// Paired statistics of per-user differences `policy − baseline`.
-public struct PairedSummary: Sendable, Equatable {
+package struct PairedSummary: Sendable, Equatable {
   /// Users with a value under both policies.
-  public var users: Int
-  public var baselineMean: Double
-  public var policyMean: Double
+  package var users: Int
+  package var baselineMean: Double
+  package var policyMean: Double
   /// Mean of the per-user differences (NaN when `users` is 0).
-  public var meanDifference: Double
+  package var meanDifference: Double
   /// Percentile bootstrap interval of ``meanDifference``.
-  public var interval: ConfidenceInterval?
+  package var interval: ConfidenceInterval?
   /// Users for whom the policy is better than the baseline.
-  public var wins: Int
+  package var wins: Int
   /// Users for whom it is worse.
-  public var losses: Int
+  package var losses: Int
   /// Users with equal values (|d| ≤ 1e-9 · max(|policy|, |baseline|)).
-  public var ties: Int
+  package var ties: Int
 
   /// Two-sided exact sign test on wins against losses, ties dropped.
-  public var signTestP: Double { SignTest.twoSidedP(wins: wins, losses: losses) }
+  package var signTestP: Double { SignTest.twoSidedP(wins: wins, losses: losses) }
 }
 
 /// One row of `paired.csv`: a policy against the baseline on one metric.
-public struct PairedDifference: Sendable, Equatable {
-  public let dataset: String
-  public let policy: String
-  public let baseline: String
-  public let metric: ScoreMetric
-  public let summary: PairedSummary
+package struct PairedDifference: Sendable, Equatable {
+  package let dataset: String
+  package let policy: String
+  package let baseline: String
+  package let metric: ScoreMetric
+  package let summary: PairedSummary
 }
 
 /// Per-user paired comparisons of every policy against a baseline.
-public enum PairedComparison {
+package enum PairedComparison {
   /// Metrics compared by default.
-  public static let defaultMetrics: [ScoreMetric] = [
+  package static let defaultMetrics: [ScoreMetric] = [
     .energy_j_per_day, .mean_age_s, .p90_age_s, .fresh_ratio, .cellular_bytes_per_day,
   ]
 
@@ -389,7 +392,7 @@ public enum PairedComparison {
   /// bootstrap stream is seeded by dataset, baseline, policy and metric.
   /// Throws ``ScoringError`` listing the run's policies when no dataset has
   /// the baseline.
-  public static func compare(
+  package static func compare(
     _ table: SummaryTable, baseline: String, metrics: [ScoreMetric] = defaultMetrics,
     resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel
   ) throws -> [PairedDifference] {
@@ -421,7 +424,7 @@ public enum PairedComparison {
   }
 
   /// Writes `paired.csv` atomically (columns: ``PairedColumn``).
-  public static func write(_ rows: [PairedDifference], to path: String) throws {
+  package static func write(_ rows: [PairedDifference], to path: String) throws {
     let cell = Scoring.cell
     let f = try AtomicTextFile(path: path)
     try f.write(PairedColumn.headerLine)
@@ -440,7 +443,7 @@ public enum PairedComparison {
 
   /// An aligned table, one row per (dataset, policy, metric); the dataset
   /// column only when the summary has datasets.
-  public static func render(_ rows: [PairedDifference], resamples: Int = Bootstrap.defaultResamples) -> String {
+  package static func render(_ rows: [PairedDifference], resamples: Int = Bootstrap.defaultResamples) -> String {
     guard !rows.isEmpty else { return "no policy besides the baseline to compare\n" }
     let showDataset = rows.contains { !$0.dataset.isEmpty }
     let baselines = Set(rows.map(\.baseline)).sorted().joined(separator: ", ")
@@ -482,7 +485,7 @@ public enum PairedComparison {
 /// 95 % percentile bootstrap interval; `wins`/`losses`/`ties` count users
 /// where the policy is better/worse/equal; `sign_test_p` is the exact
 /// two-sided sign test on wins against losses.
-public enum PairedColumn: String, CaseIterable, Sendable {
+package enum PairedColumn: String, CaseIterable, Sendable {
   case dataset, baseline, policy, metric, better, users
   case baseline_mean, policy_mean, mean_diff, mean_diff_lo, mean_diff_hi
   case wins, losses, ties, sign_test_p
@@ -491,7 +494,7 @@ public enum PairedColumn: String, CaseIterable, Sendable {
 /// Reads `runDir/summary.csv`, compares every policy with `baseline` and
 /// writes `runDir/paired.csv` (``PairedColumn``); returns the rows.
 @discardableResult
-public func writePaired(
+package func writePaired(
   runDir: String, baseline: String, metrics: [ScoreMetric] = PairedComparison.defaultMetrics,
   resamples: Int = Bootstrap.defaultResamples
 ) throws -> [PairedDifference] {

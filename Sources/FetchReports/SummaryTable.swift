@@ -12,11 +12,11 @@ import Foundation
 /// header is skipped; the last record may omit its line break.
 ///
 /// - Complexity: O(bytes); one record's fields in memory at a time.
-public enum StrictCSV {
+package enum StrictCSV {
   /// Calls `body` with the header, then with every record and the 1-based
   /// line number it starts on. Errors are ``TraceFormatError``s naming `file`,
   /// the line and the column (its header name when known).
-  public static func read(
+  package static func read(
     _ bytes: UnsafeRawBufferPointer, file: String,
     header: ([String]) throws -> Void,
     record: (_ line: Int, _ fields: [String]) throws -> Void
@@ -125,7 +125,7 @@ public enum StrictCSV {
 
   /// Reads the file at `path` (see ``read(_:file:header:record:)``); a file
   /// that cannot be read is an error at line 0.
-  public static func read(
+  package static func read(
     path: String, header: ([String]) throws -> Void, record: (_ line: Int, _ fields: [String]) throws -> Void
   ) throws {
     let data: Data
@@ -139,7 +139,7 @@ public enum StrictCSV {
   }
 
   /// Parses `text` into a header and records (small files and tests).
-  public static func parse(_ text: String, file: String = "<text>") throws -> (header: [String], records: [[String]]) {
+  package static func parse(_ text: String, file: String = "<text>") throws -> (header: [String], records: [[String]]) {
     var h: [String] = []
     var rows: [[String]] = []
     var utf8 = Array(text.utf8)
@@ -168,30 +168,30 @@ public enum StrictCSV {
 /// A user without opens has no staleness value (NaN) and is left out of the
 /// staleness statistics. Duplicate (dataset, replication, user, app, policy)
 /// rows and non-finite numbers are errors with file, line and column.
-public struct SummaryTable: Sendable {
+package struct SummaryTable: Sendable {
   /// The file read.
-  public let file: String
+  package let file: String
   /// Whether the file has a `dataset` column.
-  public let hasDatasetColumn: Bool
+  package let hasDatasetColumn: Bool
   /// Datasets in order of first appearance (`[""]` without a dataset column;
   /// empty when the file has no rows and a dataset column).
-  public let datasets: [String]
+  package let datasets: [String]
   /// Policies in order of first appearance over the whole file.
-  public let policies: [String]
+  package let policies: [String]
   /// Number of data rows read.
-  public let rows: Int
+  package let rows: Int
   let groups: [String: [String: UserValues]]  // dataset -> policy -> values
   let policyOrder: [String: [String]]  // dataset -> policies in order
 
   /// Reads and reduces `path`; throws ``TraceFormatError`` on any problem.
-  public init(path: String) throws {
+  package init(path: String) throws {
     var b = Builder(file: path)
     try StrictCSV.read(path: path, header: { try b.header($0) }, record: { try b.add(line: $0, $1) })
     self.init(b)
   }
 
   /// Reads CSV text (for tests); `file` names it in errors.
-  public init(text: String, file: String = "summary.csv") throws {
+  package init(text: String, file: String = "summary.csv") throws {
     var b = Builder(file: file)
     var utf8 = Array(text.utf8)
     try utf8.withUnsafeMutableBytes { raw in
@@ -223,10 +223,10 @@ public struct SummaryTable: Sendable {
   }
 
   /// The policies present in `dataset`, in order of first appearance.
-  public func policies(in dataset: String) -> [String] { policyOrder[dataset] ?? [] }
+  package func policies(in dataset: String) -> [String] { policyOrder[dataset] ?? [] }
 
   /// Per-user values of `policy` in `dataset`, or nil when absent.
-  public func values(dataset: String, policy: String) -> UserValues? { groups[dataset]?[policy] }
+  package func values(dataset: String, policy: String) -> UserValues? { groups[dataset]?[policy] }
 
   /// One (dataset, policy): its users in order of first appearance.
   struct Group {
@@ -384,11 +384,11 @@ struct UserAccumulator {
 }
 
 /// Per-user values of every ``ScoreMetric`` for one (dataset, policy).
-public struct UserValues: Sendable, Equatable {
+package struct UserValues: Sendable, Equatable {
   /// User ids, in order of first appearance.
-  public let users: [String]
+  package let users: [String]
   let columns: [[Double]]
 
   /// One value per user (aligned with ``users``); NaN where undefined.
-  public subscript(_ metric: ScoreMetric) -> [Double] { columns[metric.index] }
+  package subscript(_ metric: ScoreMetric) -> [Double] { columns[metric.index] }
 }

@@ -50,12 +50,12 @@ extension UserDayTimeline {
   }
 
   /// The chart's title.
-  public var title: String {
+  package var title: String {
     "One day of user \(user), app \(app)" + (dataset.isEmpty ? "" : " (" + dataset + ")") + ": " + day
   }
 
   /// The SVG document (deterministic: same timeline, same bytes).
-  public func render() -> String {
+  package func render() -> String {
     let n = SVGPlot.n, e = SVGPlot.escape
     let styles = SVGPlot.policyStyles(lanes.map(\.policy))
     let laneH = 52.0

@@ -7,21 +7,21 @@ import Foundation
 
 /// What `fetchlab report --timeline-…` asks for; nil fields take the
 /// deterministic default (see ``UserDayTimeline/build(runDir:request:)``).
-public struct TimelineRequest: Sendable, Equatable {
+package struct TimelineRequest: Sendable, Equatable {
   /// Dataset name (experiment runs); default: the first dataset.
-  public var dataset: String?
+  package var dataset: String?
   /// User id; default: the first user of the trace.
-  public var user: String?
+  package var user: String?
   /// Local day `YYYY-MM-DD`; default: the user's day with most opens of
   /// the app inside the test window (whole days first; ties: the earliest).
-  public var day: String?
+  package var day: String?
   /// App name; default: the user's most-opened selected app.
-  public var app: String?
+  package var app: String?
   /// Policy configurations (each must be one of the run's); default: up
   /// to 4, `ios-minimum` and `oracle` first when the run has them.
-  public var policies: [String]
+  package var policies: [String]
 
-  public init(dataset: String? = nil, user: String? = nil, day: String? = nil, app: String? = nil, policies: [String] = []) {
+  package init(dataset: String? = nil, user: String? = nil, day: String? = nil, app: String? = nil, policies: [String] = []) {
     self.dataset = dataset
     self.user = user
     self.day = day
@@ -30,31 +30,31 @@ public struct TimelineRequest: Sendable, Equatable {
   }
 
   /// True when nothing was asked for explicitly.
-  public var isDefault: Bool { self == TimelineRequest() }
+  package var isDefault: Bool { self == TimelineRequest() }
 }
 
 /// A problem with a timeline request or its inputs (exit code 1).
 ///
 /// A public struct over an internal enum (like `LinearAlgebraError`): match
 /// on ``code``, show ``message``; new codes do not break callers.
-public struct TimelineError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct TimelineError: Error, CustomStringConvertible, Sendable, Equatable {
   enum Kind: Sendable, Hashable {
     case badManifest, traceUnavailable, badRequest
   }
 
   /// The category of a ``TimelineError``.
-  public struct Code: Sendable, Hashable, CustomStringConvertible {
+  package struct Code: Sendable, Hashable, CustomStringConvertible {
     let kind: Kind
 
     /// The run's `manifest.json` is unreadable or lacks a field the timeline needs.
-    public static let badManifest = Code(kind: .badManifest)
+    package static let badManifest = Code(kind: .badManifest)
     /// The run's trace is missing or changed since the run.
-    public static let traceUnavailable = Code(kind: .traceUnavailable)
+    package static let traceUnavailable = Code(kind: .traceUnavailable)
     /// A `--timeline-*` option names no user, app, policy, dataset or day of the run.
-    public static let badRequest = Code(kind: .badRequest)
+    package static let badRequest = Code(kind: .badRequest)
 
     /// A stable kebab-case name.
-    public var description: String {
+    package var description: String {
       switch kind {
       case .badManifest: "bad-manifest"
       case .traceUnavailable: "trace-unavailable"
@@ -64,11 +64,11 @@ public struct TimelineError: Error, CustomStringConvertible, Sendable, Equatable
   }
 
   /// The category.
-  public let code: Code
+  package let code: Code
   /// What is wrong, in words (also the ``description``).
-  public let message: String
+  package let message: String
   /// The manifest or option at fault, when known.
-  public var location: InputLocation
+  package var location: InputLocation
 
   init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
     self.code = code
@@ -81,7 +81,7 @@ public struct TimelineError: Error, CustomStringConvertible, Sendable, Equatable
     self.init(.badManifest, manifest + ": " + detail, location: InputLocation(file: manifest))
   }
 
-  public var description: String { message }
+  package var description: String { message }
 }
 
 /// One user's day under a few policies, re-replayed from the run's trace
@@ -90,63 +90,63 @@ public struct TimelineError: Error, CustomStringConvertible, Sendable, Equatable
 ///
 /// Times are Unix seconds; ``hour(_:)`` maps them to local hours since the
 /// day's midnight.
-public struct UserDayTimeline: Sendable {
+package struct UserDayTimeline: Sendable {
   /// A time span, Unix s.
-  public struct Span: Sendable, Equatable {
-    public var start: Double
-    public var end: Double
+  package struct Span: Sendable, Equatable {
+    package var start: Double
+    package var end: Double
   }
 
   /// A network segment.
-  public struct NetworkSpan: Sendable, Equatable {
-    public var start: Double
-    public var end: Double
-    public var network: NetworkKind
+  package struct NetworkSpan: Sendable, Equatable {
+    package var start: Double
+    package var end: Double
+    package var network: NetworkKind
   }
 
   /// One policy's lane.
-  public struct Lane: Sendable {
-    public var policy: String
+  package struct Lane: Sendable {
+    package var policy: String
     /// The fetches that start in the day, as the replay recorded them.
-    public var fetches: [FetchRecord]
+    package var fetches: [FetchRecord]
     /// The cellular radio tail each fetch caused (same order; `start ==
     /// end`: none: WiFi, or the radio stayed on for other activity).
-    public var tails: [Span]
+    package var tails: [Span]
     /// The opens of the app in the day with the age this policy gave them.
-    public var opens: [OpenRecord]
+    package var opens: [OpenRecord]
     /// Energy of the day's fetches, J.
-    public var energyJ: Double
+    package var energyJ: Double
   }
 
-  public var dataset: String
-  public var user: String
-  public var app: String
+  package var dataset: String
+  package var user: String
+  package var app: String
   /// `YYYY-MM-DD`, local.
-  public var day: String
-  public var timeZone: TraceTimeZone
+  package var day: String
+  package var timeZone: TraceTimeZone
   /// Unix times of the day's local midnights.
-  public var dayStart: Double
-  public var dayEnd: Double
+  package var dayStart: Double
+  package var dayEnd: Double
   /// The replayed (test) window of the user; outside it nothing happens.
-  public var window: Span
-  public var tracePath: String
+  package var window: Span
+  package var tracePath: String
   /// "verified" or why not.
-  public var traceCheck: String
-  public var seed: UInt64
-  public var network: [NetworkSpan]
-  public var charging: [Span]
+  package var traceCheck: String
+  package var seed: UInt64
+  package var network: [NetworkSpan]
+  package var charging: [Span]
   /// Content updates of the app on the server in the day.
-  public var updates: [Double]
+  package var updates: [Double]
   /// The user's sessions and other apps' wakes on the active interface.
-  public var backgroundBusy: [Span]
+  package var backgroundBusy: [Span]
   /// The radio tails after them (until the next activity or the tail's end).
-  public var backgroundTails: [Span]
+  package var backgroundTails: [Span]
   /// Tail length of the default cellular radio, s (for the notes).
-  public var cellularTailS: Double
-  public var lanes: [Lane]
+  package var cellularTailS: Double
+  package var lanes: [Lane]
 
   /// Local hours since the day's midnight (0 at `dayStart`), by wall clock.
-  public func hour(_ t: Double) -> Double {
+  package func hour(_ t: Double) -> Double {
     var c = LocalClock(timeZone)
     let midnight = (c.local(dayStart) / 86_400).rounded() * 86_400
     return (c.local(t) - midnight) / 3_600
@@ -285,7 +285,7 @@ extension UserDayTimeline {
 
   /// The day number (days since 1970-01-01) of `YYYY-MM-DD`; nil when it
   /// is not a valid date.
-  public static func dayNumber(_ s: String) -> Int? { parseDay(s) }
+  package static func dayNumber(_ s: String) -> Int? { parseDay(s) }
 
   /// Parses `YYYY-MM-DD` into a day number.
   static func parseDay(_ s: String) -> Int? {
@@ -317,7 +317,7 @@ extension UserDayTimeline {
   ///
   /// - Throws: ``TimelineError`` for a bad request or a changed or missing
   ///   trace; ``TraceFormatError`` from the trace reader.
-  public static func build(runDir: String, request: TimelineRequest = TimelineRequest()) throws -> UserDayTimeline {
+  package static func build(runDir: String, request: TimelineRequest = TimelineRequest()) throws -> UserDayTimeline {
     let run = try readSettings(runDir: runDir)
     // Dataset and trace.
     let input: (dataset: String, path: String, sha256: String?, fromRunDir: String?)

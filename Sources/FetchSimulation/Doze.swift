@@ -8,30 +8,30 @@ import FetchTraces
 /// maintenance budgets) is omitted: it restricts network access only in short
 /// slices and never holds a job for long, so a policy that runs a job at most
 /// every 15 min is barely affected by it.
-public struct DozeParameters: Sendable, Hashable {
+package struct DozeParameters: Sendable, Hashable {
   /// Screen off and unplugged for this long before deep Doze starts, s
   /// (V: 30 min; 15 min on small-battery devices).
-  public var inactiveS = 1800.0
+  package var inactiveS = 1800.0
   /// Motion sensing and locating after the inactive timeout, before the
   /// first idle period, s (V: motion 4 min + locating 30 s). Traces carry no
   /// motion, so the device is assumed stationary whenever its screen is off:
   /// sensing always succeeds and only adds its duration. 0 skips it.
-  public var sensingS = 270.0
+  package var sensingS = 270.0
   /// First deep idle period, s (V: 60 min).
-  public var idleS = 3600.0
+  package var idleS = 3600.0
   /// Growth of each following idle period (V: ×2).
-  public var idleFactor = 2.0
+  package var idleFactor = 2.0
   /// Longest idle period, s (V: 6 h; so 1, 2, 4, 6, 6, … h).
-  public var maxIdleS = 21_600.0
+  package var maxIdleS = 21_600.0
   /// First maintenance window, s (V: 5 min).
-  public var maintenanceS = 300.0
+  package var maintenanceS = 300.0
   /// Growth of each following maintenance window (×2, AOSP's pending
   /// factor, M; the reference gives 5 → 10 min, V).
-  public var maintenanceFactor = 2.0
+  package var maintenanceFactor = 2.0
   /// Longest maintenance window, s (V: 10 min).
-  public var maxMaintenanceS = 600.0
+  package var maxMaintenanceS = 600.0
 
-  public init() {}
+  package init() {}
 
   /// `doze_*` settings for a parameter struct that embeds these at `path`.
   static func keys<P>(_ path: WritableKeyPath<P, DozeParameters>) -> [SettingKey<P>] {
@@ -66,18 +66,18 @@ public struct DozeParameters: Sendable, Hashable {
 /// any time `t` at or after the last event fed, assuming nothing happens in
 /// between. The schedule of idle periods and windows is periodic once both
 /// have reached their maxima, so every query is O(1).
-public struct DozeState: Sendable, Hashable {
-  public let params: DozeParameters
+package struct DozeState: Sendable, Hashable {
+  package let params: DozeParameters
   /// End of the latest screen session, Unix s.
-  public private(set) var screenOnUntil: Double
+  package private(set) var screenOnUntil: Double
   /// When the device was last unplugged, Unix s.
   var unpluggedAt: Double
-  public private(set) var isCharging: Bool
+  package private(set) var isCharging: Bool
 
   /// - Parameters:
   ///   - start: the time the device is known to be screen-off and (unless
   ///     `isCharging`) unplugged from, typically the replay window start.
-  public init(params: DozeParameters = DozeParameters(), start: Double, isCharging: Bool = false) {
+  package init(params: DozeParameters = DozeParameters(), start: Double, isCharging: Bool = false) {
     precondition(params.idleS > 0 && params.maintenanceS > 0, "Doze periods must be positive")
     precondition(params.idleFactor >= 1 && params.maintenanceFactor >= 1, "Doze factors must be at least 1")
     self.params = params
@@ -88,7 +88,7 @@ public struct DozeState: Sendable, Hashable {
 
   /// Applies an observed trace event: opens turn the screen on for their
   /// session length, charging events plug and unplug; others are ignored.
-  public mutating func observe(_ e: TraceEvent) {
+  package mutating func observe(_ e: TraceEvent) {
     switch e.kind {
     case .open: screenOn(at: e.time, for: e.value)
     case .chargeStart: setCharging(true, at: e.time)
@@ -98,37 +98,37 @@ public struct DozeState: Sendable, Hashable {
   }
 
   /// The user turned the screen on at `t` for `seconds`.
-  public mutating func screenOn(at t: Double, for seconds: Double) {
+  package mutating func screenOn(at t: Double, for seconds: Double) {
     screenOnUntil = max(screenOnUntil, t + max(0, seconds))
   }
 
   /// Plugged in (`true`) or unplugged at `t`.
-  public mutating func setCharging(_ on: Bool, at t: Double) {
+  package mutating func setCharging(_ on: Bool, at t: Double) {
     if isCharging && !on { unpluggedAt = t }
     isCharging = on
   }
 
   /// Since when the device has been inactive (screen off and unplugged), or
   /// `nil` while charging. May lie in the future while a session runs.
-  public var inactiveSince: Double? {
+  package var inactiveSince: Double? {
     isCharging ? nil : max(screenOnUntil, unpluggedAt)
   }
 
   /// When the first deep idle period starts (or started), or `nil` while
   /// charging.
-  public var deepIdleStart: Double? {
+  package var deepIdleStart: Double? {
     inactiveSince.map { $0 + params.inactiveS + params.sensingS }
   }
 
   /// Whether the device is in a deep idle period at `t` (not in a
   /// maintenance window, not before deep Doze starts).
-  public func isDozing(at t: Double) -> Bool {
+  package func isDozing(at t: Double) -> Bool {
     guard let s = deepIdleStart, t >= s else { return false }
     return t < cycle(at: t, from: s).idle.upperBound
   }
 
   /// Whether `t` falls inside a deep-Doze maintenance window.
-  public func isInMaintenanceWindow(at t: Double) -> Bool {
+  package func isInMaintenanceWindow(at t: Double) -> Bool {
     guard let s = deepIdleStart, t >= s else { return false }
     return cycle(at: t, from: s).maintenance.contains(t)
   }
@@ -136,14 +136,14 @@ public struct DozeState: Sendable, Hashable {
   /// The first maintenance window that ends after `t`: the one containing
   /// `t`, or the next one. `nil` while charging. Windows are half-open,
   /// [start, end).
-  public func nextMaintenanceWindow(after t: Double) -> Range<Double>? {
+  package func nextMaintenanceWindow(after t: Double) -> Range<Double>? {
     guard let s = deepIdleStart else { return nil }
     return cycle(at: max(t, s), from: s).maintenance
   }
 
   /// The earliest time ≥ `t` at which deferrable work may run: `t` unless
   /// the device is in an idle period then, else the next window's start.
-  public func nextRunnable(at t: Double) -> Double {
+  package func nextRunnable(at t: Double) -> Double {
     guard isDozing(at: t), let w = nextMaintenanceWindow(after: t) else { return t }
     return w.lowerBound
   }

@@ -17,13 +17,17 @@ public struct OpenRecord: Sendable, Equatable {
 
 /// One background fetch.
 public struct FetchRecord: Sendable, Equatable {
+  /// Start, Unix s.
   public var start: Double
+  /// End, Unix s.
   public var end: Double
+  /// NewData, NoData or Failed.
   public var result: FetchResult
   /// Bytes moved, both directions.
   public var bytes: Double
   /// CPU plus marginal radio energy, J.
   public var energyJ: Double
+  /// The network it used.
   public var network: NetworkKind
   /// Why it failed, or empty.
   public var failure: String
@@ -37,34 +41,53 @@ public struct FetchRecord: Sendable, Equatable {
 /// open-sampled staleness (age quantiles and mean, fresh ratio, AoI) is NaN:
 /// undefined, written as an empty field.
 public struct AppSummary: Sendable, Equatable {
+  /// Window length, days.
   public var days = 0.0
+  /// Scored opens of the app.
   public var opens = 0
+  /// Background fetches.
   public var fetches = 0
+  /// Fetches that found new content.
   public var newData = 0
+  /// Fetches that found none.
   public var noData = 0
+  /// Fetches that failed (offline, out of time, injected failure).
   public var failed = 0
   /// NewData fetches superseded by another NewData fetch, or by the end of
   /// the window, before the user opened the app.
   public var wasted = 0
+  /// Mean age at open, s.
   public var meanAgeS = 0.0
+  /// Median age at open, s.
   public var p50AgeS = 0.0
+  /// 90th percentile of the age at open, s.
   public var p90AgeS = 0.0
+  /// 99th percentile of the age at open, s.
   public var p99AgeS = 0.0
+  /// Share of opens that showed fresh content, in [0, 1].
   public var freshRatio = 0.0
+  /// Mean Age of Information at open, s.
   public var meanAoiS = 0.0
   /// Time-averaged age and freshness over the window (crawler literature).
   public var timeAvgAgeS = 0.0
+  /// Share of the window during which the cache was fresh.
   public var timeFreshRatio = 0.0
+  /// Energy charged to background fetches (CPU and marginal radio), J.
   public var energyJ = 0.0
+  /// Background bytes on cellular networks.
   public var cellularBytes = 0.0
+  /// Background bytes on WiFi.
   public var wifiBytes = 0.0
   /// Content updates of the app in the window.
   public var updates = 0
   /// Foreground refreshes (stale opens on a network) and their radio
   /// energy (J) and bytes: user-initiated, not charged to the policy.
   public var foregroundRefreshes = 0
+  /// Radio energy of the foreground refreshes, J.
   public var foregroundEnergyJ = 0.0
+  /// Foreground refresh bytes on cellular networks.
   public var foregroundCellularBytes = 0.0
+  /// Foreground refresh bytes on WiFi.
   public var foregroundWifiBytes = 0.0
   /// The user's wait at an open until fresh content is on screen, s: 0 when
   /// the cache is fresh, else the foreground fetch's duration (promotion
@@ -73,12 +96,16 @@ public struct AppSummary: Sendable, Equatable {
   /// the counted opens; 0 with foreground refresh off or no counted opens.
   /// FALCON's launch delay (reference §4).
   public var meanWaitS = 0.0
+  /// 90th percentile of the wait, s.
   public var p90WaitS = 0.0
 
-  public init() {}
+  package init() {}
 
+  /// Background energy per day, J.
   public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
+  /// Background cellular bytes per day.
   public var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
+  /// Background fetches per day.
   public var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }
 
   /// Energy per day as % of a battery of `capacityJ` joules.
@@ -93,27 +120,37 @@ public struct AppSummary: Sendable, Equatable {
 /// with the fetches minus without them), and the wait pooled over the
 /// apps' opens.
 public struct DeviceSummary: Sendable, Equatable {
+  /// Window length, days.
   public var days = 0.0
+  /// Modelled apps.
   public var apps = 0
+  /// Scored opens of all the apps.
   public var opens = 0
+  /// Background fetches of all the apps.
   public var fetches = 0
   /// Background (policy) fetch energy, CPU and marginal radio, J.
   public var energyJ = 0.0
+  /// Background bytes on cellular networks.
   public var cellularBytes = 0.0
+  /// Background bytes on WiFi.
   public var wifiBytes = 0.0
+  /// Foreground refreshes of all the apps.
   public var foregroundRefreshes = 0
   /// User-initiated foreground refresh radio energy, J, and bytes.
   public var foregroundEnergyJ = 0.0
+  /// Foreground refresh bytes on cellular networks.
   public var foregroundCellularBytes = 0.0
+  /// Foreground refresh bytes on WiFi.
   public var foregroundWifiBytes = 0.0
   /// Wait at opens, pooled over the apps (see ``AppSummary/meanWaitS``).
   public var meanWaitS = 0.0
+  /// 90th percentile of the pooled wait, s.
   public var p90WaitS = 0.0
 
-  public init() {}
+  package init() {}
 
   /// Sums the apps' summaries (all over the same window) and pools their waits.
-  public init(_ replays: [AppReplay]) {
+  package init(_ replays: [AppReplay]) {
     apps = replays.count
     days = replays.first?.summary.days ?? 0
     var zeros = 0
@@ -137,10 +174,15 @@ public struct DeviceSummary: Sendable, Equatable {
     }
   }
 
+  /// Background energy per day, J.
   public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
+  /// Background cellular bytes per day.
   public var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
+  /// Background WiFi bytes per day.
   public var wifiBytesPerDay: Double { days > 0 ? wifiBytes / days : 0 }
+  /// Foreground refresh energy per day, J.
   public var foregroundEnergyJPerDay: Double { days > 0 ? foregroundEnergyJ / days : 0 }
+  /// Foreground refresh bytes per day, all networks.
   public var foregroundBytesPerDay: Double { days > 0 ? (foregroundCellularBytes + foregroundWifiBytes) / days : 0 }
 
   /// Background energy per day as % of a battery of `capacityJ` joules.

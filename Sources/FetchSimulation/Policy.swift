@@ -5,6 +5,7 @@ import FetchTraces
 public enum FetchResult: UInt8, Sendable, CustomStringConvertible {
   case newData, noData, failed
 
+  /// `new_data`, `no_data` or `failed`, as in the CSV files.
   public var description: String {
     switch self {
     case .newData: "new_data"
@@ -18,7 +19,9 @@ public enum FetchResult: UInt8, Sendable, CustomStringConvertible {
 public struct FetchOutcome: Sendable, Equatable {
   /// When the fetch started and finished, Unix s.
   public var start: Double
+  /// When the fetch finished, Unix s.
   public var end: Double
+  /// What the fetch reported.
   public var result: FetchResult
   /// Bytes moved (both directions).
   public var bytes: Double
@@ -73,11 +76,17 @@ public enum ObservedEvents: Sendable {
 }
 
 extension FetchPolicy {
+  /// Off.
   public static var observesRadio: Bool { false }
+  /// Every event.
   public static var observedEvents: ObservedEvents { .all }
+  /// Does nothing.
   public mutating func start(_ ctx: inout PolicyContext) {}
+  /// Does nothing.
   public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {}
+  /// Does nothing.
   public mutating func timerFired(_ ctx: inout PolicyContext) {}
+  /// Does nothing.
   public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {}
 }
 

@@ -6,9 +6,9 @@ import FetchTraces
 /// activity of everything but the policy (the user's sessions and other
 /// apps' wakes), per interface. Built once per user and shared by every app
 /// and policy replayed for that user.
-public struct PreparedUser: Sendable {
-  public let trace: UserTrace
-  public let world: WorldParameters
+package struct PreparedUser: Sendable {
+  package let trace: UserTrace
+  package let world: WorldParameters
   /// Times at which the network changes; the first is the window start.
   let netTimes: [Double]
   let netKinds: [NetworkKind]
@@ -23,11 +23,11 @@ public struct PreparedUser: Sendable {
 
   /// Shortest radio activity attributed to an open or wake, s: a 0-second
   /// session still refreshes its content.
-  public static let minimumActivityS = 1.0
+  package static let minimumActivityS = 1.0
 
   /// - Parameter apps: the apps a device replay will cover, if known: their
   ///   opens are merged once here instead of once per replay.
-  public init(trace: UserTrace, world: WorldParameters, apps: [Int32] = []) {
+  package init(trace: UserTrace, world: WorldParameters, apps: [Int32] = []) {
     self.trace = trace
     self.world = world
     var times = [trace.start]
@@ -63,7 +63,7 @@ public struct PreparedUser: Sendable {
   }
 
   /// The open events of app `app` (an index into the trace's apps), in time order.
-  public func opens(of app: Int32) -> [TraceEvent] {
+  package func opens(of app: Int32) -> [TraceEvent] {
     app >= 0 && Int(app) < appOpens.count ? appOpens[Int(app)] : []
   }
 
@@ -82,7 +82,7 @@ public struct PreparedUser: Sendable {
   }
 
   /// The network in force at `t`.
-  public func network(at t: Double) -> NetworkKind { netKinds[networkIndex(at: t)] }
+  package func network(at t: Double) -> NetworkKind { netKinds[networkIndex(at: t)] }
 
   /// The first network change strictly after `t`, or `.infinity`.
   func nextNetworkChange(after t: Double) -> Double {
@@ -121,12 +121,12 @@ extension PreparedUser {
   /// The network timeline: each change with the time it takes effect; the
   /// first entry is the window start (``WorldParameters/defaultNetwork``
   /// unless the trace sets a network there).
-  public var networkChanges: [(time: Double, network: NetworkKind)] {
+  package var networkChanges: [(time: Double, network: NetworkKind)] {
     Array(zip(netTimes, netKinds)).map { (time: $0.0, network: $0.1) }
   }
 
   /// Merged busy intervals of background radio activity (the user's
   /// sessions and other apps' wakes) on WiFi (`cellular == false`) or on
   /// cellular, as the replay's marginal-energy model sees them.
-  public func backgroundBusy(cellular: Bool) -> [BusyInterval] { busy[cellular ? 1 : 0] }
+  package func backgroundBusy(cellular: Bool) -> [BusyInterval] { busy[cellular ? 1 : 0] }
 }

@@ -3,16 +3,16 @@ import FetchSupport
 import FetchTraces
 
 /// Switches of one replay.
-public struct ReplayOptions: Sendable {
+package struct ReplayOptions: Sendable {
   /// Master seed; server-failure draws use the stream keyed by it, the user,
   /// the app and `policyKey`.
-  public var seed: UInt64
+  package var seed: UInt64
   /// A stable name for the policy configuration (its spec string).
-  public var policyKey: String
+  package var policyKey: String
   /// Keep per-open and per-fetch records (off for large batch runs).
-  public var recordEvents: Bool
+  package var recordEvents: Bool
 
-  public init(seed: UInt64 = 1, policyKey: String = "", recordEvents: Bool = true) {
+  package init(seed: UInt64 = 1, policyKey: String = "", recordEvents: Bool = true) {
     self.seed = seed
     self.policyKey = policyKey
     self.recordEvents = recordEvents
@@ -21,17 +21,18 @@ public struct ReplayOptions: Sendable {
 
 /// Everything one replay of one (user, app, policy) produced.
 public struct AppReplay: Sendable {
+  /// The app's metrics.
   public var summary: AppSummary
   /// One record per open of the app (empty unless `recordEvents`).
   public var opens: [OpenRecord]
   /// One record per fetch (empty unless `recordEvents`).
   public var fetches: [FetchRecord]
   /// Age at each open, s, sorted ascending (always kept; small).
-  public var sortedAges: [Double]
+  package var sortedAges: [Double]
   /// The user's non-zero waits at opens (see ``AppSummary/meanWaitS``), s,
   /// sorted ascending, and the number of opens that waited 0 s (fresh).
-  public var sortedWaits: [Double] = []
-  public var zeroWaits = 0
+  package var sortedWaits: [Double] = []
+  package var zeroWaits = 0
 }
 
 /// Everything one replay of one device (a user's modelled apps under one
@@ -39,6 +40,7 @@ public struct AppReplay: Sendable {
 public struct DeviceReplay: Sendable {
   /// One replay per app, in the order the apps were given.
   public var apps: [AppReplay]
+  /// The device's totals.
   public var summary: DeviceSummary
 }
 
@@ -51,7 +53,7 @@ public struct DeviceReplay: Sendable {
 /// but not with other apps' fetches.
 ///
 /// - Complexity: O(events + fetches · log(background intervals)).
-public func replay<P: FetchPolicy>(
+package func replay<P: FetchPolicy>(
   _ policy: inout P, user: PreparedUser, app: Int32, content: ContentTimeline,
   options: ReplayOptions = ReplayOptions()
 ) -> AppReplay {
@@ -98,7 +100,7 @@ public func replay<P: FetchPolicy>(
 /// - Precondition: `apps` and `contents` have the same, non-zero count, as
 ///   do `policies`.
 /// - Complexity: O(events · apps + fetches · log(background intervals)).
-public func replayDevice<P: FetchPolicy>(
+package func replayDevice<P: FetchPolicy>(
   _ policies: inout [P], user: PreparedUser, apps: [Int32], contents: [ContentTimeline],
   options: ReplayOptions = ReplayOptions()
 ) -> DeviceReplay {

@@ -3,9 +3,9 @@ import Foundation
 /// Scratch space for the test suites: one directory per test process,
 /// `<tmp>/fetchlab-tests-<pid>`, removed when the process exits, so a test
 /// run leaves nothing behind in the temporary directory.
-public enum Scratch {
+package enum Scratch {
   /// The process's scratch root (created on first use).
-  public static let root: String = {
+  package static let root: String = {
     let r = FileManager.default.temporaryDirectory.appendingPathComponent("fetchlab-tests-\(getpid())").path
     try? FileManager.default.createDirectory(atPath: r, withIntermediateDirectories: true)
     atexit { try? FileManager.default.removeItem(atPath: Scratch.root) }
@@ -13,7 +13,7 @@ public enum Scratch {
   }()
 
   /// A fresh directory under ``root``, named after `label`.
-  public static func directory(_ label: String) -> String {
+  package static func directory(_ label: String) -> String {
     let d = root + "/" + label + "-" + UUID().uuidString
     try! FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
     return d

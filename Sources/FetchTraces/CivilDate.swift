@@ -3,10 +3,10 @@
 /// algorithms" (`days_from_civil`, `civil_from_days`). The one copy used by
 /// the trace importers, the synthetic population, the data budget and the
 /// reports.
-public enum CivilDate {
+package enum CivilDate {
   /// Days since 1970-01-01 of `year`-`month`-`day` (month 1...12, day
   /// 1...31; not validated: see ``isValid(year:month:day:)``).
-  public static func days(year: Int, month: Int, day: Int) -> Int {
+  package static func days(year: Int, month: Int, day: Int) -> Int {
     let y = month <= 2 ? year - 1 : year
     let era = (y >= 0 ? y : y - 399) / 400
     let yoe = y - era * 400
@@ -16,7 +16,7 @@ public enum CivilDate {
   }
 
   /// (year, month 1...12, day 1...31) of a day number.
-  public static func civil(fromDays z0: Int) -> (year: Int, month: Int, day: Int) {
+  package static func civil(fromDays z0: Int) -> (year: Int, month: Int, day: Int) {
     let z = z0 + 719_468
     let era = (z >= 0 ? z : z - 146_096) / 146_097
     let doe = z - era * 146_097
@@ -29,7 +29,7 @@ public enum CivilDate {
   }
 
   /// Whether `year`-`month`-`day` is a date of the Gregorian calendar.
-  public static func isValid(year: Int, month: Int, day: Int) -> Bool {
+  package static func isValid(year: Int, month: Int, day: Int) -> Bool {
     guard month >= 1, month <= 12, day >= 1 else { return false }
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
     let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]

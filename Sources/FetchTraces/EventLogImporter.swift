@@ -41,9 +41,9 @@ import Foundation
 ///
 /// - Complexity: O(r log r) time and O(r) memory for r rows (every user's
 ///   rows are held until the end, because a log need not group them).
-public struct EventLogImporter: Sendable {
+package struct EventLogImporter: Sendable {
   /// How the time column is written.
-  public enum TimeUnit: String, Sendable, CaseIterable, CustomStringConvertible {
+  package enum TimeUnit: String, Sendable, CaseIterable, CustomStringConvertible {
     /// Seconds since 1970-01-01 UTC (decimals allowed).
     case seconds = "s"
     /// Milliseconds since 1970-01-01 UTC.
@@ -54,44 +54,44 @@ public struct EventLogImporter: Sendable {
     /// milliseconds when the number is at least 10¹¹ (no Unix time in
     /// seconds before the year 5138 is), else seconds.
     case auto
-    public var description: String { rawValue }
+    package var description: String { rawValue }
   }
 
   /// Column names, event names and session rules.
-  public struct Options: Sendable, Equatable {
-    public var userColumn = "user"
-    public var timeColumn = "timestamp"
-    public var appColumn = "app"
-    public var eventColumn = "event"
+  package struct Options: Sendable, Equatable {
+    package var userColumn = "user"
+    package var timeColumn = "timestamp"
+    package var appColumn = "app"
+    package var eventColumn = "event"
     /// When set, each open row carries its session length in this column
     /// (in ``durationUnit``) and close events are not needed.
-    public var durationColumn: String? = nil
-    public var durationUnit: TimeUnit = .seconds
-    public var timeUnit: TimeUnit = .auto
+    package var durationColumn: String? = nil
+    package var durationUnit: TimeUnit = .seconds
+    package var timeUnit: TimeUnit = .auto
     /// Event names that mean the user opened the app (compared exactly,
     /// after trimming spaces).
-    public var openEvents: [String] = ["open"]
+    package var openEvents: [String] = ["open"]
     /// Event names that end the app's session.
-    public var closeEvents: [String] = ["close"]
+    package var closeEvents: [String] = ["close"]
     /// Event names skipped without effect.
-    public var ignoredEvents: [String] = []
+    package var ignoredEvents: [String] = []
     /// Skip every event name not listed above instead of failing.
-    public var ignoreUnknownEvents = false
+    package var ignoreUnknownEvents = false
     /// Time zone of every user: written to the `begin` rows and used for
     /// ISO times without a zone and for the window's midnights.
-    public var timeZone: TraceTimeZone = .utc
+    package var timeZone: TraceTimeZone = .utc
     /// Cap on a session, s; in (0, 86,400].
-    public var maximumSession = 1_800.0
+    package var maximumSession = 1_800.0
     /// Length of a session that is never closed, s; in [0, maximumSession].
-    public var unclosedSession = 0.0
+    package var unclosedSession = 0.0
     /// An open less than this many seconds after the app's previous session
     /// ended continues that session; ≥ 0 (0: never).
-    public var mergeGap = 0.0
+    package var mergeGap = 0.0
 
-    public init() {}
+    package init() {}
 
     /// The options as `#` comment lines for a converted trace.
-    public var commentLines: [String] {
+    package var commentLines: [String] {
       let duration = durationColumn.map { " duration=\($0) (\(durationUnit))" } ?? ""
       let columns = "event-log import: columns user=\(userColumn) time=\(timeColumn) app=\(appColumn)"
         + " event=\(eventColumn)" + duration + " time-unit=\(timeUnit)"
@@ -106,7 +106,7 @@ public struct EventLogImporter: Sendable {
     }
 
     /// Why these options cannot be used, or `nil`.
-    public var problem: String? {
+    package var problem: String? {
       if openEvents.isEmpty { return "at least one open event name is needed" }
       let all = openEvents + closeEvents + ignoredEvents
       if Set(all).count != all.count { return "an event name is listed twice (open, close and ignored events must differ)" }
@@ -121,32 +121,32 @@ public struct EventLogImporter: Sendable {
   }
 
   /// The traces and what happened to the rows.
-  public struct Output: Sendable, Equatable {
+  package struct Output: Sendable, Equatable {
     /// One trace per user with at least one open, in order of first appearance.
-    public var users: [UserTrace] = []
+    package var users: [UserTrace] = []
     /// Data rows read (blank lines excluded).
-    public var rows = 0
+    package var rows = 0
     /// Opens written (after merging).
-    public var opens = 0
+    package var opens = 0
     /// Rows with an ignored event name.
-    public var ignoredRows = 0
+    package var ignoredRows = 0
     /// Close events with no open session of that app.
-    public var unmatchedCloses = 0
+    package var unmatchedCloses = 0
     /// Sessions never closed (given ``Options/unclosedSession``).
-    public var unclosedSessions = 0
+    package var unclosedSessions = 0
     /// Sessions cut to ``Options/maximumSession``.
-    public var cappedSessions = 0
+    package var cappedSessions = 0
     /// Opens merged into the previous session by ``Options/mergeGap``.
-    public var mergedOpens = 0
+    package var mergedOpens = 0
     /// The time unit used (the one decided for ``TimeUnit/auto``).
-    public var timeUnit: TimeUnit = .auto
+    package var timeUnit: TimeUnit = .auto
     /// Users whose rows held no open.
-    public var usersWithoutOpens: [String] = []
+    package var usersWithoutOpens: [String] = []
   }
 
-  public var options: Options
+  package var options: Options
 
-  public init(options: Options = Options()) { self.options = options }
+  package init(options: Options = Options()) { self.options = options }
 
   private enum Kind { case open, close, ignored }
 
@@ -173,7 +173,7 @@ public struct EventLogImporter: Sendable {
   ///   column, a malformed or implausible time, an unknown event name, a
   ///   line over ``ResourceLimits/maxLineBytes``, a user with more rows than
   ///   ``ResourceLimits/maxEventsPerUser``, invalid options (line 0).
-  public func read(path: String, limits: ResourceLimits = ResourceLimits()) throws -> Output {
+  package func read(path: String, limits: ResourceLimits = ResourceLimits()) throws -> Output {
     if let p = options.problem { throw TraceFormatError(file: path, line: 0, field: "-", message: p) }
     guard let file = fopen(path, "rb") else {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")

@@ -15,14 +15,14 @@ public struct InputLocation: Sendable, Hashable, CustomStringConvertible {
   public var field: String?
 
   /// A location; every part defaults to unknown.
-  public init(file: String? = nil, line: Int? = nil, field: String? = nil) {
+  package init(file: String? = nil, line: Int? = nil, field: String? = nil) {
     self.file = file
     self.line = line
     self.field = field
   }
 
   /// True when nothing is known.
-  public var isUnknown: Bool { file == nil && line == nil && field == nil }
+  package var isUnknown: Bool { file == nil && line == nil && field == nil }
 
   /// `file:line: field`, leaving out the parts that are unknown.
   public var description: String {

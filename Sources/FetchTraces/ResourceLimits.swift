@@ -15,35 +15,36 @@ import Foundation
 public struct ResourceLimits: Sendable, Equatable {
   /// Longest accepted trace line, in bytes (without the line ending).
   /// Default 1 MiB; `FETCHLAB_MAX_LINE_BYTES`.
-  public var maxLineBytes: Int
+  package var maxLineBytes: Int
   /// Most rows (events between `begin` and `end`) of one user the trace
   /// reader holds in memory, in events; a user with more is refused at the
   /// row that exceeds it. Default 20,000,000 (≈ 480 MB of ``TraceEvent``s,
   /// 170 years of the synthetic population's 320 rows a day);
   /// `FETCHLAB_MAX_EVENTS_PER_USER`.
-  public var maxEventsPerUser: Int
+  package var maxEventsPerUser: Int
   /// Largest estimated peak memory of a run, in bytes. Default: 3/4 of the
   /// machine's physical memory; `FETCHLAB_MAX_MEMORY_MB` (in MiB).
-  public var maxMemoryBytes: Double
+  package var maxMemoryBytes: Double
   /// Largest estimated output (CSV files plus generated traces) of one
   /// command, in bytes. Default 1 TB (10¹² B); `FETCHLAB_MAX_OUTPUT_MB` (in
   /// MiB). `fetchlab synth` also refuses output larger than the free space.
-  public var maxOutputBytes: Double
+  package var maxOutputBytes: Double
   /// Largest number of (policy, replication, user-day) replays of one
   /// experiment, in policy-user-days. Default 10¹² (days of CPU time at a
   /// million a second); `FETCHLAB_MAX_POLICY_USER_DAYS`.
-  public var maxPolicyUserDays: Double
+  package var maxPolicyUserDays: Double
   /// Largest number of (dataset, replication, policy) result cells of one
   /// experiment; each holds a 20.8 kB age histogram in memory while the
   /// results are assembled. Default 1,000,000 (20.8 GB);
   /// `FETCHLAB_MAX_RESULT_CELLS`.
-  public var maxResultCells: Int
+  package var maxResultCells: Int
   /// Longest replayed window of one user (its `begin` to its `end` row),
   /// in days. Bounds the work learning policies do per user (a nightly
   /// refit over every 15-min bin so far: quadratic in the window).
   /// Default 3,650 (10 years); `FETCHLAB_MAX_WINDOW_DAYS`.
-  public var maxWindowDays: Double = 3_650
+  package var maxWindowDays: Double = 3_650
 
+  /// Limits; the defaults suit a 24 GiB machine (see the properties).
   public init(
     maxLineBytes: Int = 1 << 20, maxEventsPerUser: Int = 20_000_000,
     maxMemoryBytes: Double = Double(ProcessInfo.processInfo.physicalMemory) * 0.75,
@@ -81,22 +82,22 @@ public struct ResourceLimits: Sendable, Equatable {
 
   /// Trace rows per user-day of the synthetic population (measured: 304 at
   /// the default parameters; rounded up).
-  public static let syntheticRowsPerUserDay = 330.0
+  package static let syntheticRowsPerUserDay = 330.0
   /// App opens per user-day of the synthetic population (measured: 86).
-  public static let opensPerUserDay = 90.0
+  package static let opensPerUserDay = 90.0
   /// Bytes per trace row on disk (measured: 36 B synthetic, 40 B UbiqLog).
-  public static let traceBytesPerRow = 40.0
+  package static let traceBytesPerRow = 40.0
   /// Bytes of memory per trace event held (``TraceEvent`` stride).
-  public static let memoryBytesPerEvent = Double(MemoryLayout<TraceEvent>.stride)
+  package static let memoryBytesPerEvent = Double(MemoryLayout<TraceEvent>.stride)
   /// Bytes of a `summary.csv` row (README: ≈ 250 B).
-  public static let summaryBytesPerRow = 250.0
+  package static let summaryBytesPerRow = 250.0
   /// Bytes of an `opens.csv` row (README: ≈ 60 B, plus the experiment columns).
-  public static let openBytesPerRow = 70.0
+  package static let openBytesPerRow = 70.0
   /// Bytes of a `fetches.csv` row (README: ≈ 110 B, plus the experiment columns).
-  public static let fetchBytesPerRow = 120.0
+  package static let fetchBytesPerRow = 120.0
 
   /// Text of a size for messages: `12.3 GB`, `512 MB`, `4 kB` (SI units).
-  public static func bytesText(_ b: Double) -> String {
+  package static func bytesText(_ b: Double) -> String {
     guard b.isFinite else { return "∞ B" }
     let units: [(Double, String)] = [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
     for (scale, name) in units where b >= scale {
@@ -106,7 +107,7 @@ public struct ResourceLimits: Sendable, Equatable {
   }
 
   /// Text of a count for messages: `3.6e12` from a billion up, else digits.
-  public static func countText(_ x: Double) -> String {
+  package static func countText(_ x: Double) -> String {
     guard x.isFinite else { return "∞" }
     guard x >= 1e9 else { return CSV.number(x.rounded()) }
     var e = Int(log10(x).rounded(.down))
@@ -117,7 +118,7 @@ public struct ResourceLimits: Sendable, Equatable {
 
   /// The estimated output size and peak memory of a synthetic trace of
   /// `users` × `days` (generated in batches of `batchUsers`), in bytes.
-  public static func syntheticEstimate(users: Int, days: Int, batchUsers: Int = 64) -> (bytes: Double, memory: Double) {
+  package static func syntheticEstimate(users: Int, days: Int, batchUsers: Int = 64) -> (bytes: Double, memory: Double) {
     let userDays = Double(users) * Double(days)
     let bytes = userDays * syntheticRowsPerUserDay * traceBytesPerRow
     // Two batches in flight (one written, one generated), each user's
@@ -130,7 +131,7 @@ public struct ResourceLimits: Sendable, Equatable {
   /// Refuses a synthetic population whose trace would be larger than
   /// ``maxOutputBytes`` or `freeBytes`, or need more than
   /// ``maxMemoryBytes`` to generate; `nil` when it fits, else the message.
-  public func checkSynthetic(users: Int, days: Int, freeBytes: Double? = nil, what: String) -> String? {
+  package func checkSynthetic(users: Int, days: Int, freeBytes: Double? = nil, what: String) -> String? {
     let e = Self.syntheticEstimate(users: users, days: days)
     let shape = "\(users) users × \(days) days"
     if e.bytes > maxOutputBytes {
@@ -150,7 +151,7 @@ public struct ResourceLimits: Sendable, Equatable {
 
   /// Free bytes on the file system holding `path` (or its nearest existing
   /// parent directory); `nil` when it cannot be determined.
-  public static func freeBytes(near path: String) -> Double? {
+  package static func freeBytes(near path: String) -> Double? {
     var p = path.isEmpty ? "." : path
     let fm = FileManager.default
     while !fm.fileExists(atPath: p) {

@@ -5,25 +5,25 @@ extension SyntheticPopulation {
   /// user picks which app to open at local hour x, the app's popularity is
   /// multiplied by `exp(concentration · cos(2π (x − peakHour) / 24))`.
   /// It shifts which apps are opened when, not how many opens there are.
-  public struct App: Sendable, Codable, Equatable {
+  package struct App: Sendable, Codable, Equatable {
     /// Generic app id written in the trace (`news`, `mail`, ...).
-    public var name: String
+    package var name: String
     /// Relative chance of being among a user's apps and of ranking high in
     /// that user's popularity order (NV; shaped after the §5.1 top-10 list,
     /// where messaging dominates, toward its pooled top-10 share of 57 %).
-    public var weight: Double
+    package var weight: Double
     /// Local hour of peak preference, 0..<24 (NV; e.g. news in the morning,
     /// §5.3 Böhmer et al.).
-    public var peakHour: Double
+    package var peakHour: Double
     /// Strength of the preference; 0 = none (NV).
-    public var concentration: Double
+    package var concentration: Double
     /// Multiplier of the user's session length for this app (NV).
-    public var sessionScale: Double
+    package var sessionScale: Double
     /// Server-side content changes per hour, daily average (NV; the brief's
     /// placeholders: news 2, mail 1, chat 3, weather 0.25).
-    public var updatesPerHour: Double
+    package var updatesPerHour: Double
 
-    public init(
+    package init(
       _ name: String, weight: Double, peakHour: Double, concentration: Double,
       sessionScale: Double = 1, updatesPerHour: Double = 0
     ) {
@@ -39,7 +39,7 @@ extension SyntheticPopulation {
       case name, weight, peakHour, concentration, sessionScale, updatesPerHour
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
       try SyntheticPopulation.rejectUnknownKeys(
         decoder, CodingKeys.self, context: "app")
       let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -55,7 +55,7 @@ extension SyntheticPopulation {
     }
 
     /// The default pool: 41 generic apps.
-    public static let defaultPool: [App] = [
+    package static let defaultPool: [App] = [
       App(
         "chat", weight: 18, peakHour: 20, concentration: 0.3,
         sessionScale: 0.8, updatesPerHour: 3),
@@ -195,115 +195,115 @@ extension SyntheticPopulation {
 
     /// Local date (`YYYY-MM-DD`) whose midnight starts every user's window.
     /// The default is a Monday.
-    public var startDate = "2026-01-05"
+    package var startDate = "2026-01-05"
     /// Fixed UTC offsets (`+HH:MM`) users are spread over uniformly (NV).
-    public var timeZones = [
+    package var timeZones = [
       "-08:00", "-05:00", "+00:00", "+01:00", "+02:00", "+05:30", "+08:00",
       "+09:00",
     ]
     /// Standard deviation of a user's chronotype, in hours: the shift of the
     /// user's daily rhythm (opens, bedtime, wake-up, commute), clamped to
     /// ±2.5 SD (NV).
-    public var chronotypeSDHours = 0.75
+    package var chronotypeSDHours = 0.75
 
     // MARK: App opens (§5.1 UbiqLog, §5.3)
 
     /// The app pool (NV; generic stand-ins for the §5.1 app list).
-    public var apps = App.defaultPool
+    package var apps = App.defaultPool
     /// Fewest apps a user opens (NV).
-    public var appsPerUserMin = 15
+    package var appsPerUserMin = 15
     /// Most apps a user opens (NV).
-    public var appsPerUserMax = 35
+    package var appsPerUserMax = 35
     /// Median share of a user's opens going to the user's most-used app;
     /// §5.1: 34 %.
-    public var topAppShareMedian = 0.34
+    package var topAppShareMedian = 0.34
     /// SD of logit(top-app share) across users; §5.1 p10 15 %, p90 52 %
     /// give (logit .52 − logit .15) / 2.56 ≈ 0.7.
-    public var topAppShareLogitSD = 0.7
+    package var topAppShareLogitSD = 0.7
     /// Median opens per active user-day; §5.1: 74. The generator solves for
     /// the median of its normal days so that, with light days mixed in, the
     /// pooled median is this value.
-    public var opensPerDayMedian = 74.0
+    package var opensPerDayMedian = 74.0
     /// SD of log(a user's typical opens/day) across users; with
     /// ``opensPerDayDaySigma``, light days and the clustering of opens,
     /// calibrated to the §5.1 spread of opens per user-day (p10 20, p90 180).
-    public var opensPerDayUserSigma = 0.5
+    package var opensPerDayUserSigma = 0.5
     /// SD of log(opens/day) from day to day within a user; see
     /// ``opensPerDayUserSigma``.
-    public var opensPerDayDaySigma = 0.35
+    package var opensPerDayDaySigma = 0.35
     /// Chance that a day is a light day (little phone use); gives the long
     /// lower tail of §5.1 (p10 20 while p90 is only 2.4 × the median).
-    public var lightDayProbability = 0.1
+    package var lightDayProbability = 0.1
     /// Opens on a light day relative to a normal day; see
     /// ``lightDayProbability``.
-    public var lightDayFactor = 0.3
+    package var lightDayFactor = 0.3
     /// Share of opens by local hour 00→23; §5.1 (UbiqLog), linearly
     /// interpolated between hour centres, shifted by the chronotype.
-    public var openHourlyShare = [
+    package var openHourlyShare = [
       0.046, 0.020, 0.012, 0.009, 0.004, 0.005, 0.017, 0.025, 0.030, 0.041,
       0.051, 0.051, 0.057, 0.052, 0.050, 0.046, 0.046, 0.056, 0.058, 0.062,
       0.064, 0.061, 0.069, 0.068,
     ]
     /// Opens on Saturday and Sunday relative to weekdays (NV).
-    public var weekendOpensFactor = 0.95
+    package var weekendOpensFactor = 0.95
     /// How much later weekend mornings start, in hours; the delay fades out
     /// between noon and 20:00 (NV).
-    public var weekendMorningDelayHours = 1.0
+    package var weekendMorningDelayHours = 1.0
     /// Mean number of apps opened per device pickup (geometric, ≥ 1);
     /// calibrated to the §5.1 any-app gaps (p50 1.8 min, p75 7.8 min,
     /// p90 29 min) together with the re-pickup knobs.
-    public var appsPerPickupMean = 1.8
+    package var appsPerPickupMean = 1.8
     /// Chance that a pickup is followed by another pickup after a short
     /// delay rather than by the next arrival of the daily rhythm (clustered
     /// phone checking); calibrated to the §5.1 any-app gaps.
-    public var repickupProbability = 0.6
+    package var repickupProbability = 0.6
     /// Median delay of such a re-pickup after the previous session ended, in
     /// seconds (log-normal); calibrated to the §5.1 any-app gaps.
-    public var repickupDelayMedianSeconds = 240.0
+    package var repickupDelayMedianSeconds = 240.0
     /// Log-scale SD of the re-pickup delay; §5.1 any-app gaps.
-    public var repickupDelaySigma = 1.5
+    package var repickupDelaySigma = 1.5
     /// Chance that a pickup starts with one of the last
     /// ``appRepeatMemory`` apps opened (continuing a conversation) rather
     /// than a fresh draw; keeps each app's share and is calibrated to the
     /// §5.1 same-app gaps (p25 6.5 min, median 25 min, p75 163 min).
-    public var appRepeatProbability = 0.6
+    package var appRepeatProbability = 0.6
     /// How many of the most recently opened apps a repeat picks from,
     /// uniformly; see ``appRepeatProbability``.
-    public var appRepeatMemory = 5
+    package var appRepeatMemory = 5
     /// Median pause between closing one app and opening the next within a
     /// pickup, in seconds (log-normal, σ 0.7) (NV).
-    public var appSwitchMedianSeconds = 4.0
+    package var appSwitchMedianSeconds = 4.0
     /// Median session length, in seconds, before app and user scaling;
     /// §5.3 FALCON: 50 % of engagements < 30 s.
-    public var sessionMedianSeconds = 27.0
+    package var sessionMedianSeconds = 27.0
     /// Log-scale SD of session lengths; §5.3 FALCON: 90 % < 4 min gives
     /// ln(240/30) / 1.28 ≈ 1.6 in total, of which app and user scaling take
     /// part.
-    public var sessionSigma = 1.45
+    package var sessionSigma = 1.45
     /// Log-scale SD of a user's session-length multiplier (NV).
-    public var sessionUserSigma = 0.3
+    package var sessionUserSigma = 0.3
     /// Longest session, in seconds (NV).
-    public var sessionMaxSeconds = 7_200.0
+    package var sessionMaxSeconds = 7_200.0
 
     // MARK: Wakes by other apps
 
     /// Median rate of background network wakes by other apps, per hour,
     /// homogeneous in time (NV).
-    public var wakesPerHourMedian = 2.5
+    package var wakesPerHourMedian = 2.5
     /// Log-scale SD of the wake rate across users (NV).
-    public var wakesPerHourSigma = 0.5
+    package var wakesPerHourSigma = 0.5
     /// Shortest wake, in seconds (NV).
-    public var wakeMinSeconds = 1.0
+    package var wakeMinSeconds = 1.0
     /// Longest wake, in seconds (NV); durations are uniform in between.
-    public var wakeMaxSeconds = 10.0
+    package var wakeMaxSeconds = 10.0
 
     // MARK: Content updates
 
     /// How many of a user's most popular apps get `update` rows.
-    public var updateTopApps = 5
+    package var updateTopApps = 5
     /// Relative update intensity by local hour 00→23, normalised to mean 1
     /// so ``App/updatesPerHour`` stays the daily average (NV: fewer at night).
-    public var updateHourlyShape = [
+    package var updateHourlyShape = [
       0.3, 0.2, 0.15, 0.15, 0.2, 0.4, 0.8, 1.2, 1.5, 1.5, 1.4, 1.3,
       1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.2, 1.2, 1.1, 0.8, 0.5,
     ]
@@ -311,76 +311,76 @@ extension SyntheticPopulation {
     // MARK: Network (§5.2 ExtraSensory)
 
     /// Median over users of the fraction of time on WiFi; §5.2: 82 %.
-    public var wifiFractionMedian = 0.82
+    package var wifiFractionMedian = 0.82
     /// SD of logit(WiFi fraction) across users; §5.2 p10 63 %, p90 93 %
     /// give (logit .93 − logit .63) / 2.56 ≈ 0.8.
-    public var wifiFractionLogitSD = 0.8
+    package var wifiFractionLogitSD = 0.8
     /// Log-scale SD of a day's cellular time around the user's mean (NV).
-    public var cellularDaySigma = 0.5
+    package var cellularDaySigma = 0.5
     /// Share of users who commute on weekdays (NV).
-    public var commuterShare = 0.65
+    package var commuterShare = 0.65
     /// Chance that a commuter goes to work on a given weekday (NV).
-    public var workDayProbability = 0.85
+    package var workDayProbability = 0.85
     /// Share of commuters with WiFi at work (NV); the others stay on cellular
     /// at work when their WiFi fraction allows it.
-    public var workWifiShare = 0.6
+    package var workWifiShare = 0.6
     /// Local hour commuters leave home, before the chronotype shift (NV).
-    public var departHour = 8.0
+    package var departHour = 8.0
     /// Hours between leaving for work and leaving work (NV).
-    public var workdayHours = 9.0
+    package var workdayHours = 9.0
     /// Median one-way commute, in minutes (log-normal: σ 0.4 across users,
     /// σ 0.3 from trip to trip) (NV).
-    public var commuteMedianMinutes = 30.0
+    package var commuteMedianMinutes = 30.0
     /// Chance that a commute passes a dead zone (tunnel) (NV).
-    public var tunnelProbability = 0.15
+    package var tunnelProbability = 0.15
     /// Median dead-zone length, in minutes (log-normal, σ 0.6) (NV).
-    public var tunnelMedianMinutes = 3.0
+    package var tunnelMedianMinutes = 3.0
     /// Chance per user-day of a flight, offline 1–6 h (NV).
-    public var flightProbabilityPerDay = 0.004
+    package var flightProbabilityPerDay = 0.004
     /// Share of users whose cellular network is LTE (NV).
-    public var lteShare = 0.75
+    package var lteShare = 0.75
     /// Share of users on 5G NR (NV).
-    public var nr5gShare = 0.15
+    package var nr5gShare = 0.15
     /// Share of users on 3G UMTS (NV).
-    public var umts3gShare = 0.10
+    package var umts3gShare = 0.10
 
     // MARK: Charging and battery (§5.2 ExtraSensory)
 
     /// Median over users of the chance of charging overnight; calibrated to
     /// the §5.2 P(plugged) by hour (≈ .6–.7 at 02–05).
-    public var overnightChargeMedian = 0.68
+    package var overnightChargeMedian = 0.68
     /// SD of logit(overnight charge chance) across users (NV).
-    public var overnightChargeLogitSD = 1.0
+    package var overnightChargeLogitSD = 1.0
     /// Local hour of plugging in for the night, before the chronotype shift;
     /// §5.2 P(plugged) rises from .31 at 22:00 to .68 at 03:00.
-    public var bedtimeHour = 23.5
+    package var bedtimeHour = 23.5
     /// SD of the bedtime from night to night, in hours (NV).
-    public var bedtimeSDHours = 1.2
+    package var bedtimeSDHours = 1.2
     /// Local hour of unplugging in the morning, before the chronotype shift;
     /// §5.2 P(plugged) falls from .59 at 06:00 to .17 at 08:00.
-    public var wakeHour = 7.0
+    package var wakeHour = 7.0
     /// SD of the unplug time from day to day, in hours (NV).
-    public var wakeSDHours = 0.6
+    package var wakeSDHours = 0.6
     /// How much later people get up on Saturday and Sunday, in hours (NV).
-    public var weekendWakeDelayHours = 1.0
+    package var weekendWakeDelayHours = 1.0
     /// Median over users of planned daytime top-ups per day, before the
     /// level gate (``topUpPivotLevel``) drops some; with the overnight and
     /// low-battery charges, calibrated to §5.2 plug-ins per user-day median
     /// 2.5 (p10 0.8, p90 4.2).
-    public var daytimePlugInsPerDayMedian = 4.5
+    package var daytimePlugInsPerDayMedian = 4.5
     /// Log-scale SD of the daytime plug-in rate across users (NV).
-    public var daytimePlugInsSigma = 0.8
+    package var daytimePlugInsSigma = 0.8
     /// Battery level at which a planned daytime top-up surely happens; above
     /// it the chance falls as ((100 − level) / (100 − pivot))^exponent, so
     /// people top up when the battery is low. With
     /// ``topUpLevelExponent``, calibrated to the §5.2 level at plug-in
     /// (median 35 %, p10 10 %, p90 83 %).
-    public var topUpPivotLevel = 35.0
+    package var topUpPivotLevel = 35.0
     /// See ``topUpPivotLevel``.
-    public var topUpLevelExponent = 1.5
+    package var topUpLevelExponent = 1.5
     /// Relative daytime plug-in intensity by local hour 00→23 (NV; shaped
     /// so the §5.2 P(plugged) by hour is reproduced).
-    public var plugInHourlyShape = [
+    package var plugInHourlyShape = [
       0.1, 0.05, 0, 0, 0, 0, 0.1, 0.4, 1.0, 1.2, 1.2, 0.9,
       1.0, 1.1, 1.3, 1.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.7, 0.3,
     ]
@@ -388,33 +388,34 @@ extension SyntheticPopulation {
     /// ``daytimeChargeSigma``, calibrated to the §5.2 daytime P(plugged)
     /// (.13–.36 between 09:00 and 22:00). The §5.2 observed charging-period
     /// median, 0.7 h, is cut by sampling gaps, so it is a lower bound.
-    public var daytimeChargeMedianHours = 1.0
+    package var daytimeChargeMedianHours = 1.0
     /// Log-scale SD of daytime charge lengths (many short top-ups, a few
     /// long desk charges); see ``daytimeChargeMedianHours``.
-    public var daytimeChargeSigma = 1.6
+    package var daytimeChargeSigma = 1.6
     /// Battery level below which a user starts looking for a charger: a
     /// per-user value, uniform in this range, in percent (NV).
-    public var lowBatteryThresholdRange = [10.0, 30.0]
+    package var lowBatteryThresholdRange = [10.0, 30.0]
     /// Mean time to plug in once below the threshold, in minutes (NV).
-    public var lowBatteryPlugInMinutes = 45.0
+    package var lowBatteryPlugInMinutes = 45.0
     /// Level at which a user always plugs in, in percent (NV).
-    public var forcedPlugInLevel = 4.0
+    package var forcedPlugInLevel = 4.0
     /// Median drain while idle, in % per hour; with the active drain,
     /// calibrated to the §5.2 level at plug-in (median 35 %). High for a
     /// current phone: ExtraSensory's phones are from 2015–16.
-    public var idleDrainPercentPerHour = 4.0
+    package var idleDrainPercentPerHour = 4.0
     /// Median drain while an app is open, in % per hour; see
     /// ``idleDrainPercentPerHour``.
-    public var activeDrainPercentPerHour = 30.0
+    package var activeDrainPercentPerHour = 30.0
     /// Log-scale SD of a user's drain rates (NV).
-    public var drainSigma = 0.3
+    package var drainSigma = 0.3
     /// Median charge rate below 80 %, in % per minute (NV).
-    public var chargePercentPerMinute = 1.0
+    package var chargePercentPerMinute = 1.0
     /// Charge rate above 80 % relative to the rate below (NV).
-    public var chargeTaperFactor = 0.4
+    package var chargeTaperFactor = 0.4
     /// Battery sampling interval, in seconds.
-    public var batterySampleSeconds = 1_800.0
+    package var batterySampleSeconds = 1_800.0
 
+    /// The calibrated defaults (docs/parameters.md).
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
@@ -791,6 +792,7 @@ extension SyntheticPopulation {
       }
     }
 
+    /// What is wrong, naming the key.
     public var description: String {
       switch kind {
       case .unknownKey(let k, let context): "unknown \(context) '\(k)'"

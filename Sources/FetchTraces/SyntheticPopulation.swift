@@ -53,7 +53,7 @@ public struct SyntheticPopulation: Sendable {
 
   /// Bumped whenever the same seed and parameters start to give different
   /// traces; recorded in the file's comments.
-  public static let generatorVersion = 1
+  package static let generatorVersion = 1
 
   // Derived once from the parameters.
   let startCivilDay: Int
@@ -123,7 +123,7 @@ public struct SyntheticPopulation: Sendable {
   }
 
   /// The id of user `index`: `u00001` for index 0, `u00002`, ...
-  public static func userID(_ index: Int) -> String {
+  package static func userID(_ index: Int) -> String {
     let s = String(index + 1)
     return "u" + String(repeating: "0", count: max(0, 5 - s.count)) + s
   }
@@ -190,7 +190,7 @@ public struct SyntheticPopulation: Sendable {
 
   /// `#` comment lines describing the generator, its seed and parameters
   /// (the parameters as one line of JSON with sorted keys).
-  public func commentLines(users: Int) -> [String] {
+  package func commentLines(users: Int) -> [String] {
     let enc = JSONEncoder()
     enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     let json =
@@ -216,7 +216,7 @@ public struct SyntheticPopulation: Sendable {
   /// - Parameter progress: called on the calling thread after each batch
   ///   with the users and events written so far.
   @discardableResult
-  public func write(
+  package func write(
     to path: String, users: Int,
     progress: ((_ users: Int, _ events: Int) -> Void)? = nil
   ) throws -> Int {

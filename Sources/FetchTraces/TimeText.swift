@@ -3,15 +3,15 @@ import FetchSupport
 /// Reading times written as text: ISO 8601 date-times, and the hint for
 /// numbers that are Unix times in the wrong unit. Shared by the trace reader
 /// (`time` column) and ``EventLogImporter``.
-public enum TimeText {
+package enum TimeText {
   /// An ISO 8601 date-time: seconds since 1970-01-01 00:00:00 of its wall
   /// clock, and its zone offset east of UTC in seconds (`nil` without one).
   /// The Unix time is `wallSeconds − offset`.
-  public struct ISO8601: Sendable, Equatable {
-    public var wallSeconds: Double
-    public var offset: Int?
+  package struct ISO8601: Sendable, Equatable {
+    package var wallSeconds: Double
+    package var offset: Int?
     /// The Unix time, when the text has a zone (`Z` or an offset).
-    public var unixSeconds: Double? { offset.map { wallSeconds - Double($0) } }
+    package var unixSeconds: Double? { offset.map { wallSeconds - Double($0) } }
   }
 
   /// Parses `YYYY-MM-DD(T| )HH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM|±HH]`
@@ -22,7 +22,7 @@ public enum TimeText {
   ///     TimeText.parseISO8601("2026-01-05T08:00:00+01:00")?.unixSeconds  // 1767596400
   ///
   /// - Complexity: O(length), no allocation.
-  public static func parseISO8601(_ b: UnsafeBufferPointer<UInt8>) -> ISO8601? {
+  package static func parseISO8601(_ b: UnsafeBufferPointer<UInt8>) -> ISO8601? {
     let n = b.count
     guard n >= 16, b[4] == 45, b[7] == 45, b[10] == 84 || b[10] == 32 || b[10] == 116, b[13] == 58 else {
       return nil
@@ -85,13 +85,13 @@ public enum TimeText {
   }
 
   /// ``parseISO8601(_:)-(UnsafeBufferPointer<UInt8>)`` on a string.
-  public static func parseISO8601(_ s: String) -> ISO8601? {
+  package static func parseISO8601(_ s: String) -> ISO8601? {
     var s = s
     return s.withUTF8 { parseISO8601($0) }
   }
 
   /// Unix seconds as ISO 8601 UTC, to the second: `2026-01-05T07:00:00Z`.
-  public static func isoUTC(_ t: Double) -> String {
+  package static func isoUTC(_ t: Double) -> String {
     let whole = Int64((t).rounded(.down))
     let day = Int(whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400)
     let sec = Int(whole - Int64(day) * 86_400)
@@ -104,15 +104,15 @@ public enum TimeText {
   /// Largest magnitude read as Unix seconds when guessing a log's unit:
   /// 10¹¹ s is the year 5138, while Unix milliseconds of any date after 1973
   /// exceed it.
-  public static let maximumUnixSeconds = 1e11
+  package static let maximumUnixSeconds = 1e11
 
   /// The times a trace may hold: 1970-01-01 to 2100-01-01 (Unix s). Every
   /// later stage (windows, content timelines, calendars) relies on it.
-  public static let plausibleTimes = 0.0...4_102_444_800.0
+  package static let plausibleTimes = 0.0...4_102_444_800.0
 
   /// Why `t` is not a time a trace may hold: the unit it looks like
   /// (``implausibleSecondsMessage(_:)``), or the range it is outside.
-  public static func outOfRangeMessage(_ t: Double) -> String {
+  package static func outOfRangeMessage(_ t: Double) -> String {
     guard abs(t) < maximumUnixSeconds else { return implausibleSecondsMessage(t) }
     return "time \(CSV.number(t)) (\(isoUTC(t))) is outside 1970-01-01...2100-01-01, the dates a trace may hold "
       + "(times are Unix seconds or ISO 8601)"
@@ -127,7 +127,7 @@ public enum TimeText {
   ///     // "time 1767571200000 is not a plausible Unix time in seconds: it looks like
   ///     //  milliseconds (2026-01-05T00:00:00Z): divide by 1000, or convert the log
   ///     //  with 'fetchlab import-events --time-unit ms'"
-  public static func implausibleSecondsMessage(_ t: Double) -> String {
+  package static func implausibleSecondsMessage(_ t: Double) -> String {
     let base = "time \(CSV.number(t)) is not a plausible Unix time in seconds"
     let units: [(String, Double, String)] = [
       ("milliseconds", 1e3, "ms"), ("microseconds", 1e6, "us"), ("nanoseconds", 1e9, "ns"),

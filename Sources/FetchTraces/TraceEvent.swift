@@ -84,8 +84,10 @@ public struct TraceEvent: Sendable, Equatable {
   public var value: Double
   /// Index into ``UserTrace/apps``, or -1 when the event names no app.
   public var app: Int32
+  /// What happened.
   public var kind: EventKind
 
+  /// An event; `app` is -1 for device events.
   public init(time: Double, kind: EventKind, app: Int32 = -1, value: Double = 0) {
     self.time = time
     self.kind = kind
@@ -120,8 +122,9 @@ public struct UserTrace: Sendable, Equatable {
   /// ``split(at:)``, so that each part keeps taking those apps' content
   /// times from the trace even where its own part holds none of their rows.
   /// Empty for a trace that was never split (its events say it all).
-  public var splitUpdateApps: Set<Int32> = []
+  package var splitUpdateApps: Set<Int32> = []
 
+  /// A user's trace; `events` must be sorted by time within [`start`, `end`].
   public init(
     user: String, timeZone: TraceTimeZone = .utc, start: Double, end: Double,
     apps: [String] = [], events: [TraceEvent] = []
@@ -145,14 +148,14 @@ public struct UserTrace: Sendable, Equatable {
   }
 
   /// Number of ``EventKind/open`` events per app index.
-  public func openCounts() -> [Int] {
+  package func openCounts() -> [Int] {
     var counts = [Int](repeating: 0, count: apps.count)
     for e in events where e.kind == .open { counts[Int(e.app)] += 1 }
     return counts
   }
 
   /// Checks the invariants the reader guarantees; for tests and debug builds.
-  public func _checkInvariants() {
+  package func _checkInvariants() {
     precondition(start <= end, "trace window ends before it starts")
     var last = start
     for e in events {

@@ -12,7 +12,7 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
   /// What is wrong, in words.
   public let message: String
 
-  public init(file: String, line: Int, field: String, message: String) {
+  package init(file: String, line: Int, field: String, message: String) {
     self.file = file
     self.line = line
     self.field = field
@@ -30,6 +30,7 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
     InputLocation(file: file, line: line > 0 ? line : nil, field: field == "-" ? nil : field)
   }
 
+  /// `file:line: field: message`.
   public var description: String {
     (line > 0 ? "\(escaped(file)):\(line): " : "\(escaped(file)): ") + (field == "-" ? "" : "\(escaped(field)): ")
       + escaped(message)
@@ -38,7 +39,7 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
 
 /// `s` with control characters (C0 except tab, DEL, C1) shown as `\u{XX}`,
 /// for messages that echo ids, names or paths taken from input.
-public func escaped(_ s: String) -> String {
+package func escaped(_ s: String) -> String {
   guard s.unicodeScalars.contains(where: isControl) else { return s }
   var out = ""
   for u in s.unicodeScalars {

@@ -4,7 +4,7 @@ import Foundation
 /// The header row every canonical trace starts with (after optional `#`
 /// comment lines; comments may only come before it, so a user id may start
 /// with `#`).
-public let traceHeader = "user,time,event,app,value"
+package let traceHeader = "user,time,event,app,value"
 
 /// Reads a canonical trace one user at a time, validating as it goes.
 ///
@@ -27,15 +27,15 @@ public final class TraceReader {
   /// Lines consumed so far.
   public private(set) var line = 0
   /// Bytes consumed so far.
-  public private(set) var bytesRead = 0
+  package private(set) var bytesRead = 0
 
   /// Longest accepted line by default, in bytes; longer lines are an error.
-  public static let maxLineBytes = ResourceLimits().maxLineBytes
+  package static let maxLineBytes = ResourceLimits().maxLineBytes
   /// The size limits this reader enforces.
-  public let limits: ResourceLimits
+  package let limits: ResourceLimits
   /// Called with every block of bytes as it is read from the file, in
   /// order (to hash exactly the bytes parsed, without a second pass).
-  public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+  package var onRead: ((UnsafeRawBufferPointer) -> Void)?
 
   private typealias Bytes = UnsafeBufferPointer<UInt8>
 
@@ -69,6 +69,9 @@ public final class TraceReader {
   }
   private var state = UserState()
 
+  /// Opens a canonical trace (`-` for standard input).
+  ///
+  /// - Throws: ``TraceFormatError`` when the file cannot be read or its header is wrong.
   public init(path: String, limits: ResourceLimits = .current) throws {
     self.path = path
     self.limits = limits

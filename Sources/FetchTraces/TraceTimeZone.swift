@@ -10,6 +10,7 @@ public enum TraceTimeZone: Sendable, Equatable, CustomStringConvertible {
   /// An IANA time zone name, with daylight saving time.
   case named(String)
 
+  /// Coordinated Universal Time.
   public static let utc = TraceTimeZone.fixed(0)
 
   /// Parses the `begin` row's value; `nil` for an unknown zone.
@@ -50,14 +51,14 @@ public enum TraceTimeZone: Sendable, Equatable, CustomStringConvertible {
 ///
 /// Caches the current UTC-offset interval, so a time-ordered sweep costs one
 /// Foundation call per daylight-saving transition, not per event.
-public struct LocalClock: Sendable {
+package struct LocalClock: Sendable {
   private let zone: TimeZone?
   private var fixedOffset: Double
   private var validFrom = Double.infinity
   private var validTo = -Double.infinity
   private var cached = 0.0
 
-  public init(_ tz: TraceTimeZone) {
+  package init(_ tz: TraceTimeZone) {
     switch tz {
     case .fixed(let off):
       zone = nil
@@ -69,7 +70,7 @@ public struct LocalClock: Sendable {
   }
 
   /// Offset east of UTC at `t`, in seconds.
-  public mutating func offset(at t: Double) -> Double {
+  package mutating func offset(at t: Double) -> Double {
     guard let zone else { return fixedOffset }
     if t >= validFrom && t < validTo { return cached }
     let d = Date(timeIntervalSince1970: t)
@@ -80,24 +81,24 @@ public struct LocalClock: Sendable {
   }
 
   /// Local time as seconds since the Unix epoch in local wall-clock terms.
-  public mutating func local(_ t: Double) -> Double { t + offset(at: t) }
+  package mutating func local(_ t: Double) -> Double { t + offset(at: t) }
 
   /// Local hour of day in [0, 24).
-  public mutating func hourOfDay(_ t: Double) -> Double {
+  package mutating func hourOfDay(_ t: Double) -> Double {
     let l = local(t)
     let s = l - (l / 86_400).rounded(.down) * 86_400
     return s / 3600
   }
 
   /// Local day of week, 0 = Monday ... 6 = Sunday.
-  public mutating func dayOfWeek(_ t: Double) -> Int {
+  package mutating func dayOfWeek(_ t: Double) -> Int {
     let day = Int((local(t) / 86_400).rounded(.down))
     // 1970-01-01 was a Thursday (index 3).
     return ((day + 3) % 7 + 7) % 7
   }
 
   /// Local hour of the week in [0, 168), Monday 00:00 = 0.
-  public mutating func hourOfWeek(_ t: Double) -> Double {
+  package mutating func hourOfWeek(_ t: Double) -> Double {
     Double(dayOfWeek(t)) * 24 + hourOfDay(t)
   }
 }

@@ -33,24 +33,24 @@ import FetchSupport
 /// cues (``UbiqLogAdapter/Options/behaviouralFilter`` is `nil` by default).
 ///
 /// - Complexity: O(r log r + b) per participant for r records touching b bins.
-public struct UbiqLogBehaviouralFilter: Sendable, Equatable {
+package struct UbiqLogBehaviouralFilter: Sendable, Equatable {
   /// Length of a coverage bin, s; > 0.
-  public var binSeconds: Int64 = 900
+  package var binSeconds: Int64 = 900
   /// Share of the participant's logged bins a process must touch to count
   /// as always running; in (0, 1].
-  public var alwaysRunningCoverage = 0.85
+  package var alwaysRunningCoverage = 0.85
   /// Share of a process's merged records that must start in lockstep with
   /// an always-running process; in (0, 1].
-  public var lockstepShare = 0.9
+  package var lockstepShare = 0.9
   /// How close two record starts must be to count as lockstep, s; ≥ 0.
-  public var lockstepToleranceSeconds: Int64 = 1
+  package var lockstepToleranceSeconds: Int64 = 1
   /// Fewest merged records a process needs before a cue can flag it; ≥ 1.
-  public var minimumRecords = 20
+  package var minimumRecords = 20
 
-  public init() {}
+  package init() {}
 
   /// Why these settings cannot be used, or `nil`.
-  public var problem: String? {
+  package var problem: String? {
     if binSeconds <= 0 { return "the coverage bin must be > 0 s" }
     if !(alwaysRunningCoverage > 0 && alwaysRunningCoverage <= 1) { return "the always-running coverage must be in (0, 1]" }
     if !(lockstepShare > 0 && lockstepShare <= 1) { return "the lockstep share must be in (0, 1]" }
@@ -60,22 +60,22 @@ public struct UbiqLogBehaviouralFilter: Sendable, Equatable {
   }
 
   /// The cue values of one process.
-  public struct Cues: Sendable, Equatable {
+  package struct Cues: Sendable, Equatable {
     /// Share of the participant's logged bins the process touches.
-    public var coverage: Double
+    package var coverage: Double
     /// Share of its merged records starting in lockstep with an
     /// always-running process (0 when there is none, or when it is one).
-    public var lockstep: Double
+    package var lockstep: Double
     /// Merged records.
-    public var records: Int
+    package var records: Int
     /// Why it is flagged, or `nil` when it is not.
-    public var reason: String?
+    package var reason: String?
   }
 
   /// The cues of every app of one participant. `records` are (start, end,
   /// app) in seconds, any order; `mergeGap` merges an app's records as the
   /// adapter does.
-  public func cues(records: [(start: Int64, end: Int64, app: Int32)], appCount: Int, mergeGap: Double) -> [Cues] {
+  package func cues(records: [(start: Int64, end: Int64, app: Int32)], appCount: Int, mergeGap: Double) -> [Cues] {
     var logged = Set<Int64>()
     var touched = [Set<Int64>](repeating: [], count: appCount)
     for r in records {

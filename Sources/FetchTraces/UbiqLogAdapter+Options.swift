@@ -19,35 +19,35 @@ extension UbiqLogAdapter {
   /// Clock and alarm apps are dropped (`clock` is a drop substring): their
   /// process stays alive to ring scheduled alarms, and an alarm is not an open
   /// that wants fresh content.
-  public struct Options: Sendable, Equatable {
+  package struct Options: Sendable, Equatable {
     /// Rows whose start or end year is earlier are clock resets; dropped.
-    public var minimumYear: Int
+    package var minimumYear: Int
     /// Rows whose end − start is negative or exceeds this (s) are dropped.
-    public var maximumRecordDuration: Double
+    package var maximumRecordDuration: Double
     /// A record of an app starting less than this many seconds after that
     /// app's previous record ended is merged into it. ≥ 0.
-    public var mergeGap: Double
+    package var mergeGap: Double
     /// Cap on an open's session length, in s; in (0, 86,400].
-    public var maximumSession: Double
+    package var maximumSession: Double
     /// A user's window is cut to the block of days with the most opens in
     /// which no two consecutive active days are more than this many days
     /// apart (0 keeps everything). Logging gaps of weeks or months (2_F has
     /// 18 active days in 381) would otherwise count as days of phone use.
-    public var maximumIdleDays: Int
+    package var maximumIdleDays: Int
     /// Drop names with a `:` (secondary processes).
-    public var dropSecondaryProcesses: Bool
+    package var dropSecondaryProcesses: Bool
     /// Background markers: a name containing one is dropped (rule 2).
-    public var dropSubstrings: [String]
+    package var dropSubstrings: [String]
     /// User-facing system apps: kept when the last name component is one of
     /// these, even under a platform prefix (rule 3).
-    public var keepAppNames: [String]
+    package var keepAppNames: [String]
     /// Platform and vendor packages: dropped unless kept by rule 3 (rule 4).
-    public var dropPrefixes: [String]
+    package var dropPrefixes: [String]
     /// Behavioural cues applied after the name rules (``UbiqLogBehaviouralFilter``);
     /// `nil` (the default, which built the bundled trace) applies none.
-    public var behaviouralFilter: UbiqLogBehaviouralFilter? = nil
+    package var behaviouralFilter: UbiqLogBehaviouralFilter? = nil
 
-    public init(
+    package init(
       minimumYear: Int = 2013,
       maximumRecordDuration: Double = 86_400,
       mergeGap: Double = 60,
@@ -70,7 +70,7 @@ extension UbiqLogAdapter {
     }
 
     /// Substrings that mark background, system or helper processes.
-    public static let defaultDropSubstrings: [String] = [
+    package static let defaultDropSubstrings: [String] = [
       // the markers named in domain.md §5.1
       "launcher", "widget", "provider", "service", "keyguard", "lockscreen", "push", "sync",
       // home screens, input methods, wallpapers
@@ -86,7 +86,7 @@ extension UbiqLogAdapter {
     ]
 
     /// Last name components of user-facing system apps.
-    public static let defaultKeepAppNames: [String] = [
+    package static let defaultKeepAppNames: [String] = [
       // messaging, phone, contacts
       "mms", "conversations", "dialer", "htcdialer", "dialertab", "contacts", "htccontacts",
       "socialphonebook",
@@ -100,7 +100,7 @@ extension UbiqLogAdapter {
     ]
 
     /// Platform and vendor package prefixes.
-    public static let defaultDropPrefixes: [String] = [
+    package static let defaultDropPrefixes: [String] = [
       "com.android.", "android.", "com.google.android.gms", "com.google.android.gsf",
       "com.google.android.tts", "com.google.android.partnersetup", "com.google.process.",
       "com.sec.", "com.samsung.", "com.lge.", "com.sonyericsson.", "com.sonymobile.", "com.htc.",
@@ -113,7 +113,7 @@ extension UbiqLogAdapter {
     ///
     ///     Options().dropReason(process: "com.sec.android.app.launcher")
     ///     // "contains 'launcher'"
-    public func dropReason(process name: String) -> String? {
+    package func dropReason(process name: String) -> String? {
       let n = name.lowercased()
       if dropSecondaryProcesses && n.contains(":") { return "secondary process (':')" }
       if let s = dropSubstrings.first(where: { n.contains($0.lowercased()) }) { return "contains '\(s)'" }
@@ -124,10 +124,10 @@ extension UbiqLogAdapter {
     }
 
     /// Whether `name` is kept as a user-facing app.
-    public func keeps(process name: String) -> Bool { dropReason(process: name) == nil }
+    package func keeps(process name: String) -> Bool { dropReason(process: name) == nil }
 
     /// The options as `#` comment lines for a derived trace.
-    public var commentLines: [String] {
+    package var commentLines: [String] {
       [
         "adapter options: minimumYear=\(minimumYear) maximumRecordDuration=\(CSV.number(maximumRecordDuration))s"
           + " mergeGap=\(CSV.number(mergeGap))s maximumSession=\(CSV.number(maximumSession))s maximumIdleDays=\(maximumIdleDays)"

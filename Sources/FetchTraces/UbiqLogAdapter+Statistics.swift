@@ -15,19 +15,19 @@ extension UbiqLogAdapter {
   ///   type 7, the NumPy and R default); NaN when empty.
   ///
   /// - Complexity: O(n log n) in the number of opens.
-  public struct Statistics: Sendable, Equatable {
+  package struct Statistics: Sendable, Equatable {
     /// Quantiles and mean of a pooled sample.
-    public struct Summary: Sendable, Equatable {
-      public var count: Int
-      public var p10: Double
-      public var p25: Double
-      public var median: Double
-      public var p75: Double
-      public var p90: Double
-      public var mean: Double
+    package struct Summary: Sendable, Equatable {
+      package var count: Int
+      package var p10: Double
+      package var p25: Double
+      package var median: Double
+      package var p75: Double
+      package var p90: Double
+      package var mean: Double
 
       /// Summarises `values` (any order).
-      public init(_ values: [Double]) {
+      package init(_ values: [Double]) {
         let s = values.sorted()
         count = s.count
         p10 = Quantile.type7(sorted: s, 0.10)
@@ -40,42 +40,42 @@ extension UbiqLogAdapter {
     }
 
     /// An app's share of all opens.
-    public struct AppShare: Sendable, Equatable {
-      public var app: String
-      public var opens: Int
+    package struct AppShare: Sendable, Equatable {
+      package var app: String
+      package var opens: Int
       /// Fraction of all opens, 0...1.
-      public var share: Double
+      package var share: Double
     }
 
     /// Users with at least one open.
-    public var participants: Int
+    package var participants: Int
     /// (user, local date) pairs with at least one open.
-    public var activeUserDays: Int
+    package var activeUserDays: Int
     /// All open events.
-    public var opens: Int
+    package var opens: Int
     /// Active days per participant.
-    public var activeDaysPerParticipant: Summary
+    package var activeDaysPerParticipant: Summary
     /// Opens per active user-day.
-    public var opensPerActiveDay: Summary
+    package var opensPerActiveDay: Summary
     /// Opens per active user-day, ignoring `com.android.settings`.
-    public var opensPerActiveDayWithoutSettings: Summary
+    package var opensPerActiveDayWithoutSettings: Summary
     /// Same-app gaps, in minutes.
-    public var sameAppGapMinutes: Summary
+    package var sameAppGapMinutes: Summary
     /// Any-app gaps, in minutes.
-    public var anyAppGapMinutes: Summary
+    package var anyAppGapMinutes: Summary
     /// Session lengths (the `value` of opens), in seconds.
-    public var sessionSeconds: Summary
+    package var sessionSeconds: Summary
     /// The ten most opened apps (ties by name), pooled over users.
-    public var topApps: [AppShare]
+    package var topApps: [AppShare]
     /// Share of opens of the ten most opened apps, 0...1.
-    public var topTenShare: Double
+    package var topTenShare: Double
     /// Per participant, the most-used app's share of that participant's opens.
-    public var participantTopAppShare: Summary
+    package var participantTopAppShare: Summary
     /// Share of opens by local hour 0...23; sums to 1 when there are opens.
-    public var hourShare: [Double]
+    package var hourShare: [Double]
 
     /// Computes the statistics of the `open` events of `users`.
-    public init(users: [UserTrace]) {
+    package init(users: [UserTrace]) {
       var perDay: [Double] = [], perDayNoSettings: [Double] = [], activeDays: [Double] = []
       var same: [Double] = [], any: [Double] = [], sessions: [Double] = [], topShare: [Double] = []
       var appOpens: [String: Int] = [:]
@@ -135,7 +135,7 @@ extension UbiqLogAdapter {
 
     /// A Markdown table of these statistics next to the reference values of
     /// domain.md §5.1, then the top-10 apps and the hourly shares.
-    public func markdownComparison() -> String {
+    package func markdownComparison() -> String {
       func f(_ x: Double, _ d: Int = 0) -> String { CSV.number(x, decimals: d) }
       func pct(_ x: Double) -> String { CSV.number(x * 100, decimals: 1) + " %" }
       let rows: [(String, String, String)] = [

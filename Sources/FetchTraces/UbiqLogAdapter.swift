@@ -52,12 +52,12 @@ import Foundation
 /// 94,600 opens; see ``Statistics/markdownComparison()``.
 ///
 /// - Complexity: O(r log r) time for r rows; memory O(kept records).
-public struct UbiqLogAdapter: Sendable {
+package struct UbiqLogAdapter: Sendable {
   /// The filter and merge settings; all public so users can change them.
-  public var options: Options
+  package var options: Options
 
   /// - Precondition: the options are valid (see ``Options``).
-  public init(options: Options = Options()) {
+  package init(options: Options = Options()) {
     options._checkValid()
     self.options = options
   }
@@ -65,45 +65,45 @@ public struct UbiqLogAdapter: Sendable {
   // MARK: - Output
 
   /// The derived traces and what happened to the input rows.
-  public struct Output: Sendable, Equatable {
+  package struct Output: Sendable, Equatable {
     /// One trace per participant with at least one open, in file order.
-    public var users: [UserTrace]
+    package var users: [UserTrace]
     /// Data rows read (header and blank lines excluded).
-    public var rows = 0
+    package var rows = 0
     /// Rows dropped because the start or end year is before ``Options/minimumYear``.
-    public var droppedBeforeMinimumYear = 0
+    package var droppedBeforeMinimumYear = 0
     /// Rows dropped because end < start or end − start > ``Options/maximumRecordDuration``.
-    public var droppedInconsistentTimes = 0
+    package var droppedInconsistentTimes = 0
     /// Rows dropped by the name filter.
-    public var droppedByName = 0
+    package var droppedByName = 0
     /// Rows kept (before merging).
-    public var keptRecords = 0
+    package var keptRecords = 0
     /// `open` events written (merged records).
-    public var opens = 0
+    package var opens = 0
     /// Participants with valid rows but no kept record (omitted from ``users``).
-    public var usersWithoutOpens: [String] = []
+    package var usersWithoutOpens: [String] = []
     /// Distinct process names dropped by the name filter, with their row counts.
-    public var droppedNames: [String: Int] = [:]
+    package var droppedNames: [String: Int] = [:]
     /// Rows dropped by ``Options/behaviouralFilter`` (after the name rules).
-    public var droppedByBehaviour = 0
+    package var droppedByBehaviour = 0
     /// The processes the behavioural filter dropped, in participant order.
-    public var behaviourDrops: [BehaviourDrop] = []
+    package var behaviourDrops: [BehaviourDrop] = []
 
     /// A process of one participant dropped by the behavioural filter.
-    public struct BehaviourDrop: Sendable, Equatable, CustomStringConvertible {
-      public var participant: String
-      public var process: String
+    package struct BehaviourDrop: Sendable, Equatable, CustomStringConvertible {
+      package var participant: String
+      package var process: String
       /// Merged records (the opens it would have given before the window cut).
-      public var records: Int
-      public var reason: String
+      package var records: Int
+      package var reason: String
       /// `participant: process: reason`.
-      public var description: String { "\(participant): \(process): \(reason)" }
+      package var description: String { "\(participant): \(process): \(reason)" }
     }
 
-    public init(users: [UserTrace] = []) { self.users = users }
+    package init(users: [UserTrace] = []) { self.users = users }
 
     /// A one-line summary for logs.
-    public var summary: String {
+    package var summary: String {
       "\(users.count) users, \(opens) opens from \(keptRecords) kept of \(rows) rows"
         + " (dropped: \(droppedBeforeMinimumYear) before the minimum year, \(droppedInconsistentTimes) with"
         + " inconsistent times, \(droppedByName) by name"
@@ -112,7 +112,7 @@ public struct UbiqLogAdapter: Sendable {
   }
 
   /// The attribution the CC BY 4.0 licence asks for (from the dataset's SOURCE.md).
-  public static let attribution =
+  package static let attribution =
     "UbiqLog (smartphone lifelogging) dataset, R. Rawassizadeh et al., UCI Machine Learning Repository,"
     + " https://archive.ics.uci.edu/dataset/369, licensed CC BY 4.0. Cite: R. Rawassizadeh, M. Tomitsch,"
     + " K. Wac, A. M. Tjoa. \"UbiqLog: a generic mobile phone-based life-log framework.\" Personal and"
@@ -121,7 +121,7 @@ public struct UbiqLogAdapter: Sendable {
   /// `#` comment lines for a derived trace: source, licence, attribution,
   /// modifications, the options and the row counts. `input` should be a file
   /// name, not a local path.
-  public func commentLines(input: String, output: Output) -> [String] {
+  package func commentLines(input: String, output: Output) -> [String] {
     [
       "FetchLab trace: foreground app opens approximated from UbiqLog Application (running-process) records.",
       "Source: " + UbiqLogAdapter.attribution,
@@ -173,7 +173,7 @@ public struct UbiqLogAdapter: Sendable {
   ///
   /// - Throws: ``TraceFormatError`` naming file, line and field for a
   ///   malformed row, a missing column, an unreadable file or a failing `xz`.
-  public func read(path: String) throws -> Output {
+  package func read(path: String) throws -> Output {
     let input = try UbiqLogInput(path: path)
     func fail(_ field: String, _ message: String) -> TraceFormatError {
       TraceFormatError(file: path, line: input.line, field: field, message: message)

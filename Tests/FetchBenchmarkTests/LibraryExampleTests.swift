@@ -5,8 +5,9 @@ import FetchTraces
 import Foundation
 import Testing
 
-/// The library example of docs/architecture.md ("Library API"), run as a
-/// test so that the documented code keeps compiling and working.
+/// An embedding workflow run end to end with the package's view of the
+/// modules (the public-only example of docs/library-api.md is type-checked
+/// by `LibraryAPITests`).
 @Suite("Library API example")
 struct LibraryExampleTests {
   @Test("convert an event log, replay two policies, read the totals")

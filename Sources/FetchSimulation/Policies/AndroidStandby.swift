@@ -4,10 +4,10 @@ import FetchTraces
 // MARK: - App Standby Buckets
 
 /// Android's App Standby Buckets (Android 9+, reference §2.4).
-public enum StandbyBucket: Int, Sendable, CaseIterable, CustomStringConvertible {
+package enum StandbyBucket: Int, Sendable, CaseIterable, CustomStringConvertible {
   case active, workingSet, frequent, rare, restricted
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .active: "active"
     case .workingSet: "working_set"
@@ -21,11 +21,11 @@ public enum StandbyBucket: Int, Sendable, CaseIterable, CustomStringConvertible 
 /// Knobs of the App Standby Bucket model: bucket thresholds (NV) and the
 /// AOSP `QuotaController` job quotas (V, reference §2.4), plus the periodic
 /// job the app runs (as ``WorkManagerParameters``).
-public struct StandbyParameters: Sendable, Hashable {
+package struct StandbyParameters: Sendable, Hashable {
   /// Period of the app's job, s (clamped to ≥ 15 min, V).
-  public var jobIntervalS = 900.0
+  package var jobIntervalS = 900.0
   /// The job's flex, constraints and Doze.
-  public var job = WorkManagerParameters()
+  package var job = WorkManagerParameters()
 
   /// Bucket thresholds on the time since the user last opened the app, s.
   /// The platform derives buckets from usage with its own (remotely tuned)
@@ -34,38 +34,38 @@ public struct StandbyParameters: Sendable, Hashable {
   /// most days"), Frequent within 3 days ("regularly, not every day"), Rare
   /// after that. (AOSP's `AppStandbyController` uses elapsed thresholds of
   /// 12 h / 24 h / 48 h with a 1 h active timeout, M.)
-  public var activeS = 3600.0
-  public var workingSetS = 86_400.0
-  public var frequentS = 3 * 86_400.0
+  package var activeS = 3600.0
+  package var workingSetS = 86_400.0
+  package var frequentS = 3 * 86_400.0
   /// Restricted after this long without use (V: 8 days, Android 13). Set it
   /// very large to disable the Restricted bucket.
-  public var restrictedS = 8 * 86_400.0
+  package var restrictedS = 8 * 86_400.0
 
   /// QuotaController rolling windows per bucket, s (V: 10 min, 2 h, 8 h,
   /// 24 h, 24 h).
-  public var activeWindowS = 600.0
-  public var workingSetWindowS = 7200.0
-  public var frequentWindowS = 28_800.0
-  public var rareWindowS = 86_400.0
-  public var restrictedWindowS = 86_400.0
+  package var activeWindowS = 600.0
+  package var workingSetWindowS = 7200.0
+  package var frequentWindowS = 28_800.0
+  package var rareWindowS = 86_400.0
+  package var restrictedWindowS = 86_400.0
   /// Max job batches per window (V: 75, 10, 8, 3, 1). Each fetch is one job
   /// and one batch, so the max-jobs limits (75, 120, 200, 48, 10) never bind
   /// first and are not modelled separately.
-  public var activeBatches = 75.0
-  public var workingSetBatches = 10.0
-  public var frequentBatches = 8.0
-  public var rareBatches = 3.0
-  public var restrictedBatches = 1.0
+  package var activeBatches = 75.0
+  package var workingSetBatches = 10.0
+  package var frequentBatches = 8.0
+  package var rareBatches = 3.0
+  package var restrictedBatches = 1.0
   /// Job execution time per window, s (V: 10 min in every bucket).
-  public var jobTimeS = 600.0
+  package var jobTimeS = 600.0
   /// No quota while charging, except in Restricted (V); runs while charging
   /// do not count against the quota. 0 turns the exemption off.
-  public var chargingExempt = 1.0
+  package var chargingExempt = 1.0
 
-  public init() {}
+  package init() {}
 
   /// The bucket of an app last used `idle` seconds ago.
-  public func bucket(idleFor idle: Double) -> StandbyBucket {
+  package func bucket(idleFor idle: Double) -> StandbyBucket {
     if idle < activeS { return .active }
     if idle < workingSetS { return .workingSet }
     if idle < frequentS { return .frequent }
@@ -74,7 +74,7 @@ public struct StandbyParameters: Sendable, Hashable {
   }
 
   /// The bucket's rolling quota window, s.
-  public func windowS(_ b: StandbyBucket) -> Double {
+  package func windowS(_ b: StandbyBucket) -> Double {
     switch b {
     case .active: activeWindowS
     case .workingSet: workingSetWindowS
@@ -85,7 +85,7 @@ public struct StandbyParameters: Sendable, Hashable {
   }
 
   /// The bucket's max job batches per window.
-  public func maxBatches(_ b: StandbyBucket) -> Int {
+  package func maxBatches(_ b: StandbyBucket) -> Int {
     let x: Double
     switch b {
     case .active: x = activeBatches
@@ -124,13 +124,13 @@ public struct StandbyParameters: Sendable, Hashable {
 }
 
 /// One run of the Standby policy's job, for inspection and tests.
-public struct StandbyRun: Sendable, Equatable {
+package struct StandbyRun: Sendable, Equatable {
   /// Start of the run, Unix s.
-  public var time: Double
+  package var time: Double
   /// The app's bucket then.
-  public var bucket: StandbyBucket
+  package var bucket: StandbyBucket
   /// Whether it counts against the quota (not exempt by charging).
-  public var counted: Bool
+  package var counted: Bool
 }
 
 /// Android App Standby Buckets, `android-standby` (reference §2.4, baseline
@@ -154,23 +154,23 @@ public struct StandbyRun: Sendable, Equatable {
 /// - Not modelled: alarms, FCM quotas, Rare's network cut outside windows,
 ///   the 4 h daily execution cap (a fetch lasts at most 30 s), expedited
 ///   jobs.
-public struct StandbyPolicy: FetchPolicy {
-  public let params: StandbyParameters
+package struct StandbyPolicy: FetchPolicy {
+  package let params: StandbyParameters
   var job: AndroidPeriodicJob
   /// Time of the user's last open of the app.
-  public private(set) var lastUse: Double
+  package private(set) var lastUse: Double
   /// Counted runs in the last 24 h or more: (start, duration so far).
   var counted: [(start: Double, duration: Double)] = []
   var pendingCounted = false
   /// Every run, when `logRuns` is on.
-  public private(set) var runs: [StandbyRun] = []
-  public var logRuns = false
+  package private(set) var runs: [StandbyRun] = []
+  package var logRuns = false
 
   /// - Parameters:
   ///   - training: the user's trace before the replay window (may be
   ///     empty); the app's last open in it sets the starting bucket.
   ///   - app: the app index (the same in `training` and the replayed trace).
-  public init(params: StandbyParameters = StandbyParameters(), training: UserTrace, app: Int32) {
+  package init(params: StandbyParameters = StandbyParameters(), training: UserTrace, app: Int32) {
     self.params = params
     job = AndroidPeriodicJob(period: params.jobIntervalS, params: params.job)
     var last = training.start
@@ -179,10 +179,10 @@ public struct StandbyPolicy: FetchPolicy {
   }
 
   /// The period of the job after clamping, s.
-  public var period: Double { job.period }
+  package var period: Double { job.period }
 
   /// The app's bucket at `t` if it is not opened before then.
-  public func bucket(at t: Double) -> StandbyBucket {
+  package func bucket(at t: Double) -> StandbyBucket {
     params.bucket(idleFor: t - lastUse)
   }
 
@@ -226,23 +226,23 @@ public struct StandbyPolicy: FetchPolicy {
     if logRuns { runs.append(StandbyRun(time: t, bucket: b, counted: isCounted)) }
   }
 
-  public mutating func start(_ ctx: inout PolicyContext) {
+  package mutating func start(_ ctx: inout PolicyContext) {
     lastUse = min(lastUse, ctx.now)
     job.start(&ctx)
     step(&ctx)
   }
 
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     if event.kind == .open && event.app == ctx.app { lastUse = event.time }
     job.observe(event)
     step(&ctx)
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     step(&ctx)
   }
 
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     if pendingCounted, !counted.isEmpty {
       counted[counted.count - 1].duration = outcome.end - outcome.start
     }
@@ -252,23 +252,23 @@ public struct StandbyPolicy: FetchPolicy {
 }
 
 /// `android-standby[:key=value,...]`.
-public enum AndroidStandbyFamily: PolicyFamily {
-  public static let name = "android-standby"
-  public static let syntax = "android-standby[:key=value,...]"
-  public static let example = "android-standby"
-  public static let summary =
+package enum AndroidStandbyFamily: PolicyFamily {
+  package static let name = "android-standby"
+  package static let syntax = "android-standby[:key=value,...]"
+  package static let example = "android-standby"
+  package static let summary =
     "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas"
-  public static var settings: [PolicySettingInfo] { settingInfos(StandbyParameters.keys, defaults: StandbyParameters()) }
-  public static let learns = true
-  public static let style = PolicyStyle(color: "#882255", marker: .cross)
+  package static var settings: [PolicySettingInfo] { settingInfos(StandbyParameters.keys, defaults: StandbyParameters()) }
+  package static let learns = true
+  package static let style = PolicyStyle(color: "#882255", marker: .cross)
 
-  public static func parse(_ argument: String?, spec: String) throws -> StandbyParameters {
+  package static func parse(_ argument: String?, spec: String) throws -> StandbyParameters {
     try parseSettings(argument ?? "", policy: spec, defaults: StandbyParameters(), keys: StandbyParameters.keys)
   }
-  public static func describe(_ p: StandbyParameters) -> String {
+  package static func describe(_ p: StandbyParameters) -> String {
     name + settingsSuffix(p, defaults: StandbyParameters(), keys: StandbyParameters.keys, separator: ":")
   }
-  public static func makePolicies(_ p: StandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> StandbyPolicy {
+  package static func makePolicies(_ p: StandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> StandbyPolicy {
     let training = device.training
     return { app, _ in StandbyPolicy(params: p, training: training, app: app) }
   }

@@ -6,35 +6,35 @@ import FetchTraces
 /// Knobs of Android's WorkManager / JobScheduler periodic work (reference
 /// §2.6) and of the Doze model that defers it (§2.5). Flags are 0 (off) or
 /// any other value (on); durations are seconds.
-public struct WorkManagerParameters: Sendable, Hashable {
+package struct WorkManagerParameters: Sendable, Hashable {
   /// Flex window, s: a run may happen in [period − flex, period] after the
   /// previous one (V: minimum 5 min, which is the default here; clamped to
   /// [5 min, period]).
-  public var flexS = 300.0
+  package var flexS = 300.0
   /// Run in the flex window at the first moment the device's radio is
   /// already up (a user session or another app's wake in progress), else at
   /// the window's end (1, NV: a modelling choice that gives the system the
   /// batching freedom flex exists for). 0: run as soon as the window opens.
-  public var opportunistic = 1.0
+  package var opportunistic = 1.0
   /// Constraint: unmetered network (WiFi) (V; off by default).
-  public var requiresUnmetered = 0.0
+  package var requiresUnmetered = 0.0
   /// Constraint: any network; without it a job may run offline and fail
   /// (V; off by default).
-  public var requiresConnected = 0.0
+  package var requiresConnected = 0.0
   /// Constraint: charging (V; off by default).
-  public var requiresCharging = 0.0
+  package var requiresCharging = 0.0
   /// Constraint: battery not low, i.e. charging, unknown, or at least
   /// ``batteryLowPct`` (V; off by default).
-  public var requiresBatteryNotLow = 0.0
+  package var requiresBatteryNotLow = 0.0
   /// Battery level below which the battery is "low", % (NV: Android's
   /// low-battery warning level is 15 %, M).
-  public var batteryLowPct = 15.0
+  package var batteryLowPct = 15.0
   /// Defer by deep Doze (1) or ignore Doze (0).
-  public var dozeEnabled = 1.0
+  package var dozeEnabled = 1.0
   /// Deep-Doze timing (AOSP defaults, V).
-  public var doze = DozeParameters()
+  package var doze = DozeParameters()
 
-  public init() {}
+  package init() {}
 
   /// Names accepted in `android-workmanager:<interval>,key=value`.
   static let keys: [SettingKey<WorkManagerParameters>] = [
@@ -147,44 +147,44 @@ struct AndroidPeriodicJob: Sendable {
 ///   next maintenance window and runs at its start. An open or plugging in
 ///   exits Doze and a waiting job runs at once. Light Doze is not modelled.
 /// - No backoff: a failed fetch is not retried before the next period.
-public struct WorkManagerPolicy: FetchPolicy {
+package struct WorkManagerPolicy: FetchPolicy {
   /// The shortest period of periodic work, s (V: 15 min; shorter is clamped).
-  public static let minimumPeriodS = 900.0
+  package static let minimumPeriodS = 900.0
   /// The shortest flex window, s (V: 5 min).
-  public static let minimumFlexS = 300.0
+  package static let minimumFlexS = 300.0
   /// The period after clamping, s.
-  public var period: Double { job.period }
+  package var period: Double { job.period }
   /// The flex window after clamping, s.
-  public var flex: Double { job.flex }
-  public let params: WorkManagerParameters
+  package var flex: Double { job.flex }
+  package let params: WorkManagerParameters
   var job: AndroidPeriodicJob
 
   /// - Parameters:
   ///   - interval: the requested period, s (clamped to ≥ 15 min).
-  public init(interval: Double, params: WorkManagerParameters = WorkManagerParameters()) {
+  package init(interval: Double, params: WorkManagerParameters = WorkManagerParameters()) {
     precondition(interval > 0, "WorkManager interval must be positive")
     self.params = params
     job = AndroidPeriodicJob(period: interval, params: params)
   }
 
   /// The Doze state as inferred so far (nil with `doze=0`).
-  public var doze: DozeState? { job.doze }
+  package var doze: DozeState? { job.doze }
 
-  public mutating func start(_ ctx: inout PolicyContext) {
+  package mutating func start(_ ctx: inout PolicyContext) {
     job.start(&ctx)
     _ = job.step(&ctx)
   }
 
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     job.observe(event)
     _ = job.step(&ctx)
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     _ = job.step(&ctx)
   }
 
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     _ = job.step(&ctx)
   }
 }
@@ -192,33 +192,33 @@ public struct WorkManagerPolicy: FetchPolicy {
 // MARK: - App Standby Buckets
 
 /// `android-workmanager:<interval>[,key=value,...]`.
-public enum AndroidWorkManagerFamily: PolicyFamily {
+package enum AndroidWorkManagerFamily: PolicyFamily {
   /// The interval, s, and the parameters.
-  public struct Configuration: Sendable, Hashable {
-    public var interval: Double
-    public var parameters: WorkManagerParameters
+  package struct Configuration: Sendable, Hashable {
+    package var interval: Double
+    package var parameters: WorkManagerParameters
   }
 
-  public static let name = "android-workmanager"
-  public static let syntax = "android-workmanager:<interval>[,key=value,...]"
-  public static let example = "android-workmanager:1h"
-  public static let summary =
+  package static let name = "android-workmanager"
+  package static let syntax = "android-workmanager:<interval>[,key=value,...]"
+  package static let example = "android-workmanager:1h"
+  package static let summary =
     "Android WorkManager periodic work (period at least 15 min, flex window, optional constraints), deferred by deep Doze"
-  public static var settings: [PolicySettingInfo] { settingInfos(WorkManagerParameters.keys, defaults: WorkManagerParameters()) }
-  public static let style = PolicyStyle(color: "#D55E00", marker: .triangleLeft)
+  package static var settings: [PolicySettingInfo] { settingInfos(WorkManagerParameters.keys, defaults: WorkManagerParameters()) }
+  package static let style = PolicyStyle(color: "#D55E00", marker: .triangleLeft)
 
-  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'android-workmanager' needs an argument, e.g. android-workmanager:1h") }
     let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
     return Configuration(interval: i, parameters: try parseSettings(rest, policy: spec, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys))
   }
-  public static func describe(_ c: Configuration) -> String {
+  package static func describe(_ c: Configuration) -> String {
     "android-workmanager:\(formatDuration(c.interval))"
       + settingsSuffix(c.parameters, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys, separator: ",")
   }
-  public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
-  public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
-  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> WorkManagerPolicy {
+  package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> WorkManagerPolicy {
     { _, _ in WorkManagerPolicy(interval: c.interval, params: c.parameters) }
   }
 

@@ -7,45 +7,45 @@ import Foundation
 /// IMP (Higgins, Flinn, Giuli, Noble, Peplin, Watson, *Informed Mobile
 /// Prefetching*, MobiSys 2012; reference §4) publishes no defaults for these
 /// (NV); budgets follow the reference's iOS sweep (§2.1).
-public struct IMPParameters: Sendable, Hashable {
+package struct IMPParameters: Sendable, Hashable {
   /// Decision period, s: prices adapt and a decision is taken every period
   /// (plus at opportunities).
-  public var checkIntervalS = 300.0
+  package var checkIntervalS = 300.0
   /// "Soon": the horizon of the predicted open probability, s (NV).
-  public var horizonS = 900.0
+  package var horizonS = 900.0
   /// Value of a prefetch that the user sees as new content, J-equivalent
   /// at the initial energy price (NV; as ``MinimumParameters/freshValueJ``).
-  public var valueJ = 30.0
+  package var valueJ = 30.0
   /// Energy budget, % of the battery per local day (reference §2.1 sweep
   /// 0.25–2 %; 0.5 % ≈ 234 J on an iPhone 15).
-  public var energyBudgetPctPerDay = 0.5
+  package var energyBudgetPctPerDay = 0.5
   /// Cellular data budget, MB (10^6 bytes) per local day (reference §2.1
   /// sweep 1–20 MB).
-  public var dataBudgetMBPerDay = 5.0
+  package var dataBudgetMBPerDay = 5.0
   /// Integral gain k_I of the price controller, per decision period (NV):
   /// the base price is multiplied by exp(k_I · e) each period, where
   /// e = (spent today − paced) / budget.
-  public var gain = 0.1
+  package var gain = 0.1
   /// Proportional (damping) gain k_P of the price controller (NV): the price
   /// is the base times exp(k_P · e), so a fetch that puts spending ahead of
   /// pace raises it at once and the pace's growth lowers it in between.
-  public var damping = 10.0
+  package var damping = 10.0
   /// Initial price of a joule (J-equivalent per J).
-  public var initialEnergyPrice = 1.0
+  package var initialEnergyPrice = 1.0
   /// Initial price of a cellular megabyte, J-equivalent per MB (NV: a
   /// 100 KB response then weighs about as much as 1 J).
-  public var initialDataPrice = 10.0
+  package var initialDataPrice = 10.0
   /// Prices stay within [initial / range, initial · range].
-  public var priceRange = 1e4
+  package var priceRange = 1e4
   /// Budget pacing through the local day: 0 linear in clock time, 1 in step
   /// with the user's opens of the app by local hour (training; IMP paces to
   /// the goal, FetchLab's iOS model to the usage profile), or a mix.
-  public var usagePacing = 1.0
+  package var usagePacing = 1.0
   /// Prior of the content-update rate, per hour (Gamma mean); learned from
   /// the app's own NewData / NoData results as in ``MinimumPolicy``.
-  public var priorUpdatesPerHour = 1.0
+  package var priorUpdatesPerHour = 1.0
 
-  public init() {}
+  package init() {}
 
   /// Names accepted in `imp:key=value`.
   static let keys: [SettingKey<IMPParameters>] = [
@@ -109,8 +109,8 @@ public struct IMPParameters: Sendable, Hashable {
 /// never started when its estimate would overrun a budget, so each day uses
 /// at most the budget plus one fetch (the estimate's error). Energy drawn
 /// while charging counts too (conservative).
-public struct IMPPolicy: FetchPolicy {
-  public static var observesRadio: Bool { true }
+package struct IMPPolicy: FetchPolicy {
+  package static var observesRadio: Bool { true }
 
   let params: IMPParameters
   let world: WorldParameters
@@ -165,9 +165,9 @@ public struct IMPPolicy: FetchPolicy {
   var pendingGap = 0.0
 
   /// The current price of a joule, J-equivalent per J.
-  public var energyPrice: Double { exp(logEnergyPrice) }
+  package var energyPrice: Double { exp(logEnergyPrice) }
   /// The current price of a cellular megabyte, J-equivalent per MB.
-  public var dataPrice: Double { exp(logDataPrice) }
+  package var dataPrice: Double { exp(logDataPrice) }
 
   /// - Parameters:
   ///   - training: the user's trace before the replay window (may be
@@ -177,7 +177,7 @@ public struct IMPPolicy: FetchPolicy {
   ///   - spending: the daily spending this instance counts against its
   ///     budgets; pass one shared object to every app of a device for
   ///     device-wide budgets.
-  public init(
+  package init(
     params: IMPParameters, world: WorldParameters, training: UserTrace, app: Int32, population: HabitModel?,
     fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil, spending: IMPSpending = IMPSpending()
   ) {
@@ -269,20 +269,20 @@ public struct IMPPolicy: FetchPolicy {
 
   func clamp(_ x: Double, _ r: ClosedRange<Double>) -> Double { min(r.upperBound, max(r.lowerBound, x)) }
 
-  public mutating func start(_ ctx: inout PolicyContext) {
+  package mutating func start(_ ctx: inout PolicyContext) {
     lastSync = max(lastSync, ctx.now)
     rollDay(at: ctx.now)
     ctx.setTimer(at: ctx.now + params.checkIntervalS)
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     rollDay(at: ctx.now)
     adaptPrices(at: ctx.now)
     decide(&ctx)
     ctx.setTimer(at: ctx.now + params.checkIntervalS)
   }
 
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     var opportunity = false
     switch event.kind {
     case .open:
@@ -303,7 +303,7 @@ public struct IMPPolicy: FetchPolicy {
     if opportunity { decide(&ctx) }
   }
 
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     rollDay(at: ctx.now)
     if launchDay == day {
       energyToday += outcome.energyJ
@@ -360,26 +360,26 @@ public struct IMPPolicy: FetchPolicy {
 }
 
 /// `imp[:key=value,...]`.
-public enum IMPFamily: PolicyFamily {
-  public static let name = "imp"
-  public static let syntax = "imp[:key=value,...]"
-  public static let example = "imp"
-  public static let summary =
+package enum IMPFamily: PolicyFamily {
+  package static let name = "imp"
+  package static let syntax = "imp[:key=value,...]"
+  package static let example = "imp"
+  package static let summary =
     "Informed Mobile Prefetching: cost-benefit (habit model × learned hit rate) against energy and data prices that adapt to daily budgets"
-  public static var settings: [PolicySettingInfo] { settingInfos(IMPParameters.keys, defaults: IMPParameters()) }
-  public static let learns = true
-  public static let usesHabitModel = true
-  public static let style = PolicyStyle(color: "#332288", marker: .pentagon)
+  package static var settings: [PolicySettingInfo] { settingInfos(IMPParameters.keys, defaults: IMPParameters()) }
+  package static let learns = true
+  package static let usesHabitModel = true
+  package static let style = PolicyStyle(color: "#332288", marker: .pentagon)
 
-  public static func parse(_ argument: String?, spec: String) throws -> IMPParameters {
+  package static func parse(_ argument: String?, spec: String) throws -> IMPParameters {
     try parseSettings(argument ?? "", policy: spec, defaults: IMPParameters(), keys: IMPParameters.keys)
   }
-  public static func describe(_ p: IMPParameters) -> String {
+  package static func describe(_ p: IMPParameters) -> String {
     name + settingsSuffix(p, defaults: IMPParameters(), keys: IMPParameters.keys, separator: ":")
   }
   /// One IMP instance per app; at device scope they share one
   /// ``IMPSpending``, so the energy and data budgets are the device's.
-  public static func makePolicies(_ p: IMPParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> IMPPolicy {
+  package static func makePolicies(_ p: IMPParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> IMPPolicy {
     let training = device.training
     let user = device.user
     let learning = device.learning
@@ -404,7 +404,7 @@ public enum IMPFamily: PolicyFamily {
 /// the apps' usage profiles; each app keeps its own habit model, hit-rate
 /// evidence and decisions. The budgets are then spent where the apps' own
 /// benefit per joule is highest at the going price, the arbitration rule.
-public final class IMPSpending {
+package final class IMPSpending {
   var day = Int.min
   var energyJ = 0.0
   var cellularBytes = 0.0
@@ -417,5 +417,5 @@ public final class IMPSpending {
   /// that draws on this budget.
   var paces: [[Double]] = []
 
-  public init() {}
+  package init() {}
 }

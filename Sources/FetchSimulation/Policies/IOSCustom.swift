@@ -4,24 +4,24 @@ import FetchTraces
 /// `ios-custom:<interval>[,key=value,...]`: the Minimum scheduler with a
 /// floor of `interval` between launches, as
 /// `setMinimumBackgroundFetchInterval(_:)` with a custom value.
-public enum IOSCustomFamily: PolicyFamily {
+package enum IOSCustomFamily: PolicyFamily {
   /// The floor, s, and the scheduler's parameters (their spacing raised to
   /// at least the floor).
-  public struct Configuration: Sendable, Hashable {
-    public var interval: Double
-    public var parameters: MinimumParameters
+  package struct Configuration: Sendable, Hashable {
+    package var interval: Double
+    package var parameters: MinimumParameters
   }
 
-  public static let name = "ios-custom"
-  public static let syntax = "ios-custom:<interval>[,key=value,...]"
-  public static let example = "ios-custom:1h"
-  public static let summary = "the iOS Minimum scheduler with a floor of <interval> between launches (a custom fetch interval)"
-  public static var settings: [PolicySettingInfo] { IOSMinimumFamily.settings }
-  public static let learns = true
-  public static let usesHabitModel = true
-  public static let style = PolicyStyle(color: "#56B4E9", marker: .triangleRight)
+  package static let name = "ios-custom"
+  package static let syntax = "ios-custom:<interval>[,key=value,...]"
+  package static let example = "ios-custom:1h"
+  package static let summary = "the iOS Minimum scheduler with a floor of <interval> between launches (a custom fetch interval)"
+  package static var settings: [PolicySettingInfo] { IOSMinimumFamily.settings }
+  package static let learns = true
+  package static let usesHabitModel = true
+  package static let style = PolicyStyle(color: "#56B4E9", marker: .triangleRight)
 
-  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'ios-custom' needs an interval, e.g. ios-custom:1h") }
     let items = a.split(separator: ",", maxSplits: 1).map(String.init)
     guard let secs = parseDuration(items.first ?? ""), secs >= 1 else {
@@ -33,15 +33,15 @@ public enum IOSCustomFamily: PolicyFamily {
     return Configuration(interval: secs, parameters: p)
   }
 
-  public static func describe(_ c: Configuration) -> String {
+  package static func describe(_ c: Configuration) -> String {
     var p = c.parameters
     p.minSpacingS = p.minSpacingS == c.interval ? MinimumParameters().minSpacingS : p.minSpacingS
     return "ios-custom:\(formatDuration(c.interval))"
       + settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: ",")
   }
-  public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
-  public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
-  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
+  package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
     MinimumPolicy.makePolicies(c.parameters, device)
   }
 }

@@ -6,55 +6,55 @@ import Foundation
 /// numbers (reference §2.1: NV), so each is a parameter with a default chosen
 /// inside the reference's suggested sweep, and `ios-minimum:key=value,...`
 /// overrides any of them.
-public struct MinimumParameters: Sendable, Hashable {
+package struct MinimumParameters: Sendable, Hashable {
   /// Seconds between the system's periodic scheduling checks (NV).
-  public var checkIntervalS = 300.0
+  package var checkIntervalS = 300.0
   /// Rate limit: minimum seconds between two launches of the app (factor 7;
   /// reference sweep 15–120 min). `ios-custom:<interval>` raises it.
-  public var minSpacingS = 900.0
+  package var minSpacingS = 900.0
   /// "Soon": the horizon of the predicted open probability, s.
-  public var horizonS = 900.0
+  package var horizonS = 900.0
   /// Value of showing fresh rather than stale content at an open, J-equivalent.
-  public var freshValueJ = 30.0
+  package var freshValueJ = 30.0
   /// Value of one hour of age avoided at an open, J-equivalent per hour. A
   /// launch happens when P(open soon) · (P(new) · freshValue + E[age]/1 h ·
   /// ageValue) · credit ≥ price · cost.
-  public var ageValueJPerHour = 30.0
+  package var ageValueJPerHour = 30.0
   /// Price of a joule (the energy-price sweep of the benchmark).
-  public var energyPrice = 1.0
+  package var energyPrice = 1.0
   /// Cost multiplier while charging (energy from the wall is nearly free).
-  public var chargingCostFactor = 0.1
+  package var chargingCostFactor = 0.1
   /// Per-app energy budget, % of battery per local day (factor 6; reference
   /// sweep 0.25–2 %/day).
-  public var energyBudgetPctPerDay = 0.5
+  package var energyBudgetPctPerDay = 0.5
   /// Launches per local day the system grants the app before feedback
   /// (factor 6, shared system budget; NV).
-  public var launchesPerDay = 96.0
+  package var launchesPerDay = 96.0
   /// Daily budgets are released through the day in proportion to the
   /// user's opens of the app by local hour (learned from training; "launches
   /// follow device use", reference §2.1), plus this share up front.
-  public var paceSlack = 0.1
+  package var paceSlack = 0.1
   /// Monthly cellular budget of the device, bytes, and this app's share of
   /// it, paced linearly through the calendar month (factor 6; ``DataBudget``).
-  public var monthlyCellularBytes = 2e9
-  public var cellularShare = 0.05
+  package var monthlyCellularBytes = 2e9
+  package var cellularShare = 0.05
   /// Battery level below which background work stops unless charging: the
   /// critically-low gate, and Low Power Mode offered at 20 % (factors 1, 2).
-  public var lowBatteryPct = 20.0
+  package var lowBatteryPct = 20.0
   /// Feedback multipliers on the app's launch credit (reference §2.1:
   /// ×1.1 NewData, ×0.9 NoData, ×0.8 Failed or over budget), clamped to
   /// [0.25, 2].
-  public var newDataFactor = 1.1
-  public var noDataFactor = 0.9
-  public var failedFactor = 0.8
+  package var newDataFactor = 1.1
+  package var noDataFactor = 0.9
+  package var failedFactor = 0.8
   /// Local hour of the nightly refit of the habit model on everything seen
   /// (24 or more: never refit).
-  public var refitHour = 3.0
+  package var refitHour = 3.0
   /// Prior of the content-update rate estimate, per hour (Gamma mean; the
   /// estimate learns from the app's own NewData / NoData results).
-  public var priorUpdatesPerHour = 1.0
+  package var priorUpdatesPerHour = 1.0
 
-  public init() {}
+  package init() {}
 
   /// Names accepted in `ios-minimum:key=value`.
   static let keys: [SettingKey<MinimumParameters>] = [
@@ -80,7 +80,7 @@ public struct MinimumParameters: Sendable, Hashable {
 }
 
 /// Why the scheduler did or did not launch the app at a decision point.
-public enum MinimumFactor: String, Sendable, CaseIterable {
+package enum MinimumFactor: String, Sendable, CaseIterable {
   case offline = "offline"
   case lowBattery = "low_battery"
   case rateLimit = "rate_limit"
@@ -107,14 +107,14 @@ public enum MinimumFactor: String, Sendable, CaseIterable {
 /// expected benefit would need every app's decision at the same instant,
 /// which the periodic checks (one per app, at the app's own phase) rarely
 /// produce, and Apple documents no such ranking (reference §2.1).
-public final class DeviceBudgetLedger {
+package final class DeviceBudgetLedger {
   var day = Int.min
   var energyToday = 0.0
   var launchesToday = 0
   var month = Int.min
   var cellularThisMonth = 0.0
 
-  public init() {}
+  package init() {}
 
   /// Resets the daily and monthly spending when local day `d` or month `m` is new.
   func roll(day d: Int, month m: Int) {
@@ -131,21 +131,21 @@ public final class DeviceBudgetLedger {
 }
 
 /// One decision of the Minimum scheduler, for `fetchlab predict`.
-public struct MinimumDecision: Sendable, Equatable {
-  public var time: Double
-  public var launched: Bool
+package struct MinimumDecision: Sendable, Equatable {
+  package var time: Double
+  package var launched: Bool
   /// P(open within the horizon) from the habit model.
-  public var pOpen: Double
+  package var pOpen: Double
   /// P(the server has new content) from the learned update rate.
-  public var pNew: Double
+  package var pNew: Double
   /// Expected age of the content now if not refreshed, s.
-  public var expectedAgeS: Double
+  package var expectedAgeS: Double
   /// pOpen · (pNew · value + expected age · age value) · credit, J-equivalent.
-  public var benefitJ: Double
+  package var benefitJ: Double
   /// price · estimated marginal energy, J-equivalent.
-  public var costJ: Double
+  package var costJ: Double
   /// The factor that decided.
-  public var factor: MinimumFactor
+  package var factor: MinimumFactor
 }
 
 /// The fetch outcomes that inform an update-rate estimate: the last
@@ -239,8 +239,8 @@ struct UpdateRateEvidence {
 /// app's launch credit, NoData and failures lower it (fewer launches).
 /// `ios-custom:<interval>` is the same scheduler with a floor of `interval`
 /// between launches.
-public struct MinimumPolicy: FetchPolicy {
-  public static var observesRadio: Bool { true }
+package struct MinimumPolicy: FetchPolicy {
+  package static var observesRadio: Bool { true }
 
   let params: MinimumParameters
   let world: WorldParameters
@@ -273,8 +273,8 @@ public struct MinimumPolicy: FetchPolicy {
   var rateEstimate: Double
   var pendingGap = 0.0
   /// Decisions, when `logDecisions` is on.
-  public private(set) var decisions: [MinimumDecision] = []
-  public var logDecisions = false
+  package private(set) var decisions: [MinimumDecision] = []
+  package var logDecisions = false
 
   /// - Parameters:
   ///   - training: the user's trace before the replay window (may be empty);
@@ -283,7 +283,7 @@ public struct MinimumPolicy: FetchPolicy {
   ///   - fits: fits shared with other policies replayed for this user.
   ///   - ledger: the device's budgets, shared with its other apps' instances
   ///     (nil: per-app budgets).
-  public init(
+  package init(
     params: MinimumParameters, world: WorldParameters, training: UserTrace, app: Int32,
     population: HabitModel?, fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil,
     ledger: DeviceBudgetLedger? = nil
@@ -299,7 +299,7 @@ public struct MinimumPolicy: FetchPolicy {
   /// A scheduler that starts from an already fitted habit model (e.g. from
   /// a model file) and the last open times before `history.end`; `history`
   /// holds what nightly refits learn from (it may have no events).
-  public init(
+  package init(
     params: MinimumParameters, world: WorldParameters, habit: HabitModel, history: UserTrace, app: Int32,
     population: HabitModel?, lastAppOpen: Double, lastAnyOpen: Double, fitter: HabitFitter = HabitFitter(),
     fits: HabitFitCache? = nil, ledger: DeviceBudgetLedger? = nil
@@ -358,13 +358,13 @@ public struct MinimumPolicy: FetchPolicy {
   }
 
   /// The habit model currently in use.
-  public var habitModel: HabitModel { habit }
+  package var habitModel: HabitModel { habit }
 
   func recency(at t: Double) -> Recency {
     Recency(sinceAppOpenS: t - lastAppOpen, sinceAnyOpenS: t - lastAnyOpen)
   }
 
-  public mutating func start(_ ctx: inout PolicyContext) {
+  package mutating func start(_ ctx: inout PolicyContext) {
     lastSync = max(lastSync, ctx.now)
     scheduleRefit(after: ctx.now)
     ctx.setTimer(at: ctx.now + params.checkIntervalS)
@@ -382,7 +382,7 @@ public struct MinimumPolicy: FetchPolicy {
     nextRefit = next
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     if ctx.now >= nextRefit {
       // On everything seen up to the nominal refit time (not the check that
       // noticed it), so every policy refitting at this hour fits the same window.
@@ -396,7 +396,7 @@ public struct MinimumPolicy: FetchPolicy {
     ctx.setTimer(at: ctx.now + params.checkIntervalS)
   }
 
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     var opportunity = false
     switch event.kind {
     case .open:
@@ -419,7 +419,7 @@ public struct MinimumPolicy: FetchPolicy {
     if opportunity { decide(&ctx) }
   }
 
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     energyToday += outcome.energyJ
     if outcome.network.isCellular { cellularThisMonth += outcome.bytes }
     if let ledger {
@@ -560,24 +560,24 @@ public struct MinimumPolicy: FetchPolicy {
 }
 
 /// `ios-minimum[:key=value,...]`: the iOS Minimum scheduler.
-public enum IOSMinimumFamily: PolicyFamily {
-  public static let name = "ios-minimum"
-  public static let syntax = "ios-minimum[:key=value,...]"
-  public static let example = "ios-minimum"
-  public static let summary =
+package enum IOSMinimumFamily: PolicyFamily {
+  package static let name = "ios-minimum"
+  package static let syntax = "ios-minimum[:key=value,...]"
+  package static let example = "ios-minimum"
+  package static let summary =
     "the iOS Minimum scheduler: launches where the learned habit model predicts an open soon, under device-wide energy, launch and data budgets"
-  public static var settings: [PolicySettingInfo] { settingInfos(MinimumParameters.keys, defaults: MinimumParameters()) }
-  public static let learns = true
-  public static let usesHabitModel = true
-  public static let style = PolicyStyle(color: "#0072B2", marker: .triangle)
+  package static var settings: [PolicySettingInfo] { settingInfos(MinimumParameters.keys, defaults: MinimumParameters()) }
+  package static let learns = true
+  package static let usesHabitModel = true
+  package static let style = PolicyStyle(color: "#0072B2", marker: .triangle)
 
-  public static func parse(_ argument: String?, spec: String) throws -> MinimumParameters {
+  package static func parse(_ argument: String?, spec: String) throws -> MinimumParameters {
     try parseSettings(argument ?? "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)
   }
-  public static func describe(_ p: MinimumParameters) -> String {
+  package static func describe(_ p: MinimumParameters) -> String {
     name + settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: ":")
   }
-  public static func makePolicies(_ p: MinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
+  package static func makePolicies(_ p: MinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
     MinimumPolicy.makePolicies(p, device)
   }
 }
@@ -600,7 +600,7 @@ extension MinimumPolicy {
 
 extension PolicySpec {
   /// `ios-minimum` with `parameters`.
-  public static func iosMinimum(_ parameters: MinimumParameters = MinimumParameters()) -> PolicySpec {
+  package static func iosMinimum(_ parameters: MinimumParameters = MinimumParameters()) -> PolicySpec {
     PolicySpec(IOSMinimumFamily.self, parameters)
   }
 }

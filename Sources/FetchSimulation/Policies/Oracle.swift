@@ -13,8 +13,8 @@ import FetchTraces
 /// (`fetch.failure_probability` = 0, the default): random server failures
 /// are not foreseen. Its energy is not a lower bound: it ignores radio
 /// tails (the budgeted oracles of the benchmark harness address that).
-public struct OraclePolicy: FetchPolicy {
-  public static var observedEvents: ObservedEvents { .appOpens }
+package struct OraclePolicy: FetchPolicy {
+  package static var observedEvents: ObservedEvents { .appOpens }
   let user: PreparedUser
   let opens: [Double]
   let content: ContentTimeline
@@ -26,7 +26,7 @@ public struct OraclePolicy: FetchPolicy {
   ///   - user: the prepared trace (its future is what the oracle knows).
   ///   - app: the app whose content is fetched.
   ///   - content: the app's update times.
-  public init(user: PreparedUser, app: Int32, content: ContentTimeline) {
+  package init(user: PreparedUser, app: Int32, content: ContentTimeline) {
     self.user = user
     opens = user.opens(of: app).map(\.time)
     self.content = content
@@ -53,17 +53,17 @@ public struct OraclePolicy: FetchPolicy {
     ctx.setTimer(at: max(ctx.now, d - 2 * user.world.fetchBudgetS))
   }
 
-  public mutating func start(_ ctx: inout PolicyContext) { schedule(&ctx) }
+  package mutating func start(_ ctx: inout PolicyContext) { schedule(&ctx) }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     ctx.requestFetch(completingBy: deadline)
   }
 
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     if outcome.result == .newData { synced = max(synced, serverVersion(at: outcome.end)) }
   }
 
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     guard event.kind == .open, event.app == ctx.app else { return }
     if user.world.foregroundRefresh { synced = max(synced, serverVersion(at: event.time)) }
     while next < opens.count && opens[next] <= event.time { next += 1 }
@@ -72,19 +72,19 @@ public struct OraclePolicy: FetchPolicy {
 }
 
 /// `oracle`: fetches at each content update (knows the future).
-public enum OracleFamily: PolicyFamily {
-  public static let name = "oracle"
-  public static let syntax = "oracle"
-  public static let example = "oracle"
-  public static let summary = "the clairvoyant oracle: knows the future and fetches just before an open, only when the server has something new"
-  public static let style = PolicyStyle(color: "#009E73", marker: .diamond)
+package enum OracleFamily: PolicyFamily {
+  package static let name = "oracle"
+  package static let syntax = "oracle"
+  package static let example = "oracle"
+  package static let summary = "the clairvoyant oracle: knows the future and fetches just before an open, only when the server has something new"
+  package static let style = PolicyStyle(color: "#009E73", marker: .diamond)
 
-  public static func parse(_ argument: String?, spec: String) throws {
+  package static func parse(_ argument: String?, spec: String) throws {
     if argument != nil { throw PolicySpecError(.unexpectedArgument, "policy 'oracle' takes no parameter (got '\(spec)')") }
   }
-  public static func describe(_ configuration: Void) -> String { name }
-  public static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
-  public static func makePolicies(_ configuration: Void, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> OraclePolicy {
+  package static func describe(_ configuration: Void) -> String { name }
+  package static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
+  package static func makePolicies(_ configuration: Void, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> OraclePolicy {
     { OraclePolicy(user: device.user, app: $0, content: $1) }
   }
 

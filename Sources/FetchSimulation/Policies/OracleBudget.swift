@@ -6,7 +6,7 @@ import FetchTraces
 ///
 /// Spec strings: `oracle-budget:4` (fetches per day) and `oracle-budget:50J`
 /// (joules per day).
-public enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
+package enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
   /// At most this many fetches per day of the window, on average.
   case fetchesPerDay(Double)
   /// At most this much fetch energy (CPU and marginal radio), J per day of
@@ -15,14 +15,14 @@ public enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
 
   /// Parses `4` or `2.5` (fetches per day) and `50J` (joules per day);
   /// `nil` for anything else, negative or non-finite values.
-  public init?(argument s: String) {
+  package init?(argument s: String) {
     let joules = s.hasSuffix("J")
     guard let x = Double(joules ? String(s.dropLast()) : s), x.isFinite, x >= 0 else { return nil }
     self = joules ? .joulesPerDay(x) : .fetchesPerDay(x)
   }
 
   /// The canonical argument: `4`, `50J`.
-  public var description: String {
+  package var description: String {
     switch self {
     case .fetchesPerDay(let n): CSV.number(n)
     case .joulesPerDay(let j): CSV.number(j) + "J"
@@ -31,7 +31,7 @@ public enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
 
   /// The budget over a whole window of `days` days: fetches (rounded down,
   /// so the count never exceeds it) or joules.
-  public func total(days: Double) -> Double {
+  package func total(days: Double) -> Double {
     switch self {
     case .fetchesPerDay(let n): (n * days + 1e-9).rounded(.down)
     case .joulesPerDay(let j): j * days
@@ -40,13 +40,13 @@ public enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Knobs of ``BudgetOraclePolicy`` (`oracle-budget:<budget>[,key=value]`).
-public struct BudgetOracleParameters: Sendable, Hashable {
+package struct BudgetOracleParameters: Sendable, Hashable {
   /// Largest dynamic program (budget × candidates², cells) solved exactly
   /// for a count budget without foreground refresh; beyond it (or at 0) the
   /// greedy is used. 10^7 cells take about 0.5 s in a debug build.
-  public var exactWorkLimit = 1e7
+  package var exactWorkLimit = 1e7
 
-  public init() {}
+  package init() {}
 
   /// Names accepted in `oracle-budget:<budget>,key=value`.
   static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
@@ -103,19 +103,19 @@ public struct BudgetOracleParameters: Sendable, Hashable {
 ///
 /// The guarantees are exact with server failures off: random failures are
 /// not foreseen.
-public struct BudgetOraclePolicy: FetchPolicy {
-  public let budget: OracleBudget
+package struct BudgetOraclePolicy: FetchPolicy {
+  package let budget: OracleBudget
   /// The budget over the whole window (fetches or J).
-  public let totalBudget: Double
+  package let totalBudget: Double
   /// The opens the plan fetches for, Unix s, in time order.
-  public let plannedOpens: [Double]
+  package let plannedOpens: [Double]
   /// Planned total of the ages at all opens of the app, s.
-  public let plannedTotalAgeS: Double
+  package let plannedTotalAgeS: Double
   /// Planned energy of the chosen fetches from background-only costs, J.
-  public let plannedEnergyJ: Double
+  package let plannedEnergyJ: Double
   /// Whether the selection is provably optimal (count budgets, except when
   /// the greedy replaced the dynamic program).
-  public let isExact: Bool
+  package let isExact: Bool
   /// When to wake for each planned fetch (at or before its start).
   let wakeTimes: [Double]
   var next = 0
@@ -125,7 +125,7 @@ public struct BudgetOraclePolicy: FetchPolicy {
   ///   - user: the prepared trace (its future is what the oracle knows).
   ///   - app: the app whose content is fetched.
   ///   - content: the app's update times.
-  public init(
+  package init(
     budget: OracleBudget, user: PreparedUser, app: Int32, content: ContentTimeline,
     params: BudgetOracleParameters = BudgetOracleParameters()
   ) {
@@ -149,13 +149,13 @@ public struct BudgetOraclePolicy: FetchPolicy {
     wakeTimes = chosen.map { planner.candidates[$0].wake }
   }
 
-  public mutating func start(_ ctx: inout PolicyContext) { arm(&ctx) }
+  package mutating func start(_ ctx: inout PolicyContext) { arm(&ctx) }
 
   mutating func arm(_ ctx: inout PolicyContext) {
     if next < wakeTimes.count { ctx.setTimer(at: wakeTimes[next]) } else { ctx.cancelTimer() }
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     guard next < plannedOpens.count else { return }
     // The engine times the start so that the fetch completes exactly at the
     // open (or at the latest feasible moment before it).
@@ -163,7 +163,7 @@ public struct BudgetOraclePolicy: FetchPolicy {
     next += 1
   }
 
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     arm(&ctx)
   }
 }
@@ -499,23 +499,23 @@ struct BudgetOraclePlanner {
 
 /// `oracle-budget:<N>` / `oracle-budget:<X>J`: the best schedule under a
 /// budget, given the future.
-public enum OracleBudgetFamily: PolicyFamily {
-  public struct Configuration: Sendable, Hashable {
-    public var budget: OracleBudget
-    public var parameters: BudgetOracleParameters
+package enum OracleBudgetFamily: PolicyFamily {
+  package struct Configuration: Sendable, Hashable {
+    package var budget: OracleBudget
+    package var parameters: BudgetOracleParameters
   }
 
-  public static let name = "oracle-budget"
-  public static let syntax = "oracle-budget:<N per day>|<X>J"
-  public static let example = "oracle-budget:4"
-  public static let summary =
+  package static let name = "oracle-budget"
+  package static let syntax = "oracle-budget:<N per day>|<X>J"
+  package static let example = "oracle-budget:4"
+  package static let summary =
     "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy)"
-  public static var settings: [PolicySettingInfo] {
+  package static var settings: [PolicySettingInfo] {
     settingInfos(BudgetOracleParameters.keys, defaults: BudgetOracleParameters())
   }
-  public static let style = PolicyStyle(color: "#999933", marker: .triangleDown)
+  package static let style = PolicyStyle(color: "#999933", marker: .triangleDown)
 
-  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }
     let items = a.split(separator: ",", maxSplits: 1).map(String.init)
     guard let b = OracleBudget(argument: items.first ?? "") else {
@@ -529,12 +529,12 @@ public enum OracleBudgetFamily: PolicyFamily {
     return Configuration(budget: b, parameters: p)
   }
 
-  public static func describe(_ c: Configuration) -> String {
+  package static func describe(_ c: Configuration) -> String {
     "oracle-budget:\(c.budget)"
       + settingsSuffix(c.parameters, defaults: BudgetOracleParameters(), keys: BudgetOracleParameters.keys, separator: ",")
   }
-  public static func fetchSpacingBound(_ c: Configuration) -> Double? { nil }
-  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BudgetOraclePolicy {
+  package static func fetchSpacingBound(_ c: Configuration) -> Double? { nil }
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BudgetOraclePolicy {
     { BudgetOraclePolicy(budget: c.budget, user: device.user, app: $0, content: $1, params: c.parameters) }
   }
 

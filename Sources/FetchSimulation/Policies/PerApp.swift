@@ -14,9 +14,9 @@ import FetchTraces
 /// over a rank, a rank over `*`. Parts may not be `per-app` themselves.
 /// The canonical form lists names, then ranks, then `*`, each part in its
 /// own canonical form.
-public enum PerAppFamily: PolicyFamily {
+package enum PerAppFamily: PolicyFamily {
   /// Which app a part applies to.
-  public enum AppSelector: Sendable, Hashable, Comparable {
+  package enum AppSelector: Sendable, Hashable, Comparable {
     case name(String)
     case rank(Int)
     case others
@@ -31,18 +31,18 @@ public enum PerAppFamily: PolicyFamily {
   }
 
   /// The parts in canonical order (names, ranks, then `*`).
-  public struct Configuration: Sendable {
-    public var parts: [(app: AppSelector, policy: PolicySpec)]
+  package struct Configuration: Sendable {
+    package var parts: [(app: AppSelector, policy: PolicySpec)]
   }
 
-  public static let name = "per-app"
-  public static let syntax = "per-app:<app>=<policy>;...;*=<policy>"
-  public static let example = "per-app:#1=periodic:1h;*=ios-minimum"
-  public static let summary =
+  package static let name = "per-app"
+  package static let syntax = "per-app:<app>=<policy>;...;*=<policy>"
+  package static let example = "per-app:#1=periodic:1h;*=ios-minimum"
+  package static let summary =
     "a policy per app of the device (by name, or #k for the k-th replayed app; * for the rest), all on one radio with shared device budgets"
-  public static let style = PolicyStyle(color: "#777777", marker: .ring)
+  package static let style = PolicyStyle(color: "#777777", marker: .ring)
 
-  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument, !a.isEmpty else {
       throw PolicySpecError("policy 'per-app' needs its parts, e.g. \(example)")
     }
@@ -78,16 +78,16 @@ public enum PerAppFamily: PolicyFamily {
     return Configuration(parts: parts.sorted { $0.app < $1.app })
   }
 
-  public static func describe(_ c: Configuration) -> String {
+  package static func describe(_ c: Configuration) -> String {
     name + ":" + c.parts.map { $0.app.text + "=" + $0.policy.description }.joined(separator: ";")
   }
 
-  public static func learns(_ c: Configuration) -> Bool { c.parts.contains { $0.policy.learns } }
-  public static func usesHabitModel(_ c: Configuration) -> Bool { c.parts.contains { $0.policy.usesHabitModel } }
-  public static func expectedFetchesPerDay(_ c: Configuration) -> Double {
+  package static func learns(_ c: Configuration) -> Bool { c.parts.contains { $0.policy.learns } }
+  package static func usesHabitModel(_ c: Configuration) -> Bool { c.parts.contains { $0.policy.usesHabitModel } }
+  package static func expectedFetchesPerDay(_ c: Configuration) -> Double {
     c.parts.map(\.policy.expectedFetchesPerDay).max() ?? 50
   }
-  public static func fetchSpacingBound(_ c: Configuration) -> Double? {
+  package static func fetchSpacingBound(_ c: Configuration) -> Double? {
     c.parts.compactMap(\.policy.fetchSpacingBound).min()
   }
 
@@ -99,7 +99,7 @@ public enum PerAppFamily: PolicyFamily {
       ?? c.parts.firstIndex { $0.app == .others }!
   }
 
-  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> AnyFetchPolicy {
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> AnyFetchPolicy {
     // Each part's maker is made once per device, so a part's shared state
     // (and the device's budgets in `device.services`) is shared by its apps.
     let makers = c.parts.map { $0.policy.makeBoxedPolicies(device) }
@@ -115,20 +115,20 @@ public enum PerAppFamily: PolicyFamily {
 /// A policy of any type, for devices whose apps run different policies
 /// (``PerAppFamily``). Calls are dynamic, and each wrapped policy is shown
 /// only the events its own type asks for (``FetchPolicy/observedEvents``).
-public struct AnyFetchPolicy: FetchPolicy {
-  public static var observesRadio: Bool { true }
-  public static var observedEvents: ObservedEvents { .all }
+package struct AnyFetchPolicy: FetchPolicy {
+  package static var observesRadio: Bool { true }
+  package static var observedEvents: ObservedEvents { .all }
   var policy: any FetchPolicy
   let events: ObservedEvents
 
-  public init<P: FetchPolicy>(_ policy: P) {
+  package init<P: FetchPolicy>(_ policy: P) {
     self.policy = policy
     events = P.observedEvents
   }
 
-  public mutating func start(_ ctx: inout PolicyContext) { policy.start(&ctx) }
+  package mutating func start(_ ctx: inout PolicyContext) { policy.start(&ctx) }
 
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     switch events {
     case .all: policy.observe(event, &ctx)
     case .appOpens: if event.kind == .open && event.app == ctx.app { policy.observe(event, &ctx) }
@@ -136,9 +136,9 @@ public struct AnyFetchPolicy: FetchPolicy {
     }
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) { policy.timerFired(&ctx) }
+  package mutating func timerFired(_ ctx: inout PolicyContext) { policy.timerFired(&ctx) }
 
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     policy.fetchFinished(outcome, &ctx)
   }
 }

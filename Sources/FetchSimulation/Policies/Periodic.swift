@@ -4,51 +4,51 @@ import FetchModels
 /// seconds after the window start (default one interval; the analytic
 /// convention of a fetch at the start is `phase` 0), whatever the device is
 /// doing. A fetch still running when the timer fires makes that tick a no-op.
-public struct PeriodicPolicy: FetchPolicy {
-  public static var observedEvents: ObservedEvents { .none }
+package struct PeriodicPolicy: FetchPolicy {
+  package static var observedEvents: ObservedEvents { .none }
   /// Seconds between fetches.
-  public let interval: Double
+  package let interval: Double
   /// Seconds from the window start to the first fetch.
-  public let phase: Double
+  package let phase: Double
 
-  public init(interval: Double, phase: Double? = nil) {
+  package init(interval: Double, phase: Double? = nil) {
     precondition(interval > 0, "periodic interval must be positive")
     precondition((phase ?? 0) >= 0, "periodic phase must be non-negative")
     self.interval = interval
     self.phase = phase ?? interval
   }
 
-  public mutating func start(_ ctx: inout PolicyContext) {
+  package mutating func start(_ ctx: inout PolicyContext) {
     ctx.setTimer(at: ctx.now + phase)
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     ctx.requestFetch()
     ctx.setTimer(at: ctx.now + interval)
   }
 }
 
 /// `periodic:<interval>[,phase=<d>]`: a plain timer.
-public enum PeriodicFamily: PolicyFamily {
+package enum PeriodicFamily: PolicyFamily {
   /// The interval, s, and the first fetch's offset from the window start
   /// (`nil`: one interval).
-  public struct Configuration: Sendable, Hashable {
-    public var interval: Double
-    public var phase: Double?
+  package struct Configuration: Sendable, Hashable {
+    package var interval: Double
+    package var phase: Double?
   }
 
-  public static let name = "periodic"
-  public static let syntax = "periodic:<interval>[,phase=<d>]"
-  public static let example = "periodic:30m"
-  public static let summary = "a plain timer every <interval>, whatever the device is doing; the first fetch one interval (or phase) after the window start"
-  public static let settings = [
+  package static let name = "periodic"
+  package static let syntax = "periodic:<interval>[,phase=<d>]"
+  package static let example = "periodic:30m"
+  package static let summary = "a plain timer every <interval>, whatever the device is doing; the first fetch one interval (or phase) after the window start"
+  package static let settings = [
     PolicySettingInfo(
       name: "phase", defaultValue: "the interval", range: "0...the interval",
       help: "time from the window start to the first fetch (0: the analytic convention of a fetch at the start)")
   ]
-  public static let style = PolicyStyle(color: "#E69F00", marker: .circle)
+  package static let style = PolicyStyle(color: "#E69F00", marker: .circle)
 
-  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'periodic' needs an interval, e.g. periodic:30m") }
     let items = a.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
     guard let secs = parseDuration(items[0]), secs >= 1 else {
@@ -69,12 +69,12 @@ public enum PeriodicFamily: PolicyFamily {
     return Configuration(interval: secs, phase: phase)
   }
 
-  public static func describe(_ c: Configuration) -> String {
+  package static func describe(_ c: Configuration) -> String {
     "periodic:\(formatDuration(c.interval))" + (c.phase.map { ",phase=" + formatDuration($0) } ?? "")
   }
-  public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
-  public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
-  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> PeriodicPolicy {
+  package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> PeriodicPolicy {
     { _, _ in PeriodicPolicy(interval: c.interval, phase: c.phase ?? c.interval) }
   }
 

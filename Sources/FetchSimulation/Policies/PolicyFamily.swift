@@ -69,12 +69,19 @@ public protocol PolicyFamily: Sendable {
 }
 
 extension PolicyFamily {
+  /// No settings.
   public static var settings: [PolicySettingInfo] { [] }
+  /// Does not learn.
   public static var learns: Bool { false }
+  /// Fits no habit model.
   public static var usesHabitModel: Bool { false }
+  /// 50 fetches a (user, app) day.
   public static func expectedFetchesPerDay(_ configuration: Configuration) -> Double { 50 }
+  /// 15 min.
   public static func fetchSpacingBound(_ configuration: Configuration) -> Double? { 900 }
+  /// The family's ``learns``.
   public static func learns(_ configuration: Configuration) -> Bool { learns }
+  /// The family's ``usesHabitModel``.
   public static func usesHabitModel(_ configuration: Configuration) -> Bool { usesHabitModel }
 }
 
@@ -87,8 +94,11 @@ public enum PolicyMarker: String, CaseIterable, Sendable {
 
 /// How charts draw a policy family: a colour (`#RRGGBB`) and a marker.
 public struct PolicyStyle: Sendable, Hashable {
+  /// Colour, `#RRGGBB`.
   public var color: String
+  /// Marker shape.
   public var marker: PolicyMarker
+  /// A style; the pair must be the family's own.
   public init(color: String, marker: PolicyMarker) {
     self.color = color
     self.marker = marker
@@ -97,12 +107,22 @@ public struct PolicyStyle: Sendable, Hashable {
 
 /// One documented `key=value` setting of a family (for help and docs).
 public struct PolicySettingInfo: Sendable, Hashable {
+  /// The key in `key=value`.
   public var name: String
   /// The default as it is written in a policy string (`15m`, `0.5`).
   public var defaultValue: String
   /// The accepted values, e.g. `0...1`, `at least 60s`.
   public var range: String
+  /// What the setting does, with its unit.
   public var help: String
+
+  /// A setting's documentation.
+  public init(name: String, defaultValue: String, range: String, help: String) {
+    self.name = name
+    self.defaultValue = defaultValue
+    self.range = range
+    self.help = help
+  }
 }
 
 /// The policy families FetchLab knows: the built-in ones and any registered
@@ -153,7 +173,7 @@ public enum PolicyRegistry {
   public static var names: [String] { families.map { $0.name } }
 
   /// Every family's syntax, comma-separated, for help and error texts.
-  public static var syntax: String { families.map { $0.syntax }.joined(separator: ", ") }
+  package static var syntax: String { families.map { $0.syntax }.joined(separator: ", ") }
 }
 
 extension PolicyRegistry {
@@ -162,7 +182,7 @@ extension PolicyRegistry {
   /// accepted values and meaning. `docs/policies.md` holds this text for
   /// the built-in families (a test keeps the two equal) and
   /// `fetchlab policies` prints it.
-  public static func reference(_ families: [any PolicyFamily.Type] = families) -> String {
+  package static func reference(_ families: [any PolicyFamily.Type] = families) -> String {
     var out = ""
     for f in families {
       out += "### `\(f.name)`\n\n`\(f.syntax)`: \(f.summary).\n"

@@ -47,11 +47,13 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
     self.family == family ? configuration as? F.Configuration : nil
   }
 
+  /// Specs are equal when their canonical strings are.
   public static func == (a: PolicySpec, b: PolicySpec) -> Bool { a.description == b.description }
+  /// Hashes the canonical string.
   public func hash(into h: inout Hasher) { h.combine(description) }
 
   /// The policies `--policy` accepts, for help and error texts.
-  public static var syntax: String { PolicyRegistry.syntax }
+  package static var syntax: String { PolicyRegistry.syntax }
 
   /// Whether the policy learns from a training period (the run then splits
   /// each user's window and scores every policy on the held-out part).
@@ -59,27 +61,27 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
   private static func learns<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> Bool { F.learns(c as! F.Configuration) }
 
   /// Whether the policy fits a habit model (and so wants the population model).
-  public var usesHabitModel: Bool { Self.usesHabitModel(family, configuration) }
+  package var usesHabitModel: Bool { Self.usesHabitModel(family, configuration) }
   private static func usesHabitModel<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> Bool {
     F.usesHabitModel(c as! F.Configuration)
   }
 
   /// Fetches a (user, app) day the policy is expected to make (size estimates).
-  public var expectedFetchesPerDay: Double { Self.expected(family, configuration) }
+  package var expectedFetchesPerDay: Double { Self.expected(family, configuration) }
   private static func expected<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> Double {
     F.expectedFetchesPerDay(c as! F.Configuration)
   }
 
   /// The shortest mean spacing of the policy's own fetches per app, s (`nil`:
   /// it fetches only on content updates), for the up-front resource check.
-  public var fetchSpacingBound: Double? { Self.spacing(family, configuration) }
+  package var fetchSpacingBound: Double? { Self.spacing(family, configuration) }
   private static func spacing<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> Double? {
     F.fetchSpacingBound(c as! F.Configuration)
   }
 
   /// Replays one (user, app) under this policy; learning policies fit on
   /// `learning` (the user's training part and a population model).
-  public func replay(
+  package func replay(
     user: PreparedUser, app: Int32, content: ContentTimeline, seed: UInt64, recordEvents: Bool,
     learning: LearningContext? = nil
   ) -> AppReplay {
@@ -92,7 +94,7 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
   /// one radio (``replayDevice(_:user:apps:contents:options:)``), at
   /// ``ReplayScope/app`` each alone (``replay(_:user:app:content:options:)``,
   /// the device summary then sums the apps' separate radios).
-  public func replay(
+  package func replay(
     user: PreparedUser, apps: [Int32], contents: [ContentTimeline], scope: ReplayScope, seed: UInt64,
     recordEvents: Bool, learning: LearningContext? = nil
   ) -> DeviceReplay {
@@ -120,16 +122,17 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
 
 /// One device to replay under a policy: what a ``PolicyFamily`` gets.
 public struct DeviceReplayInput {
-  public let user: PreparedUser
+  package let user: PreparedUser
   /// The replayed apps (indices into the trace's app table) and their content.
   public let apps: [Int32]
+  /// Each replayed app's content updates, in `apps` order.
   public let contents: [ContentTimeline]
-  public let scope: ReplayScope
-  public let options: ReplayOptions
+  package let scope: ReplayScope
+  package let options: ReplayOptions
   /// The training part and population model, for learning policies.
-  public let learning: LearningContext?
+  package let learning: LearningContext?
   /// State the device's apps share during this replay (the OS budgets).
-  public let services = DeviceServices()
+  package let services = DeviceServices()
 
   /// The user's trace before the replay window (empty without learning).
   public var training: UserTrace {
@@ -144,7 +147,7 @@ public struct DeviceReplayInput {
   ///
   /// - Complexity: one walk over the device's events per replay (generic in
   ///   `P`, so policy calls are static).
-  public func run<P: FetchPolicy>(_ make: (Int32, ContentTimeline) -> P) -> DeviceReplay {
+  package func run<P: FetchPolicy>(_ make: (Int32, ContentTimeline) -> P) -> DeviceReplay {
     if scope == .device && apps.count > 1 {
       var ps = zip(apps, contents).map { make($0, $1) }
       return FetchSimulation.replayDevice(&ps, user: user, apps: apps, contents: contents, options: options)
@@ -159,25 +162,25 @@ public struct DeviceReplayInput {
 
 /// What the apps of one device share during one replay: the device-wide
 /// budgets of the OS scheduler and of IMP, made on first use.
-public final class DeviceServices {
+package final class DeviceServices {
   /// The iOS Minimum/Custom budgets of the device (``DeviceBudgetLedger``).
-  public private(set) lazy var minimumLedger = DeviceBudgetLedger()
+  package private(set) lazy var minimumLedger = DeviceBudgetLedger()
   /// IMP's daily spending of the device (``IMPSpending``).
-  public private(set) lazy var impSpending = IMPSpending()
+  package private(set) lazy var impSpending = IMPSpending()
 
   init() {}
 }
 
 /// What a learning policy is trained on.
-public struct LearningContext: Sendable {
+package struct LearningContext: Sendable {
   /// The user's trace before the replay window (same app indices).
-  public var training: UserTrace
+  package var training: UserTrace
   /// The population habit model to shrink toward, if any.
-  public var population: HabitModel?
+  package var population: HabitModel?
   /// Habit fits shared by the learning policies replayed with this context.
-  public let fits: HabitFitCache
+  package let fits: HabitFitCache
 
-  public init(training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache()) {
+  package init(training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache()) {
     self.training = training
     self.population = population
     self.fits = fits
@@ -239,7 +242,7 @@ public struct PolicySpecError: Error, CustomStringConvertible, Sendable, Equatab
   public var location: InputLocation
 
   /// An error of `code` with `message`.
-  public init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+  package init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
     self.code = code
     self.message = message
     self.location = location
@@ -248,6 +251,7 @@ public struct PolicySpecError: Error, CustomStringConvertible, Sendable, Equatab
   /// An ``Code-swift.struct/invalid`` error with `message`.
   public init(_ message: String) { self.init(.invalid, message) }
 
+  /// The message.
   public var description: String { message }
 }
 

@@ -3,26 +3,26 @@ import FetchTraces
 
 /// Knobs of the APNs silent-push model (reference §2.2). Durations in
 /// seconds.
-public struct SilentPushParameters: Sendable, Hashable {
+package struct SilentPushParameters: Sendable, Hashable {
   /// Most pushes delivered (app launches) in any sliding ``rateWindowS``
   /// (V: Apple's guidance is "two or three per hour"; the reference sweeps
   /// k ∈ {2, 3}). 0 delivers nothing.
-  public var rateLimit = 3.0
+  package var rateLimit = 3.0
   /// The rate limiter's sliding window, s (V: per hour).
-  public var rateWindowS = 3600.0
+  package var rateWindowS = 3600.0
   /// Priority-5 batching: a push waits for the device's next network
   /// activity, but at most this long, s (NV: Apple says only that such
   /// pushes "might get grouped and delivered in bursts").
-  public var maxDelayS = 900.0
+  package var maxDelayS = 900.0
   /// Below this battery level, and not charging, pushes are dropped, %
   /// (S: WWDC20's critically-low 20 % and Low Power Mode gates, reference
   /// §2.1 factors 1–2; silent pushes obey the seven factors but app usage).
-  public var lowBatteryPct = 20.0
+  package var lowBatteryPct = 20.0
   /// How long APNs stores the push for an unreachable device, s
   /// (V: up to 30 days, or `apns-expiration`).
-  public var expirationS = 30 * 86_400.0
+  package var expirationS = 30 * 86_400.0
 
-  public init() {}
+  package init() {}
 
   /// Names accepted in `silent-push:key=value,...`.
   static let keys: [SettingKey<SilentPushParameters>] = [
@@ -35,24 +35,24 @@ public struct SilentPushParameters: Sendable, Hashable {
 }
 
 /// What happened to the server's pushes in one replay.
-public struct SilentPushStats: Sendable, Equatable {
+package struct SilentPushStats: Sendable, Equatable {
   /// Pushes the server sent (one per content update in the window).
-  public var sent = 0
+  package var sent = 0
   /// Pushes merged into one already waiting (priority-5 batching, or
   /// store-one while the device is offline).
-  public var coalesced = 0
+  package var coalesced = 0
   /// Deliveries that launched the app in the background (one fetch each).
-  public var delivered = 0
+  package var delivered = 0
   /// Deliveries dropped because the battery was low and not charging.
-  public var droppedLowPower = 0
+  package var droppedLowPower = 0
   /// Pending pushes that reached the app while the user had it open in the
   /// foreground, where the open's own refresh covers them (with foreground
   /// refresh on): no background launch.
-  public var consumedInForeground = 0
+  package var consumedInForeground = 0
   /// Pushes that expired on APNs before the device came back.
-  public var expired = 0
+  package var expired = 0
 
-  public init() {}
+  package init() {}
 }
 
 /// APNs silent (background) push, `silent-push` (reference §2.2): the
@@ -83,8 +83,8 @@ public struct SilentPushStats: Sendable, Equatable {
 ///
 /// Every fetch therefore follows at least one content update since the
 /// previous fetch; there are no spontaneous fetches.
-public struct SilentPushPolicy: FetchPolicy {
-  public let params: SilentPushParameters
+package struct SilentPushPolicy: FetchPolicy {
+  package let params: SilentPushParameters
   let updates: [Double]
   let foregroundRefresh: Bool
   /// Index of the next update the server has not pushed yet.
@@ -97,12 +97,12 @@ public struct SilentPushPolicy: FetchPolicy {
   var activeUntil = -Double.infinity
   /// The latest deliveries (at most `rateLimit` of them), ascending.
   var recent: [Double] = []
-  public private(set) var stats = SilentPushStats()
+  package private(set) var stats = SilentPushStats()
 
   /// - Parameters:
   ///   - user: the replayed user (for the world's foreground-refresh switch).
   ///   - content: the app's server update times; one push per update.
-  public init(params: SilentPushParameters = SilentPushParameters(), user: PreparedUser, content: ContentTimeline) {
+  package init(params: SilentPushParameters = SilentPushParameters(), user: PreparedUser, content: ContentTimeline) {
     self.params = params
     updates = content.updates
     foregroundRefresh = user.world.foregroundRefresh
@@ -117,12 +117,12 @@ public struct SilentPushPolicy: FetchPolicy {
     return max(t, recent[recent.count - limit] + params.rateWindowS)
   }
 
-  public mutating func start(_ ctx: inout PolicyContext) {
+  package mutating func start(_ ctx: inout PolicyContext) {
     while next < updates.count && updates[next] < ctx.now { next += 1 }
     attempt(&ctx, opportunity: false)
   }
 
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     var opportunity = false
     switch event.kind {
     case .open:
@@ -147,11 +147,11 @@ public struct SilentPushPolicy: FetchPolicy {
     attempt(&ctx, opportunity: opportunity)
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     attempt(&ctx, opportunity: false)
   }
 
-  public mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     attempt(&ctx, opportunity: false)
   }
 
@@ -202,22 +202,22 @@ public struct SilentPushPolicy: FetchPolicy {
 }
 
 /// `silent-push[:key=value,...]`.
-public enum SilentPushFamily: PolicyFamily {
-  public static let name = "silent-push"
-  public static let syntax = "silent-push[:key=value,...]"
-  public static let example = "silent-push"
-  public static let summary =
+package enum SilentPushFamily: PolicyFamily {
+  package static let name = "silent-push"
+  package static let syntax = "silent-push[:key=value,...]"
+  package static let example = "silent-push"
+  package static let summary =
     "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch"
-  public static var settings: [PolicySettingInfo] { settingInfos(SilentPushParameters.keys, defaults: SilentPushParameters()) }
-  public static let style = PolicyStyle(color: "#CC79A7", marker: .plus)
+  package static var settings: [PolicySettingInfo] { settingInfos(SilentPushParameters.keys, defaults: SilentPushParameters()) }
+  package static let style = PolicyStyle(color: "#CC79A7", marker: .plus)
 
-  public static func parse(_ argument: String?, spec: String) throws -> SilentPushParameters {
+  package static func parse(_ argument: String?, spec: String) throws -> SilentPushParameters {
     try parseSettings(argument ?? "", policy: spec, defaults: SilentPushParameters(), keys: SilentPushParameters.keys)
   }
-  public static func describe(_ p: SilentPushParameters) -> String {
+  package static func describe(_ p: SilentPushParameters) -> String {
     name + settingsSuffix(p, defaults: SilentPushParameters(), keys: SilentPushParameters.keys, separator: ":")
   }
-  public static func makePolicies(_ p: SilentPushParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> SilentPushPolicy {
+  package static func makePolicies(_ p: SilentPushParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> SilentPushPolicy {
     { SilentPushPolicy(params: p, user: device.user, content: $1) }
   }
 

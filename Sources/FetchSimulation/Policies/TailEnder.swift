@@ -9,10 +9,10 @@ import FetchTraces
 /// reference §4) defers delay-tolerant transfers, each with a deadline, so
 /// that they share radio tails with other traffic. The paper leaves the
 /// deadline to the application; the defaults below are ours (NV).
-public struct TailEnderParameters: Sendable, Hashable {
+package struct TailEnderParameters: Sendable, Hashable {
   /// Deadline after each due time, s; 0 means ``deadlineFraction`` of the
   /// interval. Capped at the interval, so that due periods never overlap.
-  public var deadlineS = 0.0
+  package var deadlineS = 0.0
   /// Deadline as a share of the interval when ``deadlineS`` is 0. Default
   /// 1/2 (NV): each fetch lands in [due, due + interval/2], so consecutive
   /// fetches are between interval/2 and 3·interval/2 apart and the fetch
@@ -21,14 +21,14 @@ public struct TailEnderParameters: Sendable, Hashable {
   /// deadline binds with probability e^(−r·interval/2), small for any user
   /// who is awake (UbiqLog's median gap between opens of any app is 1.8 min,
   /// reference §5.1) at intervals of 15 min or more.
-  public var deadlineFraction = 0.5
+  package var deadlineFraction = 0.5
   /// The radio counts as active or in its tail while its quiet gap is below
   /// this, s. Default 10 s: just under the LTE tail (ARO 10.12 s; paper
   /// 11.576 s, reference §1.1), inside 3G's DCH + FACH tail (17 s, §1.2);
   /// on WiFi (0.24 s tail) a fetch after any gap costs well under 0.2 J.
-  public var tailS = 10.0
+  package var tailS = 10.0
 
-  public init() {}
+  package init() {}
 
   /// Names accepted in `tailender:<interval>,key=value`.
   static let keys: [SettingKey<TailEnderParameters>] = [
@@ -39,7 +39,7 @@ public struct TailEnderParameters: Sendable, Hashable {
 
   /// The deadline after each due time for a timer of `interval` seconds, s:
   /// in [0, interval].
-  public func deadline(interval: Double) -> Double {
+  package func deadline(interval: Double) -> Double {
     let d = deadlineS > 0 ? deadlineS : deadlineFraction * interval
     return min(max(0, d), interval)
   }
@@ -69,27 +69,27 @@ public struct TailEnderParameters: Sendable, Hashable {
 /// than an isolated one; a fetch at the deadline costs what the timer's
 /// does. So the energy per fetch is below the timer's (tested on random
 /// traces: 3.5–7 J against 11.3–11.7 J on LTE at 30 min and 1 h).
-public struct TailEnderPolicy: FetchPolicy {
-  public static var observesRadio: Bool { true }
+package struct TailEnderPolicy: FetchPolicy {
+  package static var observesRadio: Bool { true }
 
   /// Seconds between due times.
-  public let interval: Double
-  public let params: TailEnderParameters
+  package let interval: Double
+  package let params: TailEnderParameters
   /// Seconds after a due time by which its fetch must have started.
-  public let deadline: Double
+  package let deadline: Double
   /// Due time of the current period (if `pending`) and of the next one.
   var due = 0.0
   var nextDue = 0.0
   var pending = false
 
-  public init(interval: Double, params: TailEnderParameters = TailEnderParameters()) {
+  package init(interval: Double, params: TailEnderParameters = TailEnderParameters()) {
     precondition(interval > 0 && interval.isFinite, "tailender interval must be positive and finite")
     self.interval = interval
     self.params = params
     deadline = params.deadline(interval: interval)
   }
 
-  public mutating func start(_ ctx: inout PolicyContext) {
+  package mutating func start(_ ctx: inout PolicyContext) {
     nextDue = ctx.now + interval
     pending = false
     ctx.setTimer(at: nextDue)
@@ -111,7 +111,7 @@ public struct TailEnderPolicy: FetchPolicy {
     ctx.setTimer(at: pending ? min(due + deadline, nextDue) : nextDue)
   }
 
-  public mutating func timerFired(_ ctx: inout PolicyContext) {
+  package mutating func timerFired(_ ctx: inout PolicyContext) {
     if pending && ctx.now >= due + deadline { launch(&ctx) }
     if ctx.now >= nextDue {
       // A new period; a still-pending older one (deadline = interval) was
@@ -124,7 +124,7 @@ public struct TailEnderPolicy: FetchPolicy {
     arm(&ctx)
   }
 
-  public mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     guard pending, !ctx.fetchInFlight else { return }
     if event.kind == .open && event.app == ctx.app { return }
     if radioIsWarm(ctx) {
@@ -135,33 +135,33 @@ public struct TailEnderPolicy: FetchPolicy {
 }
 
 /// `tailender:<interval>[,key=value,...]`.
-public enum TailEnderFamily: PolicyFamily {
+package enum TailEnderFamily: PolicyFamily {
   /// The interval, s, and the parameters.
-  public struct Configuration: Sendable, Hashable {
-    public var interval: Double
-    public var parameters: TailEnderParameters
+  package struct Configuration: Sendable, Hashable {
+    package var interval: Double
+    package var parameters: TailEnderParameters
   }
 
-  public static let name = "tailender"
-  public static let syntax = "tailender:<interval>[,key=value,...]"
-  public static let example = "tailender:1h"
-  public static let summary =
+  package static let name = "tailender"
+  package static let syntax = "tailender:<interval>[,key=value,...]"
+  package static let example = "tailender:1h"
+  package static let summary =
     "a fetch is due every <interval> but waits, up to its deadline, for another app's radio activity (a tail to ride)"
-  public static var settings: [PolicySettingInfo] { settingInfos(TailEnderParameters.keys, defaults: TailEnderParameters()) }
-  public static let style = PolicyStyle(color: "#F0E442", marker: .star)
+  package static var settings: [PolicySettingInfo] { settingInfos(TailEnderParameters.keys, defaults: TailEnderParameters()) }
+  package static let style = PolicyStyle(color: "#F0E442", marker: .star)
 
-  public static func parse(_ argument: String?, spec: String) throws -> Configuration {
+  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'tailender' needs an argument, e.g. tailender:1h") }
     let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
     return Configuration(interval: i, parameters: try parseSettings(rest, policy: spec, defaults: TailEnderParameters(), keys: TailEnderParameters.keys))
   }
-  public static func describe(_ c: Configuration) -> String {
+  package static func describe(_ c: Configuration) -> String {
     "tailender:\(formatDuration(c.interval))"
       + settingsSuffix(c.parameters, defaults: TailEnderParameters(), keys: TailEnderParameters.keys, separator: ",")
   }
-  public static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
-  public static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
-  public static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> TailEnderPolicy {
+  package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> TailEnderPolicy {
     { _, _ in TailEnderPolicy(interval: c.interval, params: c.parameters) }
   }
 
