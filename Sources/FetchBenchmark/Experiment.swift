@@ -236,13 +236,7 @@ public struct Experiment: Sendable {
         var params = SyntheticPopulation.Parameters()
         if let pm = r.member("params") {
           guard case .object = pm.value.value else { throw r.error("params", pm.line, "expected an object") }
-          do {
-            let data = try JSONSerialization.data(withJSONObject: pm.value.foundation)
-            params = try JSONDecoder().decode(SyntheticPopulation.Parameters.self, from: data)
-            try params.validate()
-          } catch {
-            throw r.error("params", pm.line, "\(error)")
-          }
+          params = try SyntheticPopulation.Parameters.load(pm.value, file: file, field: sp + ".params")
         }
         datasets.append(Dataset(name: n, source: .synthetic(.init(users: users, days: days, seed: synthSeed, parameters: params))))
       case (nil, nil):
@@ -301,7 +295,7 @@ public struct Experiment: Sendable {
     var world = WorldParameters()
     if let w = o.member("world") {
       guard case .object = w.value.value else { throw o.error("world", w.line, "expected an object of parameter overrides") }
-      try world.apply(json: w.value.foundation, file: file, text: text)
+      try world.apply(json: w.value, file: file)
     }
     self.world = world
     let appsText = try o.string("apps") ?? "top:3"

@@ -792,6 +792,14 @@ extension SyntheticPopulation {
       }
     }
 
+    /// What is wrong, without the key (errors that name the key beside it).
+    package var reason: String {
+      switch kind {
+      case .unknownKey(_, let context): "unknown \(context) key"
+      case .invalid(_, let why): why
+      }
+    }
+
     /// What is wrong, naming the key.
     public var description: String {
       switch kind {

@@ -1,3 +1,5 @@
+import FetchSupport
+
 /// A problem with an input file, located by file, line and field.
 ///
 /// Its description has the form `file:line: field: message`, the form
@@ -19,18 +21,22 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
     self.message = message
   }
 
-  /// `file:line: field: message`, control characters escaped (ids and
-  /// names from the input may hold ESC or NUL bytes); without `:line` when
-  /// the problem concerns the whole file (line 0) and without `field: ` when
-  /// it concerns the whole row (`-`), so no message names a line 0 or a
-  /// field `-`.
+  /// A JSON syntax error in `file`.
+  package init(file: String, _ e: LocatedJSON.SyntaxError) {
+    self.init(file: file, line: e.line, field: e.field ?? "-", message: e.message)
+  }
+
   /// ``file``, ``line`` and ``field`` as an ``InputLocation`` (line 0 and
   /// field `-`, "the whole file" and "the whole row", become `nil`).
   public var location: InputLocation {
     InputLocation(file: file, line: line > 0 ? line : nil, field: field == "-" ? nil : field)
   }
 
-  /// `file:line: field: message`.
+  /// `file:line: field: message`, control characters escaped (ids and
+  /// names from the input may hold ESC or NUL bytes); without `:line` when
+  /// the problem concerns the whole file (line 0) and without `field: ` when
+  /// it concerns the whole row (`-`), so no message names a line 0 or a
+  /// field `-`.
   public var description: String {
     (line > 0 ? "\(escaped(file)):\(line): " : "\(escaped(file)): ") + (field == "-" ? "" : "\(escaped(field)): ")
       + escaped(message)
@@ -54,4 +60,16 @@ package func escaped(_ s: String) -> String {
 
 private func isControl(_ u: Unicode.Scalar) -> Bool {
   (u.value < 0x20 && u != "\t" && u != "\n") || (0x7F...0x9F).contains(u.value)
+}
+
+extension LocatedJSON {
+  /// Parses the JSON text of `file`.
+  /// - Throws: ``TraceFormatError`` naming the file and line.
+  package static func parse(_ text: String, file: String) throws -> LocatedJSON {
+    do {
+      return try parse(text)
+    } catch {
+      throw TraceFormatError(file: file, error)
+    }
+  }
 }

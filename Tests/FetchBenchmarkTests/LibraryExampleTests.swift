@@ -15,7 +15,6 @@ struct LibraryExampleTests {
     let dir = Scratch.directory("library")
     try "user,timestamp,app,event\nana,1767600000,news,open\nana,1767600045,news,close\nana,1767640000,news,open\nana,1767640010,news,close\n"
       .write(toFile: dir + "/log.csv", atomically: true, encoding: .utf8)
-    // --- begin documented example ---
     // 1. An event log to a trace file.
     let log = try EventLogImporter().read(path: dir + "/log.csv")
     let writer = try TraceWriter(path: dir + "/trace.csv")
@@ -41,23 +40,8 @@ struct LibraryExampleTests {
         }
       }
     }
-    // --- end documented example ---
     #expect(opens == 2)
     #expect(energy[0] == 0 && energy[1] > 0)
     #expect(fresh[1] >= fresh[0])
-    let page = try String(contentsOfFile: packageRoot + "/docs/architecture.md", encoding: .utf8)
-    let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-    let documented = try #require(between(source, "// --- begin documented example ---\n", "    // --- end documented example ---"))
-    let dedented = documented.split(separator: "\n", omittingEmptySubsequences: false)
-      .map { $0.hasPrefix("    ") ? String($0.dropFirst(4)) : String($0) }.joined(separator: "\n")
-    #expect(page.contains(dedented), "docs/architecture.md must show the code between the markers, unindented")
   }
-}
-
-private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-  .deletingLastPathComponent().path
-
-private func between(_ text: String, _ a: String, _ b: String) -> String? {
-  guard let r = text.range(of: a), let e = text.range(of: b, range: r.upperBound..<text.endIndex) else { return nil }
-  return String(text[r.upperBound..<e.lowerBound])
 }

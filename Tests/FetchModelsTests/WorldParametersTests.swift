@@ -52,6 +52,12 @@ struct WorldParametersTests {
     ("{\n  \"replay.foreground_refresh\": 1\n}", 2, "replay.foreground_refresh", "true or false"),
     ("{\n  \"content.model\": \"weibull\"\n}", 2, "content.model", "expected one of"),
     ("{\n  \"fetch.budget_s\": \"long\"\n}", 2, "fetch.budget_s", "finite number"),
+    // The line of the key at fault, not of the first key with that name
+    // (the old search found the WiFi tail_s on line 3).
+    ("{\n  \"radio\": {\n    \"wifi\": {\"tail_s\": 1},\n    \"lte\": {\n      \"tail_s\": -5\n    }\n  }\n}", 5,
+     "radio.lte.tail_s", "outside"),
+    ("{\n  \"radio.lte.tail_s\": 5,\n  \"radio\": {\"lte\": {\n    \"tail_s\": 6}}\n}", 2, "radio.lte.tail_s", "set twice"),
+    ("{\n  \"radio\": {\n    \"lte\": {\"tail_s\": 1,\n      \"tail_s\": 2}}\n}", 4, "tail_s", "duplicate key"),
   ])
   func badConfig(text: String, line: Int, field: String, fragment: String) {
     let path = tempConfig(text)

@@ -240,7 +240,7 @@ struct ExperimentFileTests {
     expectError(#"{"datasets": [{"name": "t", "trace": "nope.csv"}], "policies": ["never"]}"#, "datasets[0].trace: cannot find 'nope.csv'")
     expectError(
       #"{"datasets": [{"name": "s", "synthetic": {"users": 2, "days": 1, "params": {"nope": 1}}}], "policies": ["never"]}"#,
-      "datasets[0].synthetic.params: ")
+      "e.json:1: datasets[0].synthetic.params.nope: unknown parameter key")
     expectError("{\(ds), \"policies\": [\"never\"],\n\n  }", "e.json:3: not valid JSON: expected a \"key\"")
     expectError("[1, 2]", "e.json:1: expected an object, got an array")
   }

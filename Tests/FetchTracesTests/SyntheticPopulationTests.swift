@@ -262,6 +262,27 @@ struct SyntheticPopulationTests {
     #expect(empty == SyntheticPopulation.Parameters())
   }
 
+  /// A `--params` file's errors name the line of the key at fault and its
+  /// key path (issue 10: real line numbers from the located JSON reader).
+  @Test(arguments: [
+    ("{\n  \"opensPerDayMedian\": 20,\n  \"apps\": [\n    {\"name\": \"a\", \"weight\": \"x\"}\n  ]\n}", 4, "apps.0.weight", "Double"),
+    ("{\n  \"apps\": [\n    {\"name\": \"a\",\n     \"peakHourX\": 3}\n  ]\n}", 4, "peakHourX", "unknown app key"),
+    ("{\n  \"timeZones\": [\"UTC\"],\n  \"opensPerDayMedian\": -20\n}", 3, "opensPerDayMedian", "0...5000"),
+    ("{\n  \"opensPerDayMedian\": 1,\n  \"opensPerDayMedian\": 2\n}", 3, "opensPerDayMedian", "duplicate key"),
+    ("{\n  \"opensPerDayMedian\": 1,\n  nope\n}", 3, "-", "not valid JSON"),
+  ])
+  func parameterFileErrorsAreLocated(text: String, line: Int, field: String, fragment: String) throws {
+    let path = temporaryPath("params.json")
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    do {
+      _ = try SyntheticPopulation.Parameters.load(path: path)
+      Issue.record("no error")
+    } catch let e as TraceFormatError {
+      #expect(e.file == path && e.line == line && e.field == field, "\(e)")
+      #expect(e.message.contains(fragment), "\(e)")
+    }
+  }
+
   @Test func unknownParameterKeysAreAnErrorNamingTheKey() {
     let json = #"{"opensPerDayMedian": 50, "opensPerDayMedain": 60}"#
     #expect {

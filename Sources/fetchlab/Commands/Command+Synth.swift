@@ -61,49 +61,7 @@ extension FetchLab {
     /// The defaults overridden by `--params`, validated.
     func loadParameters() throws -> SyntheticPopulation.Parameters {
       guard let params else { return SyntheticPopulation.Parameters() }
-      let data: Data
-      do {
-        data = try Data(contentsOf: URL(fileURLWithPath: params))
-      } catch {
-        throw ValidationError(
-          "--params \(params): cannot read: \(error.localizedDescription)")
-      }
-      let p: SyntheticPopulation.Parameters
-      do {
-        p = try JSONDecoder().decode(
-          SyntheticPopulation.Parameters.self, from: data)
-      } catch let e as SyntheticPopulation.ParameterError {
-        throw ValidationError("--params \(params): \(e)")
-      } catch let e as DecodingError {
-        throw ValidationError("--params \(params): \(Self.describe(e))")
-      } catch {
-        throw ValidationError("--params \(params): \(error)")
-      }
-      do {
-        try p.validate()
-      } catch {
-        throw ValidationError("--params \(params): \(error)")
-      }
-      return p
-    }
-
-    static func describe(_ e: DecodingError) -> String {
-      func path(_ c: DecodingError.Context) -> String {
-        let p = c.codingPath.map {
-          $0.intValue.map { "[\($0)]" } ?? $0.stringValue
-        }
-        return p.isEmpty ? "" : "'\(p.joined(separator: "."))': "
-      }
-      switch e {
-      case .typeMismatch(_, let c), .valueNotFound(_, let c),
-        .keyNotFound(_, let c):
-        return path(c) + c.debugDescription
-      case .dataCorrupted(let c):
-        let why = c.underlyingError.map { "\($0)" } ?? c.debugDescription
-        return path(c) + "not valid JSON (\(why))"
-      @unknown default:
-        return "\(e)"
-      }
+      return try SyntheticPopulation.Parameters.load(path: params)
     }
 
     /// Refuses a population whose trace would exceed the output limit or

@@ -1,11 +1,14 @@
-import FetchTraces
 import Foundation
 
-/// A JSON value that knows the line it starts on, so experiment-file errors
-/// can name `file:line: key.path`. Numbers keep their text (a 64-bit seed
-/// must not pass through `Double`).
-struct LocatedJSON {
-  indirect enum Value {
+/// A JSON value that knows the line it starts on, so errors in experiment
+/// files, world configs and synthetic-population parameters can name
+/// `file:line: key.path`. Numbers keep their text (a 64-bit seed must not
+/// pass through `Double`); a key twice in one object is refused.
+///
+/// - Complexity: parsing is O(n) in the text's bytes, with nesting limited
+///   to 256 levels.
+package struct LocatedJSON: Sendable {
+  package indirect enum Value: Sendable {
     case object([Member])
     case array([LocatedJSON])
     case string(String)
@@ -15,19 +18,45 @@ struct LocatedJSON {
   }
 
   /// One `"key": value` of an object, in file order (duplicates kept).
-  struct Member {
-    var key: String
-    var line: Int
-    var value: LocatedJSON
+  package struct Member: Sendable {
+    package var key: String
+    package var line: Int
+    package var value: LocatedJSON
+
+    package init(key: String, line: Int, value: LocatedJSON) {
+      self.key = key
+      self.line = line
+      self.value = value
+    }
   }
 
-  var value: Value
+  package var value: Value
   /// 1-based line of the value's first character.
-  var line: Int
+  package var line: Int
 
-  /// Parses RFC 8259 JSON text; errors name `file` and the line.
-  static func parse(_ text: String, file: String) throws -> LocatedJSON {
-    var p = Parser(bytes: Array(text.utf8), file: file)
+  package init(value: Value, line: Int) {
+    self.value = value
+    self.line = line
+  }
+
+  /// A syntax error: the 1-based line and what is wrong.
+  package struct SyntaxError: Error, Sendable, Equatable {
+    package var line: Int
+    /// The key at fault (a duplicate key), if any.
+    package var field: String?
+    package var message: String
+
+    package init(line: Int, field: String? = nil, message: String) {
+      self.line = line
+      self.field = field
+      self.message = message
+    }
+  }
+
+  /// Parses RFC 8259 JSON text (a UTF-8 byte order mark is allowed).
+  /// - Throws: ``SyntaxError`` naming the line.
+  package static func parse(_ text: String) throws(SyntaxError) -> LocatedJSON {
+    var p = Parser(bytes: Array(text.utf8))
     p.skipSpace()
     let v = try p.value(depth: 0)
     p.skipSpace()
@@ -36,7 +65,7 @@ struct LocatedJSON {
   }
 
   /// A short name of the value's type, for "expected …" messages.
-  var typeName: String {
+  package var typeName: String {
     switch value {
     case .object: "an object"
     case .array: "an array"
@@ -48,7 +77,7 @@ struct LocatedJSON {
   }
 
   /// The value as Foundation objects, as `JSONSerialization` would give it.
-  var foundation: Any {
+  package var foundation: Any {
     switch value {
     case .object(let m):
       var d: [String: Any] = [:]
@@ -66,19 +95,17 @@ struct LocatedJSON {
 
   private struct Parser {
     let bytes: [UInt8]
-    let file: String
     var i = 0
     var line = 1
 
-    init(bytes: [UInt8], file: String) {
+    init(bytes: [UInt8]) {
       self.bytes = bytes
-      self.file = file
       // A UTF-8 byte order mark is allowed before the value.
       if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
     }
 
-    func error(_ message: String) -> TraceFormatError {
-      TraceFormatError(file: file, line: line, field: "-", message: "not valid JSON: " + message)
+    func error(_ message: String) -> SyntaxError {
+      SyntaxError(line: line, message: "not valid JSON: " + message)
     }
 
     mutating func skipSpace() {
@@ -92,7 +119,7 @@ struct LocatedJSON {
       }
     }
 
-    mutating func value(depth: Int) throws -> LocatedJSON {
+    mutating func value(depth: Int) throws(SyntaxError) -> LocatedJSON {
       guard depth < 256 else { throw error("nested too deeply") }
       guard i < bytes.count else { throw error("unexpected end of file") }
       let start = line
@@ -115,8 +142,8 @@ struct LocatedJSON {
           i += 1
           skipSpace()
           if let first = members.first(where: { $0.key == key }) {
-            throw TraceFormatError(
-              file: file, line: keyLine, field: key.isEmpty || key.contains(where: \.isNewline) ? "-" : key,
+            throw SyntaxError(
+              line: keyLine, field: key.isEmpty || key.contains(where: \.isNewline) ? nil : key,
               message: "duplicate key \"\(key)\" in one object (first on line \(first.line)): keep one")
           }
           let v = try value(depth: depth + 1)
@@ -166,7 +193,7 @@ struct LocatedJSON {
       }
     }
 
-    mutating func literal(_ word: String) throws {
+    mutating func literal(_ word: String) throws(SyntaxError) {
       let w = Array(word.utf8)
       guard bytes.count - i >= w.count, Array(bytes[i..<(i + w.count)]) == w else {
         throw error("unexpected word (expected \(word))")
@@ -174,7 +201,7 @@ struct LocatedJSON {
       i += w.count
     }
 
-    mutating func number() throws -> String {
+    mutating func number() throws(SyntaxError) -> String {
       let start = i
       func digits() -> Int {
         let s = i
@@ -200,7 +227,7 @@ struct LocatedJSON {
       return String(decoding: bytes[start..<i], as: UTF8.self)
     }
 
-    mutating func hex4() throws -> UInt32 {
+    mutating func hex4() throws(SyntaxError) -> UInt32 {
       guard bytes.count - i >= 4 else { throw error("bad \\u escape") }
       var x: UInt32 = 0
       for _ in 0..<4 {
@@ -218,7 +245,7 @@ struct LocatedJSON {
       return x
     }
 
-    mutating func string() throws -> String {
+    mutating func string() throws(SyntaxError) -> String {
       i += 1  // opening quote
       var out: [UInt8] = []
       while true {
@@ -264,6 +291,39 @@ struct LocatedJSON {
           out.append(c)
         }
       }
+    }
+  }
+}
+
+extension LocatedJSON {
+  /// The line of the member at `path` (object keys; array indexes as
+  /// decimal text), or of the deepest value on the way that exists.
+  package func line(at path: [String]) -> Int {
+    guard let first = path.first else { return line }
+    switch value {
+    case .object(let members):
+      guard let m = members.first(where: { $0.key == first }) else { return line }
+      return path.count == 1 ? m.line : m.value.line(at: Array(path.dropFirst()))
+    case .array(let items):
+      guard let i = Int(first), items.indices.contains(i) else { return line }
+      return items[i].line(at: Array(path.dropFirst()))
+    default: return line
+    }
+  }
+
+  /// The first member called `key` anywhere in the tree, in file order.
+  package func firstMember(named key: String) -> Member? {
+    switch value {
+    case .object(let members):
+      for m in members {
+        if m.key == key { return m }
+        if let found = m.value.firstMember(named: key) { return found }
+      }
+      return nil
+    case .array(let items):
+      for x in items { if let found = x.firstMember(named: key) { return found } }
+      return nil
+    default: return nil
     }
   }
 }
