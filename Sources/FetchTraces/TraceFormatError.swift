@@ -21,6 +21,19 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
     self.message = message
   }
 
+  /// A failure of the line reader on `file`; `hint` follows the
+  /// line-length message.
+  package init(file: String, _ f: LineReader.Failure, hint: String = "") {
+    switch f {
+    case .tooLong(let line, let limit):
+      self.init(file: file, line: line, field: "-", message: "line longer than \(limit) bytes\(hint)")
+    case .readError(let line, let message):
+      self.init(file: file, line: line, field: "-", message: "read error: \(message)")
+    case .unterminatedQuote(let line):
+      self.init(file: file, line: line, field: "-", message: "unterminated quoted field: a quote opened in this record is never closed")
+    }
+  }
+
   /// A JSON syntax error in `file`.
   package init(file: String, _ e: LocatedJSON.SyntaxError) {
     self.init(file: file, line: e.line, field: e.field ?? "-", message: e.message)

@@ -24,10 +24,10 @@ package let traceHeader = "user,time,event,app,value"
 public final class TraceReader {
   /// The path given to `init`, used in error messages.
   public let path: String
-  /// Lines consumed so far.
+  /// The line the last record read starts on.
   public private(set) var line = 0
   /// Bytes consumed so far.
-  package private(set) var bytesRead = 0
+  package var bytesRead: Int { reader.bytesRead }
 
   /// Longest accepted line by default, in bytes; longer lines are an error.
   package static let maxLineBytes = ResourceLimits().maxLineBytes
@@ -35,19 +35,18 @@ public final class TraceReader {
   package let limits: ResourceLimits
   /// Called with every block of bytes as it is read from the file, in
   /// order (to hash exactly the bytes parsed, without a second pass).
-  package var onRead: ((UnsafeRawBufferPointer) -> Void)?
+  package var onRead: ((UnsafeRawBufferPointer) -> Void)? {
+    get { reader.onRead }
+    set { reader.onRead = newValue }
+  }
 
   private typealias Bytes = UnsafeBufferPointer<UInt8>
 
-  private let file: UnsafeMutablePointer<FILE>
-  /// The read buffer: room for the longest accepted line and its line end.
-  private let capacity: Int
-  private let buf: UnsafeMutablePointer<UInt8>
+  private let fd: Int32
+  /// The records of the file; a quoted field may hold a line break.
+  private let reader: LineReader
   /// Unquoted copies of quoted fields (never longer than the line).
   private let unquoted: UnsafeMutablePointer<UInt8>
-  private var bufStart = 0
-  private var bufEnd = 0
-  private var eof = false
   private var sawHeader = false
   /// 64-bit hashes of finished user ids (8 bytes a user), to catch a user
   /// whose rows are split.
@@ -75,20 +74,17 @@ public final class TraceReader {
   public init(path: String, limits: ResourceLimits = .current) throws {
     self.path = path
     self.limits = limits
-    capacity = max(limits.maxLineBytes + 2, 1 << 16)
-    buf = .allocate(capacity: capacity)
-    unquoted = .allocate(capacity: capacity)
-    guard let f = fopen(path, "rb") else {
-      buf.deallocate()
-      unquoted.deallocate()
+    let f = open(path, O_RDONLY)
+    guard f >= 0 else {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
     }
-    file = f
+    fd = f
+    reader = LineReader(fd: f, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true)
+    unquoted = .allocate(capacity: limits.maxLineBytes + 2)
   }
 
   deinit {
-    fclose(file)
-    buf.deallocate()
+    close(fd)
     unquoted.deallocate()
   }
 
@@ -96,54 +92,15 @@ public final class TraceReader {
     TraceFormatError(file: path, line: line, field: field, message: message)
   }
 
-  private func tooLong() -> TraceFormatError {
-    fail("-", "line longer than \(limits.maxLineBytes) bytes (the limit; FETCHLAB_MAX_LINE_BYTES raises it)")
-  }
-
-  /// Returns the next line's bytes (without the line ending) or `nil` at
+  /// Returns the next record's bytes (without the line ending) or `nil` at
   /// EOF. The bytes stay valid until the next call.
   private func nextLine() throws -> Bytes? {
-    while true {
-      if let p = memchr(buf + bufStart, 10, bufEnd - bufStart) {
-        let nl = buf.distance(to: p.assumingMemoryBound(to: UInt8.self))
-        var end = nl
-        if end > bufStart && buf[end - 1] == 13 { end -= 1 }
-        let s = Bytes(start: buf + bufStart, count: end - bufStart)
-        bytesRead += nl + 1 - bufStart
-        bufStart = nl + 1
-        line += 1
-        if s.count > limits.maxLineBytes { throw tooLong() }
-        return s
-      }
-      if eof {
-        guard bufStart < bufEnd else { return nil }
-        var end = bufEnd
-        if buf[end - 1] == 13 { end -= 1 }
-        let s = Bytes(start: buf + bufStart, count: end - bufStart)
-        bytesRead += bufEnd - bufStart
-        bufStart = bufEnd
-        line += 1
-        if s.count > limits.maxLineBytes { throw tooLong() }
-        return s
-      }
-      // Shift the partial line to the front and read more.
-      if bufStart > 0 {
-        let n = bufEnd - bufStart
-        if n > 0 { memmove(buf, buf + bufStart, n) }
-        bufEnd -= bufStart
-        bufStart = 0
-      }
-      if bufEnd == capacity {
-        line += 1
-        throw tooLong()
-      }
-      let n = fread(buf + bufEnd, 1, capacity - bufEnd, file)
-      if n > 0, let onRead { onRead(UnsafeRawBufferPointer(start: buf + bufEnd, count: n)) }
-      if n == 0 {
-        if ferror(file) != 0 { throw fail("-", "read error: \(String(cString: strerror(errno)))") }
-        eof = true
-      }
-      bufEnd += n
+    do {
+      let s = try reader.next()
+      line = reader.line
+      return s
+    } catch let f as LineReader.Failure {
+      throw TraceFormatError(file: path, f, hint: " (the limit; FETCHLAB_MAX_LINE_BYTES raises it)")
     }
   }
 

@@ -4,20 +4,16 @@ import Foundation
 /// Line-by-line bytes of a plain file, or of `xz -dc <file>` for `.xz` paths.
 ///
 /// A line is returned without its LF or CRLF and stays valid until the next
-/// call. Lines longer than 1 MiB are an error.
+/// call (``LineReader``). Lines longer than 1 MiB are an error.
 final class UbiqLogInput {
   let path: String
   /// Lines returned so far (1-based number of the last one).
-  private(set) var line = 0
+  var line: Int { reader.line }
   private let fd: Int32
   private let process: Process?
   private let outputPipe: Pipe?
   private let errorPipe: Pipe?
-  private let capacity = 1 << 20
-  private let buf: UnsafeMutablePointer<UInt8>
-  private var start = 0
-  private var end = 0
-  private var eof = false
+  private let reader: LineReader
   private var finished = false
 
   init(path: String) throws {
@@ -52,7 +48,9 @@ final class UbiqLogInput {
       outputPipe = nil
       errorPipe = nil
     }
-    buf = .allocate(capacity: capacity)
+    reader = LineReader(fd: fd, maxLineBytes: 1 << 20)
+    // Report a failing xz before its partial output is parsed.
+    reader.onEnd = { [unowned self] in try self.finish() }
   }
 
   deinit {
@@ -64,49 +62,14 @@ final class UbiqLogInput {
     } else {
       close(fd)
     }
-    buf.deallocate()
   }
 
   /// The next line without its line ending, or `nil` at the end.
   func nextLine() throws -> UnsafeBufferPointer<UInt8>? {
-    while true {
-      if start < end, let nl = memchr(buf + start, 10, end - start) {
-        let at = UnsafeRawPointer(buf).distance(to: UnsafeRawPointer(nl))
-        var stop = at
-        if stop > start && buf[stop - 1] == 13 { stop -= 1 }
-        let s = UnsafeBufferPointer(start: buf + start, count: stop - start)
-        start = at + 1
-        line += 1
-        return s
-      }
-      if eof {
-        guard start < end else { return nil }
-        var stop = end
-        if buf[stop - 1] == 13 { stop -= 1 }
-        let s = UnsafeBufferPointer(start: buf + start, count: stop - start)
-        start = end
-        line += 1
-        return s
-      }
-      if start > 0 {
-        if end > start { memmove(buf, buf + start, end - start) }
-        end -= start
-        start = 0
-      }
-      if end == capacity {
-        throw TraceFormatError(file: path, line: line + 1, field: "-", message: "line longer than \(capacity) bytes")
-      }
-      let n = read(fd, buf + end, capacity - end)
-      if n < 0 {
-        if errno == EINTR { continue }
-        throw TraceFormatError(file: path, line: line, field: "-", message: "read error: \(String(cString: strerror(errno)))")
-      }
-      if n == 0 {
-        eof = true
-        try finish()  // report a failing xz before its partial output is parsed
-      } else {
-        end += n
-      }
+    do {
+      return try reader.next()
+    } catch let f as LineReader.Failure {
+      throw TraceFormatError(file: path, f)
     }
   }
 

@@ -1,0 +1,130 @@
+import Foundation
+
+/// Lines (or CSV records) of a file descriptor, read in large blocks and
+/// returned in place: the one line reader of the trace reader and the log
+/// importers.
+///
+/// A line is returned without its LF or CRLF and stays valid until the next
+/// call. With `quotedLineBreaks`, a line break inside an RFC 4180 quoted
+/// field (`"a\nb"`, as ``CSV/field(_:)`` writes a name with a line break)
+/// does not end the record: the record, line breaks included, is returned
+/// whole, and ``line`` is the line it starts on.
+///
+/// - Complexity: O(bytes) with `memchr` scans; no allocation after `init`.
+package final class LineReader {
+  /// Why reading stopped.
+  package enum Failure: Error, Equatable {
+    /// A record longer than the limit, starting on `line`.
+    case tooLong(line: Int, limit: Int)
+    /// `read(2)` failed.
+    case readError(line: Int, message: String)
+    /// A quoted field opened in the record starting on `line` is still
+    /// open at the end of the input or after `maxLineBytes`.
+    case unterminatedQuote(line: Int)
+  }
+
+  /// The 1-based line the last returned record starts on (0 before the first).
+  package private(set) var line = 0
+  /// Bytes consumed so far, line endings included.
+  package private(set) var bytesRead = 0
+  /// Called with every block of bytes as it is read, in order (to hash
+  /// exactly the bytes parsed, without a second pass).
+  package var onRead: ((UnsafeRawBufferPointer) -> Void)?
+  /// Called once when the input is exhausted, before its last bytes are
+  /// returned (to report a failed decompressor before its partial output is
+  /// parsed).
+  package var onEnd: (() throws -> Void)?
+
+  private let fd: Int32
+  private let maxLineBytes: Int
+  private let quotedLineBreaks: Bool
+  private let capacity: Int
+  private let buf: UnsafeMutablePointer<UInt8>
+  private var start = 0
+  private var end = 0
+  /// Where the search for the record's end resumes, and whether it is
+  /// inside a quoted field there.
+  private var scan = 0
+  private var inQuotes = false
+  private var breaksInRecord = 0
+  private var nextLine = 1
+  private var eof = false
+
+  /// Reads `fd` (not closed by the reader); records longer than
+  /// `maxLineBytes` are an error.
+  package init(fd: Int32, maxLineBytes: Int, quotedLineBreaks: Bool = false) {
+    self.fd = fd
+    self.maxLineBytes = maxLineBytes
+    self.quotedLineBreaks = quotedLineBreaks
+    capacity = max(maxLineBytes + 2, 1 << 16)
+    buf = .allocate(capacity: capacity)
+  }
+
+  deinit { buf.deallocate() }
+
+  /// Flips `inQuotes` for every `"` in `buf[from..<to]`.
+  private func toggleQuotes(_ from: Int, _ to: Int) {
+    var i = from
+    while i < to, let q = memchr(buf + i, 34, to - i) {
+      inQuotes.toggle()
+      i = UnsafeRawPointer(buf).distance(to: UnsafeRawPointer(q)) + 1
+    }
+  }
+
+  /// The record from `start` to `stop` (its line end excluded), CR trimmed.
+  private func take(upTo stop: Int, next: Int) throws(Failure) -> UnsafeBufferPointer<UInt8> {
+    var e = stop
+    if e > start && buf[e - 1] == 13 { e -= 1 }
+    let s = UnsafeBufferPointer(start: buf + start, count: e - start)
+    line = nextLine
+    nextLine += 1 + breaksInRecord
+    bytesRead += next - start
+    start = next
+    scan = next
+    breaksInRecord = 0
+    if s.count > maxLineBytes { throw .tooLong(line: line, limit: maxLineBytes) }
+    return s
+  }
+
+  /// The next record, or `nil` at the end of the input.
+  package func next() throws -> UnsafeBufferPointer<UInt8>? {
+    while true {
+      while scan < end, let p = memchr(buf + scan, 10, end - scan) {
+        let nl = UnsafeRawPointer(buf).distance(to: UnsafeRawPointer(p))
+        if quotedLineBreaks { toggleQuotes(scan, nl) }
+        if !inQuotes { return try take(upTo: nl, next: nl + 1) }
+        // A line break inside a quoted field: part of the record.
+        breaksInRecord += 1
+        scan = nl + 1
+      }
+      if quotedLineBreaks { toggleQuotes(scan, end) }
+      scan = end
+      if eof {
+        guard start < end else { return nil }
+        if inQuotes { throw Failure.unterminatedQuote(line: nextLine) }
+        return try take(upTo: end, next: end)
+      }
+      if start > 0 {
+        if end > start { memmove(buf, buf + start, end - start) }
+        end -= start
+        scan -= start
+        start = 0
+      }
+      if end == capacity {
+        throw inQuotes ? Failure.unterminatedQuote(line: nextLine) : Failure.tooLong(line: nextLine, limit: maxLineBytes)
+      }
+      let n = read(fd, buf + end, capacity - end)
+      if n < 0 {
+        if errno == EINTR { continue }
+        throw Failure.readError(line: nextLine, message: String(cString: strerror(errno)))
+      }
+      if n > 0, let onRead { onRead(UnsafeRawBufferPointer(start: buf + end, count: n)) }
+      if n == 0 {
+        eof = true
+        try onEnd?()
+        onEnd = nil
+      }
+      end += n
+    }
+  }
+}
