@@ -28,8 +28,9 @@ let package = Package(
       name: "CLAPACKE", pkgConfig: "lapacke",
       providers: [.apt(["liblapacke-dev"])]),
     .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE"]),
-    // Helpers every layer shares (CSV, atomic files, the located JSON reader,
-    // hashing, SplitMix64, quantiles, parallelMap, searches): `package` access, not in the
+    // Helpers every layer shares (CSV reading and writing, the line reader,
+    // atomic files, the located JSON reader, hashing, SplitMix64, quantiles,
+    // parallelMap, searches): `package` access, not in the
     // library's public API.
     .target(name: "FetchSupport"),
     .target(name: "FetchTraces", dependencies: ["FetchSupport"]),

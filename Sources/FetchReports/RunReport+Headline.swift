@@ -1,3 +1,4 @@
+import FetchSupport
 import FetchTraces
 import Foundation
 

@@ -35,6 +35,54 @@ package enum CSV {
     for _ in 0..<digits { p *= 10 }
     return number((x * p).rounded() / p)
   }
+
+  /// Splits one record at `delimiter` (`,` or tab), honouring RFC 4180
+  /// quotes: a quoted field may hold the delimiter, line breaks and doubled
+  /// quotes. Lenient, for foreign logs: text after a closing quote is kept.
+  /// `nil` for an unterminated quote.
+  ///
+  /// - Complexity: O(bytes).
+  package static func split(_ line: [UInt8], delimiter: UInt8) -> [[UInt8]]? {
+    var fields: [[UInt8]] = []
+    var field: [UInt8] = []
+    var i = 0
+    let n = line.count
+    var quotedField = false
+    while i <= n {
+      if i == n || line[i] == delimiter {
+        fields.append(field)
+        field.removeAll(keepingCapacity: true)
+        quotedField = false
+        i += 1
+        continue
+      }
+      let c = line[i]
+      if c == 34 && field.isEmpty && !quotedField {
+        quotedField = true
+        i += 1
+        var closed = false
+        while i < n {
+          if line[i] == 34 {
+            if i + 1 < n && line[i + 1] == 34 {
+              field.append(34)
+              i += 2
+              continue
+            }
+            closed = true
+            i += 1
+            break
+          }
+          field.append(line[i])
+          i += 1
+        }
+        guard closed else { return nil }
+        continue
+      }
+      field.append(c)
+      i += 1
+    }
+    return fields
+  }
 }
 
 /// Writes text to a file through a buffer, atomically: the data goes to

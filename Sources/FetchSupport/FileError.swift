@@ -17,3 +17,18 @@ package struct FileError: Error, CustomStringConvertible, Sendable {
 
   package var description: String { path + ": " + message }
 }
+
+/// A syntax error in text input (CSV, JSON): the 1-based line, the field or
+/// key at fault (`-` for the whole line) and what is wrong. The layers above
+/// add the file name (`TraceFormatError`).
+package struct SyntaxError: Error, Sendable, Equatable {
+  package var line: Int
+  package var field: String
+  package var message: String
+
+  package init(line: Int, field: String = "-", message: String) {
+    self.line = line
+    self.field = field
+    self.message = message
+  }
+}

@@ -39,20 +39,6 @@ package struct LocatedJSON: Sendable {
     self.line = line
   }
 
-  /// A syntax error: the 1-based line and what is wrong.
-  package struct SyntaxError: Error, Sendable, Equatable {
-    package var line: Int
-    /// The key at fault (a duplicate key), if any.
-    package var field: String?
-    package var message: String
-
-    package init(line: Int, field: String? = nil, message: String) {
-      self.line = line
-      self.field = field
-      self.message = message
-    }
-  }
-
   /// Parses RFC 8259 JSON text (a UTF-8 byte order mark is allowed).
   /// - Throws: ``SyntaxError`` naming the line.
   package static func parse(_ text: String) throws(SyntaxError) -> LocatedJSON {
@@ -143,7 +129,7 @@ package struct LocatedJSON: Sendable {
           skipSpace()
           if let first = members.first(where: { $0.key == key }) {
             throw SyntaxError(
-              line: keyLine, field: key.isEmpty || key.contains(where: \.isNewline) ? nil : key,
+              line: keyLine, field: key.isEmpty || key.contains(where: \.isNewline) ? "-" : key,
               message: "duplicate key \"\(key)\" in one object (first on line \(first.line)): keep one")
           }
           let v = try value(depth: depth + 1)

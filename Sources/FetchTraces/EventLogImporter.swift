@@ -175,31 +175,26 @@ package struct EventLogImporter: Sendable {
   ///   ``ResourceLimits/maxEventsPerUser``, invalid options (line 0).
   package func read(path: String, limits: ResourceLimits = ResourceLimits()) throws -> Output {
     if let p = options.problem { throw TraceFormatError(file: path, line: 0, field: "-", message: p) }
-    guard let file = fopen(path, "rb") else {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
     }
-    defer { fclose(file) }
+    defer { close(fd) }
+    // Records, not lines: a quoted field may hold a line break.
+    let reader = LineReader(fd: fd, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true)
     var lineNumber = 0
-    var linePointer: UnsafeMutablePointer<CChar>? = nil
-    var lineCapacity = 0
-    defer { free(linePointer) }
     func fail(_ field: String, _ message: String) -> TraceFormatError {
       TraceFormatError(file: path, line: lineNumber, field: field, message: message)
     }
-    /// The next line without its line end, or `nil` at the end of the file.
+    /// The next record without its line end, or `nil` at the end of the file.
     func nextLine() throws -> [UInt8]? {
-      let n = getline(&linePointer, &lineCapacity, file)
-      guard n >= 0, let p = linePointer else {
-        if ferror(file) != 0 { throw fail("-", "read error: \(String(cString: strerror(errno)))") }
-        return nil
+      do {
+        guard let r = try reader.next() else { return nil }
+        lineNumber = reader.line
+        return Array(r)
+      } catch let f as LineReader.Failure {
+        throw TraceFormatError(file: path, f, hint: " (the limit; FETCHLAB_MAX_LINE_BYTES raises it)")
       }
-      lineNumber += 1
-      guard n <= limits.maxLineBytes else {
-        throw fail("-", "line of \(n) bytes is longer than the limit of \(limits.maxLineBytes) (FETCHLAB_MAX_LINE_BYTES)")
-      }
-      var bytes = [UInt8](UnsafeRawBufferPointer(start: p, count: n))
-      while let c = bytes.last, c == 10 || c == 13 { bytes.removeLast() }
-      return bytes
     }
 
     // Header.
@@ -210,7 +205,7 @@ package struct EventLogImporter: Sendable {
     guard var headerBytes = header else { throw fail("-", "empty file: no header row") }
     if headerBytes.starts(with: [0xEF, 0xBB, 0xBF]) { headerBytes.removeFirst(3) }
     let delimiter: UInt8 = headerBytes.contains(9) ? 9 : 44
-    guard let headerFields = EventLogImporter.split(headerBytes, delimiter) else {
+    guard let headerFields = CSV.split(headerBytes, delimiter: delimiter) else {
       throw fail("-", "unterminated quoted field in the header")
     }
     let names = try headerFields.map { f -> String in
@@ -242,8 +237,8 @@ package struct EventLogImporter: Sendable {
 
     while let line = try nextLine() {
       if line.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
-      guard let fields = EventLogImporter.split(line, delimiter) else {
-        throw fail("-", "unterminated quoted field (a quoted field may not span lines)")
+      guard let fields = CSV.split(line, delimiter: delimiter) else {
+        throw fail("-", "unterminated quoted field")
       }
       guard fields.count == names.count else {
         throw fail("-", "\(fields.count) fields, but the header has \(names.count)")
@@ -439,50 +434,5 @@ package struct EventLogImporter: Sendable {
     }
     guard TimeText.plausibleTimes.contains(t) else { throw fail(TimeText.outOfRangeMessage(t)) }
     return t
-  }
-
-  /// Splits one line at `delimiter`, honouring RFC 4180 quotes (a quoted
-  /// field may hold the delimiter and doubled quotes; it may not span
-  /// lines); `nil` for an unterminated quote.
-  static func split(_ line: [UInt8], _ delimiter: UInt8) -> [[UInt8]]? {
-    var fields: [[UInt8]] = []
-    var field: [UInt8] = []
-    var i = 0
-    let n = line.count
-    var quotedField = false
-    while i <= n {
-      if i == n || line[i] == delimiter {
-        fields.append(field)
-        field.removeAll(keepingCapacity: true)
-        quotedField = false
-        i += 1
-        continue
-      }
-      let c = line[i]
-      if c == 34 && field.isEmpty && !quotedField {
-        quotedField = true
-        i += 1
-        var closed = false
-        while i < n {
-          if line[i] == 34 {
-            if i + 1 < n && line[i + 1] == 34 {
-              field.append(34)
-              i += 2
-              continue
-            }
-            closed = true
-            i += 1
-            break
-          }
-          field.append(line[i])
-          i += 1
-        }
-        guard closed else { return nil }
-        continue
-      }
-      field.append(c)
-      i += 1
-    }
-    return fields
   }
 }

@@ -34,9 +34,9 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
     }
   }
 
-  /// A JSON syntax error in `file`.
-  package init(file: String, _ e: LocatedJSON.SyntaxError) {
-    self.init(file: file, line: e.line, field: e.field ?? "-", message: e.message)
+  /// A CSV or JSON syntax error in `file`.
+  package init(file: String, _ e: SyntaxError) {
+    self.init(file: file, line: e.line, field: e.field, message: e.message)
   }
 
   /// ``file``, ``line`` and ``field`` as an ``InputLocation`` (line 0 and

@@ -33,10 +33,10 @@ struct LocatedJSONTests {
 
   @Test("syntax errors and duplicate keys name the line (and the key)")
   func errors() {
-    #expect(throws: LocatedJSON.SyntaxError(line: 3, message: "not valid JSON: expected a \"key\"")) {
+    #expect(throws: SyntaxError(line: 3, message: "not valid JSON: expected a \"key\"")) {
       try LocatedJSON.parse("{\n  \"a\": 1,\n  }")
     }
-    #expect(throws: LocatedJSON.SyntaxError(
+    #expect(throws: SyntaxError(
       line: 3, field: "a", message: "duplicate key \"a\" in one object (first on line 2): keep one")) {
       try LocatedJSON.parse("{\n  \"a\": 1,\n  \"a\": 2}")
     }

@@ -162,6 +162,15 @@ struct EventLogImporterTests {
     #expect(formatError { _ = try importLog("user,timestamp,app,event\n", o) }?.line == 0)
   }
 
+  @Test("a quoted app name with a line break is one record; later errors keep their line numbers")
+  func quotedLineBreak() throws {
+    let out = try importLog("user,timestamp,app,event\nu,1767571300,\"two\nlines\",open\nu,1767571400,a,open\n")
+    let u = try #require(out.users.first)
+    #expect(u.apps.contains("two\nlines") && u.apps.contains("a"))
+    let bad = formatError { _ = try importLog("user,timestamp,app,event\nu,1767571300,\"two\nlines\",open\nu,yesterday,a,open\n") }
+    #expect(bad?.line == 4 && bad?.field == "timestamp")
+  }
+
   @Test("the unit guess: ISO, ≥ 1e11 is milliseconds, else seconds")
   func unitGuess() {
     #expect(EventLogImporter.guessUnit("2018-01-16 06:01:05") == .iso8601)
