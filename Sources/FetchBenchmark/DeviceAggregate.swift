@@ -1,4 +1,5 @@
 import FetchSimulation
+import FetchSupport
 import Foundation
 
 /// One device under one policy, as ``DeviceAggregate`` pools it: the
@@ -19,8 +20,18 @@ package struct DeviceSample: Sendable, Equatable {
   package var waits = 0
   package var waitSumS = 0.0
 
-  /// The fields kept in a part record, in order.
-  static let fields = 9
+  /// The fields a part record keeps, by name; one declaration each.
+  static let recordFields: [RecordField<DeviceSample>] = [
+    RecordField("days", "days", "length of the scored window", \.days),
+    RecordField("fetches", "background fetches of all the apps", count: \.fetches),
+    RecordField("energy_j", "J", "background fetch energy", \.energyJ),
+    RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", \.cellularBytes),
+    RecordField("wifi_bytes", "bytes", "background bytes on WiFi", \.wifiBytes),
+    RecordField("foreground_energy_j", "J", "radio energy of the foreground refreshes", \.foregroundEnergyJ),
+    RecordField("foreground_bytes", "bytes", "foreground refresh bytes, all networks", \.foregroundBytes),
+    RecordField("waits", "scored opens with a wait (fresh ones count as 0 s)", count: \.waits),
+    RecordField("wait_sum_s", "s", "sum of the waits", \.waitSumS),
+  ]
 
   package init() {}
 
@@ -37,17 +48,6 @@ package struct DeviceSample: Sendable, Equatable {
       waits += a.zeroWaits + a.sortedWaits.count
       waitSumS += a.sortedWaits.reduce(0, +)
     }
-  }
-
-  /// Full-precision values, ``fields`` of them.
-  var values: [Double] {
-    [days, Double(fetches), energyJ, cellularBytes, wifiBytes, foregroundEnergyJ, foregroundBytes, Double(waits), waitSumS]
-  }
-
-  init?(values v: [Double]) {
-    guard v.count == Self.fields else { return nil }
-    (days, fetches, energyJ, cellularBytes, wifiBytes) = (v[0], Int(v[1]), v[2], v[3], v[4])
-    (foregroundEnergyJ, foregroundBytes, waits, waitSumS) = (v[5], v[6], Int(v[7]), v[8])
   }
 }
 

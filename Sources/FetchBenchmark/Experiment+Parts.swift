@@ -16,53 +16,52 @@ import Foundation
 /// Text format, one item a line (doubles as Swift's shortest round-trip
 /// `description`):
 ///
-///     fetchlab-part 2
+///     fetchlab-part 3
 ///     config <configuration SHA-256>
 ///     unit <unit id>
 ///     users <count> =<first user> =<last user>   (ids percent-encoded)
 ///     file <kind> <bytes> <SHA-256>              (kind: summary, devices, opens, fetches)
-///     pair <policy> <AppSummary fields, PartRecord.Pair order>
+///     columns pair <name> ...                    (AppSummary.recordFields names)
+///     pair <policy> <value> ...                  (in the order of `columns pair`)
 ///     ages <policy> <zeros> <count> <bin>:<n> ...
-///     device <policy> <DeviceSample fields, DeviceSample.values order>
+///     columns device <name> ...                  (DeviceSample.recordFields names)
+///     device <policy> <value> ...
 ///     waits <policy> <zeros> <count> <bin>:<n> ...
 ///     end
+///
+/// Values are read by column name, not position: a reader accepts the
+/// columns in any order, and refuses (as incomplete, so the unit is
+/// recomputed) a record whose columns are not exactly its table's, or a
+/// `pair`/`device` line before its `columns` line. (Format 2 was
+/// positional.)
 struct PartRecord: Equatable {
-  static let formatVersion = 2
+  static let formatVersion = 3
 
-  /// One (user, app, policy) replay's summary.
+  /// One (user, app, policy) replay's summary: the fields of
+  /// ``AppSummary/recordFields`` (the others stay at their defaults).
   struct Pair: Equatable {
     var policy: Int
-    var summary: [Double]
-
-    /// The ``AppSummary`` fields kept, in order.
-    static let fields = 19
+    var summary: AppSummary
 
     init(policy: Int, _ s: AppSummary) {
       self.policy = policy
-      summary = [
-        s.days, Double(s.opens), Double(s.fetches), Double(s.newData), Double(s.noData), Double(s.failed),
-        Double(s.wasted), s.meanAgeS, s.p50AgeS, s.p90AgeS, s.p99AgeS, s.freshRatio, s.meanAoiS, s.timeAvgAgeS,
-        s.timeFreshRatio, s.energyJ, s.cellularBytes, s.wifiBytes, Double(s.updates),
-      ]
+      summary = AppSummary()
+      for f in AppSummary.recordFields { f.set(&summary, f.get(s)) }
     }
 
-    init(policy: Int, summary: [Double]) {
+    init(policy: Int, summary: AppSummary) {
       self.policy = policy
       self.summary = summary
     }
 
-    var days: Double { summary[0] }
-    var opens: Int { Int(summary[1]) }
-    var fetches: Int { Int(summary[2]) }
-    var newData: Int { Int(summary[3]) }
-    var noData: Int { Int(summary[4]) }
-    var failed: Int { Int(summary[5]) }
-    var wasted: Int { Int(summary[6]) }
-    var meanAgeS: Double { summary[7] }
-    var freshRatio: Double { summary[11] }
-    var meanAoiS: Double { summary[12] }
-    var energyJ: Double { summary[15] }
-    var cellularBytes: Double { summary[16] }
+    var opens: Int { summary.opens }
+    var fetches: Int { summary.fetches }
+
+    /// Equal field by field, bit for bit (so NaN staleness compares equal).
+    static func == (a: Pair, b: Pair) -> Bool {
+      a.policy == b.policy
+        && AppSummary.recordFields.allSatisfy { $0.get(a.summary).bitPattern == $0.get(b.summary).bitPattern }
+    }
   }
 
   /// One output file of the unit.
@@ -97,18 +96,17 @@ struct PartRecord: Equatable {
     var s = "fetchlab-part \(Self.formatVersion)\nconfig \(config)\nunit \(unit)\n"
     s += "users \(users) \(Self.escape(firstUser)) \(Self.escape(lastUser))\n"
     for f in files { s += "file \(f.kind) \(f.bytes) \(f.sha256)\n" }
-    for p in pairs {
-      s += "pair \(p.policy) " + p.summary.map(\.description).joined(separator: " ") + "\n"
-    }
+    func values(_ xs: [Double]) -> String { xs.map(\.description).joined(separator: " ") }
+    s += "columns pair " + AppSummary.recordFields.map(\.name).joined(separator: " ") + "\n"
+    for p in pairs { s += "pair \(p.policy) " + values(AppSummary.recordFields.values(of: p.summary)) + "\n" }
     func histogram(_ tag: String, _ i: Int, _ h: AgeHistogram) -> String {
       var s = "\(tag) \(i) \(h.zeros) \(h.count)"
       for (b, n) in h.counts.enumerated() where n > 0 { s += " \(b):\(n)" }
       return s + "\n"
     }
     for (i, h) in ages.enumerated() { s += histogram("ages", i, h) }
-    for d in devices {
-      s += "device \(d.policy) " + d.sample.values.map(\.description).joined(separator: " ") + "\n"
-    }
+    s += "columns device " + DeviceSample.recordFields.map(\.name).joined(separator: " ") + "\n"
+    for d in devices { s += "device \(d.policy) " + values(DeviceSample.recordFields.values(of: d.sample)) + "\n" }
     for (i, h) in waits.enumerated() { s += histogram("waits", i, h) }
     return s + "end\n"
   }
@@ -137,6 +135,8 @@ struct PartRecord: Equatable {
     lines.removeLast()
     guard lines.first == "fetchlab-part \(formatVersion)", lines.last == "end" else { return nil }
     var r = PartRecord(config: "", unit: "", users: 0, firstUser: "", lastUser: "", files: [], pairs: [], ages: [])
+    var pairColumns: [String]?
+    var deviceColumns: [String]?
     for line in lines.dropFirst().dropLast() {
       let w = line.split(separator: " ").map(String.init)
       guard let tag = w.first else { return nil }
@@ -149,18 +149,22 @@ struct PartRecord: Equatable {
       case ("file", 4):
         guard let n = Int(w[2]) else { return nil }
         r.files.append(File(kind: w[1], bytes: n, sha256: w[3]))
-      case ("pair", Pair.fields + 2):
-        guard let p = Int(w[1]) else { return nil }
-        let xs = w.dropFirst(2).compactMap(Double.init)
-        guard xs.count == Pair.fields else { return nil }
-        r.pairs.append(Pair(policy: p, summary: xs))
+      case ("columns", _) where w.count >= 2 && w[1] == "pair":
+        pairColumns = Array(w.dropFirst(2))
+      case ("columns", _) where w.count >= 2 && w[1] == "device":
+        deviceColumns = Array(w.dropFirst(2))
+      case ("pair", _):
+        guard let names = pairColumns, w.count == names.count + 2, let p = Int(w[1]),
+          let s = AppSummary.recordFields.record(AppSummary(), names: names, values: w.dropFirst(2).compactMap(Double.init))
+        else { return nil }
+        r.pairs.append(Pair(policy: p, summary: s))
       case ("ages", 4...):
         guard let p = Int(w[1]), p == r.ages.count, let h = histogram(w.dropFirst(2)) else { return nil }
         r.ages.append(h)
-      case ("device", DeviceSample.fields + 2):
-        guard let p = Int(w[1]), let d = DeviceSample(values: w.dropFirst(2).compactMap(Double.init)) else {
-          return nil
-        }
+      case ("device", _):
+        guard let names = deviceColumns, w.count == names.count + 2, let p = Int(w[1]),
+          let d = DeviceSample.recordFields.record(DeviceSample(), names: names, values: w.dropFirst(2).compactMap(Double.init))
+        else { return nil }
         r.devices.append((p, d))
       case ("waits", 4...):
         guard let p = Int(w[1]), p == r.waits.count, let h = histogram(w.dropFirst(2)) else { return nil }
@@ -201,22 +205,7 @@ struct PartRecord: Equatable {
 extension PolicyAggregate {
   /// Adds one pair from a part record: the same arithmetic, in the same
   /// order, as ``add(_:)`` on the replay (its ages are merged separately).
-  mutating func add(_ p: PartRecord.Pair) {
-    var s = AppSummary()
-    s.days = p.days
-    s.opens = p.opens
-    s.fetches = p.fetches
-    s.newData = p.newData
-    s.noData = p.noData
-    s.failed = p.failed
-    s.wasted = p.wasted
-    s.freshRatio = p.freshRatio
-    s.meanAgeS = p.meanAgeS
-    s.meanAoiS = p.meanAoiS
-    s.energyJ = p.energyJ
-    s.cellularBytes = p.cellularBytes
-    add(summary: s)
-  }
+  mutating func add(_ p: PartRecord.Pair) { add(summary: p.summary) }
 }
 
 /// A finished shard's `DIR/shard.json`, written by `fetchlab run

@@ -4,6 +4,10 @@ import Foundation
 
 /// The per-user metrics that ``Scoring`` compares policies on (reference §3,
 /// recommended metric set). Raw values are `summary.csv` column names.
+///
+/// Each metric is declared once, in ``declaration``: its unit, how one
+/// user's rows are averaged, and its direction. Every metric gets a
+/// bootstrap interval in `policies.csv` (`m, m_lo, m_hi`).
 public enum ScoreMetric: String, CaseIterable, Sendable {
   /// Marginal energy of background fetches, J per day (per app).
   case energy_j_per_day
@@ -22,33 +26,40 @@ public enum ScoreMetric: String, CaseIterable, Sendable {
   /// Mean Age of Information at open, s.
   case mean_aoi_s
 
-  /// Whether a higher value is better (only `fresh_ratio`).
-  public var higherIsBetter: Bool { self == .fresh_ratio }
-
-  /// Position in `allCases`.
-  var index: Int {
-    switch self {
-    case .energy_j_per_day: 0
-    case .battery_pct_per_day: 1
-    case .cellular_bytes_per_day: 2
-    case .fetches_per_day: 3
-    case .mean_age_s: 4
-    case .p90_age_s: 5
-    case .fresh_ratio: 6
-    case .mean_aoi_s: 7
-    }
-  }
-
-  /// How one user's rows (apps, replications) are averaged.
+  /// How one user's rows (apps, replications) are averaged: plain mean
+  /// (`rows`), weighted by opens (`opens`), or plain mean over the rows with
+  /// at least one open (`rowsWithOpens`).
   enum Averaging { case rows, opens, rowsWithOpens }
 
-  var averaging: Averaging {
+  /// Everything about one metric besides its name.
+  struct Declaration {
+    var unit: String
+    var averaging: Averaging
+    var higherIsBetter = false
+  }
+
+  /// The metric's declaration.
+  var declaration: Declaration {
     switch self {
-    case .energy_j_per_day, .battery_pct_per_day, .cellular_bytes_per_day, .fetches_per_day: .rows
-    case .mean_age_s, .fresh_ratio, .mean_aoi_s: .opens
-    case .p90_age_s: .rowsWithOpens
+    case .energy_j_per_day: Declaration(unit: "J/day", averaging: .rows)
+    case .battery_pct_per_day: Declaration(unit: "%/day", averaging: .rows)
+    case .cellular_bytes_per_day: Declaration(unit: "bytes/day", averaging: .rows)
+    case .fetches_per_day: Declaration(unit: "1/day", averaging: .rows)
+    case .mean_age_s: Declaration(unit: "s", averaging: .opens)
+    case .p90_age_s: Declaration(unit: "s", averaging: .rowsWithOpens)
+    case .fresh_ratio: Declaration(unit: "ratio", averaging: .opens, higherIsBetter: true)
+    case .mean_aoi_s: Declaration(unit: "s", averaging: .opens)
     }
   }
+
+  /// Whether a higher value is better (only `fresh_ratio`).
+  public var higherIsBetter: Bool { declaration.higherIsBetter }
+
+  var averaging: Averaging { declaration.averaging }
+
+  /// Position in `allCases`.
+  var index: Int { Self.indexes[self]! }
+  private static let indexes = Dictionary(uniqueKeysWithValues: allCases.enumerated().map { ($1, $0) })
 }
 
 /// The mean of a metric over users with its bootstrap confidence interval.

@@ -112,6 +112,31 @@ public struct AppSummary: Sendable, Equatable {
   public func batteryPctPerDay(capacityJ: Double) -> Double {
     energyJPerDay / capacityJ * 100
   }
+
+  /// The fields an experiment's part record keeps for each (user, app,
+  /// policy), by name: what `pooled.csv` needs, at full precision. One
+  /// declaration per field; the part record's writer and reader follow.
+  package static let recordFields: [RecordField<AppSummary>] = [
+    RecordField("days", "days", "length of the scored window", \.days),
+    RecordField("opens", "scored opens of the app", count: \.opens),
+    RecordField("fetches", "background fetches", count: \.fetches),
+    RecordField("new_data", "fetches that found new content", count: \.newData),
+    RecordField("no_data", "fetches that found none", count: \.noData),
+    RecordField("failed", "fetches that failed", count: \.failed),
+    RecordField("wasted", "NewData fetches superseded before an open", count: \.wasted),
+    RecordField("mean_age_s", "s", "mean age at open (NaN without opens)", \.meanAgeS),
+    RecordField("p50_age_s", "s", "median age at open", \.p50AgeS),
+    RecordField("p90_age_s", "s", "90th percentile of the age at open", \.p90AgeS),
+    RecordField("p99_age_s", "s", "99th percentile of the age at open", \.p99AgeS),
+    RecordField("fresh_ratio", "ratio", "share of opens that showed fresh content", \.freshRatio),
+    RecordField("mean_aoi_s", "s", "mean Age of Information at open", \.meanAoiS),
+    RecordField("time_avg_age_s", "s", "time-averaged age over the window", \.timeAvgAgeS),
+    RecordField("time_fresh_ratio", "ratio", "share of the window with fresh content", \.timeFreshRatio),
+    RecordField("energy_j", "J", "background fetch energy, CPU and marginal radio", \.energyJ),
+    RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", \.cellularBytes),
+    RecordField("wifi_bytes", "bytes", "background bytes on WiFi", \.wifiBytes),
+    RecordField("updates", "content updates of the app in the window", count: \.updates),
+  ]
 }
 
 /// One device's totals over its modelled apps under one policy

@@ -394,6 +394,52 @@ struct ExperimentRunTests {
     #expect(PartRecord.decode(String(rec.encoded().dropLast(4))) == nil)  // no "end": incomplete
   }
 
+  @Test("part records are read by column name: any column order; a missing, unknown or repeated column is refused")
+  func partRecordColumnsByName() throws {
+    var a = AppSummary()
+    (a.days, a.opens, a.fetches, a.meanAgeS, a.freshRatio, a.energyJ, a.updates) = (7, 12, 30, .nan, 0.25, 41.5, 3)
+    var d = DeviceSample()
+    (d.days, d.fetches, d.energyJ, d.waits, d.waitSumS) = (7, 90, 120.25, 12, 3.5)
+    let rec = PartRecord(
+      config: "h", unit: "u", users: 1, firstUser: "x", lastUser: "x", files: [],
+      pairs: [PartRecord.Pair(policy: 0, a)], ages: [AgeHistogram()], devices: [(0, d)], waits: [AgeHistogram()])
+    let text = rec.encoded()
+    #expect(PartRecord.decode(text) == rec)
+    // Reverse the columns and the values of every pair and device line.
+    func reversed(_ text: String) -> String {
+      text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+        var w = line.split(separator: " ").map(String.init)
+        if w.first == "columns" { return (w.prefix(2) + w.dropFirst(2).reversed()).joined(separator: " ") }
+        if w.first == "pair" || w.first == "device" { w = Array(w.prefix(2) + w.dropFirst(2).reversed()) }
+        return w.joined(separator: " ")
+      }.joined(separator: "\n")
+    }
+    #expect(reversed(text) != text)
+    #expect(PartRecord.decode(reversed(text)) == rec)
+    let back = try #require(PartRecord.decode(reversed(text)))
+    #expect(back.pairs[0].summary.energyJ == 41.5 && back.pairs[0].summary.updates == 3 && back.devices[0].sample.waitSumS == 3.5)
+    // A column renamed (so one is missing and one unknown), a column
+    // repeated, or a pair line before its columns: not a complete record.
+    #expect(PartRecord.decode(text.replacingOccurrences(of: " energy_j ", with: " energy_kj ")) == nil)
+    #expect(PartRecord.decode(text.replacingOccurrences(of: "columns pair days ", with: "columns pair days days ")) == nil)
+    let noColumns = text.split(separator: "\n").filter { !$0.hasPrefix("columns pair") }.joined(separator: "\n") + "\n"
+    #expect(PartRecord.decode(noColumns) == nil)
+  }
+
+  @Test("every part-record field is declared once, with a unit and a meaning")
+  func recordFieldDeclarations() {
+    for names in [AppSummary.recordFields.map(\.name), DeviceSample.recordFields.map(\.name)] {
+      #expect(Set(names).count == names.count)
+      #expect(names.allSatisfy { $0.allSatisfy { $0.isLowercase || $0 == "_" || $0.isNumber } })
+    }
+    #expect(AppSummary.recordFields.allSatisfy { !$0.unit.isEmpty && !$0.help.isEmpty })
+    #expect(DeviceSample.recordFields.allSatisfy { !$0.unit.isEmpty && !$0.help.isEmpty })
+    // Every summary.csv count or raw total the pooled figures need is kept.
+    for column in ["opens", "fetches", "new_data", "no_data", "failed", "wasted", "mean_age_s", "fresh_ratio", "mean_aoi_s", "energy_j", "cellular_bytes"] {
+      #expect(AppSummary.recordFields.contains { $0.name == column }, "\(column)")
+    }
+  }
+
   @Test("record prefixes respect quoted line breaks")
   func prefixes() {
     #expect(prefixRecords("a,1\n\"x\ny\",2\n", "d,0,") == "d,0,a,1\nd,0,\"x\ny\",2\n")

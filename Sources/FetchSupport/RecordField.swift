@@ -1,0 +1,60 @@
+/// One numeric field of a record type, declared once: its name (the key or
+/// column in files), unit and meaning, and how to read and write it.
+///
+/// Records that are written and read back by field name (never by
+/// position) list their fields as a table of these, so adding a field is
+/// one declaration: the writer, the reader and the documentation follow.
+/// Counts are stored as `Int` and carried as exact `Double`s.
+package struct RecordField<Record>: Sendable {
+  /// The key in files (snake_case, unit in the name where it has one).
+  package let name: String
+  /// The unit (`J`, `bytes`, `s`, `days`, `count`, `ratio`).
+  package let unit: String
+  /// What the field means.
+  package let help: String
+  /// The field's value.
+  package let get: @Sendable (Record) -> Double
+  /// Sets the field from a value read back.
+  package let set: @Sendable (inout Record, Double) -> Void
+
+  /// A `Double` field.
+  package init(_ name: String, _ unit: String, _ help: String, _ path: any WritableKeyPath<Record, Double> & Sendable) {
+    self.name = name
+    self.unit = unit
+    self.help = help
+    get = { $0[keyPath: path] }
+    set = { $0[keyPath: path] = $1 }
+  }
+
+  /// A count.
+  package init(_ name: String, _ help: String, count path: any WritableKeyPath<Record, Int> & Sendable) {
+    self.name = name
+    unit = "count"
+    self.help = help
+    get = { Double($0[keyPath: path]) }
+    set = { $0[keyPath: path] = Int($1) }
+  }
+}
+
+extension Array {
+  /// The values of `record`'s fields, in table order.
+  package func values<Record>(of record: Record) -> [Double] where Element == RecordField<Record> {
+    map { $0.get(record) }
+  }
+
+  /// A record with the fields named in `names` set from `values` (the rest
+  /// at `empty`'s values); `nil` when a field of the table is missing,
+  /// a name is unknown or repeated, or a count differs.
+  ///
+  /// - Complexity: O(fields).
+  package func record<Record>(_ empty: Record, names: [String], values: [Double]) -> Record?
+  where Element == RecordField<Record> {
+    guard names.count == values.count, names.count == count, Set(names).count == names.count else { return nil }
+    var r = empty
+    for (name, v) in zip(names, values) {
+      guard let f = first(where: { $0.name == name }) else { return nil }
+      f.set(&r, v)
+    }
+    return r
+  }
+}
