@@ -56,8 +56,7 @@ func claimDirectory(_ directory: String, hash: String, force: Bool, experiment e
   if recordedHash(marker) == nil {
     let m = try AtomicTextFile(path: marker)
     let o: [String: Any] = ["config_hash": hash, "experiment": e.name, "path": e.path]
-    let d = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .prettyPrinted])
-    try m.write(String(decoding: d, as: UTF8.self) + "\n")
+    try m.write(JSONText.pretty(o))
     try m.commit()
   }
 }
@@ -94,14 +93,13 @@ func ensureSynthetic(
   try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
   let csv = directory + "/" + name + ".csv"
   let side = directory + "/" + name + ".json"
-  let specText = String(decoding: try JSONSerialization.data(withJSONObject: s.spec, options: [.sortedKeys]), as: UTF8.self)
+  let specText = try JSONText.canonical(s.spec)
   func valid(_ dir: String) -> (bytes: Int, hex: String)? {
     let csv = dir + "/" + name + ".csv"
     guard let d = fm.contents(atPath: dir + "/" + name + ".json"),
       let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any],
       let recorded = o["spec"], JSONSerialization.isValidJSONObject(recorded),
-      let r = try? JSONSerialization.data(withJSONObject: recorded, options: [.sortedKeys]),
-      String(decoding: r, as: UTF8.self) == specText, let want = o["sha256"] as? String, fm.fileExists(atPath: csv),
+      (try? JSONText.canonical(recorded)) == specText, let want = o["sha256"] as? String, fm.fileExists(atPath: csv),
       let got = try? SHA256.hashFile(atPath: csv), got.hex == want
     else { return nil }
     return (got.bytes, got.hex)
@@ -119,8 +117,7 @@ func ensureSynthetic(
   let h = try SHA256.hashFile(atPath: csv)
   let m = try AtomicTextFile(path: side)
   let o: [String: Any] = ["spec": s.spec, "sha256": h.hex, "bytes": h.bytes]
-  let data = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .prettyPrinted])
-  try m.write(String(decoding: data, as: UTF8.self) + "\n")
+  try m.write(JSONText.pretty(o))
   try m.commit()
   return (csv, h.bytes, h.hex)
 }

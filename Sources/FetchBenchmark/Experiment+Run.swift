@@ -293,8 +293,7 @@ public final class ExperimentOutcome {
     var manifest = manifest
     manifest["config_hash"] = configurationHash
     let m = try AtomicTextFile(path: result.staging + "/manifest.json")
-    let data = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys, .prettyPrinted])
-    try m.write(String(decoding: data, as: UTF8.self) + "\n")
+    try m.write(JSONText.pretty(manifest))
     try m.commit()
     try finishing(result.staging)
     try result.commit()
@@ -326,10 +325,7 @@ extension ExperimentOutcome {
     o["units_total"] = unitsTotal
     o["units_computed"] = unitsComputed
     o["units_reused"] = unitsReused
-    let f = try AtomicTextFile(path: directory + "/shard.json")
-    let data = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .prettyPrinted])
-    try f.write(String(decoding: data, as: UTF8.self) + "\n")
-    try f.commit()
+    try JSONText.write(o, to: directory + "/shard.json")
   }
 }
 
@@ -416,8 +412,7 @@ public func runExperiment(
     }
   }
   let configuration = experimentConfiguration(e, traceHashes: traceHashes, version: options.version)
-  let canonical = try JSONSerialization.data(withJSONObject: configuration, options: [.sortedKeys])
-  let hash = SHA256.hex([UInt8](canonical))
+  let hash = SHA256.hex([UInt8](try JSONText.canonical(configuration).utf8))
   if let want = options.expectedConfigurationHash, want != hash {
     throw ExperimentError(
       .configurationChanged,

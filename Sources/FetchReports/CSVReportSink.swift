@@ -102,9 +102,6 @@ package struct CSVReportSink: RunSink {
     try fetches?.commit()
     try p.commit()
     try dp.commit()
-    let m = try AtomicTextFile(path: directory + "/manifest.json")
-    let data = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys, .prettyPrinted])
-    try m.write(String(decoding: data, as: UTF8.self) + "\n")
-    try m.commit()
+    try JSONText.write(manifest, to: directory + "/manifest.json")
   }
 }

@@ -230,8 +230,7 @@ public enum RunReport {
     }
     let text = String(decoding: data, as: UTF8.self)
     if text.trimmingCharacters(in: .whitespacesAndNewlines).contains("\n") { return text }
-    let pretty = try JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys])
-    return String(decoding: pretty, as: UTF8.self) + "\n"
+    return try JSONText.pretty(obj)
   }
 
   // MARK: Charts

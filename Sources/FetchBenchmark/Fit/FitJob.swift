@@ -196,8 +196,7 @@ package struct FitJob: Sendable {
         "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
       ]
       let m = try AtomicTextFile(path: report + "/manifest.json")
-      let json = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys])
-      try m.write(String(decoding: json, as: UTF8.self) + "\n")
+      try m.write(JSONText.pretty(manifest))
       try modelWriter.commit()
       try perPair.commit()
       try perUserDevice.commit()
