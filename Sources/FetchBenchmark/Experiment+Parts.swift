@@ -444,3 +444,112 @@ package func mergeShards(
   return ShardMerge(
     shards: shards, experiment: experiment, configurationHash: first.configurationHash, partSources: sources)
 }
+
+// MARK: - Unit files
+
+/// `<dataset>.r<replication>.b<block, 6 digits>`.
+func unitID(_ dataset: String, replication: Int, block: Int) -> String {
+  let b = String(block)
+  return "\(dataset).r\(replication).b" + String(repeating: "0", count: max(0, 6 - b.count)) + b
+}
+
+/// The replication of a unit id.
+func replicationOf(_ id: String) -> Int {
+  let parts = id.split(separator: ".")
+  return Int(parts[parts.count - 2].dropFirst())!
+}
+
+func partSuffix(_ kind: String) -> String {
+  kind == "summary" ? ".csv" : "." + kind + ".csv"
+}
+
+/// Whether a finished part can be reused for this block.
+func partUsable(_ r: PartRecord, hash: String, unit: String, users: [UserTrace], parts: String) -> Bool {
+  guard r.config == hash, r.unit == unit, r.users == users.count, r.firstUser == users.first?.user,
+    r.lastUser == users.last?.user
+  else { return false }
+  for f in r.files {
+    let size = (try? FileManager.default.attributesOfItem(atPath: parts + "/" + unit + partSuffix(f.kind))[.size]) as? Int
+    guard size == f.bytes else { return false }
+  }
+  return true
+}
+
+/// A part file's records (after its header line), checked against its size
+/// and SHA-256 in the unit's record.
+func verifiedPart(_ path: String, record f: PartRecord.File) throws -> String {
+  guard let data = FileManager.default.contents(atPath: path), data.count == f.bytes else {
+    throw ExperimentError(.damagedParts, "\(path) is missing or has the wrong size; delete its .state file and run again")
+  }
+  let bytes = [UInt8](data)
+  guard SHA256.hex(bytes) == f.sha256 else {
+    throw ExperimentError(.damagedParts, "\(path) does not match its SHA-256; delete its .state file and run again")
+  }
+  guard let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return "" }
+  return String(decoding: bytes[(nl + 1)...], as: UTF8.self)
+}
+
+/// Hard-links (or, across file systems, copies) a finished unit's files
+/// from `source` into `parts`, each under a temporary name renamed into
+/// place, the record last: an interrupted import leaves no unit behind.
+func importPart(_ id: String, record: PartRecord, from source: String, to parts: String) throws {
+  let names = record.files.map { id + partSuffix($0.kind) } + [id + ".state"]
+  for name in names {
+    try placeFile(from: source + "/" + name, to: parts + "/" + name)
+  }
+}
+
+/// Writes one unit's part files, then its record.
+func writePart(
+  id: String, dataset: String, replication r: Int, users: [UserTrace], results: [UserResult], config: RunConfiguration,
+  hash: String, parts: String, format: ExperimentFormat
+) throws {
+  let fm = FileManager.default
+  let scratch = parts + "/.work-\(getpid())-" + id
+  try? fm.removeItem(atPath: scratch)
+  try fm.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+  defer { try? fm.removeItem(atPath: scratch) }
+  let rows = try format.rows(results, config, scratch)
+  let prefix = CSV.field(dataset) + ",\(r),"
+  let header = "dataset,replication,"
+  var texts: [(String, String)] = [
+    ("summary", header + format.summaryColumns.joined(separator: ",") + "\n" + prefixRecords(rows.summary, prefix)),
+    ("devices", header + format.deviceColumns.joined(separator: ",") + "\n" + prefixRecords(rows.devices, prefix)),
+  ]
+  if config.recordEvents {
+    texts.append(("opens", header + format.openColumns.joined(separator: ",") + "\n" + prefixRecords(rows.opens, prefix)))
+    texts.append(
+      ("fetches", header + format.fetchColumns.joined(separator: ",") + "\n" + prefixRecords(rows.fetches, prefix)))
+  }
+  var files: [PartRecord.File] = []
+  for (kind, text) in texts {
+    let f = try AtomicTextFile(path: parts + "/" + id + partSuffix(kind))
+    try f.write(text)
+    try f.commit()
+    let bytes = Array(text.utf8)
+    files.append(PartRecord.File(kind: kind, bytes: bytes.count, sha256: SHA256.hex(bytes)))
+  }
+  var pairs: [PartRecord.Pair] = []
+  var ages = [AgeHistogram](repeating: AgeHistogram(), count: config.policies.count)
+  var devices: [(policy: Int, sample: DeviceSample)] = []
+  var waits = [DeviceAggregate](repeating: DeviceAggregate(policy: ""), count: config.policies.count)
+  for u in results {
+    for replays in u.replays {
+      for (p, x) in replays.enumerated() {
+        pairs.append(PartRecord.Pair(policy: p, x.summary))
+        for a in x.sortedAges { ages[p].add(a) }
+      }
+    }
+    for (p, d) in u.devices.enumerated() {
+      let apps = u.replays.map { $0[p] }
+      devices.append((p, DeviceSample(d, apps: apps)))
+      waits[p].addWaits(of: apps)
+    }
+  }
+  let rec = PartRecord(
+    config: hash, unit: id, users: users.count, firstUser: users.first?.user ?? "", lastUser: users.last?.user ?? "",
+    files: files, pairs: pairs, ages: ages, devices: devices, waits: waits.map { $0.waitHistogram })
+  let f = try AtomicTextFile(path: parts + "/" + id + ".state")
+  try f.write(rec.encoded())
+  try f.commit()
+}

@@ -1,0 +1,154 @@
+import FetchLinearAlgebra
+import FetchSupport
+import FetchTraces
+import Foundation
+
+// MARK: - Shared fits
+
+/// Habit fits shared by the policies replayed for one user.
+///
+/// Every learning policy of a run (each `ios-minimum` and `ios-custom`
+/// setting, IMP) fits the same (user, app) pairs on the same windows: the
+/// training part, then nightly the history up to the same refit times. A fit
+/// depends only on its sample window, prior, fitter and IRLS start, so the
+/// first policy to ask computes it and the others reuse it.
+///
+/// Given the user's whole trace, the cache also builds each app's design
+/// once for the whole window (features, counts and exposures of every bin;
+/// ``HabitDesignTable``): a window starting at the trace start is a prefix
+/// of it (the bins, their features and their counts are the same, only the
+/// last bin is cut at the window end), so a nightly refit costs its IRLS
+/// iterations only. The results are bit for bit those of
+/// ``HabitFitter/fit(_:prior:start:)`` (tested).
+///
+/// Thread-safe (a lock), but meant for one user's replays on one thread.
+package final class HabitFitCache: @unchecked Sendable {
+  struct Key: Hashable {
+    var user: String
+    var app: Int32
+    var from: UInt64
+    var to: UInt64
+    var fitter: HabitFitter
+    var start: [UInt64]?
+  }
+
+  /// The user's whole trace, for the design tables (nil: none).
+  private let trace: UserTrace?
+  private var fits: [Key: HabitModel] = [:]
+  private var tables: [Int32: HabitDesignTable] = [:]
+  private let lock = NSLock()
+  /// Fits computed and fits reused, for tests and benchmarks.
+  package private(set) var computed = 0
+  package private(set) var reused = 0
+
+  /// - Parameter trace: the user's whole trace; samples of this user starting
+  ///   at its start (and ending within it) are fitted from per-app design
+  ///   tables. Their traces must hold the same opens before the window end
+  ///   (a training part and the opens seen since, as the policies keep).
+  package init(trace: UserTrace? = nil) {
+    self.trace = trace
+  }
+
+  /// `fitter.fit(sample, prior:, start:)`, computed once per distinct
+  /// (user, app, window, fitter, start); `prior` must be the same on every
+  /// call (one population model per run).
+  package func fit(_ sample: HabitSample, prior: HabitModel?, fitter: HabitFitter, start: [Double]? = nil) -> HabitModel {
+    let key = Key(
+      user: sample.trace.user, app: sample.app, from: sample.from.bitPattern, to: sample.to.bitPattern,
+      fitter: fitter, start: start?.map(\.bitPattern))
+    lock.lock()
+    defer { lock.unlock() }
+    if let m = fits[key] {
+      reused += 1
+      return m
+    }
+    let m: HabitModel
+    if let trace, sample.trace.user == trace.user, sample.from == trace.start, sample.to <= trace.end,
+      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from,
+      HabitBins(from: sample.from, to: sample.to, binSeconds: fitter.binSeconds).count > 0
+    {
+      let table = tables[sample.app] ?? HabitDesignTable(trace: trace, app: sample.app, binSeconds: fitter.binSeconds)
+      tables[sample.app] = table
+      m = table.fit(to: sample.to, prior: prior, fitter: fitter, start: start)
+    } else {
+      m = fitter.fit(sample, prior: prior, start: start)
+    }
+    fits[key] = m
+    computed += 1
+    return m
+  }
+}
+
+/// One app's design over a user's whole trace: the rows of every bin from
+/// the trace start (features at the bin start, opens in the bin, exposure),
+/// the app's open times, and the prior's per-row shape once known.
+final class HabitDesignTable {
+  let bins: HabitBins
+  /// `bins.count` × 12, column-major.
+  let x: [Double]
+  let y: [Double]
+  let exposure: [Double]
+  /// The app's open times in the window, sorted.
+  let opens: [Double]
+  /// ``HabitFitter/priorShape(x:row:rows:mean:)`` of every row, and the prior it is for.
+  private var shape: (prior: [Double], values: [Double])?
+
+  init(trace: UserTrace, app: Int32, binSeconds: Double) {
+    bins = HabitBins(from: trace.start, to: trace.end, binSeconds: binSeconds)
+    let n = bins.count
+    var x = [Double](repeating: 0, count: n * HabitModel.featureCount)
+    var y = [Double](repeating: 0, count: n)
+    var exposure = [Double](repeating: 0, count: n)
+    let sample = HabitSample(trace: trace, app: app, from: trace.start, to: trace.end)
+    _ = HabitModel.fillDesign(sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: n)
+    self.x = x
+    self.y = y
+    self.exposure = exposure
+    opens = trace.events.compactMap { $0.kind == .open && $0.app == app ? $0.time : nil }
+  }
+
+  /// Opens in [a, b).
+  func opens(from a: Double, to b: Double) -> Int {
+    let lo = firstIndex(in: 0..<opens.count) { opens[$0] >= a }
+    let hi = firstIndex(in: 0..<opens.count) { opens[$0] >= b }
+    return max(0, hi - lo)
+  }
+
+  /// The fit of the window [trace start, `to`): the first rows of the table,
+  /// the last one cut at `to` as ``HabitBins`` cuts it.
+  func fit(to: Double, prior: HabitModel?, fitter: HabitFitter, start: [Double]?) -> HabitModel {
+    let window = HabitBins(from: bins.from, to: to, binSeconds: bins.binSeconds)
+    let n = window.count
+    let N = bins.count
+    let p = HabitModel.featureCount
+    var wx = [Double](repeating: 0, count: n * p)
+    for j in 0..<p {
+      for i in 0..<n { wx[i + j * n] = x[i + j * N] }
+    }
+    var wy = Array(y[0..<n])
+    var we = Array(exposure[0..<n])
+    // The last row: the opens before `to` that fillDesign's bin formula puts
+    // there (a sliver too short for a bin of its own included), its exposure.
+    let lo = bins.from, b = bins.binSeconds
+    var i = firstIndex(in: 0..<opens.count) { opens[$0] >= to } - 1
+    var last = 0
+    while i >= 0 && opens[i] >= lo && Int(((opens[i] - lo) / b).rounded(.down)) >= n - 1 {
+      last += 1
+      i -= 1
+    }
+    wy[n - 1] = Double(last)
+    we[n - 1] = window.exposure(n - 1)
+    var shapeValues: [Double]?
+    if let prior {
+      var mean = [Double](repeating: 0, count: p)
+      for j in 1..<p { mean[j] = prior.coefficients[j] }
+      if shape?.prior != prior.coefficients {
+        shape = (prior.coefficients, (0..<N).map { HabitFitter.priorShape(x: x, row: $0, rows: N, mean: mean) })
+      }
+      shapeValues = Array(shape!.values[0..<n])
+    }
+    return fitter.fit(
+      x: wx, y: wy, exposure: we, opens: opens(from: bins.from, to: to), prior: prior, start: start,
+      priorShape: shapeValues)
+  }
+}
