@@ -26,8 +26,7 @@ extension FetchLab {
     @Option(name: .long, help: "Training days at the start of each window; the rest is replayed (default: 3/4 of --days, 21 for 28).")
     var trainDays: Int?
 
-    @Option(name: .long, help: "Worker threads.")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @OptionGroup var parallel: JobsOption
 
     @Option(name: .long, help: "Output directory for bench.csv (and the temporary trace).")
     var out: String = "results/bench"
@@ -48,7 +47,6 @@ extension FetchLab {
       guard effectiveTrainDays >= 1, effectiveTrainDays < days else {
         throw ValidationError("--train-days must be at least 1 and less than --days")
       }
-      guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
       guard !out.isEmpty else { throw ValidationError("--out must not be empty") }
     }
 
@@ -60,7 +58,7 @@ extension FetchLab {
         throw CommandError(m)
       }
       let cfg = BenchConfiguration(
-        users: effectiveUsers, days: days, trainDays: effectiveTrainDays, jobs: jobs, directory: out,
+        users: effectiveUsers, days: days, trainDays: effectiveTrainDays, jobs: parallel.jobs, directory: out,
         keepTrace: keepTrace)
       // One progress line per stage, so the ETA is the stage's.
       var line = ProgressLine(label: "bench")

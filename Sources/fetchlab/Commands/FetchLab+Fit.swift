@@ -57,11 +57,9 @@ extension FetchLab {
     @Option(name: .long, help: "Cap on (user, app) pairs in the population fit (bounds memory).")
     var populationPairs: Int = 128
 
-    @Option(name: .long, help: "Worker threads (results do not depend on it).")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @OptionGroup var parallel: JobsOption
 
     func validate() throws {
-      guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
       guard trainFraction > 0, trainFraction < 1 else {
         throw ValidationError("--train-fraction must be in (0, 1), got \(trainFraction)")
       }
@@ -74,7 +72,7 @@ extension FetchLab {
       let started = Date()
       let job = FitJob(
         trace: trace, out: out, report: report, trainFraction: trainFraction, apps: try AppSelection(parsing: apps),
-        seed: seed, populationPairs: populationPairs, jobs: jobs)
+        seed: seed, populationPairs: populationPairs, jobs: parallel.jobs)
       let lines = [FitPass.populationSample: ProgressLine(label: "fit: population sample"), .users: ProgressLine(label: "fit: users")]
       let outcome = try job.run(
         command: CommandLine.arguments.joined(separator: " "), version: fetchLabVersion, started: started,

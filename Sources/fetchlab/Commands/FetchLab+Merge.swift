@@ -25,14 +25,12 @@ extension FetchLab {
     @Argument(help: ArgumentHelp("Shard directories: every shard 1/N … N/N once.", valueName: "shard-dir"))
     var shards: [String] = []
 
-    @Option(name: .long, help: "Worker threads (results do not depend on it).")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @OptionGroup var parallel: JobsOption
 
     @Flag(name: .long, help: "Replace the parts and results of a different experiment found in --out.")
     var force = false
 
     func validate() throws {
-      guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
       guard !shards.isEmpty else { throw ValidationError("give the shard directories: fetchlab merge --out OUT DIR...") }
       let target = canonicalPath(out)
       if let s = shards.first(where: { canonicalPath($0) == target }) {
@@ -43,14 +41,14 @@ extension FetchLab {
     func run() throws {
       let started = Date()
       let merge = try mergeShards(shards)
-      let options = merge.options(jobs: jobs, force: force, version: fetchLabVersion)
+      let options = merge.options(jobs: parallel.jobs, force: force, version: fetchLabVersion)
       let progress = ProgressLine(label: "merge")
       let outcome = try runExperiment(merge.experiment, directory: out, options: options, format: .reports) { p in
         progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
       }
       progress.finish()
       log("merged \(merge.shards.count) shards, \(outcome.unitsTotal) units")
-      try finishExperiment(outcome, started: started, jobs: jobs)
+      try finishExperiment(outcome, started: started, jobs: parallel.jobs)
     }
   }
 }

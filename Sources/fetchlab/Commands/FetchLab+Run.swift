@@ -66,8 +66,7 @@ extension FetchLab {
     @Flag(name: .long, help: "Skip opens.csv and fetches.csv (for large runs).")
     var noEventFiles = false
 
-    @Option(name: .long, help: "Worker threads (results do not depend on it).")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @OptionGroup var parallel: JobsOption
 
     @Flag(
       name: .long,
@@ -82,7 +81,6 @@ extension FetchLab {
     var shard: String?
 
     func validate() throws {
-      guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
       switch (experiment, trace) {
       case (_?, _?): throw ValidationError("give an experiment file or --trace, not both")
       case (nil, nil): throw ValidationError("give an experiment file (fetchlab run EXPERIMENT.json --out DIR) or --trace TRACE")
@@ -133,7 +131,7 @@ extension FetchLab {
           : "scored window: each user's whole window (--train-fraction 0: learning policies have no training data)")
       let cfg = RunConfiguration(
         tracePath: trace, policies: specs, seed: seed, world: world, apps: try AppSelection(parsing: apps ?? "top:3"),
-        recordEvents: !noEventFiles, jobs: jobs, trainFraction: split)
+        recordEvents: !noEventFiles, jobs: parallel.jobs, trainFraction: split)
       let dir = try ResultDirectory(path: out)
       if let foreign = dir.foreignContent(), !force {
         throw CommandError("\(out) holds \(foreign): choose another --out, or pass --force to replace it")
@@ -149,6 +147,7 @@ extension FetchLab {
           "note: \(stats.usersTooShortToFit) users have a training window shorter than one habit-model bin (15 min): "
             + "their learning policies use the population model (a constant rate when there is none)")
       }
+      let jobs: Int = parallel.jobs
       let manifest: [String: Any] = [
         "fetchlab_version": fetchLabVersion,
         "command": CommandLine.arguments.joined(separator: " "),
@@ -197,17 +196,17 @@ extension FetchLab.Run {
     let stop = ProcessInfo.processInfo.environment["FETCHLAB_TEST_STOP_AFTER_UNITS"].flatMap { Int($0) }
     let shard = try parseShard()
     let options = ExperimentOptions(
-      jobs: jobs, force: force, version: fetchLabVersion, stopAfterUnits: stop, shard: shard)
+      jobs: parallel.jobs, force: force, version: fetchLabVersion, stopAfterUnits: stop, shard: shard)
     let progress = ProgressLine(label: shard.map { "shard \($0)" } ?? "experiment")
     let outcome = try runExperiment(exp, directory: out, options: options, format: .reports) { p in
       progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
     }
     progress.finish()
-    guard let shard else { return try finishExperiment(outcome, started: started, jobs: jobs) }
+    guard let shard else { return try finishExperiment(outcome, started: started, jobs: parallel.jobs) }
     try outcome.commitShard(extra: [
       "fetchlab_version": fetchLabVersion,
       "command": CommandLine.arguments.joined(separator: " "),
-      "jobs": jobs,
+      "jobs": parallel.jobs,
       "started_at": ISO8601DateFormatter().string(from: started),
       "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
     ])

@@ -1,0 +1,13 @@
+import ArgumentParser
+import Foundation
+
+/// `--jobs`, declared and checked once for the commands that work in
+/// parallel (`run`, `merge`, `fit`, `bench`).
+struct JobsOption: ParsableArguments {
+  @Option(name: .long, help: "Worker threads (results do not depend on it).")
+  var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+  func validate() throws {
+    guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+  }
+}
