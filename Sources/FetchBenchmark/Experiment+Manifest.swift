@@ -16,14 +16,15 @@ func experimentConfiguration(
     "part_format": PartRecord.formatVersion,
     "fetchlab_version": version,
     "datasets": e.datasets.enumerated().map { i, d -> [String: Any] in
+      var entry: [String: Any]
       switch d.source {
-      case .trace: return ["name": d.name, "trace_sha256": traceHashes[i]!.sha256]
-      case .synthetic(let s):
-        return [
-          "name": d.name,
-          "synthetic": s.spec,
-        ]
+      case .trace: entry = ["name": d.name, "trace_sha256": traceHashes[i]!.sha256]
+      case .synthetic(let s): entry = ["name": d.name, "synthetic": s.spec]
       }
+      // A world-grid dataset's own parameters (absent otherwise, so the
+      // hash of an experiment without a grid is unchanged).
+      if let w = d.world { entry["world_overrides"] = w.overrides() }
+      return entry
     },
     "policies": e.configurations.map(\.name),
     "apps": e.apps.description,

@@ -270,7 +270,7 @@ public final class ExperimentOutcome {
         [
           "dataset": d.name, "kind": d.kind, "path": i.path, "path_from_run_dir": RunPaths.relative(i.path, from: directory),
           "bytes": i.bytes, "sha256": i.sha256,
-        ] as [String: Any]
+        ].merging(d.world.map { ["world_overrides": $0.overrides()] } ?? [:]) { a, _ in a } as [String: Any]
       },
       "counts": total.json,
       "datasets": zip(e.datasets, counts).map { d, c in c.json.merging(["name": d.name]) { a, _ in a } },
@@ -463,7 +463,7 @@ public func runExperiment(
     let path = inputs[di].path
     let configs = (0..<e.replications).map { r in
       RunConfiguration(
-        tracePath: path, policies: e.policies, seed: e.replicationSeed(r), world: e.world, apps: e.apps,
+        tracePath: path, policies: e.policies, seed: e.replicationSeed(r), world: d.world ?? e.world, apps: e.apps,
         recordEvents: e.eventFiles, jobs: options.jobs, batchUsers: e.unitUsers, trainFraction: e.trainFraction)
     }
     var population: HabitModel??
@@ -612,8 +612,8 @@ public func runExperiment(
   if assemble {
     let policies = try AtomicTextFile(path: result.staging + "/pooled.csv")
     try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
-    let capacityJ = e.world.batteryCapacityJ
     for (di, d) in e.datasets.enumerated() {
+      let capacityJ = (d.world ?? e.world).batteryCapacityJ
       for r in 0..<e.replications {
         for a in aggregates[di][r] {
           try policies.write(CSV.field(d.name) + ",\(r)," + format.policyRow(a, capacityJ) + "\n")
@@ -624,6 +624,7 @@ public func runExperiment(
     let devicePool = try AtomicTextFile(path: result.staging + "/devices_pooled.csv")
     try devicePool.write(header + format.devicePoolColumns.joined(separator: ",") + "\n")
     for (di, d) in e.datasets.enumerated() {
+      let capacityJ = (d.world ?? e.world).batteryCapacityJ
       for r in 0..<e.replications {
         for a in deviceAggregates[di][r] {
           try devicePool.write(CSV.field(d.name) + ",\(r)," + format.devicePoolRow(a, capacityJ) + "\n")

@@ -163,6 +163,8 @@ extension UserDayTimeline {
     var apps: AppSelection
     var trainFraction: Double
     var world: WorldParameters
+    /// The worlds of world-grid datasets (`inputs[].world_overrides`), by dataset.
+    var worlds: [String: WorldParameters] = [:]
     /// The replication-0 seed.
     var seed: UInt64
     /// (dataset, path as recorded, SHA-256 or nil).
@@ -227,14 +229,19 @@ extension UserDayTimeline {
     do { apps = try AppSelection(parsing: m["apps"] as? String ?? "top:3") } catch {
       throw TimelineError(manifest: path, "apps: \(error)")
     }
-    var world = WorldParameters()
-    for item in m["world_overrides"] as? [String] ?? [] {
-      guard let eq = item.firstIndex(of: "=") else { throw TimelineError(manifest: path, "world_overrides: '\(item)'") }
-      let name = String(item[..<eq]), raw = String(item[item.index(after: eq)...])
-      let value: ParameterValue =
-        raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : Double(raw).map { .number($0) } ?? .word(raw)
-      if let msg = world.set(name, to: value) { throw TimelineError(manifest: path, "world_overrides: \(name): \(msg)") }
+    func world(_ overrides: Any?) throws -> WorldParameters {
+      var world = WorldParameters()
+      for item in overrides as? [String] ?? [] {
+        guard let eq = item.firstIndex(of: "=") else { throw TimelineError(manifest: path, "world_overrides: '\(item)'") }
+        let name = String(item[..<eq]), raw = String(item[item.index(after: eq)...])
+        let value: ParameterValue =
+          raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : Double(raw).map { .number($0) } ?? .word(raw)
+        if let msg = world.set(name, to: value) { throw TimelineError(manifest: path, "world_overrides: \(name): \(msg)") }
+      }
+      return world
     }
+    let base = try world(m["world_overrides"])
+    var worlds: [String: WorldParameters] = [:]
     guard let master = uint64(m["seed"]) else { throw TimelineError(manifest: path, "no \"seed\"") }
     let trainFraction = (m["train_fraction"] as? NSNumber)?.doubleValue ?? 0
     var inputs: [(String, String, String?, String?)] = []
@@ -245,6 +252,7 @@ extension UserDayTimeline {
       for i in ins {
         guard let d = i["dataset"] as? String, let p = i["path"] as? String else { continue }
         inputs.append((d, p, i["sha256"] as? String, i["path_from_run_dir"] as? String))
+        if i["world_overrides"] != nil { worlds[d] = try world(i["world_overrides"]) }
       }
     } else if let t = m["trace"] as? [String: Any], let p = t["path"] as? String {
       seed = master
@@ -253,7 +261,8 @@ extension UserDayTimeline {
       throw TimelineError(manifest: path, "no trace recorded (\"trace\" or \"inputs\")")
     }
     return RunSettings(
-      policies: policies, apps: apps, trainFraction: trainFraction, world: world, seed: seed, inputs: inputs)
+      policies: policies, apps: apps, trainFraction: trainFraction, world: base, worlds: worlds, seed: seed,
+      inputs: inputs)
   }
 
   /// The default policies: `ios-minimum`, `oracle`, `periodic:1h`, `imp`,
@@ -318,7 +327,7 @@ extension UserDayTimeline {
   /// - Throws: ``TimelineError`` for a bad request or a changed or missing
   ///   trace; ``TraceFormatError`` from the trace reader.
   package static func build(runDir: String, request: TimelineRequest = TimelineRequest()) throws -> UserDayTimeline {
-    let run = try readSettings(runDir: runDir)
+    var run = try readSettings(runDir: runDir)
     // Dataset and trace.
     let input: (dataset: String, path: String, sha256: String?, fromRunDir: String?)
     if let d = request.dataset {
@@ -329,6 +338,7 @@ extension UserDayTimeline {
     } else {
       input = run.inputs[0]
     }
+    if let w = run.worlds[input.dataset] { run.world = w }
     guard let path = locateTrace(runDir: runDir, input: input) else {
       throw TimelineError(.traceUnavailable, "trace \(input.path) (recorded in \(runDir)/manifest.json) not found; run the report from the directory the run was started in")
     }

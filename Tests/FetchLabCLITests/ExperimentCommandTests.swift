@@ -121,6 +121,54 @@ struct ExperimentCommandTests {
     #expect((m["config_hash"] as? String)?.count == 64)
   }
 
+  @Test("a world-parameter grid replays each dataset once per grid point, as its own dataset, equal to a run with that world (issue 16)")
+  func worldGrid() throws {
+    let (dir, file) = try experimentDir(
+      """
+      {"datasets": [{"name": "five", "trace": "t.csv"}],
+       "policies": ["never", "periodic:1h"], "seed": 3,
+       "world": {"radio": {"lte": {"tail_s": "{5,15}"}}, "fetch.budget_s": 25}}
+      """)
+    let r = try CLI.run(["run", file, "--out", dir + "/grid"])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stdout.contains("dataset five.radio.lte.tail_s-5:") && r.stdout.contains("dataset five.radio.lte.tail_s-15:"), "\(r.stdout)")
+    let pooled = try csvLines(dir + "/grid", "pooled.csv")
+    func row(_ prefix: String) -> [String] { pooled.first { $0.hasPrefix(prefix) }.map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) } ?? [] }
+    let header = pooled[0].split(separator: ",").map(String.init)
+    let energy = try #require(header.firstIndex(of: "energy_j_per_day"))
+    let (short, long) = (row("five.radio.lte.tail_s-5,0,periodic:1h,"), row("five.radio.lte.tail_s-15,0,periodic:1h,"))
+    // A longer LTE tail costs the timer more; `never` costs nothing in both.
+    #expect(Double(long[energy])! > Double(short[energy])!)
+    #expect(Double(row("five.radio.lte.tail_s-15,0,never,")[energy]) == 0)
+    // The manifest keeps the grid out of the experiment's own world and
+    // records each grid dataset's world.
+    let m = try manifest(dir + "/grid")
+    #expect(m["world_overrides"] as? [String] == ["fetch.budget_s=25"])
+    let inputs = try #require(m["inputs"] as? [[String: Any]])
+    #expect(inputs.map { $0["world_overrides"] as? [String] ?? [] } == [
+      ["radio.lte.tail_s=5", "fetch.budget_s=25"], ["radio.lte.tail_s=15", "fetch.budget_s=25"],
+    ])
+    // Each grid point is exactly the run with that world.
+    let t = try CLI.run([
+      "run", "--trace", dir + "/exp/t.csv", "--policy", "never", "--policy", "periodic:1h", "--seed", String(
+        try #require(((m["replications"] as? [[String: Any]])?.first?["seed"] as? NSNumber)?.uint64Value)),
+      "--set", "radio.lte.tail_s=15", "--set", "fetch.budget_s=25", "--out", dir + "/t15",
+    ])
+    #expect(t.status == 0, "\(t.stderr)")
+    let prefix = "five.radio.lte.tail_s-15,0,"
+    let grid = try csvLines(dir + "/grid", "summary.csv").dropFirst().filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+    #expect(grid == Array(try csvLines(dir + "/t15", "summary.csv").dropFirst()))
+    // A grid value that is not a valid parameter value names the file, line and parameter.
+    let (_, bad) = try experimentDir(
+      """
+      {"datasets": [{"name": "five", "trace": "t.csv"}], "policies": ["never"],
+       "world": {
+         "radio.lte.tail_s": "{5,soon}"}}
+      """)
+    let b = try CLI.run(["run", bad, "--out", dir + "/bad"])
+    #expect(b.status != 0 && b.stderr.contains(":3: radio.lte.tail_s:"), "\(b.stderr)")
+  }
+
   @Test("same file, same bytes for --jobs 1 and --jobs 2")
   func jobs() throws {
     let (dir, file) = try experimentDir(resumeExperiment)

@@ -238,7 +238,7 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
     let c = outcome.counts[i]
     let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
     print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
-    print(ComparisonTable.render(outcome.pooled[i], capacityJ: exp.world.batteryCapacityJ), terminator: "")
+    print(ComparisonTable.render(outcome.pooled[i], capacityJ: (d.world ?? exp.world).batteryCapacityJ), terminator: "")
   }
 }
 
