@@ -361,6 +361,22 @@ public enum RunReport {
             title: "Staleness vs cellular data", dataset: d, rows: mine, x: .cellular, y: .meanAge,
             frontier: cellularFrontier.filter { $0.dataset == d })))
     }
+    // How users fare one by one: the per-user distribution of the mean
+    // age for the headline's policies (summary.csv, so without event files too).
+    if FileManager.default.fileExists(atPath: runDir + "/summary.csv") {
+      let table = try SummaryTable(path: runDir + "/summary.csv")
+      for d in datasets {
+        let mine = rows.filter { $0.dataset == d }
+        var ps = budgetWinners(mine).map(\.row.policy)
+        for p in ["never", "periodic:1h"] where mine.contains(where: { $0.policy == p }) && !ps.contains(p) { ps.insert(p, at: 0) }
+        let means = Dictionary(uniqueKeysWithValues: ps.compactMap { p in
+          table.values(dataset: d, policy: p).map { (p, $0[.mean_age_s]) }
+        })
+        guard !means.isEmpty else { continue }
+        charts.append(
+          Chart(file: "user-age-cdf\(suffixes[d]!).svg", plot: .userAgeCDF(dataset: d, policies: ps, userMeans: means)))
+      }
+    }
     let fm = FileManager.default
     let opens = runDir + "/opens.csv", fetches = runDir + "/fetches.csv"
     guard fm.fileExists(atPath: opens) else {

@@ -134,8 +134,41 @@ extension SVGPlot {
   /// with age below 1 s (fresh ones, age 0) count from the left edge.
   /// - Complexity: O(n log n) in the number of opens.
   package static func ageCDF(dataset: String, policies: [String], ages: [String: [Double]]) -> SVGPlot {
-    let maxAge = policies.compactMap { ages[$0]?.max() }.max() ?? 10
-    let x = PlotAxis.fitting([1, max(maxAge, 10)], label: "age at open (s, log scale)", scale: .log)
+    cdf(
+      title: "Age at open, cumulative", dataset: dataset, xLabel: "age at open (s, log scale)",
+      yLabel: "opens with age ≤ x (%)", policies: policies, values: ages,
+      notes: [
+        "Opens with age below 1 s (fresh opens have age 0) count from the left edge; pooled over users, apps, replications.",
+        "Markers once per decade of age, shifted per policy.",
+      ])
+  }
+
+  /// Per-user distribution of the user-mean age at open per policy: the
+  /// share of users whose mean age (over their opens, apps and
+  /// replications, as in `policies.csv`) is ≤ x, on the same log grid as
+  /// ``ageCDF(dataset:policies:ages:)``. Users without scored opens are left
+  /// out. Where the mean over users hides a long tail of badly served
+  /// users, this shows it.
+  /// - Complexity: O(n log n) in the number of users.
+  package static func userAgeCDF(dataset: String, policies: [String], userMeans: [String: [Double]]) -> SVGPlot {
+    cdf(
+      title: "Users by their mean age at open", dataset: dataset, xLabel: "user-mean age at open (s, log scale)",
+      yLabel: "users with mean age ≤ x (%)", policies: policies, values: userMeans.mapValues { $0.filter { !$0.isNaN } },
+      notes: [
+        "Each user's mean age over their scored opens (apps and replications pooled), as averaged in policies.csv;"
+          + " users without opens left out; below 1 s counts from the left edge.",
+        "Policies: the headline's best real policy per energy budget, with never and periodic:1h when run.",
+      ])
+  }
+
+  /// An empirical CDF per policy of `values` at 24 log-spaced points per
+  /// decade from 1 (log x axis, % on y).
+  private static func cdf(
+    title: String, dataset: String, xLabel: String, yLabel: String, policies: [String], values: [String: [Double]],
+    notes: [String]
+  ) -> SVGPlot {
+    let maxValue = policies.compactMap { values[$0]?.max() }.max() ?? 10
+    let x = PlotAxis.fitting([1, max(maxValue, 10)], label: xLabel, scale: .log)
     let perDecade = 24
     let decades = Int((log10(x.upper) - log10(x.lower)).rounded())
     let grid = (0...(decades * perDecade)).map { k in
@@ -145,7 +178,7 @@ extension SVGPlot {
     var series: [PlotSeries] = []
     let styles = policyStyles(policies)
     for (i, p) in policies.enumerated() {
-      let sorted = (ages[p] ?? []).sorted()
+      let sorted = (values[p] ?? []).sorted()
       guard !sorted.isEmpty else { continue }
       let points = grid.map { g -> PlotPoint in
         let below = firstIndex(in: 0..<sorted.count) { sorted[$0] > g }  // values ≤ g
@@ -158,13 +191,9 @@ extension SVGPlot {
           markOffset: (3 * i) % perDecade, dash: st.dash))
     }
     return SVGPlot(
-      title: "Age at open, cumulative" + (dataset.isEmpty ? "" : " (" + dataset + ")"), x: x,
-      y: PlotAxis(label: "opens with age ≤ x (%)", scale: .linear, lower: 0, upper: 100, ticks: [0, 20, 40, 60, 80, 100]),
-      series: series,
-      notes: [
-        "Opens with age below 1 s (fresh opens have age 0) count from the left edge; pooled over users, apps, replications.",
-        "Markers once per decade of age, shifted per policy.",
-      ])
+      title: title + (dataset.isEmpty ? "" : " (" + dataset + ")"), x: x,
+      y: PlotAxis(label: yLabel, scale: .linear, lower: 0, upper: 100, ticks: [0, 20, 40, 60, 80, 100]),
+      series: series, notes: notes)
   }
 
   /// Opens and background fetches by hour of day, each series as a share of

@@ -40,8 +40,8 @@ struct ReportCommandTests {
     let first = try Self.outputs(run)
     let timeline = try #require(first.keys.first { $0.hasPrefix("plots/timeline-u00001-") && $0.hasSuffix(".svg") })
     let svgs = [
-      "plots/staleness-energy.svg", "plots/fresh-energy.svg", "plots/staleness-cellular.svg", "plots/age-cdf.svg",
-      "plots/hour-of-day.svg", timeline,
+      "plots/staleness-energy.svg", "plots/fresh-energy.svg", "plots/staleness-cellular.svg", "plots/user-age-cdf.svg",
+      "plots/age-cdf.svg", "plots/hour-of-day.svg", timeline,
     ]
     #expect(Set(first.keys) == Set(svgs + ["report.html", "report.md"]))
     for s in svgs {
@@ -51,7 +51,10 @@ struct ReportCommandTests {
     // The trace is found through the manifest, so hours are the users' local hours.
     #expect(String(decoding: try #require(first["plots/hour-of-day.svg"]), as: UTF8.self).contains("local time, from the trace"))
     let html = String(decoding: try #require(first["report.html"]), as: UTF8.self)
-    #expect(html.components(separatedBy: "<svg ").count - 1 == 6)
+    #expect(html.components(separatedBy: "<svg ").count - 1 == 7)
+    // The per-user distribution names its policies and counts users.
+    let users = String(decoding: try #require(first["plots/user-age-cdf.svg"]), as: UTF8.self)
+    #expect(users.contains("users with mean age ≤ x (%)") && users.contains("never"))
     #expect(!html.contains("src=") && !html.contains("href="), "self-contained")
     #expect(html.contains("<pre>{") && html.contains("&quot;policies&quot;"))
     #expect(html.contains("<td>periodic:1h</td><td>6</td>"))
@@ -66,15 +69,16 @@ struct ReportCommandTests {
     #expect(try Self.outputs(run) == first)
   }
 
-  @Test("report without event files: the staleness chart only, with a note; bad input: exit 1, file:line")
+  @Test("report without event files: the trade-off and per-user charts, with a note; bad input: exit 1, file:line")
   func noEventsAndErrors() throws {
     let run = try Self.smallRun(events: false)
     let r = try CLI.run(["report", run])
     #expect(r.status == 0, "\(r.stderr)")
     #expect(r.stderr.contains("no opens.csv"))
     let files = try FileManager.default.contentsOfDirectory(atPath: run + "/plots").sorted()
-    #expect(files.count == 4 && files.prefix(3) == ["fresh-energy.svg", "staleness-cellular.svg", "staleness-energy.svg"])
-    #expect(files.last?.hasPrefix("timeline-u00001-") == true)
+    #expect(files.count == 5 && files.prefix(3) == ["fresh-energy.svg", "staleness-cellular.svg", "staleness-energy.svg"])
+    #expect(files.contains("user-age-cdf.svg"))
+    #expect(files.contains { $0.hasPrefix("timeline-u00001-") })
     let md = try String(contentsOfFile: run + "/report.md", encoding: .utf8)
     #expect(md.contains("no opens.csv"))
 
