@@ -367,8 +367,8 @@ public enum RunReport {
       let table = try SummaryTable(path: runDir + "/summary.csv")
       for d in datasets {
         let mine = rows.filter { $0.dataset == d }
-        var ps = budgetWinners(mine).map(\.row.policy)
-        for p in ["never", "periodic:1h"] where mine.contains(where: { $0.policy == p }) && !ps.contains(p) { ps.insert(p, at: 0) }
+        var ps = ["never", "periodic:1h"].filter { p in mine.contains { $0.policy == p } }
+        for w in budgetWinners(mine) where !ps.contains(w.row.policy) { ps.append(w.row.policy) }
         let means = Dictionary(uniqueKeysWithValues: ps.compactMap { p in
           table.values(dataset: d, policy: p).map { (p, $0[.mean_age_s]) }
         })

@@ -155,9 +155,8 @@ extension SVGPlot {
       title: "Users by their mean age at open", dataset: dataset, xLabel: "user-mean age at open (s, log scale)",
       yLabel: "users with mean age ≤ x (%)", policies: policies, values: userMeans.mapValues { $0.filter { !$0.isNaN } },
       notes: [
-        "Each user's mean age over their scored opens (apps and replications pooled), as averaged in policies.csv;"
-          + " users without opens left out; below 1 s counts from the left edge.",
-        "Policies: the headline's best real policy per energy budget, with never and periodic:1h when run.",
+        "Each user's mean age over their scored opens, as in policies.csv; below 1 s counts from the left edge.",
+        "Policies: never and periodic:1h when run, then the headline's best real policy per energy budget.",
       ])
   }
 
