@@ -244,6 +244,22 @@ struct ReplayEngine {
 
   func radio(_ n: NetworkKind) -> RadioProfile? { radios[Int(n.rawValue)] }
 
+  // The families reach the engine through the registry's existential
+  // metatypes, so its callers are not specialized: these pre-specialized
+  // copies (one per built-in policy; the generic entry dispatches to them
+  // at run time) keep the per-event calls static. A policy registered from
+  // outside runs the generic code, with the same results.
+  @_specialize(where P == NeverPolicy)
+  @_specialize(where P == PeriodicPolicy)
+  @_specialize(where P == OraclePolicy)
+  @_specialize(where P == BudgetOraclePolicy)
+  @_specialize(where P == MinimumPolicy)
+  @_specialize(where P == SilentPushPolicy)
+  @_specialize(where P == WorkManagerPolicy)
+  @_specialize(where P == StandbyPolicy)
+  @_specialize(where P == TailEnderPolicy)
+  @_specialize(where P == IMPPolicy)
+  @_specialize(where P == AnyFetchPolicy)
   mutating func run<P: FetchPolicy>(_ policies: inout [P]) -> DeviceReplay {
     // Policies that ignore most events only need the apps' opens.
     let all = P.observedEvents == .all
