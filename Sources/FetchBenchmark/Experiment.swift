@@ -304,6 +304,14 @@ public struct Experiment: Sendable {
       } else {
         // A world-parameter grid: every dataset once per combination of
         // the axes' values, as its own dataset `<name>.<key>-<value>...`.
+        // Sized before anything is built (each axis is bounded, their product is not).
+        let points = axes.reduce(datasets.count) { n, axis in
+          let (m, overflow) = n.multipliedReportingOverflow(by: axis.values.count)
+          return overflow ? Int.max : m
+        }
+        guard points <= Self.maxConfigurations else {
+          throw o.error("world", w.line, "the world grid gives \(points == Int.max ? "too many" : String(points)) (dataset, world) combinations; at most \(Self.maxConfigurations)")
+        }
         let combos = axes.reduce([[String]]([[]])) { acc, axis in acc.flatMap { c in axis.values.map { c + [$0] } } }
         // The experiment's own world: the overrides without the grid.
         let empty = LocatedJSON(value: .object([]), line: w.value.line)
@@ -313,9 +321,6 @@ public struct Experiment: Sendable {
           try v.apply(json: Self.withGrid(w.value, axes: axes, values: values), file: file)
           let label = zip(axes, values).map { "." + $0.name + "-" + Self.nameSafe($1) }.joined()
           return (label: label, world: v)
-        }
-        guard datasets.count * variants.count <= Self.maxConfigurations else {
-          throw o.error("world", w.line, "\(datasets.count * variants.count) (dataset, world) combinations; at most \(Self.maxConfigurations)")
         }
         datasets = try datasets.flatMap { d in
           try variants.map { v in
@@ -374,15 +379,15 @@ public struct Experiment: Sendable {
   /// as policy grids are (``expandBraces(_:limit:)``), with their dotted
   /// parameter names, in sorted key order (the order parameters apply in).
   static func worldGrid(_ json: LocatedJSON, prefix: String, file: String) throws
-    -> [(name: String, path: [String], line: Int, values: [String])]
+    -> [(name: String, path: [String], values: [String])]
   {
     guard case .object(let members) = json.value else { return [] }
-    var out: [(name: String, path: [String], line: Int, values: [String])] = []
+    var out: [(name: String, path: [String], values: [String])] = []
     for m in members.sorted(by: { $0.key < $1.key }) {
       let name = prefix.isEmpty ? m.key : prefix + "." + m.key
       switch m.value.value {
       case .object:
-        out += try worldGrid(m.value, prefix: name, file: file).map { ($0.name, [m.key] + $0.path, $0.line, $0.values) }
+        out += try worldGrid(m.value, prefix: name, file: file).map { ($0.name, [m.key] + $0.path, $0.values) }
       case .string(let text) where text.contains("{"):
         let values: [String]
         do {
@@ -390,7 +395,7 @@ public struct Experiment: Sendable {
         } catch {
           throw TraceFormatError(file: file, line: m.line, field: "world." + name, message: "\(error)")
         }
-        out.append((name, [m.key], m.line, values))
+        out.append((name, [m.key], values))
       default: break
       }
     }
@@ -400,7 +405,7 @@ public struct Experiment: Sendable {
   /// `json` with each grid axis's text replaced by one of its values, as
   /// the JSON scalar it spells (`true`/`false`, a number, else a string).
   static func withGrid(
-    _ json: LocatedJSON, axes: [(name: String, path: [String], line: Int, values: [String])], values: [String]
+    _ json: LocatedJSON, axes: [(name: String, path: [String], values: [String])], values: [String]
   ) -> LocatedJSON {
     var out = json
     for (axis, text) in zip(axes, values) {

@@ -243,6 +243,28 @@ struct ExperimentFileTests {
       "e.json:1: datasets[0].synthetic.params.nope: unknown parameter key")
     expectError("{\(ds), \"policies\": [\"never\"],\n\n  }", "e.json:3: not valid JSON: expected a \"key\"")
     expectError("[1, 2]", "e.json:1: expected an object, got an array")
+    // A world grid is sized before it is built: 200 × 60 grid points.
+    let tails = "{" + (1...200).map(String.init).joined(separator: ",") + "}"
+    let budgets = "{" + (1...60).map(String.init).joined(separator: ",") + "}"
+    expectError(
+      #"{"datasets": [{"name": "t", "trace": "t.csv"}], "policies": ["never"], "world": {"radio.lte.tail_s": ""#
+        + tails + #"", "fetch.budget_s": ""# + budgets + #""}}"#,
+      "world: the world grid gives 12000 (dataset, world) combinations; at most 10000")
+  }
+
+  @Test("a world grid: one dataset per grid point, with its world; the experiment's own world without the grid")
+  func worldGridDatasets() throws {
+    let e = try parseExperiment(
+      #"{"datasets": [{"name": "t", "trace": "t.csv"}], "policies": ["never"], "#
+        + #""world": {"radio": {"lte": {"tail_s": "{5,15}"}}, "replay.foreground_refresh": "{true,false}", "fetch.budget_s": 20}}"#)
+    #expect(e.datasets.map(\.name) == [
+      "t.radio.lte.tail_s-5.replay.foreground_refresh-true", "t.radio.lte.tail_s-5.replay.foreground_refresh-false",
+      "t.radio.lte.tail_s-15.replay.foreground_refresh-true", "t.radio.lte.tail_s-15.replay.foreground_refresh-false",
+    ])
+    #expect(e.datasets.map { $0.world?.lte.tailDurationS } == [5, 5, 15, 15])
+    #expect(e.datasets.map { $0.world?.foregroundRefresh } == [true, false, true, false])
+    #expect(e.datasets.allSatisfy { $0.world?.fetchBudgetS == 20 })
+    #expect(e.world.overrides() == ["fetch.budget_s=20"])
   }
 
   @Test("the repository's experiments/example.json parses")
