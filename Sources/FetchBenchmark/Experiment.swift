@@ -298,44 +298,8 @@ public struct Experiment: Sendable {
     var world = WorldParameters()
     if let w = o.member("world") {
       guard case .object = w.value.value else { throw o.error("world", w.line, "expected an object of parameter overrides") }
-      let axes = try Self.worldGrid(w.value, prefix: "", file: file)
-      if axes.isEmpty {
-        try world.apply(json: w.value, file: file)
-      } else {
-        // A world-parameter grid: every dataset once per combination of
-        // the axes' values, as its own dataset `<name>.<key>-<value>...`.
-        // Sized before anything is built (each axis is bounded, their product is not).
-        let points = axes.reduce(datasets.count) { n, axis in
-          let (m, overflow) = n.multipliedReportingOverflow(by: axis.values.count)
-          return overflow ? Int.max : m
-        }
-        guard points <= Self.maxConfigurations else {
-          throw o.error("world", w.line, "the world grid gives \(points == Int.max ? "too many" : String(points)) (dataset, world) combinations; at most \(Self.maxConfigurations)")
-        }
-        let combos = axes.reduce([[String]]([[]])) { acc, axis in acc.flatMap { c in axis.values.map { c + [$0] } } }
-        // The experiment's own world: the overrides without the grid.
-        let empty = LocatedJSON(value: .object([]), line: w.value.line)
-        try world.apply(json: axes.reduce(w.value) { Self.replacing($0, at: $1.path[...], with: nil) ?? empty }, file: file)
-        let variants = try combos.map { values in
-          var v = WorldParameters()
-          try v.apply(json: Self.withGrid(w.value, axes: axes, values: values), file: file)
-          let label = zip(axes, values).map { "." + $0.name + "-" + Self.nameSafe($1) }.joined()
-          return (label: label, world: v)
-        }
-        datasets = try datasets.flatMap { d in
-          try variants.map { v in
-            let name = d.name + v.label
-            guard Self.isValidName(name) else {
-              throw o.error("world", w.line, "dataset name '\(name)' of the world grid is not a valid name (at most 100 characters)")
-            }
-            return Dataset(name: name, source: d.source, world: v.world)
-          }
-        }
-        if let dup = Dictionary(grouping: datasets, by: \.name).first(where: { $0.value.count > 1 }) {
-          throw o.error("world", w.line, "two grid points give the dataset name '\(dup.key)': the values differ only in characters a name cannot hold")
-        }
-        self.datasets = datasets
-      }
+      (world, datasets) = try Self.applyWorld(w.value, line: w.line, to: datasets, file: file)
+      self.datasets = datasets
     }
     self.world = world
     let appsText = try o.string("apps") ?? "top:3"
@@ -374,69 +338,6 @@ public struct Experiment: Sendable {
   package static let maxConfigurations = 10_000
   /// Longest policy string (before expansion), in bytes.
   package static let maxPolicyBytes = 4_096
-
-  /// The world grid's axes: string values with `{...}` groups, expanded
-  /// as policy grids are (``expandBraces(_:limit:)``), with their dotted
-  /// parameter names, in sorted key order (the order parameters apply in).
-  static func worldGrid(_ json: LocatedJSON, prefix: String, file: String) throws
-    -> [(name: String, path: [String], values: [String])]
-  {
-    guard case .object(let members) = json.value else { return [] }
-    var out: [(name: String, path: [String], values: [String])] = []
-    for m in members.sorted(by: { $0.key < $1.key }) {
-      let name = prefix.isEmpty ? m.key : prefix + "." + m.key
-      switch m.value.value {
-      case .object:
-        out += try worldGrid(m.value, prefix: name, file: file).map { ($0.name, [m.key] + $0.path, $0.values) }
-      case .string(let text) where text.contains("{"):
-        let values: [String]
-        do {
-          values = try expandBraces(text, limit: maxConfigurations)
-        } catch {
-          throw TraceFormatError(file: file, line: m.line, field: "world." + name, message: "\(error)")
-        }
-        out.append((name, [m.key], values))
-      default: break
-      }
-    }
-    return out
-  }
-
-  /// `json` with each grid axis's text replaced by one of its values, as
-  /// the JSON scalar it spells (`true`/`false`, a number, else a string).
-  static func withGrid(
-    _ json: LocatedJSON, axes: [(name: String, path: [String], values: [String])], values: [String]
-  ) -> LocatedJSON {
-    var out = json
-    for (axis, text) in zip(axes, values) {
-      let scalar: LocatedJSON.Value =
-        text == "true" ? .bool(true) : text == "false" ? .bool(false)
-        : Double(text).map { $0.isFinite ? .number(text) : .string(text) } ?? .string(text)
-      out = replacing(out, at: axis.path[...], with: scalar)!
-    }
-    return out
-  }
-
-  /// `json` with the value at `path` replaced by `v`, or removed (an
-  /// emptied object goes too) when `v` is nil; nil when nothing is left.
-  private static func replacing(_ json: LocatedJSON, at path: ArraySlice<String>, with v: LocatedJSON.Value?) -> LocatedJSON? {
-    guard let key = path.first, case .object(var members) = json.value,
-      let i = members.firstIndex(where: { $0.key == key })
-    else { return v.map { LocatedJSON(value: $0, line: json.line) } }
-    if let inner = replacing(members[i].value, at: path.dropFirst(), with: v) {
-      members[i].value = inner
-    } else {
-      members.remove(at: i)
-    }
-    return members.isEmpty && v == nil ? nil : LocatedJSON(value: .object(members), line: json.line)
-  }
-
-  /// `s` with characters a dataset name cannot hold replaced by `_`.
-  static func nameSafe(_ s: String) -> String {
-    String(String.UnicodeScalarView(s.unicodeScalars.map {
-      $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) ? $0 : "_"
-    }))
-  }
 
   /// Whether `s` is usable as a dataset name (it becomes part of file names).
   static func isValidName(_ s: String) -> Bool {
