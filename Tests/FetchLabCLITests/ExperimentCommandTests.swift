@@ -169,6 +169,21 @@ struct ExperimentCommandTests {
     #expect(b.status != 0 && b.stderr.contains(":3: radio.lte.tail_s:"), "\(b.stderr)")
   }
 
+  @Test("a dataset without scored opens is named in a warning, not shown as fresh or 0 s old")
+  func datasetWithoutScoredOpens() throws {
+    let (dir, file) = try experimentDir(
+      """
+      {"datasets": [{"name": "five", "trace": "t.csv"}], "policies": ["never", "periodic:1h"], "train_fraction": 0.99}
+      """)
+    let r = try CLI.run(["run", file, "--out", dir + "/out"])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stderr.contains("warning: dataset five has no scored opens"), "\(r.stderr)")
+    let pooled = try csvLines(dir + "/out", "pooled.csv")
+    let header = pooled[0].split(separator: ",", omittingEmptySubsequences: false)
+    let age = try #require(header.firstIndex(of: "mean_age_s"))
+    #expect(pooled.dropFirst().allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false)[age].isEmpty })
+  }
+
   @Test("same file, same bytes for --jobs 1 and --jobs 2")
   func jobs() throws {
     let (dir, file) = try experimentDir(resumeExperiment)

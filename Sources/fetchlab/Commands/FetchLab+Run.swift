@@ -239,6 +239,11 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
     let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
     print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
     print(ComparisonTable.render(outcome.pooled[i], capacityJ: (d.world ?? exp.world).batteryCapacityJ), terminator: "")
+    if c.opens == 0 {
+      log(
+        "warning: dataset \(d.name) has no scored opens (its users' opens all fall in the training part, "
+          + "train_fraction \(CSV.number(exp.trainFraction))): its staleness is empty (undefined), not zero")
+    }
   }
 }
 
