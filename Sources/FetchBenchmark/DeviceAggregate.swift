@@ -22,15 +22,15 @@ package struct DeviceSample: Sendable, Equatable {
 
   /// The fields a part record keeps, by name; one declaration each.
   static let recordFields: [RecordField<DeviceSample>] = [
-    RecordField("days", "days", "length of the scored window", \.days),
+    RecordField("days", "days", "length of the scored window", .sum, \.days),
     RecordField("fetches", "background fetches of all the apps", count: \.fetches),
-    RecordField("energy_j", "J", "background fetch energy", \.energyJ),
-    RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", \.cellularBytes),
-    RecordField("wifi_bytes", "bytes", "background bytes on WiFi", \.wifiBytes),
-    RecordField("foreground_energy_j", "J", "radio energy of the foreground refreshes", \.foregroundEnergyJ),
-    RecordField("foreground_bytes", "bytes", "foreground refresh bytes, all networks", \.foregroundBytes),
+    RecordField("energy_j", "J", "background fetch energy", .sum, \.energyJ),
+    RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", .sum, \.cellularBytes),
+    RecordField("wifi_bytes", "bytes", "background bytes on WiFi", .sum, \.wifiBytes),
+    RecordField("foreground_energy_j", "J", "radio energy of the foreground refreshes", .sum, \.foregroundEnergyJ),
+    RecordField("foreground_bytes", "bytes", "foreground refresh bytes, all networks", .sum, \.foregroundBytes),
     RecordField("waits", "scored opens with a wait (fresh ones count as 0 s)", count: \.waits),
-    RecordField("wait_sum_s", "s", "sum of the waits", \.waitSumS),
+    RecordField("wait_sum_s", "s", "sum of the waits", .sum, \.waitSumS),
   ]
 
   package init() {}

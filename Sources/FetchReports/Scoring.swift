@@ -6,8 +6,9 @@ import Foundation
 /// recommended metric set). Raw values are `summary.csv` column names.
 ///
 /// Each metric is declared once, in ``declaration``: its unit, how one
-/// user's rows are averaged, and its direction. Every metric gets a
-/// bootstrap interval in `policies.csv` (`m, m_lo, m_hi`).
+/// user's rows are averaged, its direction, and whether it gets a
+/// bootstrap interval in `policies.csv` (`m_lo, m_hi`; every metric does
+/// today).
 public enum ScoreMetric: String, CaseIterable, Sendable {
   /// Marginal energy of background fetches, J per day (per app).
   case energy_j_per_day
@@ -36,6 +37,8 @@ public enum ScoreMetric: String, CaseIterable, Sendable {
     var unit: String
     var averaging: Averaging
     var higherIsBetter = false
+    /// Whether `policies.csv` gives it a 95 % bootstrap interval (else empty bounds).
+    var interval = true
   }
 
   /// The metric's declaration.
@@ -173,7 +176,8 @@ public enum Scoring {
         var est: [ScoreMetric: MetricEstimate] = [:]
         for (i, m) in ScoreMetric.allCases.enumerated() {
           est[m] = MetricEstimate(
-            mean: nanMean(columns[i]), users: columns[i].filter { !$0.isNaN }.count, interval: intervals[i])
+            mean: nanMean(columns[i]), users: columns[i].filter { !$0.isNaN }.count,
+            interval: m.declaration.interval ? intervals[i] : nil)
         }
         out.append(PolicyScore(dataset: d, policy: p, users: v.users.count, estimates: est))
       }

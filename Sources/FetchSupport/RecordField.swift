@@ -1,36 +1,55 @@
 /// One numeric field of a record type, declared once: its name (the key or
-/// column in files), unit and meaning, and how to read and write it.
+/// column in files), unit and meaning, how it pools over records, and how
+/// to read and write it.
 ///
 /// Records that are written and read back by field name (never by
 /// position) list their fields as a table of these, so adding a field is
 /// one declaration: the writer, the reader and the documentation follow.
 /// Counts are stored as `Int` and carried as exact `Double`s.
 package struct RecordField<Record>: Sendable {
+  /// How a field pools over many records (pairs, devices) into one figure.
+  package enum Pooling: Sendable, Equatable {
+    /// Totals add up (counts, days, joules, bytes).
+    case sum
+    /// A mean over opens: pooled as the mean weighted by the record's opens.
+    case opensWeighted
+    /// Not pooled from the records (quantiles and time averages: pooled
+    /// figures come from the merged histograms, or there are none).
+    case none
+  }
+
   /// The key in files (snake_case, unit in the name where it has one).
   package let name: String
   /// The unit (`J`, `bytes`, `s`, `days`, `count`, `ratio`).
   package let unit: String
   /// What the field means.
   package let help: String
+  /// How the field pools over records.
+  package let pooling: Pooling
   /// The field's value.
   package let get: @Sendable (Record) -> Double
   /// Sets the field from a value read back.
   package let set: @Sendable (inout Record, Double) -> Void
 
   /// A `Double` field.
-  package init(_ name: String, _ unit: String, _ help: String, _ path: any WritableKeyPath<Record, Double> & Sendable) {
+  package init(
+    _ name: String, _ unit: String, _ help: String, _ pooling: Pooling,
+    _ path: any WritableKeyPath<Record, Double> & Sendable
+  ) {
     self.name = name
     self.unit = unit
     self.help = help
+    self.pooling = pooling
     get = { $0[keyPath: path] }
     set = { $0[keyPath: path] = $1 }
   }
 
-  /// A count.
+  /// A count (pooled by summing).
   package init(_ name: String, _ help: String, count path: any WritableKeyPath<Record, Int> & Sendable) {
     self.name = name
     unit = "count"
     self.help = help
+    pooling = .sum
     get = { Double($0[keyPath: path]) }
     set = { $0[keyPath: path] = Int($1) }
   }

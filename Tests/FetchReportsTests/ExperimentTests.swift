@@ -448,6 +448,45 @@ struct ExperimentRunTests {
     #expect(PartRecord.decode(noColumns) == nil)
   }
 
+  @Test("the declared pooling of each part-record field is what pooled.csv's aggregate does")
+  func declaredPooling() throws {
+    let policies: [PolicySpec] = [.never, .periodic(interval: 3600), .oracle]
+    let cfg = RunConfiguration(
+      tracePath: goldenURL("tiny-trace.csv").path, policies: policies, seed: 7, apps: .top(2), recordEvents: false)
+    let reader = try TraceReader(path: cfg.tracePath)
+    var aggregates = policies.map { PolicyAggregate(policy: $0.description) }
+    var pairs = [[AppSummary]](repeating: [], count: policies.count)
+    while let u = try reader.next() {
+      for replays in replayUser(u, cfg).replays {
+        for (p, r) in replays.enumerated() {
+          aggregates[p].add(r)
+          pairs[p].append(r.summary)
+        }
+      }
+    }
+    for (p, a) in aggregates.enumerated() {
+      let pooled: [String: Double] = [
+        "days": a.days, "opens": Double(a.opens), "fetches": Double(a.fetches), "new_data": Double(a.newData),
+        "no_data": Double(a.noData), "failed": Double(a.failed), "wasted": Double(a.wasted), "energy_j": a.energyJ,
+        "cellular_bytes": a.cellularBytes, "mean_age_s": a.meanAgeS, "fresh_ratio": a.freshRatio, "mean_aoi_s": a.meanAoiS,
+      ]
+      for f in AppSummary.recordFields {
+        guard let want = pooled[f.name] else { continue }  // pooled elsewhere (histograms) or not in pooled.csv
+        let got: Double
+        switch f.pooling {
+        case .sum: got = pairs[p].reduce(0) { $0 + f.get($1) }
+        case .opensWeighted:
+          let withOpens = pairs[p].filter { $0.opens > 0 }
+          got = withOpens.reduce(0) { $0 + f.get($1) * Double($1.opens) } / Double(withOpens.reduce(0) { $0 + $1.opens })
+        case .none:
+          Issue.record("\(f.name) is in pooled.csv but declared as not pooled")
+          continue
+        }
+        #expect(abs(got - want) <= 1e-9 * max(1, abs(want)), "\(policies[p]) \(f.name): declared pooling gives \(got), aggregate \(want)")
+      }
+    }
+  }
+
   @Test("every part-record field is declared once, with a unit and a meaning")
   func recordFieldDeclarations() {
     for names in [AppSummary.recordFields.map(\.name), DeviceSample.recordFields.map(\.name)] {
