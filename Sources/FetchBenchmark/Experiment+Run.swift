@@ -463,7 +463,7 @@ public func runExperiment(
     let path = inputs[di].path
     let configs = (0..<e.replications).map { r in
       RunConfiguration(
-        tracePath: path, policies: e.policies, seed: e.replicationSeed(r), world: d.world ?? e.world, apps: e.apps,
+        tracePath: path, policies: e.policies, seed: e.replicationSeed(r), world: e.world(of: d), apps: e.apps,
         recordEvents: e.eventFiles, jobs: options.jobs, batchUsers: e.unitUsers, trainFraction: e.trainFraction)
     }
     var population: HabitModel??
@@ -613,7 +613,7 @@ public func runExperiment(
     let policies = try AtomicTextFile(path: result.staging + "/pooled.csv")
     try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
     for (di, d) in e.datasets.enumerated() {
-      let capacityJ = (d.world ?? e.world).batteryCapacityJ
+      let capacityJ = e.world(of: d).batteryCapacityJ
       for r in 0..<e.replications {
         for a in aggregates[di][r] {
           try policies.write(CSV.field(d.name) + ",\(r)," + format.policyRow(a, capacityJ) + "\n")
@@ -624,7 +624,7 @@ public func runExperiment(
     let devicePool = try AtomicTextFile(path: result.staging + "/devices_pooled.csv")
     try devicePool.write(header + format.devicePoolColumns.joined(separator: ",") + "\n")
     for (di, d) in e.datasets.enumerated() {
-      let capacityJ = (d.world ?? e.world).batteryCapacityJ
+      let capacityJ = e.world(of: d).batteryCapacityJ
       for r in 0..<e.replications {
         for a in deviceAggregates[di][r] {
           try devicePool.write(CSV.field(d.name) + ",\(r)," + format.devicePoolRow(a, capacityJ) + "\n")

@@ -95,9 +95,13 @@ public struct Experiment: Sendable {
     public var name: String
     package var source: Source
     /// The world of this dataset's replays when a world-parameter grid
-    /// gives it its own (`nil`: the experiment's ``Experiment/world``).
+    /// gives it its own (`nil`: the experiment's ``Experiment/world``;
+    /// see ``Experiment/world(of:)``).
     package var world: WorldParameters?
   }
+
+  /// The world `d` is replayed in: its grid point's, else the experiment's.
+  package func world(of d: Dataset) -> WorldParameters { d.world ?? world }
 
   /// One policy configuration after grid expansion.
   public struct Configuration: Sendable {

@@ -17,13 +17,7 @@ extension WorldParameters {
 
   /// Applies the overrides in a JSON config file.
   public mutating func apply(configPath path: String) throws {
-    guard let data = FileManager.default.contents(atPath: path) else {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read config file")
-    }
-    guard let text = String(validating: data, as: UTF8.self) else {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "not valid UTF-8")
-    }
-    try apply(json: LocatedJSON.parse(text, file: path), file: path)
+    try apply(json: LocatedJSON.parse(contentsOf: path, what: "config file"), file: path)
   }
 
   /// Applies overrides from a parsed JSON object (a config file, or the

@@ -8,6 +8,12 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
   case flag(Bool)
   case word(String)
 
+  /// The value of a `name=value` override as ``description`` writes it and
+  /// `--set` takes it: `true`/`false`, a number, else a word.
+  package init(parsing raw: String) {
+    self = raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : Double(raw).map { .number($0) } ?? .word(raw)
+  }
+
   /// The value as written in a config file.
   public var description: String {
     switch self {

@@ -233,10 +233,10 @@ extension UserDayTimeline {
       var world = WorldParameters()
       for item in overrides as? [String] ?? [] {
         guard let eq = item.firstIndex(of: "=") else { throw TimelineError(manifest: path, "world_overrides: '\(item)'") }
-        let name = String(item[..<eq]), raw = String(item[item.index(after: eq)...])
-        let value: ParameterValue =
-          raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : Double(raw).map { .number($0) } ?? .word(raw)
-        if let msg = world.set(name, to: value) { throw TimelineError(manifest: path, "world_overrides: \(name): \(msg)") }
+        let name = String(item[..<eq])
+        if let msg = world.set(name, to: ParameterValue(parsing: String(item[item.index(after: eq)...]))) {
+          throw TimelineError(manifest: path, "world_overrides: \(name): \(msg)")
+        }
       }
       return world
     }

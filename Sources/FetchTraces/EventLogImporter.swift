@@ -193,7 +193,7 @@ package struct EventLogImporter: Sendable {
         lineNumber = reader.line
         return Array(r)
       } catch let f as LineReader.Failure {
-        throw TraceFormatError(file: path, f, hint: " (the limit; FETCHLAB_MAX_LINE_BYTES raises it)")
+        throw TraceFormatError(file: path, f, hint: ResourceLimits.lineLimitHint)
       }
     }
 

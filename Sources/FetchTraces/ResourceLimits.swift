@@ -14,7 +14,7 @@ import Foundation
 ///     let reader = try TraceReader(path: p, limits: limits)
 public struct ResourceLimits: Sendable, Equatable {
   /// Longest accepted trace line, in bytes (without the line ending).
-  /// Default 1 MiB; `FETCHLAB_MAX_LINE_BYTES`.
+  /// Default 1 MiB; `FETCHLAB_MAX_LINE_BYTES` (``lineLimitHint``).
   package var maxLineBytes: Int
   /// Most rows (events between `begin` and `end`) of one user the trace
   /// reader holds in memory, in events; a user with more is refused at the
@@ -58,6 +58,9 @@ public struct ResourceLimits: Sendable, Equatable {
     self.maxPolicyUserDays = maxPolicyUserDays
     self.maxResultCells = maxResultCells
   }
+
+  /// Follows a "line longer than N bytes" message: how to raise the limit.
+  package static let lineLimitHint = " (the limit; FETCHLAB_MAX_LINE_BYTES raises it)"
 
   /// The defaults, overridden by the `FETCHLAB_MAX_*` environment variables
   /// (a value that is not a positive number is ignored).

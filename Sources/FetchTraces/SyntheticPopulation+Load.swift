@@ -8,13 +8,7 @@ extension SyntheticPopulation.Parameters {
   /// - Throws: ``TraceFormatError`` naming the file, the line of the key at
   ///   fault and the key.
   package static func load(path: String) throws -> Self {
-    guard let data = FileManager.default.contents(atPath: path) else {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read the parameter file")
-    }
-    guard let text = String(validating: data, as: UTF8.self) else {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "not valid UTF-8")
-    }
-    return try load(LocatedJSON.parse(text, file: path), file: path)
+    try load(LocatedJSON.parse(contentsOf: path, what: "the parameter file"), file: path)
   }
 
   /// Reads and validates parameters from a JSON object (a `--params` file,

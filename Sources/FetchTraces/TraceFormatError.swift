@@ -1,4 +1,5 @@
 import FetchSupport
+import Foundation
 
 /// A problem with an input file, located by file, line and field.
 ///
@@ -76,6 +77,19 @@ private func isControl(_ u: Unicode.Scalar) -> Bool {
 }
 
 extension LocatedJSON {
+  /// Reads and parses the JSON file at `path`; `what` names it when it
+  /// cannot be read (`config file`).
+  /// - Throws: ``TraceFormatError`` naming the file and line.
+  package static func parse(contentsOf path: String, what: String) throws -> LocatedJSON {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read \(what)")
+    }
+    guard let text = String(validating: data, as: UTF8.self) else {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "not valid UTF-8")
+    }
+    return try parse(text, file: path)
+  }
+
   /// Parses the JSON text of `file`.
   /// - Throws: ``TraceFormatError`` naming the file and line.
   package static func parse(_ text: String, file: String) throws -> LocatedJSON {

@@ -100,7 +100,7 @@ public final class TraceReader {
       line = reader.line
       return s
     } catch let f as LineReader.Failure {
-      throw TraceFormatError(file: path, f, hint: " (the limit; FETCHLAB_MAX_LINE_BYTES raises it)")
+      throw TraceFormatError(file: path, f, hint: ResourceLimits.lineLimitHint)
     }
   }
 

@@ -238,7 +238,7 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
     let c = outcome.counts[i]
     let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
     print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
-    print(ComparisonTable.render(outcome.pooled[i], capacityJ: (d.world ?? exp.world).batteryCapacityJ), terminator: "")
+    print(ComparisonTable.render(outcome.pooled[i], capacityJ: exp.world(of: d).batteryCapacityJ), terminator: "")
     if c.opens == 0 {
       log(
         "warning: dataset \(d.name) has no scored opens (its users' opens all fall in the training part, "
@@ -277,10 +277,10 @@ func applyOverrides(_ items: [String], to world: inout WorldParameters) throws {
     guard let eq = item.firstIndex(of: "=") else {
       throw ValidationError("--set '\(item)': expected name=value")
     }
-    let name = String(item[..<eq]), raw = String(item[item.index(after: eq)...])
-    let value: ParameterValue =
-      raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : Double(raw).map { .number($0) } ?? .word(raw)
-    if let msg = world.set(name, to: value) { throw ValidationError("--set \(name): \(msg)") }
+    let name = String(item[..<eq])
+    if let msg = world.set(name, to: ParameterValue(parsing: String(item[item.index(after: eq)...]))) {
+      throw ValidationError("--set \(name): \(msg)")
+    }
   }
 }
 
