@@ -39,8 +39,10 @@ public struct FetchOutcome: Sendable, Equatable {
 /// outcomes, and the device state in ``PolicyContext``. The policy acts by
 /// asking for a fetch or setting its one timer on the context.
 ///
-/// Policies are value types; the engine is generic over them, so calls are
-/// static and a replay allocates nothing per event. Policies that know the
+/// Policies are value types; the engine is generic over them and
+/// pre-specialized for the built-in ones (`ReplayEngine.run`), so their
+/// calls are static and a replay allocates nothing per event; a policy
+/// registered from outside runs the generic code, with the same results. Policies that know the
 /// future (oracles) get it through their own initialiser, never through the
 /// engine.
 public protocol FetchPolicy {
