@@ -65,4 +65,13 @@ struct ZeroOpensTests {
     #expect(fields[h.firstIndex(of: "mean_age_s")!].isEmpty && fields[h.firstIndex(of: "fresh_ratio")!].isEmpty)
     #expect(ComparisonTable.render([a], capacityJ: 1000).contains(" - "))
   }
+
+  @Test("pooled-over-opens and mean-over-users figures carry different names (issue 16)")
+  func pooledAndUserMeanNames() {
+    // The CLI table pools over opens; the report's headline averages users.
+    let table = ComparisonTable.render([PolicyAggregate(policy: "never")], capacityJ: 1000)
+    #expect(table.contains("pooled fresh%") && table.contains("pooled mean age"))
+    let headline = RunReport.headlineTable([]).header
+    #expect(headline.contains("user-mean age at open") && headline.contains("user-mean fresh at open"))
+  }
 }
