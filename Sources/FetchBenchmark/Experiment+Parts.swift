@@ -537,7 +537,7 @@ func writePart(
     for replays in u.replays {
       for (p, x) in replays.enumerated() {
         pairs.append(PartRecord.Pair(policy: p, x.summary))
-        for a in x.sortedAges { ages[p].add(a) }
+        ages[p].add(x)
       }
     }
     for (p, d) in u.devices.enumerated() {

@@ -24,6 +24,13 @@ package struct AgeHistogram: Sendable, Equatable {
     counts[min(max(b, 0), Self.bins - 1)] += 1
   }
 
+  /// Adds one replay's ages: its fresh opens (age 0) and its stale ones.
+  package mutating func add(_ r: AppReplay) {
+    count += r.freshOpens
+    zeros += r.freshOpens
+    for a in r.sortedStaleAges { add(a) }
+  }
+
   package mutating func merge(_ o: AgeHistogram) {
     zeros += o.zeros
     count += o.count
@@ -79,7 +86,7 @@ package struct PolicyAggregate: Sendable, Equatable {
   /// Adds one replay.
   package mutating func add(_ r: AppReplay) {
     add(summary: r.summary)
-    for a in r.sortedAges { ages.add(a) }
+    ages.add(r)
   }
 
   /// Adds one pair's counters and means (not its ages).

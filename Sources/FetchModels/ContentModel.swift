@@ -9,9 +9,10 @@ public struct ContentTimeline: Sendable {
   public let updates: [Double]
   /// Whether the times came from the trace's `update` rows.
   package let fromTrace: Bool
-  private let sizeSeed: UInt64
-  private let medianBytes: Double
-  private let sigma: Double
+  /// `responseBytes[v]`: the response bringing the device to version `v`
+  /// (``newDataBytes(version:)``), drawn once here so that every policy
+  /// replayed on this timeline reads the same sizes without drawing again.
+  @usableFromInline let responseBytes: [Double]
 
   /// Builds the timeline of `app` in `trace` under `world`, drawing model
   /// updates from the stream keyed by (`seed`, "content", user, app).
@@ -36,18 +37,31 @@ public struct ContentTimeline: Sendable {
         from: trace.start, to: trace.end, timeZone: trace.timeZone, using: &rng)
       self.fromTrace = false
     }
-    sizeSeed = StableHash.combine(seed, StableHash.combine(StableHash.fnv1a(trace.user), StableHash.fnv1a(name)))
-    medianBytes = world.newDataMedianBytes
-    sigma = world.newDataSigma
+    let sizeSeed = StableHash.combine(seed, StableHash.combine(StableHash.fnv1a(trace.user), StableHash.fnv1a(name)))
+    responseBytes = ContentTimeline.responseSizes(
+      versions: updates.count, seed: sizeSeed, medianBytes: world.newDataMedianBytes, sigma: world.newDataSigma)
   }
 
   /// Updates at explicit times (tests).
   public init(updates: [Double], world: WorldParameters = WorldParameters(), seed: UInt64 = 0) {
     self.updates = updates
     fromTrace = true
-    sizeSeed = seed
-    medianBytes = world.newDataMedianBytes
-    sigma = world.newDataSigma
+    responseBytes = ContentTimeline.responseSizes(
+      versions: updates.count, seed: seed, medianBytes: world.newDataMedianBytes, sigma: world.newDataSigma)
+  }
+
+  /// The response size of every version `0...versions`: lognormal with
+  /// median `medianBytes` and log-sd `sigma`, rounded to whole bytes, each
+  /// from its own stream keyed by (`seed`, version), so a version's size does
+  /// not depend on which others are drawn (common random numbers).
+  ///
+  /// - Complexity: O(versions).
+  private static func responseSizes(versions: Int, seed: UInt64, medianBytes: Double, sigma: Double) -> [Double] {
+    guard sigma > 0 else { return [Double](repeating: medianBytes, count: versions + 1) }
+    return (0...versions).map { v in
+      var rng = SplitMix64(seed: StableHash.combine(seed, UInt64(v)))
+      return (medianBytes * exp(sigma * rng.normal())).rounded()
+    }
   }
 
   /// The server's content version at `t`: the number of updates at or
@@ -60,7 +74,7 @@ public struct ContentTimeline: Sendable {
 
   /// ``version(at:)``, searched from `hint` (the previous answer), which is
   /// updated; O(log distance).
-  package func version(at t: Double, hint: inout Int) -> Int {
+  @inlinable package func version(at t: Double, hint: inout Int) -> Int {
     updates.withUnsafeBufferPointer { u in
       hint = firstIndex(count: u.count, from: hint) { u[$0] > t }
     }
@@ -70,11 +84,10 @@ public struct ContentTimeline: Sendable {
   /// Size of the response that brings the device to content version
   /// `version` (the number of updates it includes), bytes. The same for every
   /// policy (common random numbers).
-  package func newDataBytes(version: Int) -> Double {
-    guard sigma > 0 else { return medianBytes }
-    var rng = SplitMix64(seed: StableHash.combine(sizeSeed, UInt64(version)))
-    return (medianBytes * exp(sigma * rng.normal())).rounded()
-  }
+  ///
+  /// - Precondition: `0 <= version <= updates.count`.
+  /// - Complexity: O(1) (drawn when the timeline is built).
+  @inlinable package func newDataBytes(version: Int) -> Double { responseBytes[version] }
 
   /// Poisson (or diurnally modulated Poisson, by thinning) event times in
   /// [from, to), rate per second.

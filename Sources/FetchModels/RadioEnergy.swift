@@ -24,30 +24,58 @@ extension RadioProfile {
   /// - Parameter intervals: sorted by `start`.
   /// - Complexity: O(n).
   package func energy(ofSorted intervals: [BusyInterval]) -> Double {
-    var e = 0.0
-    var cur: BusyInterval?
-    var prevEnd = -Double.infinity
-    for iv in intervals {
-      if let c = cur, iv.start <= c.end {
-        cur!.end = max(c.end, iv.end)
-        continue
-      }
-      if let c = cur {
-        e += componentCost(c, after: prevEnd)
-        prevEnd = c.end
-      }
-      cur = iv
-    }
-    guard let c = cur else { return 0 }
-    e += componentCost(c, after: prevEnd)
-    return e + tailEnergy(gap: .infinity)
+    var e = RadioEnergySum()
+    for iv in intervals { e.add(iv, self) }
+    return e.total(self)
   }
 
-  private func componentCost(_ c: BusyInterval, after prevEnd: Double) -> Double {
+  /// The cost of one merged component `c` after a quiet gap that ended the
+  /// previous component at `prevEnd` (`-∞` for the first): the tail spent
+  /// in the gap, the promotion, and β for the component's length, the
+  /// promotion's own time counted at promotion power instead.
+  @usableFromInline func componentCost(_ c: BusyInterval, after prevEnd: Double) -> Double {
     let gap = c.start - prevEnd
     let promo = promotion(afterGap: gap)
     let lead = prevEnd == -.infinity ? 0 : tailEnergy(gap: gap)
     return lead + promo.energyJ - connectedPowerW * min(promo.timeS, c.end - c.start)
       + connectedPowerW * (c.end - c.start)
+  }
+}
+
+/// ``RadioProfile/energy(ofSorted:)`` computed one interval at a time: feed
+/// intervals sorted by start with ``add(_:_:)``, read ``total(_:)``. The
+/// state is three numbers, so a caller can fork it (copy) to price the same
+/// intervals with and without one more, in one pass and with the same
+/// arithmetic, hence the same bits, as two calls of
+/// ``RadioProfile/energy(ofSorted:)``.
+package struct RadioEnergySum: Sendable {
+  /// Costs of the finished components, J, summed in order.
+  @usableFromInline var sum = 0.0
+  /// The component being merged (`start > end` while there is none).
+  @usableFromInline var cur = BusyInterval(start: .infinity, end: -.infinity)
+  /// The end of the last finished component, `-∞` before the first.
+  @usableFromInline var prevEnd = -Double.infinity
+
+  @inlinable package init() {}
+
+  /// Adds `iv`, whose start is at or after every earlier interval's start.
+  ///
+  /// - Complexity: O(tail stages).
+  @inlinable package mutating func add(_ iv: BusyInterval, _ radio: RadioProfile) {
+    if cur.start <= cur.end {
+      if iv.start <= cur.end {
+        cur.end = max(cur.end, iv.end)
+        return
+      }
+      sum += radio.componentCost(cur, after: prevEnd)
+      prevEnd = cur.end
+    }
+    cur = iv
+  }
+
+  /// The energy of everything added, J (0 for nothing).
+  @inlinable package func total(_ radio: RadioProfile) -> Double {
+    guard cur.start <= cur.end else { return 0 }
+    return sum + radio.componentCost(cur, after: prevEnd) + radio.tailEnergy(gap: .infinity)
   }
 }

@@ -192,7 +192,7 @@ public struct DeviceSummary: Sendable, Equatable {
       foregroundCellularBytes += a.foregroundCellularBytes
       foregroundWifiBytes += a.foregroundWifiBytes
     }
-    let all = replays.count == 1 ? replays[0].sortedWaits : replays.flatMap(\.sortedWaits).sorted()
+    let all = mergeSorted(replays.map(\.sortedWaits), by: <)
     if zeros + all.count > 0 {
       meanWaitS = all.reduce(0, +) / Double(zeros + all.count)
       p90WaitS = Quantile.type7(zeros: zeros, thenSorted: all, 0.9)

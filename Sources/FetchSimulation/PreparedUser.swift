@@ -20,6 +20,10 @@ package struct PreparedUser: Sendable {
   /// and their opens merged in time order.
   let deviceApps: [Int32]
   let deviceOpens: [TraceEvent]
+  /// What a foreground refresh at each open needs from the trace alone, by
+  /// app index, parallel to ``appOpens``: worked out once per user instead
+  /// of searched at every open of every policy's replay.
+  let openContexts: [[OpenContext]]
 
   /// Shortest radio activity attributed to an open or wake, s: a 0-second
   /// session still refreshes its content.
@@ -58,6 +62,13 @@ package struct PreparedUser: Sendable {
     netKinds = kinds
     self.busy = busy
     appOpens = opens
+    var netHint = 0
+    var busyHints = [0, 0]
+    openContexts = opens.map { list in
+      list.map { e in
+        OpenContext(open: e.time, netTimes: times, netKinds: kinds, busy: busy, netHint: &netHint, busyHints: &busyHints)
+      }
+    }
     deviceApps = apps
     deviceOpens = apps.count > 1 ? mergeOpens(apps.map { a in a >= 0 && Int(a) < opens.count ? opens[Int(a)] : [] }) : []
   }
@@ -65,6 +76,11 @@ package struct PreparedUser: Sendable {
   /// The open events of app `app` (an index into the trace's apps), in time order.
   package func opens(of app: Int32) -> [TraceEvent] {
     app >= 0 && Int(app) < appOpens.count ? appOpens[Int(app)] : []
+  }
+
+  /// The ``OpenContext`` of each open of `app`, parallel to ``opens(of:)``.
+  func openContexts(of app: Int32) -> [OpenContext] {
+    app >= 0 && Int(app) < openContexts.count ? openContexts[Int(app)] : []
   }
 
   /// 0 for WiFi, 1 for any cellular network, `nil` offline.
@@ -129,4 +145,45 @@ extension PreparedUser {
   /// sessions and other apps' wakes) on WiFi (`cellular == false`) or on
   /// cellular, as the replay's marginal-energy model sees them.
   package func backgroundBusy(cellular: Bool) -> [BusyInterval] { busy[cellular ? 1 : 0] }
+}
+
+/// The trace's side of a foreground refresh at one open: the network in
+/// force and the user's radio activity around the open (never the
+/// policy's fetches, which the replay adds).
+struct OpenContext: Sendable {
+  /// The open's time, Unix s (to check that a replay reads the right one).
+  let time: Double
+  /// Index into the network timeline at the open.
+  let network: Int
+  /// The end of the user's last activity on the open's interface before
+  /// the open (at `time.nextDown`): `time.nextDown` itself while a session
+  /// is running then, `-∞` when there was none (or offline).
+  let quietSince: Double
+  /// The end of the user's activity interval that holds the open's instant
+  /// on its interface (a refresh ending by then adds nothing), `-∞` if none.
+  let coverEnd: Double
+
+  /// - Complexity: O(log distance) from the hints, which are updated (opens
+  ///   of one app come in time order).
+  init(
+    open t: Double, netTimes: [Double], netKinds: [NetworkKind], busy: [[BusyInterval]], netHint: inout Int,
+    busyHints: inout [Int]
+  ) {
+    time = t
+    let h = netHint
+    netHint = max(0, firstIndex(count: netTimes.count, from: h + 1) { netTimes[$0] > t } - 1)
+    network = netHint
+    guard let k = PreparedUser.interface(netKinds[netHint]) else {
+      quietSince = -.infinity
+      coverEnd = -.infinity
+      return
+    }
+    let b = busy[k]
+    let before = t.nextDown
+    let i = firstIndex(count: b.count, from: busyHints[k]) { b[$0].end >= before }
+    quietSince = i < b.count && b[i].start <= before ? before : i > 0 ? b[i - 1].end : -.infinity
+    let c = firstIndex(count: b.count, from: i) { b[$0].end >= t }
+    busyHints[k] = c
+    coverEnd = c < b.count && b[c].start <= t ? b[c].end : -.infinity
+  }
 }

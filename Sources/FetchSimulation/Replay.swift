@@ -27,8 +27,14 @@ public struct AppReplay: Sendable {
   public var opens: [OpenRecord]
   /// One record per fetch (empty unless `recordEvents`).
   public var fetches: [FetchRecord]
-  /// Age at each open, s, sorted ascending (always kept; small).
-  package var sortedAges: [Double]
+  /// The ages at stale opens (age > 0), s, sorted ascending, and the number
+  /// of fresh opens (age 0): together the age at every open (always kept;
+  /// small).
+  package var sortedStaleAges: [Double]
+  package var freshOpens: Int
+  /// Age at each open, s, sorted ascending: `freshOpens` zeros, then
+  /// ``sortedStaleAges``.
+  package var sortedAges: [Double] { [Double](repeating: 0, count: freshOpens) + sortedStaleAges }
   /// The user's non-zero waits at opens (see ``AppSummary/meanWaitS``), s,
   /// sorted ascending, and the number of opens that waited 0 s (fresh).
   package var sortedWaits: [Double] = []
@@ -125,6 +131,10 @@ struct InFlight {
 struct AppLane {
   let content: ContentTimeline
   let updates: [Double]
+  /// The trace's side of each open of the app (``PreparedUser/openContexts``)
+  /// and the next one to be read.
+  let openContexts: [OpenContext]
+  var nextOpen = 0
   var ctx: PolicyContext
   var rng: SplitMix64
   var inflight: InFlight?
@@ -136,8 +146,6 @@ struct AppLane {
   var freshTime = 0.0
   var unseenNewData = false
   var versionHint = 0
-  /// The last (version, bytes) of ``newDataBytes(version:)``.
-  var lastSize = (version: -1, bytes: 0.0)
 
   var summary = AppSummary()
   var opens: [OpenRecord] = []
@@ -147,13 +155,41 @@ struct AppLane {
   var zeroWaits = 0
   var aoiSum = 0.0
 
+  /// Scores an open at `t` (the age, AoI and freshness of the content on
+  /// the device); returns whether it is fresh (age 0).
+  mutating func scoreOpen(at t: Double, windowStart: Double, record: Bool) -> Bool {
+    let age = version < updates.count ? max(0, t - updates[version]) : 0
+    let fresh = age == 0
+    let aoi = t - (version > 0 ? updates[version - 1] : windowStart)
+    summary.opens += 1
+    if !fresh { ages.append(age) }
+    aoiSum += aoi
+    if record { opens.append(OpenRecord(time: t, ageS: age, aoiS: aoi, fresh: fresh)) }
+    unseenNewData = false
+    return fresh
+  }
+
+  /// The trace's side of the open at `t` (the next one of this app), or nil
+  /// if the replay's opens and the prepared ones disagree (then searched).
+  mutating func nextOpenContext(at t: Double) -> OpenContext? {
+    guard nextOpen < openContexts.count, openContexts[nextOpen].time == t else { return nil }
+    nextOpen += 1
+    return openContexts[nextOpen - 1]
+  }
+
+  /// Counts a foreground refresh: the user's wait, s, and its energy, J, and
+  /// bytes (user-initiated, apart from the policy's).
+  mutating func addForegroundRefresh(wait: Double, energyJ: Double, bytes: Double, cellular: Bool) {
+    waits.append(wait)
+    summary.foregroundRefreshes += 1
+    summary.foregroundEnergyJ += energyJ
+    if cellular { summary.foregroundCellularBytes += bytes } else { summary.foregroundWifiBytes += bytes }
+  }
+
   mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
 
-  /// Bytes of the response bringing version `v` (cached: a policy often asks twice).
-  mutating func newDataBytes(version v: Int) -> Double {
-    if lastSize.version != v { lastSize = (v, content.newDataBytes(version: v)) }
-    return lastSize.bytes
-  }
+  /// Bytes of the response bringing version `v`.
+  func newDataBytes(version v: Int) -> Double { content.newDataBytes(version: v) }
 
   /// Adds the current content version's age and freshness over [segmentStart, t].
   mutating func integrate(to t: Double) {
@@ -193,11 +229,10 @@ struct ReplayEngine {
   var sampledPct: Double?
   var energySinceSampleJ = 0.0
 
-  // Every fetch of the device per interface (recent ones, sorted by start) and a scratch list.
+  // Every fetch of the device per interface (recent ones, sorted by start).
   var own: [[BusyInterval]] = [[], []]
   /// The longest interval in `own`, s (bounds the backward scan of ``quietGap(_:at:)``).
   var longestOwnS = 0.0
-  var scratch: [BusyInterval] = []
   /// Per-network look-around for marginal energy, s: the radio's own tail
   /// and promotion bound the reach of one interval's cost.
   let window: [Double]
@@ -224,11 +259,12 @@ struct ReplayEngine {
         network: user.netKinds[0])
       ctx.batteryPct = pct
       var lane = AppLane(
-        content: content, updates: content.updates, ctx: ctx,
+        content: content, updates: content.updates, openContexts: user.openContexts(of: app), ctx: ctx,
         rng: SplitMix64(seed: options.seed, keys: "fetch-failure", t.user, t.apps[Int(app)], options.policyKey),
         segmentStart: t.start)
       lane.summary.days = t.days
       lane.summary.updates = content.updates.count
+      lane.ages.reserveCapacity(lane.openContexts.count)
       return lane
     }
     var laneOf = [Int](repeating: -1, count: t.apps.count)
@@ -372,41 +408,38 @@ struct ReplayEngine {
   /// user's wait is promotion + request + server latency + response; a
   /// fresh open waits 0 s; an offline open's wait is not measured.
   mutating func recordOpen(_ j: Int, at t: Double) {
-    let version = lanes[j].version
-    let updates = lanes[j].updates
-    let age = version < updates.count ? max(0, t - updates[version]) : 0
-    let fresh = age == 0
-    let aoi = t - (version > 0 ? updates[version - 1] : u.trace.start)
-    lanes[j].summary.opens += 1
-    if !fresh { lanes[j].ages.append(age) }
-    lanes[j].aoiSum += aoi
-    if options.recordEvents { lanes[j].opens.append(OpenRecord(time: t, ageS: age, aoiS: aoi, fresh: fresh)) }
-    lanes[j].unseenNewData = false
+    let fresh = lanes[j].scoreOpen(at: t, windowStart: u.trace.start, record: options.recordEvents)
+    let c = lanes[j].nextOpenContext(at: t)
     guard w.foregroundRefresh else { return }
     let v = lanes[j].serverVersion(at: t)
     if fresh {
       lanes[j].zeroWaits += 1
     } else {
-      let net = u.netKinds[u.networkIndex(at: t, hint: &netHint)]
+      let net = u.netKinds[c?.network ?? u.networkIndex(at: t, hint: &netHint)]
       if let k = PreparedUser.interface(net), let radio = radio(net) {
         let respBytes = lanes[j].newDataBytes(version: v)
         let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
-        let promo = radio.promotion(afterGap: quietGap(k, at: t.nextDown))
+        let before = t.nextDown
+        let gap: Double
+        let coverEnd: Double
+        if let c, w.shareUserRadio {
+          gap = c.quietSince == before ? 0 : before - lastActivity(k, at: before, after: c.quietSince)
+          coverEnd = c.coverEnd
+        } else {
+          gap = quietGap(k, at: before)
+          coverEnd = -.infinity
+        }
+        let promo = radio.promotion(afterGap: gap)
         let wait = promo.timeS + x.up + w.serverLatencyS + x.down
         let iv = BusyInterval(start: t, end: t + wait)
         var energy = radio.throughputEnergy(downS: x.down, upS: x.up)
-        if !insideBusy(k, iv) {
+        // Inside the user's session that opened the app: no radio energy
+        // added and no one else's changed, exactly.
+        if coverEnd < iv.end && (c != nil || !insideBusy(k, iv)) {
           energy += marginalEnergy(k, radio, net, iv)
           addOwn(k, iv, now: t)
         }
-        lanes[j].waits.append(wait)
-        lanes[j].summary.foregroundRefreshes += 1
-        lanes[j].summary.foregroundEnergyJ += energy
-        if net.isCellular {
-          lanes[j].summary.foregroundCellularBytes += w.requestBytes + respBytes
-        } else {
-          lanes[j].summary.foregroundWifiBytes += w.requestBytes + respBytes
-        }
+        lanes[j].addForegroundRefresh(wait: wait, energyJ: energy, bytes: w.requestBytes + respBytes, cellular: net.isCellular)
       }
     }
     lanes[j].sync(to: v, at: t)
@@ -437,23 +470,35 @@ struct ReplayEngine {
   /// fetches that started by `t`.
   mutating func quietGap(_ k: Int, at t: Double) -> Double {
     let b = busy[k]
-    var i = 0
-    b.withUnsafeBufferPointer { p in
-      busyHints[k] = firstIndex(count: p.count, from: busyHints[k]) { p[$0].end >= t }
-      i = busyHints[k]
-    }
+    let i = firstBusy(k, endingAtOrAfter: t)
     if i < b.count && b[i].start <= t { return 0 }
-    var last = i > 0 ? b[i - 1].end : -Double.infinity
+    return t - lastActivity(k, at: t, after: i > 0 ? b[i - 1].end : -Double.infinity)
+  }
+
+  /// The end of the last activity on interface `k` by `t` (capped at `t`):
+  /// the later of `last` (the user's, from the caller) and the device's
+  /// fetches that started by `t`.
+  func lastActivity(_ k: Int, at t: Double, after last: Double) -> Double {
+    var last = last
     // Own intervals are sorted by start; none that starts more than the
     // longest one before `last` can end after it.
-    var m = own[k].count - 1
+    let o = own[k]
+    var m = o.count - 1
     while m >= 0 {
-      let o = own[k][m]
-      if o.start + longestOwnS < last { break }
-      if o.start <= t { last = max(last, min(o.end, t)) }
+      if o[m].start + longestOwnS < last { break }
+      if o[m].start <= t { last = max(last, min(o[m].end, t)) }
       m -= 1
     }
-    return t - last
+    return last
+  }
+
+  /// The first interval of the user's activity on interface `k` that ends
+  /// at or after `t`, searched from the previous answer (which is updated).
+  mutating func firstBusy(_ k: Int, endingAtOrAfter t: Double) -> Int {
+    let hint = busyHints[k]
+    let i = busy[k].withUnsafeBufferPointer { p in firstIndex(count: p.count, from: hint) { p[$0].end >= t } }
+    busyHints[k] = i
+    return i
   }
 
   /// Whether `iv` lies inside one interval of the user's activity on
@@ -461,11 +506,7 @@ struct ReplayEngine {
   /// then adds no radio energy and changes no one else's, exactly.
   mutating func insideBusy(_ k: Int, _ iv: BusyInterval) -> Bool {
     let b = busy[k]
-    var i = 0
-    b.withUnsafeBufferPointer { p in
-      busyHints[k] = firstIndex(count: p.count, from: busyHints[k]) { p[$0].end >= iv.start }
-      i = busyHints[k]
-    }
+    let i = firstBusy(k, endingAtOrAfter: iv.start)
     return i < b.count && b[i].start <= iv.start && b[i].end >= iv.end
   }
 
@@ -565,40 +606,57 @@ struct ReplayEngine {
   /// where S is the background activity and the device's earlier fetches
   /// near f. Intervals further than the radio's tail (plus promotion) from
   /// f cannot change the difference, so the window is exact.
+  ///
+  /// One pass over the intervals of the window (the background list from
+  /// its search hint, merged with the device's fetches) prices the set
+  /// without `f` and, forked where `f` falls in start order, the set with
+  /// it: the same sums in the same order as two calls of
+  /// ``RadioProfile/energy(ofSorted:)``, without building either list.
+  ///
+  /// - Complexity: O(intervals within the window + log distance of the hint).
   mutating func marginalEnergy(_ k: Int, _ radio: RadioProfile, _ net: NetworkKind, _ f: BusyInterval) -> Double {
     let d = window[Int(net.rawValue)]
-    scratch.removeAll(keepingCapacity: true)
+    let lo = f.start - d, hi = f.end + d
     let b = busy[k]
-    var i = 0
-    b.withUnsafeBufferPointer { p in
-      busyHints[k] = firstIndex(count: p.count, from: busyHints[k]) { p[$0].end >= f.start - d }
-      i = busyHints[k]
-    }
-    var ownList = own[k][...]
-    while let o = ownList.first, o.end < f.start - d { ownList = ownList.dropFirst() }
-    // Merge the two start-sorted lists.
+    var i = firstBusy(k, endingAtOrAfter: lo)
+    let o = own[k]
+    // Sorted by start: none that starts more than the longest one before
+    // `lo` can reach the window.
+    let reach = lo - longestOwnS
+    var m = o.withUnsafeBufferPointer { p in firstIndex(in: 0..<p.count) { p[$0].start >= reach } }
+    var without = RadioEnergySum()
+    var with = RadioEnergySum()
+    var forked = false
     while true {
-      let bg = i < b.count && b[i].start <= f.end + d ? b[i] : nil
-      var ow = ownList.first
-      if let o = ow, o.start > f.end + d { ow = nil }
-      if let o = ow, o.end < f.start - d {
-        ownList = ownList.dropFirst()
+      let bg = i < b.count && b[i].start <= hi
+      let ow = m < o.count && o[m].start <= hi
+      if ow && o[m].end < lo {
+        m += 1
         continue
       }
-      if bg == nil && ow == nil { break }
-      if let bg, ow == nil || bg.start <= ow!.start {
-        scratch.append(bg)
+      let next: BusyInterval
+      if bg && (!ow || b[i].start <= o[m].start) {
+        next = b[i]
         i += 1
+      } else if ow {
+        next = o[m]
+        m += 1
       } else {
-        scratch.append(ow!)
-        ownList = ownList.dropFirst()
+        break
       }
+      if !forked && next.start > f.start {
+        with = without
+        with.add(f, radio)
+        forked = true
+      }
+      without.add(next, radio)
+      if forked { with.add(next, radio) }
     }
-    let before = radio.energy(ofSorted: scratch)
-    let at = scratch.firstIndex { $0.start > f.start } ?? scratch.count
-    scratch.insert(f, at: at)
-    let after = radio.energy(ofSorted: scratch)
-    return max(0, after - before)
+    if !forked {
+      with = without
+      with.add(f, radio)
+    }
+    return max(0, with.total(radio) - without.total(radio))
   }
 
   mutating func complete<P: FetchPolicy>(_ j: Int, _ policy: inout P, notify: Bool) {
@@ -644,10 +702,13 @@ struct ReplayEngine {
 
   mutating func finish(_ j: Int) -> AppReplay {
     lanes[j].integrate(to: u.trace.end)
+    // Sorted in place (a copy of the lane would share, then copy, the arrays).
+    lanes[j].ages.sort()
+    lanes[j].waits.sort()
     var lane = lanes[j]
     if lane.unseenNewData { lane.summary.wasted += 1 }
     let n = lane.summary.opens
-    var all: [Double] = []
+    let fresh = n - lane.ages.count
     if n == 0 {
       // No scored opens: staleness is undefined, not zero.
       lane.summary.meanAgeS = .nan
@@ -657,17 +718,15 @@ struct ReplayEngine {
       lane.summary.freshRatio = .nan
       lane.summary.meanAoiS = .nan
     } else {
-      // Fresh opens have age 0: pad the sorted stale ages with zeros.
-      lane.ages.sort()
-      all = [Double](repeating: 0, count: n - lane.ages.count) + lane.ages
-      lane.summary.meanAgeS = all.reduce(0, +) / Double(n)
-      lane.summary.p50AgeS = Quantile.type7(sorted: all, 0.5)
-      lane.summary.p90AgeS = Quantile.type7(sorted: all, 0.9)
-      lane.summary.p99AgeS = Quantile.type7(sorted: all, 0.99)
-      lane.summary.freshRatio = Double(n - lane.ages.count) / Double(n)
+      // Fresh opens have age 0: they precede the sorted stale ages (and add
+      // nothing to the sum).
+      lane.summary.meanAgeS = lane.ages.reduce(0, +) / Double(n)
+      lane.summary.p50AgeS = Quantile.type7(zeros: fresh, thenSorted: lane.ages, 0.5)
+      lane.summary.p90AgeS = Quantile.type7(zeros: fresh, thenSorted: lane.ages, 0.9)
+      lane.summary.p99AgeS = Quantile.type7(zeros: fresh, thenSorted: lane.ages, 0.99)
+      lane.summary.freshRatio = Double(fresh) / Double(n)
       lane.summary.meanAoiS = lane.aoiSum / Double(n)
     }
-    lane.waits.sort()
     if lane.zeroWaits + lane.waits.count > 0 {
       lane.summary.meanWaitS = lane.waits.reduce(0, +) / Double(lane.zeroWaits + lane.waits.count)
       lane.summary.p90WaitS = Quantile.type7(zeros: lane.zeroWaits, thenSorted: lane.waits, 0.9)
@@ -677,24 +736,12 @@ struct ReplayEngine {
       lane.summary.timeAvgAgeS = lane.ageIntegral / span
       lane.summary.timeFreshRatio = lane.freshTime / span
     }
-    return AppReplay(summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedAges: all, sortedWaits: lane.waits,
-      zeroWaits: lane.zeroWaits)
+    return AppReplay(
+      summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedStaleAges: lane.ages, freshOpens: fresh,
+      sortedWaits: lane.waits, zeroWaits: lane.zeroWaits)
   }
 }
 
 /// Merges per-app open lists (each in time order) into one, apps in the
 /// given order at equal times.
-func mergeOpens(_ lists: [[TraceEvent]]) -> [TraceEvent] {
-  var out: [TraceEvent] = []
-  out.reserveCapacity(lists.reduce(0) { $0 + $1.count })
-  var next = [Int](repeating: 0, count: lists.count)
-  while true {
-    var best = -1
-    for (a, l) in lists.enumerated() where next[a] < l.count {
-      if best < 0 || l[next[a]].time < lists[best][next[best]].time { best = a }
-    }
-    guard best >= 0 else { return out }
-    out.append(lists[best][next[best]])
-    next[best] += 1
-  }
-}
+func mergeOpens(_ lists: [[TraceEvent]]) -> [TraceEvent] { mergeSorted(lists) { $0.time < $1.time } }

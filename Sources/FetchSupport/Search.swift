@@ -48,3 +48,36 @@ package func firstIndex(in range: Range<Int>, where isAfter: (Int) -> Bool) -> I
   }
   return lo
 }
+
+/// Merges lists that are each sorted by `areInIncreasingOrder` into one
+/// sorted list; at equal elements the earlier list's come first (stable).
+///
+/// - Complexity: O(n · k) for n elements in k lists (k is small here: the
+///   apps of one device).
+@inlinable
+package func mergeSorted<T>(_ lists: [[T]], by areInIncreasingOrder: (T, T) -> Bool) -> [T] {
+  guard var out = lists.first else { return [] }
+  for l in lists.dropFirst() where !l.isEmpty {
+    if out.isEmpty {
+      out = l
+      continue
+    }
+    // Two-way merge: `out` holds the earlier lists, so it wins ties.
+    let a = out
+    out = []
+    out.reserveCapacity(a.count + l.count)
+    var i = 0, j = 0
+    while i < a.count && j < l.count {
+      if areInIncreasingOrder(l[j], a[i]) {
+        out.append(l[j])
+        j += 1
+      } else {
+        out.append(a[i])
+        i += 1
+      }
+    }
+    out.append(contentsOf: a[i...])
+    out.append(contentsOf: l[j...])
+  }
+  return out
+}

@@ -130,4 +130,119 @@ struct DesignTableTests {
     }
     #expect(cache.computed == 12)
   }
+
+  /// `RadioProfile.energy(ofSorted:)` as it was written before the running
+  /// sum: the reference for ``RadioEnergySum``.
+  static func referenceEnergy(_ radio: RadioProfile, _ intervals: [BusyInterval]) -> Double {
+    var e = 0.0
+    var cur: BusyInterval?
+    var prevEnd = -Double.infinity
+    func cost(_ c: BusyInterval, after prevEnd: Double) -> Double {
+      let gap = c.start - prevEnd
+      let promo = radio.promotion(afterGap: gap)
+      let lead = prevEnd == -.infinity ? 0 : radio.tailEnergy(gap: gap)
+      return lead + promo.energyJ - radio.connectedPowerW * min(promo.timeS, c.end - c.start)
+        + radio.connectedPowerW * (c.end - c.start)
+    }
+    for iv in intervals {
+      if let c = cur, iv.start <= c.end {
+        cur!.end = max(c.end, iv.end)
+        continue
+      }
+      if let c = cur {
+        e += cost(c, after: prevEnd)
+        prevEnd = c.end
+      }
+      cur = iv
+    }
+    guard let c = cur else { return 0 }
+    e += cost(c, after: prevEnd)
+    return e + radio.tailEnergy(gap: .infinity)
+  }
+
+  @Test("the running energy sum, forked where a fetch falls, prices a set with and without it to the bit", arguments: 1...12)
+  func forkedEnergySum(seed: UInt64) {
+    var rng = SplitMix64(seed: seed, keys: "energy-sum")
+    let w = WorldParameters()
+    for radio in [w.lte, w.umts3g, w.nr5g, w.wifi] {
+      for _ in 0..<50 {
+        // Clustered intervals (touching, nested, in tails and beyond).
+        var set: [BusyInterval] = []
+        var x = rng.uniform() * 10
+        for _ in 0..<Int(rng.uniform() * 8) {
+          x += rng.uniform() < 0.3 ? 0 : rng.uniform() * 30
+          set.append(BusyInterval(start: x, end: x + (rng.uniform() < 0.2 ? 0 : rng.uniform() * 5)))
+        }
+        set.sort { $0.start < $1.start }
+        let fs = rng.uniform() * (x + 20)
+        let f = BusyInterval(start: fs, end: fs + rng.uniform() * 3)
+        var without = RadioEnergySum()
+        var with = RadioEnergySum()
+        var forked = false
+        for iv in set {
+          if !forked && iv.start > f.start {
+            with = without
+            with.add(f, radio)
+            forked = true
+          }
+          without.add(iv, radio)
+          if forked { with.add(iv, radio) }
+        }
+        if !forked {
+          with = without
+          with.add(f, radio)
+        }
+        var all = set
+        all.insert(f, at: set.firstIndex { $0.start > f.start } ?? set.count)
+        #expect(without.total(radio) == Self.referenceEnergy(radio, set))
+        #expect(with.total(radio) == Self.referenceEnergy(radio, all))
+        #expect(radio.energy(ofSorted: all) == Self.referenceEnergy(radio, all))
+      }
+    }
+  }
+
+  @Test("prepared open contexts equal searches over the user's activity", arguments: 1...8)
+  func openContexts(seed: UInt64) {
+    let trace = TestTraces.user(seed: seed, days: 4, opensPerHour: 3, networkChangesPerDay: 30, sessionS: 40)
+    let user = PreparedUser(trace: trace, world: WorldParameters())
+    var checked = 0
+    for app in trace.apps.indices.map(Int32.init) {
+      let opens = user.opens(of: app)
+      let contexts = user.openContexts(of: app)
+      #expect(opens.count == contexts.count)
+      for (e, c) in zip(opens, contexts) {
+        let t = e.time
+        #expect(c.time == t)
+        // Linear scans: the network in force, then the interface's activity.
+        let net = user.netTimes.lastIndex { $0 <= t } ?? 0
+        #expect(c.network == net)
+        guard let k = PreparedUser.interface(user.netKinds[net]) else {
+          #expect(c.quietSince == -.infinity && c.coverEnd == -.infinity)
+          continue
+        }
+        let b = user.busy[k]
+        let before = t.nextDown
+        let quiet = b.contains { $0.start <= before && $0.end >= before } ? before : (b.last { $0.end < before }?.end ?? -.infinity)
+        #expect(c.quietSince == quiet)
+        let cover = b.first { $0.start <= t && $0.end >= t }?.end ?? -.infinity
+        #expect(c.coverEnd == cover)
+        checked += 1
+      }
+    }
+    #expect(checked > 50)
+  }
+
+  @Test("merging sorted lists keeps every element and the earlier list first at ties", arguments: 1...10)
+  func mergeSortedLists(seed: UInt64) {
+    var rng = SplitMix64(seed: seed, keys: "merge")
+    let lists = (0..<Int(rng.uniform() * 4)).map { l in
+      (0..<Int(rng.uniform() * 20)).map { _ in (value: (rng.uniform() * 10).rounded(), list: l) }.sorted { $0.value < $1.value }
+    }
+    let merged = mergeSorted(lists) { $0.value < $1.value }
+    let expected = lists.flatMap { $0 }.enumerated().sorted {
+      ($0.element.value, $0.element.list, $0.offset) < ($1.element.value, $1.element.list, $1.offset)
+    }.map(\.element)
+    #expect(merged.map(\.value) == expected.map(\.value))
+    #expect(merged.map(\.list) == expected.map(\.list))
+  }
 }
