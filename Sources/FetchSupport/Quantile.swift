@@ -37,3 +37,65 @@ package enum Quantile {
     type7(count: zeros + v.count, q) { $0 < zeros ? 0 : v[$0 - zeros] }
   }
 }
+
+extension Array where Element == Double {
+  /// Sorts ascending in place, as `sort()` does for values that are not NaN
+  /// (equal values are bit-identical here, so stability does not matter),
+  /// but faster for the short arrays of one replay: an unstable quicksort
+  /// (median of three) that finishes short ranges by insertion.
+  ///
+  /// - Precondition: no element is NaN.
+  /// - Complexity: O(n log n) expected; O(n²) only on adversarial input.
+  @inlinable package mutating func sortAscending() {
+    withUnsafeMutableBufferPointer { p in
+      guard let base = p.baseAddress, p.count > 1 else { return }
+      quicksortAscending(base, 0, p.count - 1)
+    }
+  }
+}
+
+@usableFromInline func quicksortAscending(_ a: UnsafeMutablePointer<Double>, _ lo: Int, _ hi: Int) {
+  var lo = lo, hi = hi
+  while hi - lo > 16 {
+    let mid = lo + (hi - lo) / 2
+    // Median of three to a[mid], then Hoare partition around it.
+    if a[mid] < a[lo] { exchange(a, mid, lo) }
+    if a[hi] < a[lo] { exchange(a, hi, lo) }
+    if a[hi] < a[mid] { exchange(a, hi, mid) }
+    let pivot = a[mid]
+    var i = lo, j = hi
+    while i <= j {
+      while a[i] < pivot { i += 1 }
+      while pivot < a[j] { j -= 1 }
+      if i <= j {
+        exchange(a, i, j)
+        i += 1
+        j -= 1
+      }
+    }
+    // Recurse into the smaller side, loop on the larger (O(log n) stack).
+    if j - lo < hi - i {
+      if lo < j { quicksortAscending(a, lo, j) }
+      lo = i
+    } else {
+      if i < hi { quicksortAscending(a, i, hi) }
+      hi = j
+    }
+  }
+  guard lo < hi else { return }
+  for k in (lo + 1)...hi {
+    let x = a[k]
+    var m = k - 1
+    while m >= lo && x < a[m] {
+      a[m + 1] = a[m]
+      m -= 1
+    }
+    a[m + 1] = x
+  }
+}
+
+@inline(__always) @usableFromInline func exchange(_ a: UnsafeMutablePointer<Double>, _ i: Int, _ j: Int) {
+  let t = a[i]
+  a[i] = a[j]
+  a[j] = t
+}
