@@ -22,12 +22,12 @@ package struct TailStage: Sendable, Equatable {
 /// ``TailStages/capacity``), so that a ``RadioProfile`` is plain data: the
 /// replay copies profiles in its hot path without reference counting.
 package struct TailStages: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiteral, Sendable, Equatable {
-  /// The most stages a profile can have (3G has two).
-  package static let capacity = 4
+  /// The most stages a profile can have: 3G has two (DCH, FACH), the
+  /// others one, and the parameter registry fixes the stages of each
+  /// technology. Two keep a profile at 16 words.
+  package static let capacity = 2
   private var s0 = TailStage(durationS: 0, powerW: 0)
   private var s1 = TailStage(durationS: 0, powerW: 0)
-  private var s2 = TailStage(durationS: 0, powerW: 0)
-  private var s3 = TailStage(durationS: 0, powerW: 0)
   package private(set) var count = 0
 
   /// - Precondition: at most ``capacity`` stages.
@@ -46,21 +46,11 @@ package struct TailStages: RandomAccessCollection, MutableCollection, Expressibl
   package subscript(i: Int) -> TailStage {
     get {
       precondition(i >= 0 && i < TailStages.capacity, "tail stage index out of range")
-      switch i {
-      case 0: return s0
-      case 1: return s1
-      case 2: return s2
-      default: return s3
-      }
+      return i == 0 ? s0 : s1
     }
     set {
       precondition(i >= 0 && i < TailStages.capacity, "tail stage index out of range")
-      switch i {
-      case 0: s0 = newValue
-      case 1: s1 = newValue
-      case 2: s2 = newValue
-      default: s3 = newValue
-      }
+      if i == 0 { s0 = newValue } else { s1 = newValue }
     }
   }
 
