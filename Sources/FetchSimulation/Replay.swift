@@ -313,7 +313,7 @@ struct ReplayEngine {
       var tDone = Double.infinity, done = 0
       var tTimer = Double.infinity, timer = 0
       for j in 0..<n {
-        if let end = lanes[j].inflight?.end, end < tDone { tDone = end; done = j }
+        if let f = lanes[j].inflight, f.end < tDone { tDone = f.end; done = j }
         if lanes[j].ctx.timerAt < tTimer { tTimer = lanes[j].ctx.timerAt; timer = j }
       }
       if tDone <= tEvent && tDone <= tTimer && tDone <= end {
