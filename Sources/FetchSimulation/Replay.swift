@@ -703,8 +703,8 @@ struct ReplayEngine {
   mutating func finish(_ j: Int) -> AppReplay {
     lanes[j].integrate(to: u.trace.end)
     // Sorted in place (a copy of the lane would share, then copy, the arrays).
-    lanes[j].ages.sortAscending()
-    lanes[j].waits.sortAscending()
+    lanes[j].ages.sort()
+    lanes[j].waits.sort()
     var lane = lanes[j]
     if lane.unseenNewData { lane.summary.wasted += 1 }
     let n = lane.summary.opens

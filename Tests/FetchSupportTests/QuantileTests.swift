@@ -38,16 +38,4 @@ struct QuantileTests {
       last = x
     }
   }
-
-  @Test("sortAscending sorts as sort() does: short, long, sorted, reversed, many ties", arguments: 0..<40)
-  func sortAscending(seed: UInt64) {
-    var rng = SplitMix64(seed: seed, keys: "sort")
-    let n = seed < 20 ? Int(seed) : Int(rng.uniform() * 3000)
-    var v = (0..<n).map { _ in seed % 3 == 0 ? (rng.uniform() * 5).rounded() : rng.uniform() * 1e5 }
-    if seed % 5 == 1 { v.sort() }
-    if seed % 5 == 2 { v.sort(by: >) }
-    var fast = v
-    fast.sortAscending()
-    #expect(fast == v.sorted())
-  }
 }
