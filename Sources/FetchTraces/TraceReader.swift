@@ -308,7 +308,7 @@ public final class TraceReader {
     // mantissa rounds twice; let the slow path parse those exactly.
     guard digits > 0, digits <= 18, mant <= 1 << 53 else { return nil }
     var x = Double(mant)
-    if scale > 0 { x /= TraceReader.pow10[scale] }
+    if scale > 0 { x /= TraceReader.pow10(scale) }
     return neg ? -x : x
   }
 
@@ -337,7 +337,30 @@ public final class TraceReader {
   /// ``fastDecimal(_:)`` on an array (for tests).
   static func fastDecimal(_ b: [UInt8]) -> Double? { b.withUnsafeBufferPointer { fastDecimal($0) } }
 
-  static let pow10: [Double] = (0...18).map { (0..<$0).reduce(1.0) { a, _ in a * 10 } }
+  /// 10^k for k in 0...18, exact (constants: no lazy global, no bounds check).
+  @inline(__always) static func pow10(_ k: Int) -> Double {
+    switch k {
+    case 0: 1
+    case 1: 1e1
+    case 2: 1e2
+    case 3: 1e3
+    case 4: 1e4
+    case 5: 1e5
+    case 6: 1e6
+    case 7: 1e7
+    case 8: 1e8
+    case 9: 1e9
+    case 10: 1e10
+    case 11: 1e11
+    case 12: 1e12
+    case 13: 1e13
+    case 14: 1e14
+    case 15: 1e15
+    case 16: 1e16
+    case 17: 1e17
+    default: 1e18
+    }
+  }
 
   /// The `event` column: an event kind, or `begin`/`end` (as `nil` kinds).
   private enum RowKind { case begin, end, event(EventKind) }
