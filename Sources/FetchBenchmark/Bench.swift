@@ -33,7 +33,8 @@ package struct BenchConfiguration: Sendable {
   /// Users read and processed together.
   package var batchUsers: Int
   /// A trace to benchmark instead of the generated population (never
-  /// deleted); `users` and `days` are then ignored.
+  /// deleted); `users` is then ignored (the training split is still
+  /// `trainDays` / `days` of each user's window).
   package var trace: String?
 
   package init(

@@ -12,7 +12,8 @@ extension FetchLab {
         Users are streamed (generated to DIR/bench-trace.csv, then read in batches), so memory \
         does not grow with --users. The trace is deleted afterwards unless --keep-trace. \
         With --trace FILE the same stages run on FILE (a canonical trace, never deleted) instead \
-        of a generated population; --users and --days do not apply. \
+        of a generated population; --users does not apply, and each user's window is split \
+        --train-days/--days (3/4 by default) into training and replay. \
         bench.csv columns: metric, value, unit, target (>=X or <=X: issue 13's speed targets), met. \
         Per-core replay rates divide the work by the process's CPU time, so they mean the same \
         with any --jobs; with --jobs 2 or more, the run of never, periodic:30m, periodic:1h and \
