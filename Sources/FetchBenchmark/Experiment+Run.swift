@@ -377,10 +377,10 @@ extension Experiment.Dataset {
 /// while assembling.
 ///
 /// **Parallelism.** The users of a block are replayed for every unfinished
-/// replication on `options.jobs` worker threads while the calling thread
-/// reads the next block, then writes the block's parts (``OrderedWork``;
-/// at most two blocks in flight); results do not depend on the thread
-/// count.
+/// replication on `options.jobs` worker threads (``OrderedWork``), which
+/// then write the block's parts, while the calling thread reads the next
+/// block: at most three blocks in memory (read, replayed, written);
+/// results do not depend on the thread count.
 ///
 /// **Shards.** With `options.shard` (K/N), only the units of that shard
 /// (``ExperimentShard``) are computed or reused, their parts are checked
@@ -459,7 +459,7 @@ public func runExperiment(
 
   // Replay the units not finished yet, dataset by dataset, block by block.
   // The calling thread reads block k + 1 while the workers replay block k
-  // and write block k - 1's parts (about three blocks in flight). Work
+  // and write block k - 1's parts (at most three blocks in memory). Work
   // comes back in submission order (``OrderedWork``), so units are counted
   // in order, and a unit past `stopAfterUnits` is never written.
   let usesHabitModel = e.policies.contains(where: \.usesHabitModel)
