@@ -5,7 +5,9 @@
 // Layers, one way only:
 //   FetchSupport -> FetchTraces -> FetchModels -> FetchSimulation -> FetchBenchmark
 //   -> FetchReports -> fetchlab (CLI)
-// FetchLinearAlgebra is the only module that touches C (OpenBLAS, LAPACKE).
+// FetchLinearAlgebra is the only module that touches C (OpenBLAS, LAPACKE),
+// apart from FetchSupport's SHA256.swift, the one file importing libcrypto
+// (hardware SHA-256 for the input hashes).
 import PackageDescription
 
 let package = Package(
@@ -27,12 +29,16 @@ let package = Package(
     .systemLibrary(
       name: "CLAPACKE", pkgConfig: "lapacke",
       providers: [.apt(["liblapacke-dev"])]),
+    // The system's libcrypto, for SHA-256 only (FetchSupport/SHA256.swift).
+    .systemLibrary(
+      name: "CCrypto", pkgConfig: "libcrypto",
+      providers: [.apt(["libssl-dev"])]),
     .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE"]),
     // Helpers every layer shares (CSV reading and writing, the line reader,
     // atomic files, the located JSON reader, hashing, SplitMix64, quantiles,
     // parallelMap, searches): `package` access, not in the
     // library's public API.
-    .target(name: "FetchSupport"),
+    .target(name: "FetchSupport", dependencies: ["CCrypto"]),
     .target(name: "FetchTraces", dependencies: ["FetchSupport"]),
     .target(name: "FetchModels", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra"]),
     .target(name: "FetchSimulation", dependencies: ["FetchSupport", "FetchTraces", "FetchModels"]),

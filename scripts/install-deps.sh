@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the system packages FetchLab builds against (Debian/Ubuntu), only
-# when they are missing: OpenBLAS, LAPACKE, pkg-config, xz. Needs the Swift
+# when they are missing: OpenBLAS, LAPACKE, libcrypto (libssl-dev, for
+# SHA-256), pkg-config, xz. Needs the Swift
 # toolchain already on PATH (https://www.swift.org/install/).
 set -euo pipefail
 need=()
 pkg-config --version >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists openblas 2>/dev/null || need+=(libopenblas-dev)
 pkg-config --exists lapacke 2>/dev/null || need+=(liblapacke-dev)
+pkg-config --exists libcrypto 2>/dev/null || need+=(libssl-dev)
 command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -377,8 +377,10 @@ extension Experiment.Dataset {
 /// while assembling.
 ///
 /// **Parallelism.** The users of a block are replayed for every unfinished
-/// replication at once on `options.jobs` threads; results do not depend on
-/// the thread count.
+/// replication on `options.jobs` worker threads (``OrderedWork``), which
+/// then write the block's parts, while the calling thread reads the next
+/// block: at most three blocks in memory (read, replayed, written);
+/// results do not depend on the thread count.
 ///
 /// **Shards.** With `options.shard` (K/N), only the units of that shard
 /// (``ExperimentShard``) are computed or reused, their parts are checked
@@ -456,9 +458,55 @@ public func runExperiment(
   }
 
   // Replay the units not finished yet, dataset by dataset, block by block.
+  // The calling thread reads block k + 1 while the workers replay block k
+  // and write block k - 1's parts (at most three blocks in memory). Work
+  // comes back in submission order (``OrderedWork``), so units are counted
+  // in order, and a unit past `stopAfterUnits` is never written.
   let usesHabitModel = e.policies.contains(where: \.usesHabitModel)
   var units: [[String]] = []  // per dataset, in output order (replication, block)
   var computed = 0, reused = 0, total = 0
+  var unitsSubmitted = 0
+  let work = OrderedWork<UnitWork>(jobs: options.jobs)
+  defer { work.finish() }
+  /// The next finished item: a user's replay, or a unit written (counted
+  /// here; the run stops after `stopAfterUnits`).
+  func takeNext() throws -> UserResult? {
+    switch work.next() {
+    case .replayed(let r):
+      return r
+    case .wrote(let error):
+      if let error { throw error }
+      computed += 1
+      if let stop = options.stopAfterUnits, computed >= stop {
+        throw ExperimentError("stopped after \(computed) units (test hook FETCHLAB_TEST_STOP_AFTER_UNITS)")
+      }
+      return nil
+    }
+  }
+  /// Takes a submitted block's replays (`[replication][user]`) and submits
+  /// the writing of its parts.
+  func writeParts(_ b: SubmittedBlock) throws {
+    var flat: [UserResult] = []
+    let n = b.needed.count * b.users.count
+    flat.reserveCapacity(n)
+    while flat.count < n { if let r = try takeNext() { flat.append(r) } }
+    for (k, r) in b.needed.enumerated() {
+      unitsSubmitted += 1
+      if let stop = options.stopAfterUnits, unitsSubmitted > stop { return }
+      let results = Array(flat[(k * b.users.count)..<((k + 1) * b.users.count)])
+      let (id, dataset, users, config) = (b.ids[r], b.dataset, b.users, b.configs[r])
+      work.submit {
+        do {
+          try writePart(
+            id: id, dataset: dataset, replication: r, users: users, results: results, config: config, hash: hash,
+            parts: parts, format: format)
+          return .wrote(nil)
+        } catch {
+          return .wrote(error)
+        }
+      }
+    }
+  }
   for (di, d) in e.datasets.enumerated() {
     let path = inputs[di].path
     let configs = (0..<e.replications).map { r in
@@ -473,6 +521,7 @@ public func runExperiment(
     reader.onRead = { hasher.update($0) }
     let totalBytes = max(1, inputs[di].bytes)
     var block = 0
+    var submitted: SubmittedBlock?
     while true {
       var users: [UserTrace] = []
       users.reserveCapacity(e.unitUsers)
@@ -511,17 +560,15 @@ public func runExperiment(
       }
       if !needed.isEmpty {
         if usesHabitModel, population == nil { population = .some(try fitPopulation(configs[0])) }
-        let results = replayUsers(users, needed.map { configs[$0] }, population ?? nil, jobs: options.jobs)
-        for (k, r) in needed.enumerated() {
-          try writePart(
-            id: blockIDs[r], dataset: d.name, replication: r, users: users, results: results[k], config: configs[r],
-            hash: hash, parts: parts, format: format)
-          computed += 1
-          if let stop = options.stopAfterUnits, computed >= stop {
-            throw ExperimentError("stopped after \(computed) units (test hook FETCHLAB_TEST_STOP_AFTER_UNITS)")
-          }
+        let model = population ?? nil
+        for r in needed {
+          let config = configs[r]
+          for u in users { work.submit { .replayed(replayUser(u, config, model)) } }
         }
       }
+      // The previous block's parts, while the workers replay this one.
+      if let previous = submitted { try writeParts(previous) }
+      submitted = needed.isEmpty ? nil : SubmittedBlock(dataset: d.name, ids: blockIDs, needed: needed, users: users, configs: configs)
       reused += mine.count - needed.count
       for r in mine { ids[r].append(blockIDs[r]) }
       block += 1
@@ -529,6 +576,9 @@ public func runExperiment(
       progress(ExperimentProgress(computed: computed, reused: reused, fraction: f))
       if users.count < e.unitUsers { break }
     }
+    if let last = submitted { try writeParts(last) }
+    // Every unit of the dataset written (a write error surfaces here).
+    while work.pending > 0 { _ = try takeNext() }
     reader.onRead = nil
     if hasher.hexDigest() != inputs[di].sha256 {
       throw ExperimentError(
@@ -640,11 +690,19 @@ public func runExperiment(
     unitsReused: reused, unitsTotal: total, shard: options.shard, units: states, files: files, result: result)
 }
 
-/// Replays `users` under each configuration, in parallel; `[config][user]`.
-private func replayUsers(
-  _ users: [UserTrace], _ configs: [RunConfiguration], _ population: HabitModel?, jobs: Int
-) -> [[UserResult]] {
-  let n = users.count
-  let all = parallelMap(n * configs.count, jobs: jobs) { k in replayUser(users[k % n], configs[k / n], population) }
-  return (0..<configs.count).map { Array(all[($0 * n)..<(($0 + 1) * n)]) }
+/// A block whose replays are submitted and whose parts are not written yet.
+private struct SubmittedBlock {
+  var dataset: String
+  var ids: [String]
+  /// The replications computed, in order.
+  var needed: [Int]
+  var users: [UserTrace]
+  var configs: [RunConfiguration]
+}
+
+/// What an experiment's worker did: replayed a user, or wrote a unit's
+/// parts (with the error, if that failed).
+private enum UnitWork: Sendable {
+  case replayed(UserResult)
+  case wrote((any Error)?)
 }

@@ -21,7 +21,8 @@ public struct RunConfiguration: Sendable {
   public var recordEvents: Bool
   /// Worker threads; results do not depend on it.
   public var jobs: Int
-  /// Users read and replayed together; bounds memory.
+  /// Users in flight at most (read and not yet handed to the sink, see
+  /// ``replayWindow(_:)``; an experiment's block); bounds memory.
   public var batchUsers: Int
   /// Share of each user's window used for training (chronological split);
   /// every policy is then scored on the rest only. 0: no split.
@@ -74,8 +75,23 @@ public struct UserResult: Sendable {
 }
 
 /// Receives each user's results in trace order.
+///
+/// ``prepare`` runs on the runner's worker threads, in parallel, right
+/// after a user's replay (formatting CSV records, say); ``consume`` runs on
+/// the calling thread, one user at a time, in trace order (appending them
+/// to files, pooling).
 package protocol RunSink {
-  mutating func consume(_ result: UserResult, config: RunConfiguration) throws
+  /// What a worker makes of one user's results for ``consume``.
+  associatedtype Prepared: Sendable = UserResult
+  /// Turns one user's results into ``Prepared`` on a worker thread; it
+  /// sees only its arguments, never the sink's state.
+  var prepare: @Sendable (_ result: UserResult, _ config: RunConfiguration) -> Prepared { get }
+  mutating func consume(_ prepared: Prepared, config: RunConfiguration) throws
+}
+
+extension RunSink where Prepared == UserResult {
+  /// The results as they are.
+  package var prepare: @Sendable (_ result: UserResult, _ config: RunConfiguration) -> UserResult { { r, _ in r } }
 }
 
 /// Progress of a run, for display.
@@ -95,9 +111,12 @@ package struct RunStats: Sendable {
   package var usersTooShortToFit = 0
 }
 
-/// Replays every user of the trace under every policy, streaming: users are
-/// read in batches, replayed in parallel, and handed to `sink` in trace order,
-/// so results are identical for any `jobs` and memory is bounded by the batch.
+/// Replays every user of the trace under every policy, streaming: the
+/// calling thread reads users and hands their results to `sink` in trace
+/// order while `config.jobs` worker threads replay them (reading, replay
+/// and writing overlap; ``OrderedWork``), so results are identical for any
+/// `jobs` and batch size, and memory is bounded by the users in flight
+/// (``replayWindow(_:)``).
 ///
 /// The trace is hashed while it is read (``RunStats/sha256``); a learning
 /// run reads it twice and refuses a file that changed in between. Each user's
@@ -124,22 +143,29 @@ package func runReplay<S: RunSink>(
   reader.onRead = { hasher.update($0) }
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
   let learns = config.policies.contains(where: \.learns)
+  // The calling thread reads and hands results to the sink; `jobs` workers
+  // replay (with one job, the calling thread does everything).
+  let work = OrderedWork<S.Prepared>(jobs: config.jobs)
+  defer { work.finish() }
+  let window = replayWindow(config)
+  let prepare = sink.prepare
   var users = 0
-  var batch: [UserTrace] = []
-  batch.reserveCapacity(config.batchUsers)
-  var done = false
-  while !done {
-    batch.removeAll(keepingCapacity: true)
-    while batch.count < config.batchUsers, let u = try reader.next() {
-      try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: reader.line)
-      if learns, isTooShortToFit(u, config) { stats.usersTooShortToFit += 1 }
-      batch.append(u)
+  func consume(_ r: S.Prepared) throws {
+    try sink.consume(r, config: config)
+    users += 1
+    if users % config.batchUsers == 0 {
+      progress(RunProgress(users: users, bytesRead: reader.bytesRead, totalBytes: total))
     }
-    done = batch.count < config.batchUsers
-    guard !batch.isEmpty else { break }
-    let results = replayBatch(batch, config, population)
-    for r in results { try sink.consume(r, config: config) }
-    users += batch.count
+  }
+  while let u = try reader.next() {
+    try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: reader.line)
+    if learns, isTooShortToFit(u, config) { stats.usersTooShortToFit += 1 }
+    while work.pending >= window { try consume(work.next()) }
+    work.submit { prepare(replayUser(u, config, population), config) }
+    while let r = work.nextIfReady() { try consume(r) }
+  }
+  while work.pending > 0 { try consume(work.next()) }
+  if users % config.batchUsers != 0 {
     progress(RunProgress(users: users, bytesRead: reader.bytesRead, totalBytes: total))
   }
   reader.onRead = nil
@@ -313,6 +339,10 @@ public func replayUser(_ trace: UserTrace, _ config: RunConfiguration, _ populat
   PreparedReplay(trace, config, population).replay(config.policies, config)
 }
 
-private func replayBatch(_ batch: [UserTrace], _ config: RunConfiguration, _ population: HabitModel?) -> [UserResult] {
-  parallelMap(batch.count, jobs: config.jobs) { replayUser(batch[$0], config, population) }
+/// Users read and not yet handed to the sink at most, in a streaming
+/// replay: a batch (`config.batchUsers`), and at least two per worker so
+/// that no worker waits for the reader; 1 with one job (read one, replay
+/// it, write it).
+package func replayWindow(_ config: RunConfiguration) -> Int {
+  config.jobs <= 1 ? 1 : max(config.batchUsers, 2 * config.jobs)
 }

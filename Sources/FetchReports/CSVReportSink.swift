@@ -50,25 +50,42 @@ package struct CSVReportSink: RunSink {
     }
   }
 
-  package mutating func consume(_ r: UserResult, config: RunConfiguration) throws {
-    users += 1
+  /// One user's results with their CSV records, formatted on a worker thread.
+  package struct Records: Sendable {
+    package var result: UserResult
+    package var summary: String
+    package var devices: String
+    package var opens: String
+    package var fetches: String
+  }
+
+  package typealias Prepared = Records
+
+  /// ``format(_:config:)``, run by the runner's workers in parallel.
+  package var prepare: @Sendable (_ result: UserResult, _ config: RunConfiguration) -> Records {
+    { r, config in CSVReportSink.format(r, config: config) }
+  }
+
+  /// The `summary.csv`, `devices.csv`, `opens.csv` and `fetches.csv`
+  /// records of one user (the last two empty unless `config.recordEvents`).
+  ///
+  /// - Complexity: O(apps × policies + opens + fetches).
+  package static func format(_ r: UserResult, config: RunConfiguration) -> Records {
+    let capacityJ = config.world.batteryCapacityJ
+    let policies = config.policies.map { CSV.field($0.description) }
     let user = CSV.field(r.trace.user)
     var s = "", o = "", f = "", d = ""
     for (pi, device) in r.devices.enumerated() {
-      d += deviceRecord(user: user, policy: CSV.field(aggregates[pi].policy), device, capacityJ: capacityJ)
-      let apps = r.replays.map { $0[pi] }
-      deviceAggregates[pi].add(DeviceSample(device, apps: apps))
-      deviceAggregates[pi].addWaits(of: apps)
+      d += deviceRecord(user: user, policy: policies[pi], device, capacityJ: capacityJ)
     }
     for (ai, app) in r.apps.enumerated() {
       let appName = CSV.field(r.trace.apps[Int(app)])
       for (pi, replay) in r.replays[ai].enumerated() {
-        let policy = CSV.field(aggregates[pi].policy)
-        aggregates[pi].add(replay)
-        if replay.summary.opens == 0 { pairsWithoutOpens += 1 }
+        let policy = policies[pi]
         s += SummaryColumn.allCases.map {
           $0.value(user: user, app: appName, policy: policy, replay.summary, capacityJ: capacityJ)
         }.joined(separator: ",") + "\n"
+        guard config.recordEvents else { continue }
         let prefix = "\(user),\(appName),\(policy),"
         for x in replay.opens {
           o += prefix + "\(CSV.number(x.time, decimals: 3)),\(CSV.number(x.ageS, decimals: 3)),\(CSV.number(x.aoiS, decimals: 3)),\(x.fresh ? 1 : 0)\n"
@@ -82,10 +99,33 @@ package struct CSVReportSink: RunSink {
         }
       }
     }
-    try summary.write(s)
-    try devices.write(d)
-    try opens?.write(o)
-    try fetches?.write(f)
+    return Records(result: r, summary: s, devices: d, opens: o, fetches: f)
+  }
+
+  /// Pools one user's results and appends its records.
+  package mutating func consume(_ records: Records, config: RunConfiguration) throws {
+    users += 1
+    let r = records.result
+    for pi in r.devices.indices {
+      let apps = r.replays.map { $0[pi] }
+      deviceAggregates[pi].add(DeviceSample(r.devices[pi], apps: apps))
+      deviceAggregates[pi].addWaits(of: apps)
+    }
+    for replays in r.replays {
+      for (pi, replay) in replays.enumerated() {
+        aggregates[pi].add(replay)
+        if replay.summary.opens == 0 { pairsWithoutOpens += 1 }
+      }
+    }
+    try summary.write(records.summary)
+    try devices.write(records.devices)
+    try opens?.write(records.opens)
+    try fetches?.write(records.fetches)
+  }
+
+  /// Pools one user's results and appends its records, formatted here.
+  package mutating func consume(_ r: UserResult, config: RunConfiguration) throws {
+    try consume(CSVReportSink.format(r, config: config), config: config)
   }
 
   /// Writes `pooled.csv` and `manifest.json`, then moves every file into place.

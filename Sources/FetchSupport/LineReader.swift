@@ -34,11 +34,11 @@ package final class LineReader {
   @exclusivity(unchecked) package internal(set) var bytesRead = 0
   /// Called with every block of bytes as it is read, in order (to hash
   /// exactly the bytes parsed, without a second pass).
-  package var onRead: ((UnsafeRawBufferPointer) -> Void)?
+  @exclusivity(unchecked) package var onRead: ((UnsafeRawBufferPointer) -> Void)?
   /// Called once when the input is exhausted, before its last bytes are
   /// returned (to report a failed decompressor before its partial output is
   /// parsed).
-  package var onEnd: (() throws -> Void)?
+  @exclusivity(unchecked) package var onEnd: (() throws -> Void)?
 
   @usableFromInline let fd: Int32
   @usableFromInline let maxLineBytes: Int

@@ -25,7 +25,7 @@ public final class TraceReader {
   /// The path given to `init`, used in error messages.
   public let path: String
   /// The line the last record read starts on.
-  public private(set) var line = 0
+  @exclusivity(unchecked) public private(set) var line = 0
   /// Bytes consumed so far.
   package var bytesRead: Int { reader.bytesRead }
 
@@ -47,10 +47,10 @@ public final class TraceReader {
   private let reader: LineReader
   /// Unquoted copies of quoted fields (never longer than the line).
   private let unquoted: UnsafeMutablePointer<UInt8>
-  private var sawHeader = false
+  @exclusivity(unchecked) private var sawHeader = false
   /// 64-bit hashes of finished user ids (8 bytes a user), to catch a user
   /// whose rows are split.
-  private var finishedUsers = Set<UInt64>()
+  @exclusivity(unchecked) private var finishedUsers = Set<UInt64>()
 
   /// The user being read, kept in `next()`'s locals while it runs.
   private struct UserState {
@@ -63,10 +63,15 @@ public final class TraceReader {
     var lastTime = -Double.infinity
     var apps: [String] = []
     var events: [TraceEvent] = []
-    /// FNV-1a hash of an app name's bytes → indices into `apps` with that hash.
-    var appIndex: [UInt64: [Int32]] = [:]
+    /// FNV-1a hashes and bytes of `apps`' names, in the same order
+    /// (searched linearly: a user has a few dozen apps at most, and a
+    /// comparison of two integers is cheaper than a dictionary lookup).
+    var appHashes: [UInt64] = []
+    var appBytes: [[UInt8]] = []
   }
-  private var state = UserState()
+  @exclusivity(unchecked) private var state = UserState()
+  /// Events of the previous user, to reserve as much for the next.
+  @exclusivity(unchecked) private var lastEventCount = 0
 
   /// Opens a canonical trace (`-` for standard input).
   ///
@@ -107,25 +112,63 @@ public final class TraceReader {
   /// Splits a line into exactly five fields, honouring RFC 4180 quotes
   /// (a quoted field is unescaped into the scratch buffer).
   private func split(_ s: Bytes) throws -> (Bytes, Bytes, Bytes, Bytes, Bytes) {
-    // Fast path: no quotes, exactly four commas.
+    // Fast path: no quotes, exactly four commas; eight bytes at a time.
     let base = s.baseAddress!
+    let n = s.count
     var commas = (0, 0, 0, 0)
     var k = 0
     var quoted = false
-    for i in 0..<s.count {
-      let c = base[i]
-      if c == 44 {
-        switch k {
-        case 0: commas.0 = i
-        case 1: commas.1 = i
-        case 2: commas.2 = i
-        case 3: commas.3 = i
-        default: break
-        }
-        k += 1
-      } else if c == 34 {
+    @inline(__always) func comma(_ i: Int) {
+      switch k {
+      case 0: commas.0 = i
+      case 1: commas.1 = i
+      case 2: commas.2 = i
+      case 3: commas.3 = i
+      default: break
+      }
+      k += 1
+    }
+    var i = 0
+    let raw = UnsafeRawPointer(base)
+    while i + 8 <= n {
+      let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+      if TraceReader.zeroBytes(w ^ 0x2222_2222_2222_2222) != 0 {
         quoted = true
         break
+      }
+      var m = TraceReader.zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C)
+      while m != 0 {
+        comma(i + m.trailingZeroBitCount >> 3)
+        m &= m &- 1
+      }
+      i += 8
+    }
+    if !quoted && i < n && n >= 8 {
+      // The last bytes: the word ending at the line's end, without the
+      // 1...7 bytes at its start already scanned.
+      let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
+      let fresh: UInt64 = ~0 << UInt64(8 * (i - (n - 8)))
+      if TraceReader.zeroBytes(w ^ 0x2222_2222_2222_2222) & fresh != 0 {
+        quoted = true
+      } else {
+        var m = TraceReader.zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C) & fresh
+        while m != 0 {
+          comma(n - 8 + m.trailingZeroBitCount >> 3)
+          m &= m &- 1
+        }
+        i = n
+      }
+    }
+    if !quoted {
+      while i < n {
+        let c = base[i]
+        if c == 44 {
+          comma(i)
+        } else if c == 34 {
+          quoted = true
+          break
+        }
+        i += 1
       }
     }
     if !quoted && k == 4 {
@@ -133,13 +176,12 @@ public final class TraceReader {
         Bytes(start: base, count: commas.0), Bytes(start: base + commas.0 + 1, count: commas.1 - commas.0 - 1),
         Bytes(start: base + commas.1 + 1, count: commas.2 - commas.1 - 1),
         Bytes(start: base + commas.2 + 1, count: commas.3 - commas.2 - 1),
-        Bytes(start: base + commas.3 + 1, count: s.count - commas.3 - 1))
+        Bytes(start: base + commas.3 + 1, count: n - commas.3 - 1))
     }
     var f: (Bytes, Bytes, Bytes, Bytes, Bytes) = (s, s, s, s, s)
     var count = 0
     var out = 0  // next free byte of `unquoted`
-    var i = 0
-    let n = s.count
+    i = 0
     func set(_ field: Bytes) {
       switch count {
       case 0: f.0 = field
@@ -219,42 +261,106 @@ public final class TraceReader {
     return time
   }
 
-  /// Parses `-?digits(.digits)?` quickly; `nil` for anything else.
+  /// Parses `-?digits(.digits)?` quickly (at most 18 digits, a mantissa of
+  /// at most 2^53); `nil` for anything else. Exact: the mantissa and the
+  /// power of ten are exact doubles, and their quotient is rounded once.
+  ///
+  /// - Complexity: O(bytes); the first 8 digits at once.
   static func fastDecimal(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
     var i = 0
     let n = b.count
     guard n > 0 else { return nil }
+    let p = b.baseAddress!
     var neg = false
-    if b[0] == 45 { neg = true; i = 1 }
+    if p[0] == 45 { neg = true; i = 1 }
+    // More than 18 digits and a dot: refused below anyway.
+    guard n - i <= 19 else { return nil }
+    let first = i
     var mant: UInt64 = 0
-    var digits = 0
-    var dot = -1
-    while i < n {
-      let c = b[i] &- 48
-      if c < 10 {
-        guard digits < 18 else { return nil }
-        mant = mant &* 10 &+ UInt64(c)
-        digits += 1
-      } else if c == 46 &- 48 && dot < 0 {
-        dot = i
-      } else {
-        return nil
+    if n - i >= 8 {
+      let w = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
+      if TraceReader.isEightDigits(w) {
+        mant = TraceReader.eightDigits(w)
+        i += 8
       }
+    }
+    while i < n {
+      let c = p[i] &- 48
+      if c >= 10 { break }
+      mant = mant &* 10 &+ UInt64(c)
       i += 1
+    }
+    var digits = i - first
+    var scale = 0
+    if i < n {
+      guard p[i] == 46 else { return nil }
+      i += 1
+      scale = n - i
+      while i < n {
+        let c = p[i] &- 48
+        guard c < 10 else { return nil }
+        mant = mant &* 10 &+ UInt64(c)
+        i += 1
+      }
+      digits += scale
     }
     // Above 2^53 the mantissa itself would round, and dividing a rounded
     // mantissa rounds twice; let the slow path parse those exactly.
-    guard digits > 0, mant <= 1 << 53 else { return nil }
+    guard digits > 0, digits <= 18, mant <= 1 << 53 else { return nil }
     var x = Double(mant)
-    let scale = dot < 0 ? 0 : n - 1 - dot
-    if scale > 0 { x /= TraceReader.pow10[scale] }
+    if scale > 0 { x /= TraceReader.pow10(scale) }
     return neg ? -x : x
+  }
+
+  /// 0x80 in each byte of `w` that is zero, 0 in the others (exact: no
+  /// borrow reaches the next byte).
+  @inline(__always) static func zeroBytes(_ w: UInt64) -> UInt64 {
+    let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+    return ~(((w & low7) &+ low7) | w | low7)
+  }
+
+  /// Whether the 8 bytes of `w` (first byte lowest) are ASCII digits.
+  @inline(__always) static func isEightDigits(_ w: UInt64) -> Bool {
+    (w & 0xF0F0_F0F0_F0F0_F0F0) | (((w &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4)
+      == 0x3333_3333_3333_3333
+  }
+
+  /// The value of 8 ASCII digits (first byte lowest, most significant).
+  @inline(__always) static func eightDigits(_ w: UInt64) -> UInt64 {
+    var v = w &- 0x3030_3030_3030_3030
+    v = (v &* 10) &+ (v >> 8)
+    let hi = (v & 0x0000_00FF_0000_00FF) &* (100 &+ (1_000_000 << 32))
+    let lo = ((v >> 16) & 0x0000_00FF_0000_00FF) &* (1 &+ (10_000 << 32))
+    return (hi &+ lo) >> 32
   }
 
   /// ``fastDecimal(_:)`` on an array (for tests).
   static func fastDecimal(_ b: [UInt8]) -> Double? { b.withUnsafeBufferPointer { fastDecimal($0) } }
 
-  static let pow10: [Double] = (0...18).map { (0..<$0).reduce(1.0) { a, _ in a * 10 } }
+  /// 10^k for k in 0...18, exact (constants: no lazy global, no bounds check).
+  @inline(__always) static func pow10(_ k: Int) -> Double {
+    switch k {
+    case 0: 1
+    case 1: 1e1
+    case 2: 1e2
+    case 3: 1e3
+    case 4: 1e4
+    case 5: 1e5
+    case 6: 1e6
+    case 7: 1e7
+    case 8: 1e8
+    case 9: 1e9
+    case 10: 1e10
+    case 11: 1e11
+    case 12: 1e12
+    case 13: 1e13
+    case 14: 1e14
+    case 15: 1e15
+    case 16: 1e16
+    case 17: 1e17
+    default: 1e18
+    }
+  }
 
   /// The `event` column: an event kind, or `begin`/`end` (as `nil` kinds).
   private enum RowKind { case begin, end, event(EventKind) }
@@ -269,11 +375,26 @@ public final class TraceReader {
 
   private func rowKind(_ b: Bytes) throws -> RowKind {
     if b.count > 0 {
-      for (k, name) in TraceReader.kindNames.enumerated() where TraceReader.equal(b, name) {
-        return .event(EventKind.allCases[k])
+      // The candidate from the length and first byte, then one comparison.
+      let guess: RowKind? =
+        switch (b.count, b[0]) {
+        case (4, 111): .event(.open)
+        case (4, 119): .event(.wake)
+        case (7, 98): .event(.battery)
+        case (12, 99): .event(.chargeStart)
+        case (10, 99): .event(.chargeEnd)
+        case (7, 110): .event(.network)
+        case (6, 117): .event(.update)
+        case (5, 98): .begin
+        case (3, 101): .end
+        default: nil
+        }
+      switch guess {
+      case .event(let k)? where TraceReader.equal(b, TraceReader.kindNames[Int(k.rawValue)]): return .event(k)
+      case .begin? where TraceReader.equal(b, TraceReader.beginBytes): return .begin
+      case .end? where TraceReader.equal(b, TraceReader.endBytes): return .end
+      default: break
       }
-      if TraceReader.equal(b, TraceReader.beginBytes) { return .begin }
-      if TraceReader.equal(b, TraceReader.endBytes) { return .end }
     }
     let name = try text(b, "event")
     throw fail("event", "unknown event '\(name)' (expected begin, open, wake, battery, charge_start, charge_end, network, update, end)")
@@ -283,16 +404,20 @@ public final class TraceReader {
   private static let endBytes = Array("end".utf8)
 
   /// The index of the app named by `b` in `u.apps`, adding it if new.
+  ///
+  /// - Complexity: O(apps of the user) integer comparisons, one `memcmp`
+  ///   per hash match.
   private func app(_ b: Bytes, _ u: inout UserState) throws -> Int32 {
     var h: UInt64 = 0xcbf2_9ce4_8422_2325
     for c in b { h = (h ^ UInt64(c)) &* 0x0100_0000_01b3 }
-    if let list = u.appIndex[h] {
-      for i in list where u.apps[Int(i)].utf8.elementsEqual(b) { return i }
+    for i in u.appHashes.indices where u.appHashes[i] == h && TraceReader.equal(b, u.appBytes[i]) {
+      return Int32(i)
     }
     let name = try text(b, "app")
     let i = Int32(u.apps.count)
     u.apps.append(name)
-    u.appIndex[h, default: []].append(i)
+    u.appHashes.append(h)
+    u.appBytes.append(Array(b))
     return i
   }
 
@@ -344,7 +469,9 @@ public final class TraceReader {
         u.start = time
         u.apps = []
         u.events = []
-        u.appIndex.removeAll(keepingCapacity: true)
+        u.events.reserveCapacity(min(lastEventCount, limits.maxEventsPerUser))
+        u.appHashes.removeAll(keepingCapacity: true)
+        u.appBytes.removeAll(keepingCapacity: true)
         u.firstLine = line
         u.lastTime = time
         continue
@@ -365,6 +492,7 @@ public final class TraceReader {
         guard f.3.isEmpty, f.4.isEmpty else { throw fail(f.3.isEmpty ? "value" : "app", "'end' takes no app or value") }
         u.inUser = false
         finishedUsers.insert(StableHash.fnv1a(u.user))
+        lastEventCount = u.events.count
         let trace = UserTrace(user: u.user, timeZone: u.timeZone, start: u.start, end: time, apps: u.apps, events: u.events)
         u.apps = []
         u.events = []

@@ -51,11 +51,12 @@ struct LibraryAPITests {
     // The modules the build wrote, beside the fetchlab executable.
     let modules = CLI.executable.deletingLastPathComponent().appendingPathComponent("Modules").path
     var args = ["swiftc", "-typecheck", dir + "/main.swift", "-I", modules,
-                "-I", packageRoot + "/Sources/CBLAS", "-I", packageRoot + "/Sources/CLAPACKE"]
+                "-I", packageRoot + "/Sources/CBLAS", "-I", packageRoot + "/Sources/CLAPACKE",
+                "-I", packageRoot + "/Sources/CCrypto"]
     // The C headers of the system libraries (as SwiftPM finds them, with pkg-config).
     let pkg = Process()
     pkg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    pkg.arguments = ["pkg-config", "--cflags-only-I", "openblas", "lapacke"]
+    pkg.arguments = ["pkg-config", "--cflags-only-I", "openblas", "lapacke", "libcrypto"]
     let pipe = Pipe()
     pkg.standardOutput = pipe
     try pkg.run()

@@ -18,3 +18,20 @@ struct BackgroundSHA256Tests {
     #expect(BackgroundSHA256().hexDigest() == SHA256.hex([UInt8]()))
   }
 }
+
+@Suite("SHA-256 (libcrypto)")
+struct SHA256ValueTests {
+  @Test("a copy of a hasher hashes on independently (value semantics)")
+  func copies() {
+    var a = SHA256()
+    a.update("ab")
+    var b = a
+    b.update("c")
+    let c = b
+    a.update("x")
+    #expect(b.hexDigest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    #expect(c.hexDigest() == b.hexDigest())
+    #expect(a.hexDigest() == SHA256.hex(Array("abx".utf8)))
+    #expect(b.hexDigest() == b.hexDigest(), "finalize does not change the hasher")
+  }
+}

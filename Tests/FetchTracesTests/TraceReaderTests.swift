@@ -230,3 +230,50 @@ struct TimeZoneAndCSVTests {
 func location(_ file: String, _ line: Int, _ field: String) -> String {
   (line > 0 ? "\(file):\(line): " : "\(file): ") + (field == "-" ? "" : "\(field): ")
 }
+
+@Suite("Trace reader fast paths")
+struct TraceReaderFastPathTests {
+  @Test("decimals of every length and dot position parse exactly like Double(String)")
+  func decimals() {
+    var rng = SplitMix64(seed: 13, keys: "decimals")
+    for _ in 0..<20_000 {
+      let digits = 1 + Int(rng.uniform() * 17)
+      var s = (0..<digits).map { _ in String(Int(rng.uniform() * 10)) }.joined()
+      if rng.uniform() < 0.7 { s.insert(".", at: s.index(s.startIndex, offsetBy: Int(rng.uniform() * Double(digits + 1)))) }
+      if rng.uniform() < 0.2 { s = "-" + s }
+      // nil (the slow path) only where the mantissa may exceed 2^53.
+      let parsed = TraceReader.fastDecimal(Array(s.utf8))
+      #expect(parsed == Double(s) || (parsed == nil && digits >= 16), "\(s)")
+      if parsed != nil && parsed != Double(s) { return }
+    }
+    for bad in ["1234567a", "12345678a", "1234 5678", "12345678.9.1", "-", ".", "1e5", "12345678-"] {
+      #expect(TraceReader.fastDecimal(Array(bad.utf8)) == nil, "\(bad)")
+    }
+  }
+
+  @Test("fields of every length: commas and quotes anywhere in an 8-byte word")
+  func fieldLengths() throws {
+    var text = "user,time,event,app,value\n"
+    var want: [(user: String, app: String, value: Double)] = []
+    for k in 0..<40 {
+      let user = "u\(k)" + String(repeating: "x", count: k % 11)
+      let app = String(repeating: "a", count: 1 + k % 13) + (k % 5 == 0 ? ",b" : "")
+      let value = Double(k % 7) + 0.25
+      let appField = app.contains(",") ? "\"" + app + "\"" : app
+      text += "\(user),\(1000 + k),begin,,UTC\n\(user),\(1000 + k),open,\(appField),\(value)\n\(user),\(2000 + k),end,,\n"
+      want.append((user, app, value))
+    }
+    let users = try readAll(tempFile(text))
+    #expect(users.count == want.count)
+    for (u, w) in zip(users, want) {
+      #expect(u.user == w.user && u.apps == [w.app] && u.events.map(\.value) == [w.value])
+    }
+    let six = "user,time,event,app,value\nu1,10,begin,,UTC\nu1,11,open,abcdefgh,1,extra\nu1,20,end,,\n"
+    #expect(throws: TraceFormatError.self) { try readAll(tempFile(six)) }
+    do {
+      _ = try readAll(tempFile(six))
+    } catch let e as TraceFormatError {
+      #expect(e.description.contains(":3:") && e.description.contains("found more than 5"), "\(e)")
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import FetchBenchmark
+import FetchReports
+import FetchSimulation
+import FetchTraces
+import Foundation
+import Testing
+
+/// The streaming runner (reader, workers and sink overlapping) on enough
+/// users that results finish out of order: the report files are the same
+/// bytes for any thread count and number of users in flight.
+@Suite("Run pipeline", .serialized)
+struct RunPipelineTests {
+  static let trace: String = {
+    let path = tempDir() + "/pipeline-trace.csv"
+    try! SyntheticPopulation(seed: 5, days: 3).write(to: path, users: 24)
+    return path
+  }()
+
+  func run(jobs: Int, batch: Int) throws -> String {
+    let out = tempDir()
+    let cfg = RunConfiguration(
+      tracePath: Self.trace, policies: [.never, .periodic(interval: 1800), .oracle], seed: 3, apps: .top(2),
+      recordEvents: true, jobs: jobs, batchUsers: batch, trainFraction: 0.5)
+    var sink = try CSVReportSink(directory: out, config: cfg)
+    try runReplay(cfg, into: &sink)
+    try sink.commit(manifest: ["test": true])
+    return out
+  }
+
+  @Test("24 users: the same bytes for 1, 2, 3 and 8 jobs and 1, 5 and 64 users in flight")
+  func sameBytes() throws {
+    let a = try run(jobs: 1, batch: 64)
+    for (jobs, batch) in [(2, 1), (2, 5), (3, 64), (8, 5)] {
+      let b = try run(jobs: jobs, batch: batch)
+      for f in reportFiles {
+        let x = FileManager.default.contents(atPath: a + "/" + f)
+        #expect(x != nil && x == FileManager.default.contents(atPath: b + "/" + f), "\(f), jobs \(jobs), batch \(batch)")
+      }
+    }
+  }
+}
