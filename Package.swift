@@ -3,11 +3,11 @@
 // score staleness at app open against energy and cellular data.
 //
 // Layers, one way only:
-//   FetchSupport -> FetchTraces -> FetchModels -> FetchSimulation -> FetchBenchmark
-//   -> FetchReports -> fetchlab (CLI)
-// FetchLinearAlgebra is the only module that touches C (OpenBLAS, LAPACKE),
-// apart from FetchSupport's SHA256.swift, the one file importing libcrypto
-// (hardware SHA-256 for the input hashes).
+//   FetchLinearAlgebra -> FetchSupport -> FetchTraces -> FetchModels
+//   -> FetchSimulation -> FetchBenchmark -> FetchReports -> fetchlab (CLI)
+// FetchLinearAlgebra is the only module that touches C: OpenBLAS and LAPACKE
+// for the model fits, libcrypto's SHA-256 (hardware SHA extensions) for the
+// input hashes.
 import PackageDescription
 
 let package = Package(
@@ -33,12 +33,12 @@ let package = Package(
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"])]),
-    .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE"]),
+    .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE", "CCrypto"]),
     // Helpers every layer shares (CSV reading and writing, the line reader,
     // atomic files, the located JSON reader, hashing, SplitMix64, quantiles,
     // parallelMap, searches): `package` access, not in the
     // library's public API.
-    .target(name: "FetchSupport", dependencies: ["CCrypto"]),
+    .target(name: "FetchSupport", dependencies: ["FetchLinearAlgebra"]),
     .target(name: "FetchTraces", dependencies: ["FetchSupport"]),
     .target(name: "FetchModels", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra"]),
     .target(name: "FetchSimulation", dependencies: ["FetchSupport", "FetchTraces", "FetchModels"]),

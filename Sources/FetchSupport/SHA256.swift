@@ -1,4 +1,4 @@
-import CCrypto
+import FetchLinearAlgebra
 import Foundation
 
 /// SHA-256 (FIPS 180-4), streaming: feed any number of byte chunks with
@@ -13,13 +13,13 @@ import Foundation
 /// CPU's SHA extensions where present: 1.2–1.8 GB/s on this project's
 /// machine, about 20× the portable Swift implementation it replaced
 /// (77 MB/s).
-/// This file is the only place that imports `CCrypto`; nothing outside it
-/// sees a pointer. A value type: a copy hashes on independently
+/// The binding lives in `FetchLinearAlgebra`, the one module that touches
+/// C (``SHA256Context``); nothing here sees a pointer. A value type: a copy hashes on independently
 /// (copy-on-write of the digest context).
 ///
 /// - Complexity: O(n) in the bytes hashed; O(1) memory.
 package struct SHA256: Sendable {
-  private var context = DigestContext()
+  private var context = SHA256Context()
 
   package init() {}
 
@@ -91,41 +91,6 @@ package struct SHA256: Sendable {
       s.append(digits[Int(b & 15)])
     }
     return String(decoding: s, as: UTF8.self)
-  }
-}
-
-/// One libcrypto SHA-256 context (`EVP_MD_CTX`), owned by one ``SHA256``
-/// value at a time (copied before a shared one is changed).
-private final class DigestContext: @unchecked Sendable {
-  private let ctx: OpaquePointer
-
-  init() {
-    guard let c = EVP_MD_CTX_new() else { fatalError("SHA256: libcrypto could not allocate a digest context") }
-    ctx = c
-    guard EVP_DigestInit_ex(ctx, EVP_sha256(), nil) == 1 else { fatalError("SHA256: libcrypto has no SHA-256") }
-  }
-
-  private init(copying other: DigestContext) {
-    guard let c = EVP_MD_CTX_new() else { fatalError("SHA256: libcrypto could not allocate a digest context") }
-    ctx = c
-    guard EVP_MD_CTX_copy_ex(ctx, other.ctx) == 1 else { fatalError("SHA256: libcrypto could not copy a digest context") }
-  }
-
-  deinit { EVP_MD_CTX_free(ctx) }
-
-  func copy() -> DigestContext { DigestContext(copying: self) }
-
-  func update(_ bytes: UnsafeRawBufferPointer) {
-    guard EVP_DigestUpdate(ctx, bytes.baseAddress, bytes.count) == 1 else { fatalError("SHA256: libcrypto update failed") }
-  }
-
-  /// The digest; the context is finished (use on a copy).
-  func finish() -> [UInt8] {
-    var out = [UInt8](repeating: 0, count: 32)
-    var n: UInt32 = 0
-    let ok = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(ctx, $0.baseAddress, &n) }
-    precondition(ok == 1 && n == 32, "SHA256: libcrypto returned a \(n)-byte digest")
-    return out
   }
 }
 
