@@ -34,12 +34,19 @@ package final class HabitFitCache: @unchecked Sendable {
 
   /// The user's whole trace, for the design tables (nil: none).
   private let trace: UserTrace?
+  struct FastKey: Hashable {
+    var window: Key
+    var base: UInt64
+  }
+
   private var fits: [Key: HabitModel] = [:]
+  /// Fits of ``refit(_:base:prior:fitter:)``.
+  var fastFits: [FastKey: HabitModel] = [:]
   private var tables: [Int32: HabitDesignTable] = [:]
-  private let lock = NSLock()
+  let lock = NSLock()
   /// Fits computed and fits reused, for tests and benchmarks.
-  package private(set) var computed = 0
-  package private(set) var reused = 0
+  package internal(set) var computed = 0
+  package internal(set) var reused = 0
 
   /// - Parameter trace: the user's whole trace; samples of this user starting
   ///   at its start (and ending within it) are fitted from per-app design
@@ -63,12 +70,7 @@ package final class HabitFitCache: @unchecked Sendable {
       return m
     }
     let m: HabitModel
-    if let trace, sample.trace.user == trace.user, sample.from == trace.start, sample.to <= trace.end,
-      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from,
-      HabitBins(from: sample.from, to: sample.to, binSeconds: fitter.binSeconds).count > 0
-    {
-      let table = tables[sample.app] ?? HabitDesignTable(trace: trace, app: sample.app, binSeconds: fitter.binSeconds)
-      tables[sample.app] = table
+    if let table = table(for: sample, fitter: fitter) {
       m = table.fit(to: sample.to, prior: prior, fitter: fitter, start: start)
     } else {
       m = fitter.fit(sample, prior: prior, start: start)
@@ -76,6 +78,19 @@ package final class HabitFitCache: @unchecked Sendable {
     fits[key] = m
     computed += 1
     return m
+  }
+
+  /// The design table of `sample`'s app when it covers the sample's window
+  /// (made on first use), else nil. Call with the lock held.
+  func table(for sample: HabitSample, fitter: HabitFitter) -> HabitDesignTable? {
+    guard let trace, sample.trace.user == trace.user, sample.from == trace.start, sample.to <= trace.end,
+      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from,
+      HabitBins(from: sample.from, to: sample.to, binSeconds: fitter.binSeconds).count > 0
+    else { return nil }
+    if let t = tables[sample.app], t.bins.binSeconds == fitter.binSeconds { return t }
+    let table = HabitDesignTable(trace: trace, app: sample.app, binSeconds: fitter.binSeconds)
+    tables[sample.app] = table
+    return table
   }
 }
 
@@ -92,6 +107,20 @@ final class HabitDesignTable {
   let opens: [Double]
   /// ``HabitFitter/priorShape(x:row:rows:mean:)`` of every row, and the prior it is for.
   private var shape: (prior: [Double], values: [Double])?
+  /// y log y and log exposure of every row (for the grouped fits).
+  private(set) lazy var yLogY: [Double] = y.map { $0 > 0 ? $0 * log($0) : 0 }
+  private(set) lazy var logExposure: [Double] = exposure.map { log($0) }
+  /// The rows grouped by time of day (``HabitGroupedDesign``), built on first use.
+  private(set) lazy var grouped = HabitGroupedDesign(x: x, rows: bins.count, binSeconds: bins.binSeconds)
+  /// Base fits of ``fastFit(to:base:prior:fitter:)`` by (base end, fitter):
+  /// the model and its training rows' normal equations (nil when the
+  /// grouped fit failed and the row-wise one was used).
+  var bases: [BaseKey: (model: HabitModel, frozen: HabitFrozenRows?)] = [:]
+
+  struct BaseKey: Hashable {
+    var to: UInt64
+    var fitter: HabitFitter
+  }
 
   init(trace: UserTrace, app: Int32, binSeconds: Double) {
     bins = HabitBins(from: trace.start, to: trace.end, binSeconds: binSeconds)
@@ -127,8 +156,21 @@ final class HabitDesignTable {
     }
     var wy = Array(y[0..<n])
     var we = Array(exposure[0..<n])
-    // The last row: the opens before `to` that fillDesign's bin formula puts
-    // there (a sliver too short for a bin of its own included), its exposure.
+    wy[n - 1] = Double(lastRowOpens(to: to, rows: n))
+    we[n - 1] = window.exposure(n - 1)
+    var shapeValues: [Double]?
+    if let prior {
+      shapeValues = Array(priorShapes(prior)[0..<n])
+    }
+    return fitter.fit(
+      x: wx, y: wy, exposure: we, opens: opens(from: bins.from, to: to), prior: prior, start: start,
+      priorShape: shapeValues)
+  }
+
+  /// The opens before `to` that ``HabitModel/fillDesign(_:bins:x:y:exposure:rowOffset:totalRows:)``'s
+  /// bin formula puts in the last of a window's `rows` rows (a sliver too
+  /// short for a bin of its own included).
+  func lastRowOpens(to: Double, rows n: Int) -> Int {
     let lo = bins.from, b = bins.binSeconds
     var i = firstIndex(in: 0..<opens.count) { opens[$0] >= to } - 1
     var last = 0
@@ -136,19 +178,18 @@ final class HabitDesignTable {
       last += 1
       i -= 1
     }
-    wy[n - 1] = Double(last)
-    we[n - 1] = window.exposure(n - 1)
-    var shapeValues: [Double]?
-    if let prior {
-      var mean = [Double](repeating: 0, count: p)
-      for j in 1..<p { mean[j] = prior.coefficients[j] }
-      if shape?.prior != prior.coefficients {
-        shape = (prior.coefficients, (0..<N).map { HabitFitter.priorShape(x: x, row: $0, rows: N, mean: mean) })
-      }
-      shapeValues = Array(shape!.values[0..<n])
-    }
-    return fitter.fit(
-      x: wx, y: wy, exposure: we, opens: opens(from: bins.from, to: to), prior: prior, start: start,
-      priorShape: shapeValues)
+    return last
+  }
+
+  /// ``HabitFitter/priorShape(x:row:rows:mean:)`` of every table row for `prior`.
+  func priorShapes(_ prior: HabitModel) -> [Double] {
+    if let shape, shape.prior == prior.coefficients { return shape.values }
+    let p = HabitModel.featureCount
+    let N = bins.count
+    var mean = [Double](repeating: 0, count: p)
+    for j in 1..<p { mean[j] = prior.coefficients[j] }
+    let values = (0..<N).map { HabitFitter.priorShape(x: x, row: $0, rows: N, mean: mean) }
+    shape = (prior.coefficients, values)
+    return values
   }
 }

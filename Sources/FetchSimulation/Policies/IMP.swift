@@ -189,7 +189,9 @@ package struct IMPPolicy: FetchPolicy {
     self.params = params
     self.world = world
     let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
-    habit = fits?.fit(sample, prior: population, fitter: fitter) ?? fitter.fit(sample, prior: population)
+    habit =
+      fits?.refit(sample, base: training.end, prior: population, fitter: fitter)
+      ?? fitter.fit(sample, prior: population)
     (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
     pace = MinimumPolicy.pacing(training: training, app: app)

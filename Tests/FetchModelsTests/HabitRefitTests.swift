@@ -1,0 +1,134 @@
+import FetchSupport
+import FetchTraces
+import Foundation
+import Testing
+
+@testable import FetchModels
+
+/// The app indices of `trace`'s `k` most opened apps.
+private func topApps(_ trace: UserTrace, _ k: Int) -> [Int32] {
+  var counts: [Int32: Int] = [:]
+  for e in trace.events where e.kind == .open { counts[e.app, default: 0] += 1 }
+  return counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(k).map(\.key)
+}
+
+/// Poisson log-likelihood of table rows `rows` under `model` (with log y!).
+private func logLikelihood(_ model: HabitModel, _ table: HabitDesignTable, _ rows: Range<Int>) -> Double {
+  let n = table.bins.count
+  var ll = 0.0
+  for i in rows {
+    var eta = log(table.exposure[i])
+    for j in 0..<HabitModel.featureCount { eta += model.coefficients[j] * table.x[i + j * n] }
+    let mu = exp(HabitModel.clampEta(eta))
+    let y = table.y[i]
+    ll += y * log(mu) - mu - lgamma(y + 1)
+  }
+  return ll
+}
+
+/// Held-out log-likelihoods of the nightly habit refits of a synthetic
+/// population: full refits, the fast refits, and no refit.
+struct RefitEvaluation {
+  var full = 0.0
+  var fast = 0.0
+  var none = 0.0
+  var refits = 0
+
+  /// `users` synthetic users (seed 20260601, 28 days), their top 3 apps:
+  /// trained on the first 21 days, refitted at 03:00 local of each later
+  /// night on everything before it, each refit scored on the 24 h after it.
+  static func run(users: Int) -> RefitEvaluation {
+    let pop = SyntheticPopulation(seed: 20_260_601, days: 28)
+    let traces = (0..<users).map { pop.user($0) }
+    let fitter = HabitFitter()
+    let samples = traces.flatMap { t in
+      topApps(t, 3).map { HabitSample(trace: t, app: $0, from: t.start, to: t.start + 21 * 86_400) }
+    }
+    let prior = try? fitter.fitPopulation(samples)
+    var r = RefitEvaluation()
+    for trace in traces {
+      let cache = HabitFitCache(trace: trace)
+      let base = trace.start + 21 * 86_400
+      for app in topApps(trace, 3) {
+        let table = HabitDesignTable(trace: trace, app: app, binSeconds: fitter.binSeconds)
+        let trained = cache.refit(
+          HabitSample(trace: trace, app: app, from: trace.start, to: base), base: base, prior: prior, fitter: fitter)
+        for night in 0..<6 {
+          // Synthetic days start at local midnight: 03:00 is bin 12 of the day.
+          let to = base + Double(night) * 86_400 + 3 * 3600
+          var seen = trace
+          seen.events = trace.events.filter { $0.time < to }
+          let sample = HabitSample(trace: seen, app: app, from: trace.start, to: to)
+          let full = fitter.fit(sample, prior: prior)
+          let fast = cache.refit(sample, base: base, prior: prior, fitter: fitter)
+          let first = Int(((to - trace.start) / fitter.binSeconds).rounded())
+          let rows = first..<min(first + 96, table.bins.count)
+          r.full += logLikelihood(full, table, rows)
+          r.fast += logLikelihood(fast, table, rows)
+          r.none += logLikelihood(trained, table, rows)
+          r.refits += 1
+        }
+      }
+    }
+    return r
+  }
+}
+
+@Suite("Fast habit refits (grouped IRLS, frozen training rows)")
+struct HabitRefitTests {
+  @Test("the grouped training fit reaches the row-wise fit's optimum (within the IRLS tolerance)", arguments: 0..<4)
+  func trainingFit(user: Int) throws {
+    let trace = SyntheticPopulation(seed: 7, days: 14).user(user)
+    let fitter = HabitFitter()
+    let prior = user % 2 == 0 ? nil : fitter.fit(HabitSample(trace: trace, app: topApps(trace, 1)[0]), prior: nil)
+    let cache = HabitFitCache(trace: trace)
+    for app in topApps(trace, 3) {
+      // A window end mid-bin, and one on a bin boundary.
+      for to in [trace.start + 10 * 86_400 + 1234.5, trace.start + 9 * 86_400] {
+        let sample = HabitSample(trace: trace, app: app, from: trace.start, to: to)
+        let exact = fitter.fit(sample, prior: prior)
+        let fast = cache.refit(sample, base: to, prior: prior, fitter: fitter)
+        #expect(fast.diagnostics.converged && exact.diagnostics.converged)
+        #expect(fast.diagnostics.bins == exact.diagnostics.bins)
+        #expect(fast.diagnostics.trainingOpens == exact.diagnostics.trainingOpens)
+        #expect(abs(fast.diagnostics.deviance / exact.diagnostics.deviance - 1) < 1e-4, "\(fast.diagnostics) \(exact.diagnostics)")
+        for (a, b) in zip(fast.coefficients, exact.coefficients) {
+          #expect(abs(a - b) < 2e-3, "app \(app): \(fast.coefficients) vs \(exact.coefficients)")
+        }
+      }
+    }
+  }
+
+  @Test("refits are a pure function of the window and the base: order of requests and sharing do not matter")
+  func pure() {
+    let trace = SyntheticPopulation(seed: 3, days: 14).user(1)
+    let fitter = HabitFitter()
+    let app = topApps(trace, 1)[0]
+    let base = trace.start + 10 * 86_400
+    let ends = (0..<4).map { base + Double($0) * 86_400 + 3 * 3600 }
+    func sample(_ to: Double) -> HabitSample { HabitSample(trace: trace, app: app, from: trace.start, to: to) }
+    let forward = HabitFitCache(trace: trace)
+    let a = ends.map { forward.refit(sample($0), base: base, prior: nil, fitter: fitter) }
+    let backward = HabitFitCache(trace: trace)
+    let b = ends.reversed().map { backward.refit(sample($0), base: base, prior: nil, fitter: fitter) }
+    #expect(a == Array(b.reversed()))
+    // A second policy asking for the same windows reuses them.
+    _ = ends.map { forward.refit(sample($0), base: base, prior: nil, fitter: fitter) }
+    #expect(forward.computed == 4 && forward.reused == 4)
+    // The refits move away from the training fit as data accrues.
+    let trained = forward.refit(sample(base), base: base, prior: nil, fitter: fitter)
+    #expect(trained.coefficients != a[0].coefficients)
+  }
+
+  @Test("fast nightly refits: held-out log-likelihood within 1 % of full refits on the synthetic population")
+  func heldOut() {
+    let r = RefitEvaluation.run(users: 12)
+    let gap = abs(r.fast - r.full) / abs(r.full)
+    print(
+      "habit refits: \(r.refits) refits, held-out log-likelihood full \(r.full), fast \(r.fast) "
+        + "(relative difference \(gap)), no refit \(r.none)")
+    #expect(r.refits == 12 * 3 * 6)
+    #expect(r.full.isFinite && r.fast.isFinite && r.full < 0)
+    #expect(gap < 0.01)
+  }
+}
