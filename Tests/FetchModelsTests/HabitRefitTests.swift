@@ -130,5 +130,10 @@ struct HabitRefitTests {
     #expect(r.refits == 12 * 3 * 6)
     #expect(r.full.isFinite && r.fast.isFinite && r.full < 0)
     #expect(gap < 0.01)
+    // Refitting gains little log-likelihood over the training fit in a week
+    // (so the 1 % criterion alone cannot tell a broken refit): the fast
+    // refits must also keep at least 90 % of that gain.
+    #expect(abs(r.fast - r.full) < 0.1 * abs(r.full - r.none), "\(r)")
+    #expect(r.full > r.none)
   }
 }
