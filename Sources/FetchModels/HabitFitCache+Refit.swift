@@ -29,6 +29,11 @@ struct HabitGroupedDesign {
   let time: [Double]
   /// Number of groups.
   let groups: Int
+  /// f_gj · f_gk for j ≤ k < 10 of each group, ``pairCount`` per group, in
+  /// the order k = 0..<10, j = 0...k.
+  let outer: [Double]
+  /// Number of (j ≤ k) pairs of time features: 55.
+  static let pairCount = 55
   /// The group of each table row.
   let group: [Int32]
   /// `recency_app` and `recency_any` of each table row.
@@ -67,6 +72,17 @@ struct HabitGroupedDesign {
     }
     self.time = time
     groups = index.count
+    var outer = [Double](repeating: 0, count: index.count * Self.pairCount)
+    for g in 0..<index.count {
+      var q = g * Self.pairCount
+      for k in 0..<Self.timeCount {
+        for j in 0...k {
+          outer[q] = time[g * Self.timeCount + j] * time[g * Self.timeCount + k]
+          q += 1
+        }
+      }
+    }
+    self.outer = outer
     self.group = group
     recencyApp = Array(x[(10 * n)..<(11 * n)])
     recencyAny = Array(x[(11 * n)..<(12 * n)])
@@ -96,25 +112,47 @@ struct HabitGroupedSums {
 
   /// Adds XᵀWX (upper triangle, 12 × 12 column-major) and XᵀWz to `h` and `c`.
   ///
-  /// - Complexity: O(groups · 10²).
+  /// - Complexity: O(groups · 10²), as contiguous multiply-adds over the
+  ///   groups' precomputed ``HabitGroupedDesign/outer`` products.
   func addNormalEquations(_ d: HabitGroupedDesign, h: inout [Double], c: inout [Double]) {
     let p = HabitModel.featureCount
     let tc = HabitGroupedDesign.timeCount
+    let pc = HabitGroupedDesign.pairCount
+    // Σ_g S_g f_g f_gᵀ (upper triangle, packed), and the cross sums.
+    var pairs = [Double](repeating: 0, count: pc)
+    var cross = [Double](repeating: 0, count: 3 * tc)
     d.time.withUnsafeBufferPointer { f in
-      perGroup.withUnsafeBufferPointer { s in
-        for g in 0..<d.groups {
-          let w = s[4 * g], wa = s[4 * g + 1], wb = s[4 * g + 2], wz = s[4 * g + 3]
-          if w == 0 && wz == 0 { continue }
-          let fg = g * tc
-          for k in 0..<tc {
-            let wk = w * f[fg + k]
-            for j in 0...k { h[j + k * p] += wk * f[fg + j] }
-            h[k + 10 * p] += wa * f[fg + k]
-            h[k + 11 * p] += wb * f[fg + k]
-            c[k] += wz * f[fg + k]
+      d.outer.withUnsafeBufferPointer { o in
+        perGroup.withUnsafeBufferPointer { s in
+          pairs.withUnsafeMutableBufferPointer { acc in
+            cross.withUnsafeMutableBufferPointer { x in
+              for g in 0..<d.groups {
+                let w = s[4 * g], wa = s[4 * g + 1], wb = s[4 * g + 2], wz = s[4 * g + 3]
+                if w == 0 && wz == 0 { continue }
+                let og = g * pc
+                for q in 0..<pc { acc[q] += w * o[og + q] }
+                let fg = g * tc
+                for k in 0..<tc {
+                  let fk = f[fg + k]
+                  x[k] += wa * fk
+                  x[tc + k] += wb * fk
+                  x[2 * tc + k] += wz * fk
+                }
+              }
+            }
           }
         }
       }
+    }
+    var q = 0
+    for k in 0..<tc {
+      for j in 0...k {
+        h[j + k * p] += pairs[q]
+        q += 1
+      }
+      h[k + 10 * p] += cross[k]
+      h[k + 11 * p] += cross[tc + k]
+      c[k] += cross[2 * tc + k]
     }
     h[10 + 10 * p] += raa
     h[10 + 11 * p] += rab

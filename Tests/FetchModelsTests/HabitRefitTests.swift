@@ -136,4 +136,37 @@ struct HabitRefitTests {
     #expect(abs(r.fast - r.full) < 0.1 * abs(r.full - r.none), "\(r)")
     #expect(r.full > r.none)
   }
+
+  @Test("design rows are the features at each bin start, bit for bit (the memoised hour angles included)", arguments: [0, 19_800, -16_200])
+  func designRows(offset: Int) {
+    // Windows starting off the quarter hour, in a zone with a half-hour offset.
+    var trace = SyntheticPopulation(seed: 5, days: 9).user(2)
+    trace.timeZone = .fixed(offset)
+    let app = topApps(trace, 1)[0]
+    let from = trace.start + 437.25
+    let bins = HabitBins(from: from, to: trace.end, binSeconds: 900)
+    let n = bins.count
+    var x = [Double](repeating: 0, count: n * 12), y = [Double](repeating: 0, count: n), e = y
+    _ = HabitModel.fillDesign(
+      HabitSample(trace: trace, app: app, from: from, to: trace.end), bins: bins, x: &x, y: &y, exposure: &e,
+      rowOffset: 0, totalRows: n)
+    var clock = LocalClock(trace.timeZone)
+    var lastApp = -Double.infinity, lastAny = -Double.infinity
+    var p = 0
+    var mismatches = 0
+    for i in 0..<n {
+      let t0 = bins.start(i)
+      while p < trace.events.count && trace.events[p].time < t0 {
+        if trace.events[p].kind == .open {
+          lastAny = trace.events[p].time
+          if trace.events[p].app == app { lastApp = trace.events[p].time }
+        }
+        p += 1
+      }
+      let f = HabitModel.features(
+        at: t0, clock: &clock, recency: Recency(sinceAppOpenS: t0 - lastApp, sinceAnyOpenS: t0 - lastAny))
+      for j in 0..<12 where x[i + j * n].bitPattern != f[j].bitPattern { mismatches += 1 }
+    }
+    #expect(n > 800 && mismatches == 0)
+  }
 }
