@@ -1,9 +1,10 @@
 import FetchLinearAlgebra
+import FetchTraces
 import Foundation
 
 // MARK: - Grouped design
 
-/// A ``HabitDesignTable``'s rows grouped by their time of day.
+/// The time-of-day groups of a user's design rows.
 ///
 /// The first 10 features of a row (intercept, the three hour-of-day Fourier
 /// pairs, the weekend flag and the weekend × first pair) depend only on the
@@ -20,25 +21,22 @@ import Foundation
 /// The same sums as the row-wise ones up to rounding (a different order of
 /// additions). Rows are grouped by the bit patterns of (sin₁, cos₁,
 /// weekend), which determine the other seven time features
-/// (``HabitModel/forEachFeature(at:clock:recency:_:)``).
-struct HabitGroupedDesign {
+/// (``HabitModel/forEachFeature(weekend:sin:cos:recency:_:)``).
+struct HabitTimeGroups {
   /// Number of time-of-day features (indices 0..<10 of ``HabitModel/featureNames``).
   static let timeCount = 10
+  /// Number of (j ≤ k) pairs of time features: 55.
+  static let pairCount = 55
 
   /// Time features of each group, ``timeCount`` per group, row-major.
   let time: [Double]
   /// Number of groups.
-  let groups: Int
+  let count: Int
   /// f_gj · f_gk for j ≤ k < 10 of each group, ``pairCount`` per group, in
   /// the order k = 0..<10, j = 0...k.
   let outer: [Double]
-  /// Number of (j ≤ k) pairs of time features: 55.
-  static let pairCount = 55
-  /// The group of each table row.
+  /// The group of each row.
   let group: [Int32]
-  /// `recency_app` and `recency_any` of each table row.
-  let recencyApp: [Double]
-  let recencyAny: [Double]
 
   /// Groups the `rows` rows of a column-major 12-feature design.
   ///
@@ -71,7 +69,8 @@ struct HabitGroupedDesign {
       for j in 0..<Self.timeCount { time.append(x[i + j * n]) }
     }
     self.time = time
-    groups = index.count
+    count = index.count
+    self.group = group
     var outer = [Double](repeating: 0, count: index.count * Self.pairCount)
     for g in 0..<index.count {
       var q = g * Self.pairCount
@@ -83,7 +82,56 @@ struct HabitGroupedDesign {
       }
     }
     self.outer = outer
-    self.group = group
+  }
+}
+
+/// The columns of a user's design that do not depend on the app: the bins
+/// of the whole trace, their time features and `recency_any`, their
+/// exposures, and the time-of-day groups. Built once per user and shared
+/// by the apps' ``HabitDesignTable``s.
+final class HabitUserDesign {
+  let bins: HabitBins
+  /// `bins.count` × 12, column-major; `recency_app` (column 10) is the
+  /// placeholder of an app never opened.
+  let x: [Double]
+  let exposure: [Double]
+  /// The rows' time-of-day groups, built on first use.
+  private(set) lazy var groups = HabitTimeGroups(x: x, rows: bins.count, binSeconds: bins.binSeconds)
+
+  /// - Complexity: O(events + bins).
+  init(trace: UserTrace, binSeconds: Double) {
+    bins = HabitBins(from: trace.start, to: trace.end, binSeconds: binSeconds)
+    let n = bins.count
+    var x = [Double](repeating: 0, count: n * HabitModel.featureCount)
+    var y = [Double](repeating: 0, count: n)
+    var exposure = [Double](repeating: 0, count: n)
+    // An app index no event has: the app-independent columns, exactly as for any app.
+    let sample = HabitSample(trace: trace, app: Int32.min, from: trace.start, to: trace.end)
+    _ = HabitModel.fillDesign(sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: n)
+    self.x = x
+    self.exposure = exposure
+  }
+}
+
+/// A ``HabitDesignTable``'s rows for the grouped fits: its time-of-day
+/// groups (``HabitTimeGroups``) and its recency columns.
+struct HabitGroupedDesign {
+  static let timeCount = HabitTimeGroups.timeCount
+  static let pairCount = HabitTimeGroups.pairCount
+
+  let time: [Double]
+  let groups: Int
+  let outer: [Double]
+  let group: [Int32]
+  /// `recency_app` and `recency_any` of each table row.
+  let recencyApp: [Double]
+  let recencyAny: [Double]
+
+  init(groups g: HabitTimeGroups, x: [Double], rows n: Int) {
+    time = g.time
+    groups = g.count
+    outer = g.outer
+    group = g.group
     recencyApp = Array(x[(10 * n)..<(11 * n)])
     recencyAny = Array(x[(11 * n)..<(12 * n)])
   }

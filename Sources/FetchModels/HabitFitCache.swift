@@ -43,6 +43,8 @@ package final class HabitFitCache: @unchecked Sendable {
   /// Fits of ``refit(_:base:prior:fitter:)``.
   var fastFits: [FastKey: HabitModel] = [:]
   private var tables: [Int32: HabitDesignTable] = [:]
+  /// The columns the apps' tables share.
+  private var userDesign: HabitUserDesign?
   let lock = NSLock()
   /// Fits computed and fits reused, for tests and benchmarks.
   package internal(set) var computed = 0
@@ -88,7 +90,10 @@ package final class HabitFitCache: @unchecked Sendable {
       HabitBins(from: sample.from, to: sample.to, binSeconds: fitter.binSeconds).count > 0
     else { return nil }
     if let t = tables[sample.app], t.bins.binSeconds == fitter.binSeconds { return t }
-    let table = HabitDesignTable(trace: trace, app: sample.app, binSeconds: fitter.binSeconds)
+    if userDesign?.bins.binSeconds != fitter.binSeconds {
+      userDesign = HabitUserDesign(trace: trace, binSeconds: fitter.binSeconds)
+    }
+    let table = HabitDesignTable(shared: userDesign!, trace: trace, app: sample.app)
     tables[sample.app] = table
     return table
   }
@@ -110,8 +115,13 @@ final class HabitDesignTable {
   /// y log y and log exposure of every row (for the grouped fits).
   private(set) lazy var yLogY: [Double] = y.map { $0 > 0 ? $0 * log($0) : 0 }
   private(set) lazy var logExposure: [Double] = exposure.map { log($0) }
+  /// The columns every app of the user shares, when built from them.
+  private let shared: HabitUserDesign?
   /// The rows grouped by time of day (``HabitGroupedDesign``), built on first use.
-  private(set) lazy var grouped = HabitGroupedDesign(x: x, rows: bins.count, binSeconds: bins.binSeconds)
+  private(set) lazy var grouped: HabitGroupedDesign = {
+    if let shared { return HabitGroupedDesign(groups: shared.groups, x: x, rows: bins.count) }
+    return HabitGroupedDesign(groups: HabitTimeGroups(x: x, rows: bins.count, binSeconds: bins.binSeconds), x: x, rows: bins.count)
+  }()
   /// Base fits of ``fastFit(to:base:prior:fitter:)`` by (base end, fitter):
   /// the model and its training rows' normal equations (nil when the
   /// grouped fit failed and the row-wise one was used).
@@ -122,7 +132,49 @@ final class HabitDesignTable {
     var fitter: HabitFitter
   }
 
+  /// The table of `app` from the columns `shared` holds for every app of
+  /// `trace`: only the `recency_app` column, the counts and the open times
+  /// are the app's own. The same rows, bit for bit, as
+  /// ``init(trace:app:binSeconds:)``'s (tested).
+  ///
+  /// - Complexity: O(events + bins), one `log1p` per bin.
+  init(shared: HabitUserDesign, trace: UserTrace, app: Int32) {
+    self.shared = shared
+    let bins = shared.bins
+    self.bins = bins
+    let n = bins.count
+    var x = shared.x
+    var y = [Double](repeating: 0, count: n)
+    let events = trace.events
+    var p = 0
+    var lastApp = -Double.infinity
+    x.withUnsafeMutableBufferPointer { col in
+      for i in 0..<n {
+        let t0 = bins.start(bins.first + i)
+        while p < events.count && events[p].time < t0 {
+          if events[p].kind == .open && events[p].app == app { lastApp = events[p].time }
+          p += 1
+        }
+        // As HabitModel.forEachFeature's recency_app of Recency(sinceAppOpenS: t0 − lastApp).
+        col[i + 10 * n] = HabitModel.cappedLog1p(t0 - lastApp, cap: HabitModel.appRecencyCapS, scale: 3600)
+      }
+    }
+    // Counts as HabitModel.fillDesign counts them.
+    if n > 0 {
+      let lo = bins.start(bins.first)
+      for e in events where e.kind == .open && e.app == app && e.time >= lo && e.time < bins.to {
+        let k = min(n - 1, max(0, Int(((e.time - lo) / bins.binSeconds).rounded(.down))))
+        y[k] += 1
+      }
+    }
+    self.x = x
+    self.y = y
+    exposure = shared.exposure
+    opens = events.compactMap { $0.kind == .open && $0.app == app ? $0.time : nil }
+  }
+
   init(trace: UserTrace, app: Int32, binSeconds: Double) {
+    shared = nil
     bins = HabitBins(from: trace.start, to: trace.end, binSeconds: binSeconds)
     let n = bins.count
     var x = [Double](repeating: 0, count: n * HabitModel.featureCount)

@@ -169,4 +169,23 @@ struct HabitRefitTests {
     }
     #expect(n > 800 && mismatches == 0)
   }
+
+  @Test("an app's table from the user's shared columns equals the table built alone, bit for bit", arguments: [0, 19_800])
+  func sharedColumns(offset: Int) {
+    var trace = SyntheticPopulation(seed: 6, days: 8).user(3)
+    trace.timeZone = .fixed(offset)
+    trace.end -= 437.25  // a partial last bin
+    // Opens exactly at bin starts (not "before" them).
+    for k in [50, 51, 400] {
+      trace.events.append(TraceEvent(time: trace.start + 900 * Double(k), kind: .open, app: topApps(trace, 1)[0], value: 30))
+    }
+    trace.events.sort { $0.time < $1.time }
+    let shared = HabitUserDesign(trace: trace, binSeconds: 900)
+    for app in topApps(trace, 3) + [Int32(trace.apps.count)] {
+      let alone = HabitDesignTable(trace: trace, app: app, binSeconds: 900)
+      let built = HabitDesignTable(shared: shared, trace: trace, app: app)
+      #expect(alone.x.map(\.bitPattern) == built.x.map(\.bitPattern), "app \(app)")
+      #expect(alone.y == built.y && alone.exposure == built.exposure && alone.opens == built.opens, "app \(app)")
+    }
+  }
 }
