@@ -233,6 +233,49 @@ struct HabitFrozenRows {
   /// D_b(β_b).
   let deviance: Double
 
+  /// The same quadratic centred at `b`: D_b(b), u_b − H_b(b − β_b).
+  func recentered(at b: [Double]) -> HabitFrozenRows {
+    let p = HabitModel.featureCount
+    var u = self.u
+    for j in 0..<p {
+      for k in 0..<p {
+        let hjk = j <= k ? h[j + k * p] : h[k + j * p]
+        u[j] -= hjk * (b[k] - beta[k])
+      }
+    }
+    return HabitFrozenRows(rows: rows, beta: b, h: h, u: u, deviance: deviance(at: b))
+  }
+
+  /// These rows and the block `next` of the rows after them (its own
+  /// quadratic, centred at its β): the sum of the two quadratics, centred
+  /// at `next`'s β.
+  func appending(_ next: HabitFrozenRows) -> HabitFrozenRows {
+    let r = recentered(at: next.beta)
+    var h = r.h, u = r.u
+    for k in h.indices { h[k] += next.h[k] }
+    for j in u.indices { u[j] += next.u[j] }
+    return HabitFrozenRows(rows: next.rows, beta: next.beta, h: h, u: u, deviance: r.deviance + next.deviance)
+  }
+
+  /// - Parameters: `h` the upper triangle of H_b; `u` = u_b; the right-hand
+  ///   side's share c = H_b β_b + u_b is computed.
+  init(rows: Int, beta: [Double], h: [Double], u: [Double], deviance: Double) {
+    let p = HabitModel.featureCount
+    self.rows = rows
+    self.beta = beta
+    self.h = h
+    self.u = u
+    self.deviance = deviance
+    var c = u
+    for j in 0..<p {
+      for k in 0..<p {
+        let hjk = j <= k ? h[j + k * p] : h[k + j * p]
+        c[j] += hjk * beta[k]
+      }
+    }
+    self.c = c
+  }
+
   /// The approximate deviance of the frozen rows at β.
   func deviance(at b: [Double]) -> Double {
     let p = HabitModel.featureCount
@@ -396,12 +439,12 @@ extension HabitDesignTable {
     return GroupedFit(beta: beta, iterations: iterations, converged: converged, deviance: dev)
   }
 
-  /// The normal equations of rows `0..<rows` (all full bins) at β.
-  func frozenRows(_ rows: Int, at beta: [Double]) -> HabitFrozenRows {
+  /// The normal equations of rows `lo..<rows` (all full bins) at β.
+  func frozenRows(from lo: Int = 0, _ rows: Int, at beta: [Double]) -> HabitFrozenRows {
     let p = HabitModel.featureCount
     var sums = HabitGroupedSums(groups: grouped.groups)
     var etaTime = [Double](repeating: 0, count: grouped.groups)
-    accumulate(beta, lo: 0, n: rows, lastY: y[rows - 1], lastLogExposure: logExposure[rows - 1], into: &sums, etaTime: &etaTime)
+    accumulate(beta, lo: lo, n: rows, lastY: y[rows - 1], lastLogExposure: logExposure[rows - 1], into: &sums, etaTime: &etaTime)
     var h = [Double](repeating: 0, count: p * p)
     var c = [Double](repeating: 0, count: p)
     sums.addNormalEquations(grouped, h: &h, c: &c)
@@ -413,7 +456,7 @@ extension HabitDesignTable {
         u[j] -= hjk * beta[k]
       }
     }
-    return HabitFrozenRows(rows: rows, beta: beta, h: h, c: c, u: u, deviance: sums.deviance)
+    return HabitFrozenRows(rows: rows, beta: beta, h: h, u: u, deviance: sums.deviance)
   }
 }
 
@@ -426,27 +469,45 @@ extension HabitDesignTable {
   /// - `to ≤ base`: the penalised fit of the window, by grouped IRLS from
   ///   the prior mean (the same optimum as
   ///   ``fit(to:prior:fitter:start:)`` up to the IRLS tolerance);
-  /// - `to > base`: the base window's rows (all but its last) enter by their
-  ///   normal equations at the base fit (``HabitFrozenRows``), the rows
-  ///   after them exactly; grouped IRLS from the base fit's β. The base fit
-  ///   is computed once and kept.
+  /// - `to > base`: a refit from the previous link of a daily chain, the
+  ///   window ending a day earlier (or the base window, when that is not
+  ///   after the base): the previous window's complete rows enter by their
+  ///   normal equations at the fits that had them as new rows
+  ///   (``HabitFrozenRows``, each day's rows folded in at that day's fit),
+  ///   the rows after them exactly; grouped IRLS from the previous fit's β.
+  ///   A nightly refit thus evaluates about one day of rows per iteration.
   ///
-  /// A pure function of (`to`, `base`, `prior`, `fitter`) and the table:
-  /// it does not depend on which fits were asked for before. When a grouped
-  /// solve fails it returns the row-wise ``fit(to:prior:fitter:start:)``,
-  /// which has the safety nets.
+  /// A pure function of (`to`, `base`, `prior`, `fitter`) and the table
+  /// (the chain's links are fixed by `to` and `base`): it does not depend
+  /// on which fits were asked for before. When a grouped solve fails it
+  /// returns the row-wise ``fit(to:prior:fitter:start:)``, which has the
+  /// safety nets.
   ///
-  /// - Complexity: O(rows after the base + groups · 10²) per IRLS
-  ///   iteration, plus O(window rows) adds for the prior mean.
+  /// - Complexity: O(rows after the previous link + groups · 10²) per IRLS
+  ///   iteration, plus O(window rows) adds for the prior mean; the links
+  ///   not computed yet first (each kept).
   func fastFit(to: Double, base: Double, prior: HabitModel?, fitter: HabitFitter) -> HabitModel {
-    var frozen: HabitFrozenRows?
-    if base < to {
-      let b = baseFit(base: base, prior: prior, fitter: fitter)
-      guard let f = b.frozen else { return fit(to: to, prior: prior, fitter: fitter, start: b.model.coefficients) }
-      frozen = f
+    base < to ? chainFit(to: to, base: base, prior: prior, fitter: fitter).model : baseFit(base: to, prior: prior, fitter: fitter).model
+  }
+
+  /// The chain link of `to` (> `base`): its fit, and the window's complete
+  /// rows as frozen rows for the next link (nil when a grouped fit failed).
+  func chainFit(to: Double, base: Double, prior: HabitModel?, fitter: HabitFitter) -> (model: HabitModel, frozen: HabitFrozenRows?) {
+    let key = ChainKey(to: to.bitPattern, base: base.bitPattern, fitter: fitter)
+    if let c = chain[key] { return c }
+    let previous = to - 86_400
+    let prev =
+      previous > base
+      ? chainFit(to: previous, base: base, prior: prior, fitter: fitter) : baseFit(base: base, prior: prior, fitter: fitter)
+    let n = HabitBins(from: bins.from, to: to, binSeconds: bins.binSeconds).count
+    let result: (model: HabitModel, frozen: HabitFrozenRows?)
+    if let f = prev.frozen, f.rows < n, let m = groupedWindowFit(to: to, frozen: f, prior: prior, fitter: fitter) {
+      result = (m, n - 1 > f.rows ? f.appending(frozenRows(from: f.rows, n - 1, at: m.coefficients)) : f)
+    } else {
+      result = (fit(to: to, prior: prior, fitter: fitter, start: prev.model.coefficients), nil)
     }
-    return groupedWindowFit(to: to, frozen: frozen, prior: prior, fitter: fitter)
-      ?? fit(to: to, prior: prior, fitter: fitter, start: frozen?.beta)
+    chain[key] = result
+    return result
   }
 
   /// The base fit of [trace start, `base`) and its frozen rows (nil when the

@@ -132,6 +132,15 @@ final class HabitDesignTable {
     var fitter: HabitFitter
   }
 
+  /// Links of ``chainFit(to:base:prior:fitter:)``.
+  var chain: [ChainKey: (model: HabitModel, frozen: HabitFrozenRows?)] = [:]
+
+  struct ChainKey: Hashable {
+    var to: UInt64
+    var base: UInt64
+    var fitter: HabitFitter
+  }
+
   /// The table of `app` from the columns `shared` holds for every app of
   /// `trace`: only the `recency_app` column, the counts and the open times
   /// are the app's own. The same rows, bit for bit, as
