@@ -188,4 +188,36 @@ struct HabitRefitTests {
       #expect(alone.y == built.y && alone.exposure == built.exposure && alone.opens == built.opens, "app \(app)")
     }
   }
+
+  @Test("remembered intensities give the same open probabilities, bit for bit, and are reused at periodic checks")
+  func openMemo() {
+    let trace = SyntheticPopulation(seed: 8, days: 10).user(0)
+    let app = topApps(trace, 1)[0]
+    let model = HabitFitter().fit(HabitSample(trace: trace, app: app, from: trace.start, to: trace.start + 7 * 86_400), prior: nil)
+    var rng = SplitMix64(seed: 11)
+    var memo = HabitOpenMemo()
+    var clockA = LocalClock(trace.timeZone), clockB = LocalClock(trace.timeZone)
+    var lastApp = trace.start - 5000.125, lastAny = trace.start - 100.5
+    var t = trace.start + 7 * 86_400 + 0.375
+    var differ = 0
+    for k in 0..<3000 {
+      // Periodic checks, an opportunity in between now and then, opens now and then.
+      let now = k % 5 == 4 ? t + rng.uniform() * 300 : t
+      if rng.uniform() < 0.05 { lastAny = now - rng.uniform() * 60 }
+      if rng.uniform() < 0.02 { lastApp = lastAny }
+      let r = Recency(sinceAppOpenS: now - lastApp, sinceAnyOpenS: now - lastAny)
+      let horizon = k % 7 == 0 ? 1200.0 : 900
+      let a = memo.probabilityOfOpen(model, within: horizon, from: now, clock: &clockA, recency: r)
+      let b = model.probabilityOfOpen(within: horizon, from: now, clock: &clockB, recency: r)
+      if a.bitPattern != b.bitPattern { differ += 1 }
+      if k % 5 != 4 { t += 300 }
+    }
+    #expect(differ == 0)
+    #expect(memo.hits > memo.misses / 2)  // about 2 of 3 points at undisturbed checks
+    memo.reset()
+    let r = Recency(sinceAppOpenS: 10, sinceAnyOpenS: 10)
+    let other = HabitModel(coefficients: model.coefficients.map { $0 * 0.5 })
+    let a = memo.probabilityOfOpen(other, within: 900, from: t, clock: &clockA, recency: r)
+    #expect(a.bitPattern == other.probabilityOfOpen(within: 900, from: t, clock: &clockB, recency: r).bitPattern)
+  }
 }

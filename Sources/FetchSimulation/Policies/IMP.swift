@@ -163,6 +163,8 @@ package struct IMPPolicy: FetchPolicy {
   var evidence = UpdateRateEvidence()
   var rateEstimate: Double
   var pendingGap = 0.0
+  /// The habit model's intensities at the last decisions' points.
+  var openMemo = HabitOpenMemo()
 
   /// The current price of a joule, J-equivalent per J.
   package var energyPrice: Double { exp(logEnergyPrice) }
@@ -349,8 +351,8 @@ package struct IMPPolicy: FetchPolicy {
     // Budgets exhausted: IMP's prohibitive price.
     guard energyToday + energy <= energyBudgetJ else { return }
     guard cellular == 0 || cellularToday + cellular <= dataBudgetBytes else { return }
-    let pOpen = habit.probabilityOfOpen(
-      within: params.horizonS, from: t, clock: &clock,
+    let pOpen = openMemo.probabilityOfOpen(
+      habit, within: params.horizonS, from: t, clock: &clock,
       recency: Recency(sinceAppOpenS: t - lastAppOpen, sinceAnyOpenS: t - lastAnyOpen))
     let benefit = pOpen * pNew * params.valueJ
     let cost = energyPrice * energy + dataPrice * cellular / 1e6

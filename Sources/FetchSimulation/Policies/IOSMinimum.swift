@@ -273,6 +273,8 @@ package struct MinimumPolicy: FetchPolicy {
   /// that fit (``HabitFitCache/refit(_:base:prior:fitter:)``); nil: full
   /// refits warm-started from the current model.
   var refitBase: Double?
+  /// The habit model's intensities at the last checks' points (reset at each refit).
+  var openMemo = HabitOpenMemo()
   /// Cumulative share of the app's opens by the end of each local hour.
   let pace: [Double]
   /// Update-rate evidence from the last fetches.
@@ -352,12 +354,22 @@ package struct MinimumPolicy: FetchPolicy {
     return before + (pace[i] - before) * (h - Double(i))
   }
 
-  /// Times of the last open of any app and of `app` in `training` (−∞ if none).
+  /// Times of the last open of any app and of `app` in `training` (−∞ if
+  /// none): the last ones in the (time-ordered) event list.
+  ///
+  /// - Complexity: O(events since the app's last open), scanning backwards.
   static func lastOpens(_ training: UserTrace, app: Int32) -> (any: Double, app: Double) {
     var lastApp = -Double.infinity, lastAny = -Double.infinity
-    for e in training.events where e.kind == .open {
-      lastAny = e.time
-      if e.app == app { lastApp = e.time }
+    var anySeen = false
+    for e in training.events.reversed() where e.kind == .open {
+      if !anySeen {
+        lastAny = e.time
+        anySeen = true
+      }
+      if e.app == app {
+        lastApp = e.time
+        break
+      }
     }
     return (lastAny, lastApp)
   }
@@ -404,6 +416,7 @@ package struct MinimumPolicy: FetchPolicy {
           fits?.fit(sample, prior: population, fitter: fitter, start: habit.coefficients)
           ?? fitter.fit(sample, prior: population, start: habit.coefficients)
       }
+      openMemo.reset()
       scheduleRefit(after: ctx.now)
     }
     decide(&ctx)
@@ -568,7 +581,7 @@ package struct MinimumPolicy: FetchPolicy {
     // P(open soon) ≤ 1, so benefit = (pOpen · credit) · value ≤ credit · value
     // (rounding is monotone): below the cost, the habit model need not be asked.
     if !logDecisions && !(credit * value >= decision.costJ) { return }
-    decision.pOpen = habit.probabilityOfOpen(within: params.horizonS, from: t, clock: &clock, recency: recency(at: t))
+    decision.pOpen = openMemo.probabilityOfOpen(habit, within: params.horizonS, from: t, clock: &clock, recency: recency(at: t))
     decision.benefitJ = decision.pOpen * credit * value
     guard decision.benefitJ >= decision.costJ else { return }
     decision.launched = true
