@@ -21,6 +21,13 @@ import Foundation
 /// iterations only. The results are bit for bit those of
 /// ``HabitFitter/fit(_:prior:start:)`` (tested).
 ///
+/// The learning policies use ``refit(_:base:prior:fitter:)`` instead: the
+/// training fit by grouped IRLS (the same optimum), and each nightly refit
+/// from the one a day earlier with the rows already seen summarised by
+/// their normal equations (``HabitDesignTable/fastFit(to:base:prior:fitter:)``).
+/// The apps' tables share the columns that do not depend on the app
+/// (``HabitUserDesign``).
+///
 /// Thread-safe (a lock), but meant for one user's replays on one thread.
 package final class HabitFitCache: @unchecked Sendable {
   struct Key: Hashable {

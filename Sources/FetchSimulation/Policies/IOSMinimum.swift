@@ -579,8 +579,9 @@ package struct MinimumPolicy: FetchPolicy {
     if ctx.isCharging { cost *= params.chargingCostFactor }
     decision.costJ = params.energyPrice * cost
     // P(open soon) ≤ 1, so benefit = (pOpen · credit) · value ≤ credit · value
-    // (rounding is monotone): below the cost, the habit model need not be asked.
-    if !logDecisions && !(credit * value >= decision.costJ) { return }
+    // for value ≥ 0 (rounding is monotone): below the cost, the habit model
+    // need not be asked.
+    if !logDecisions && value >= 0 && !(credit * value >= decision.costJ) { return }
     decision.pOpen = openMemo.probabilityOfOpen(habit, within: params.horizonS, from: t, clock: &clock, recency: recency(at: t))
     decision.benefitJ = decision.pOpen * credit * value
     guard decision.benefitJ >= decision.costJ else { return }
