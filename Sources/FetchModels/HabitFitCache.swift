@@ -161,14 +161,15 @@ final class HabitDesignTable {
     let n = bins.count
     var x = shared.x
     var y = [Double](repeating: 0, count: n)
-    let events = trace.events
+    // One pass over the events: the app's open times (in trace order).
+    let opens = trace.events.compactMap { $0.kind == .open && $0.app == app ? $0.time : nil }
     var p = 0
     var lastApp = -Double.infinity
     x.withUnsafeMutableBufferPointer { col in
       for i in 0..<n {
         let t0 = bins.start(bins.first + i)
-        while p < events.count && events[p].time < t0 {
-          if events[p].kind == .open && events[p].app == app { lastApp = events[p].time }
+        while p < opens.count && opens[p] < t0 {
+          lastApp = opens[p]
           p += 1
         }
         // As HabitModel.forEachFeature's recency_app of Recency(sinceAppOpenS: t0 − lastApp).
@@ -178,15 +179,15 @@ final class HabitDesignTable {
     // Counts as HabitModel.fillDesign counts them.
     if n > 0 {
       let lo = bins.start(bins.first)
-      for e in events where e.kind == .open && e.app == app && e.time >= lo && e.time < bins.to {
-        let k = min(n - 1, max(0, Int(((e.time - lo) / bins.binSeconds).rounded(.down))))
+      for t in opens where t >= lo && t < bins.to {
+        let k = min(n - 1, max(0, Int(((t - lo) / bins.binSeconds).rounded(.down))))
         y[k] += 1
       }
     }
     self.x = x
     self.y = y
     exposure = shared.exposure
-    opens = events.compactMap { $0.kind == .open && $0.app == app ? $0.time : nil }
+    self.opens = opens
   }
 
   init(trace: UserTrace, app: Int32, binSeconds: Double) {
