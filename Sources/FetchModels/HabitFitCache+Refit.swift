@@ -140,13 +140,27 @@ struct HabitGroupedDesign {
 /// Per-row sums of one IRLS pass over a grouped design at a β: the
 /// deviance, and the pieces of XᵀWX and XᵀWz (W = diag(μ), z = η + (y − μ)/μ,
 /// η without offset).
+///
+/// The window's last row (possibly partial, with its own count and
+/// exposure) is kept apart from the others, so the sums of the rows before
+/// it are those of complete rows: the frozen rows of the next refit, at no
+/// extra pass.
 struct HabitGroupedSums {
-  /// Poisson deviance of the rows summed.
+  /// Poisson deviance of the rows summed, the last row excluded.
   var deviance = 0.0
-  /// Per group: Σ w, Σ w·r_app, Σ w·r_any, Σ w·z, interleaved (4 per group).
+  /// Per group: Σ w, Σ w·r_app, Σ w·r_any, Σ w·z, interleaved (4 per group);
+  /// the last row excluded.
   var perGroup: [Double]
-  /// Σ w·r_app², Σ w·r_app·r_any, Σ w·r_any², Σ w·z·r_app, Σ w·z·r_any.
+  /// Σ w·r_app², Σ w·r_app·r_any, Σ w·r_any², Σ w·z·r_app, Σ w·z·r_any;
+  /// the last row excluded.
   var raa = 0.0, rab = 0.0, rbb = 0.0, za = 0.0, zb = 0.0
+  /// The last row: its group (−1: not summed), w, w·z, r_app, r_any and
+  /// deviance.
+  var lastGroup = -1
+  var lastW = 0.0, lastWZ = 0.0, lastA = 0.0, lastB = 0.0, lastDeviance = 0.0
+
+  /// The deviance of every row summed, the last included.
+  var totalDeviance: Double { deviance + lastDeviance }
 
   init(groups: Int) {
     perGroup = [Double](repeating: 0, count: 4 * groups)
@@ -156,13 +170,15 @@ struct HabitGroupedSums {
     deviance = 0
     for k in perGroup.indices { perGroup[k] = 0 }
     raa = 0; rab = 0; rbb = 0; za = 0; zb = 0
+    lastGroup = -1
+    lastW = 0; lastWZ = 0; lastA = 0; lastB = 0; lastDeviance = 0
   }
 
   /// Adds XᵀWX (upper triangle, 12 × 12 column-major) and XᵀWz to `h` and `c`.
   ///
   /// - Complexity: O(groups · 10²), as contiguous multiply-adds over the
   ///   groups' precomputed ``HabitGroupedDesign/outer`` products.
-  func addNormalEquations(_ d: HabitGroupedDesign, h: inout [Double], c: inout [Double]) {
+  func addNormalEquations(_ d: HabitGroupedDesign, h: inout [Double], c: inout [Double], includingLast: Bool = true) {
     let p = HabitModel.featureCount
     let tc = HabitGroupedDesign.timeCount
     let pc = HabitGroupedDesign.pairCount
@@ -187,6 +203,16 @@ struct HabitGroupedSums {
                   x[2 * tc + k] += wz * fk
                 }
               }
+              if includingLast && lastGroup >= 0 {
+                let og = lastGroup * pc, fg = lastGroup * tc
+                for q in 0..<pc { acc[q] += lastW * o[og + q] }
+                for k in 0..<tc {
+                  let fk = f[fg + k]
+                  x[k] += lastW * lastA * fk
+                  x[tc + k] += lastW * lastB * fk
+                  x[2 * tc + k] += lastWZ * fk
+                }
+              }
             }
           }
         }
@@ -207,6 +233,13 @@ struct HabitGroupedSums {
     h[11 + 11 * p] += rbb
     c[10] += za
     c[11] += zb
+    if includingLast && lastGroup >= 0 {
+      h[10 + 10 * p] += lastW * lastA * lastA
+      h[10 + 11 * p] += lastW * lastA * lastB
+      h[11 + 11 * p] += lastW * lastB * lastB
+      c[10] += lastWZ * lastA
+      c[11] += lastWZ * lastB
+    }
   }
 }
 
@@ -322,16 +355,14 @@ extension HabitDesignTable {
               logExposure.withUnsafeBufferPointer { le in
                 etaTime.withUnsafeBufferPointer { et in
                   sums.perGroup.withUnsafeMutableBufferPointer { s in
-                    for i in lo..<n {
-                      let last = i == n - 1
-                      let yi = last ? lastY : ys[i]
+                    for i in lo..<max(lo, n - 1) {
+                      let yi = ys[i]
                       let g = Int(grp[i])
                       let a = ra[i], b = rb[i]
                       let lin = et[g] + ba * a + bb * b
-                      let eta = HabitModel.clampEta((last ? lastLogExposure : le[i]) + lin)
+                      let eta = HabitModel.clampEta(le[i] + lin)
                       let mu = exp(eta)
-                      let ylogy = last ? (yi > 0 ? yi * log(yi) : 0) : yl[i]
-                      dev += yi > 0 ? 2 * (ylogy - yi * eta - (yi - mu)) : 2 * mu
+                      dev += yi > 0 ? 2 * (yl[i] - yi * eta - (yi - mu)) : 2 * mu
                       let wz = mu * lin + (yi - mu)
                       s[4 * g] += mu
                       s[4 * g + 1] += mu * a
@@ -357,6 +388,22 @@ extension HabitDesignTable {
     sums.rbb = rbb
     sums.za = za
     sums.zb = zb
+    // The last row, with the window's count and exposure.
+    if n - 1 >= lo {
+      let i = n - 1
+      let g = Int(d.group[i])
+      let a = d.recencyApp[i], b = d.recencyAny[i]
+      let lin = etaTime[g] + ba * a + bb * b
+      let eta = HabitModel.clampEta(lastLogExposure + lin)
+      let mu = exp(eta)
+      let yi = lastY
+      sums.lastDeviance = yi > 0 ? 2 * (yi * log(yi) - yi * eta - (yi - mu)) : 2 * mu
+      sums.lastGroup = g
+      sums.lastW = mu
+      sums.lastWZ = mu * lin + (yi - mu)
+      sums.lastA = a
+      sums.lastB = b
+    }
   }
 
   /// Result of ``groupedIRLS(lo:n:lastY:lastLogExposure:frozen:penalty:mean:start:fitter:)``.
@@ -366,6 +413,8 @@ extension HabitDesignTable {
     var converged: Bool
     /// Deviance of the window (the frozen rows' by their quadratic).
     var deviance: Double
+    /// The rows' sums at ``beta`` (the window's last row apart).
+    var sums: HabitGroupedSums
   }
 
   /// Penalised Poisson IRLS (as ``PoissonIRLS``: Newton steps solving
@@ -386,7 +435,7 @@ extension HabitDesignTable {
     var etaTime = [Double](repeating: 0, count: grouped.groups)
     func objective(_ b: [Double], _ s: inout HabitGroupedSums) -> (Double, Double) {
       accumulate(b, lo: lo, n: n, lastY: lastY, lastLogExposure: lastLogExposure, into: &s, etaTime: &etaTime)
-      var dev = s.deviance
+      var dev = s.totalDeviance
       if let frozen { dev += frozen.deviance(at: b) }
       var pen = 0.0
       for j in 0..<p {
@@ -436,18 +485,16 @@ extension HabitDesignTable {
         break
       }
     }
-    return GroupedFit(beta: beta, iterations: iterations, converged: converged, deviance: dev)
+    return GroupedFit(beta: beta, iterations: iterations, converged: converged, deviance: dev, sums: sums)
   }
 
-  /// The normal equations of rows `lo..<rows` (all full bins) at β.
-  func frozenRows(from lo: Int = 0, _ rows: Int, at beta: [Double]) -> HabitFrozenRows {
+  /// The frozen rows `..<rows` whose sums at β are `sums` (the rows
+  /// before a window's last, whose own sums are left out).
+  func frozenRows(_ sums: HabitGroupedSums, rows: Int, at beta: [Double]) -> HabitFrozenRows {
     let p = HabitModel.featureCount
-    var sums = HabitGroupedSums(groups: grouped.groups)
-    var etaTime = [Double](repeating: 0, count: grouped.groups)
-    accumulate(beta, lo: lo, n: rows, lastY: y[rows - 1], lastLogExposure: logExposure[rows - 1], into: &sums, etaTime: &etaTime)
     var h = [Double](repeating: 0, count: p * p)
     var c = [Double](repeating: 0, count: p)
-    sums.addNormalEquations(grouped, h: &h, c: &c)
+    sums.addNormalEquations(grouped, h: &h, c: &c, includingLast: false)
     // u = c − H β (H symmetric, upper triangle stored).
     var u = c
     for j in 0..<p {
@@ -501,8 +548,9 @@ extension HabitDesignTable {
       ? chainFit(to: previous, base: base, prior: prior, fitter: fitter) : baseFit(base: base, prior: prior, fitter: fitter)
     let n = HabitBins(from: bins.from, to: to, binSeconds: bins.binSeconds).count
     let result: (model: HabitModel, frozen: HabitFrozenRows?)
-    if let f = prev.frozen, f.rows < n, let m = groupedWindowFit(to: to, frozen: f, prior: prior, fitter: fitter) {
-      result = (m, n - 1 > f.rows ? f.appending(frozenRows(from: f.rows, n - 1, at: m.coefficients)) : f)
+    if let f = prev.frozen, f.rows < n, let g = groupedWindowFit(to: to, frozen: f, prior: prior, fitter: fitter) {
+      // The rows between the previous window's last and this one's, at this fit.
+      result = (g.model, n - 1 > f.rows ? f.appending(frozenRows(g.sums, rows: n - 1, at: g.model.coefficients)) : f)
     } else {
       result = (fit(to: to, prior: prior, fitter: fitter, start: prev.model.coefficients), nil)
     }
@@ -517,8 +565,8 @@ extension HabitDesignTable {
     if let b = bases[key] { return b }
     let nb = HabitBins(from: bins.from, to: base, binSeconds: bins.binSeconds).count
     let result: (model: HabitModel, frozen: HabitFrozenRows?)
-    if nb >= 2 && base <= bins.to, let m = groupedWindowFit(to: base, frozen: nil, prior: prior, fitter: fitter) {
-      result = (m, frozenRows(nb - 1, at: m.coefficients))
+    if nb >= 2 && base <= bins.to, let g = groupedWindowFit(to: base, frozen: nil, prior: prior, fitter: fitter) {
+      result = (g.model, frozenRows(g.sums, rows: nb - 1, at: g.model.coefficients))
     } else if nb >= 1 && base <= bins.to {
       result = (fit(to: base, prior: prior, fitter: fitter, start: nil), nil)
     } else {
@@ -530,8 +578,11 @@ extension HabitDesignTable {
   }
 
   /// Grouped IRLS on the window [trace start, `to`), the rows of `frozen` by
-  /// their normal equations; nil when a solve failed.
-  func groupedWindowFit(to: Double, frozen: HabitFrozenRows?, prior: HabitModel?, fitter: HabitFitter) -> HabitModel? {
+  /// their normal equations; nil when a solve failed. Also returns the
+  /// sums of the rows evaluated, at the fit (``HabitGroupedSums``).
+  func groupedWindowFit(
+    to: Double, frozen: HabitFrozenRows?, prior: HabitModel?, fitter: HabitFitter
+  ) -> (model: HabitModel, sums: HabitGroupedSums)? {
     let window = HabitBins(from: bins.from, to: to, binSeconds: bins.binSeconds)
     let n = window.count
     guard n > 0, n <= bins.count, (frozen?.rows ?? 0) < n else { return nil }
@@ -557,11 +608,12 @@ extension HabitDesignTable {
         lo: frozen?.rows ?? 0, n: n, lastY: lastY, lastLogExposure: log(lastExposure), frozen: frozen,
         penalty: fitter.penalty, mean: mean, start: frozen?.beta ?? mean, fitter: fitter)
     else { return nil }
-    return HabitModel(
+    let model = HabitModel(
       coefficients: r.beta, binSeconds: bins.binSeconds,
       diagnostics: .init(
         trainingOpens: opensInWindow, bins: n, iterations: r.iterations, converged: r.converged, fallback: .none,
         deviance: r.deviance.isFinite ? r.deviance : 0))
+    return (model, r.sums)
   }
 }
 
