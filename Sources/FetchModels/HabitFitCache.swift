@@ -21,6 +21,13 @@ import Foundation
 /// iterations only. The results are bit for bit those of
 /// ``HabitFitter/fit(_:prior:start:)`` (tested).
 ///
+/// The learning policies use ``refit(_:base:prior:fitter:)`` instead: the
+/// training fit by grouped IRLS (the same optimum), and each nightly refit
+/// from the one a day earlier with the rows already seen summarised by
+/// their normal equations (``HabitDesignTable/fastFit(to:base:prior:fitter:)``).
+/// The apps' tables share the columns that do not depend on the app
+/// (``HabitUserDesign``).
+///
 /// Thread-safe (a lock), but meant for one user's replays on one thread.
 package final class HabitFitCache: @unchecked Sendable {
   struct Key: Hashable {
@@ -34,12 +41,21 @@ package final class HabitFitCache: @unchecked Sendable {
 
   /// The user's whole trace, for the design tables (nil: none).
   private let trace: UserTrace?
+  struct FastKey: Hashable {
+    var window: Key
+    var base: UInt64
+  }
+
   private var fits: [Key: HabitModel] = [:]
+  /// Fits of ``refit(_:base:prior:fitter:)``.
+  var fastFits: [FastKey: HabitModel] = [:]
   private var tables: [Int32: HabitDesignTable] = [:]
-  private let lock = NSLock()
+  /// The columns the apps' tables share.
+  private var userDesign: HabitUserDesign?
+  let lock = NSLock()
   /// Fits computed and fits reused, for tests and benchmarks.
-  package private(set) var computed = 0
-  package private(set) var reused = 0
+  package internal(set) var computed = 0
+  package internal(set) var reused = 0
 
   /// - Parameter trace: the user's whole trace; samples of this user starting
   ///   at its start (and ending within it) are fitted from per-app design
@@ -63,12 +79,7 @@ package final class HabitFitCache: @unchecked Sendable {
       return m
     }
     let m: HabitModel
-    if let trace, sample.trace.user == trace.user, sample.from == trace.start, sample.to <= trace.end,
-      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from,
-      HabitBins(from: sample.from, to: sample.to, binSeconds: fitter.binSeconds).count > 0
-    {
-      let table = tables[sample.app] ?? HabitDesignTable(trace: trace, app: sample.app, binSeconds: fitter.binSeconds)
-      tables[sample.app] = table
+    if let table = table(for: sample, fitter: fitter) {
       m = table.fit(to: sample.to, prior: prior, fitter: fitter, start: start)
     } else {
       m = fitter.fit(sample, prior: prior, start: start)
@@ -76,6 +87,22 @@ package final class HabitFitCache: @unchecked Sendable {
     fits[key] = m
     computed += 1
     return m
+  }
+
+  /// The design table of `sample`'s app when it covers the sample's window
+  /// (made on first use), else nil. Call with the lock held.
+  func table(for sample: HabitSample, fitter: HabitFitter) -> HabitDesignTable? {
+    guard let trace, sample.trace.user == trace.user, sample.from == trace.start, sample.to <= trace.end,
+      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from,
+      HabitBins(from: sample.from, to: sample.to, binSeconds: fitter.binSeconds).count > 0
+    else { return nil }
+    if let t = tables[sample.app], t.bins.binSeconds == fitter.binSeconds { return t }
+    if userDesign?.bins.binSeconds != fitter.binSeconds {
+      userDesign = HabitUserDesign(trace: trace, binSeconds: fitter.binSeconds)
+    }
+    let table = HabitDesignTable(shared: userDesign!, trace: trace, app: sample.app)
+    tables[sample.app] = table
+    return table
   }
 }
 
@@ -92,8 +119,79 @@ final class HabitDesignTable {
   let opens: [Double]
   /// ``HabitFitter/priorShape(x:row:rows:mean:)`` of every row, and the prior it is for.
   private var shape: (prior: [Double], values: [Double])?
+  /// y log y and log exposure of every row (for the grouped fits).
+  private(set) lazy var yLogY: [Double] = y.map { $0 > 0 ? $0 * log($0) : 0 }
+  private(set) lazy var logExposure: [Double] = exposure.map { log($0) }
+  /// The columns every app of the user shares, when built from them.
+  private let shared: HabitUserDesign?
+  /// The rows grouped by time of day (``HabitGroupedDesign``), built on first use.
+  private(set) lazy var grouped: HabitGroupedDesign = {
+    if let shared { return HabitGroupedDesign(groups: shared.groups, x: x, rows: bins.count) }
+    return HabitGroupedDesign(groups: HabitTimeGroups(x: x, rows: bins.count, binSeconds: bins.binSeconds), x: x, rows: bins.count)
+  }()
+  /// Base fits of ``fastFit(to:base:prior:fitter:)`` by (base end, fitter):
+  /// the model and its training rows' normal equations (nil when the
+  /// grouped fit failed and the row-wise one was used).
+  var bases: [BaseKey: (model: HabitModel, frozen: HabitFrozenRows?)] = [:]
+
+  struct BaseKey: Hashable {
+    var to: UInt64
+    var fitter: HabitFitter
+  }
+
+  /// Links of ``chainFit(to:base:prior:fitter:)``.
+  var chain: [ChainKey: (model: HabitModel, frozen: HabitFrozenRows?)] = [:]
+
+  struct ChainKey: Hashable {
+    var to: UInt64
+    var base: UInt64
+    var fitter: HabitFitter
+  }
+
+  /// The table of `app` from the columns `shared` holds for every app of
+  /// `trace`: only the `recency_app` column, the counts and the open times
+  /// are the app's own. The same rows, bit for bit, as
+  /// ``init(trace:app:binSeconds:)``'s (tested).
+  ///
+  /// - Complexity: O(events + bins), one `log1p` per bin.
+  init(shared: HabitUserDesign, trace: UserTrace, app: Int32) {
+    self.shared = shared
+    let bins = shared.bins
+    self.bins = bins
+    let n = bins.count
+    var x = shared.x
+    var y = [Double](repeating: 0, count: n)
+    // One pass over the events: the app's open times (in trace order).
+    let opens = trace.events.compactMap { $0.kind == .open && $0.app == app ? $0.time : nil }
+    var p = 0
+    var lastApp = -Double.infinity
+    x.withUnsafeMutableBufferPointer { col in
+      for i in 0..<n {
+        let t0 = bins.start(bins.first + i)
+        while p < opens.count && opens[p] < t0 {
+          lastApp = opens[p]
+          p += 1
+        }
+        // As HabitModel.forEachFeature's recency_app of Recency(sinceAppOpenS: t0 − lastApp).
+        col[i + 10 * n] = HabitModel.cappedLog1p(t0 - lastApp, cap: HabitModel.appRecencyCapS, scale: 3600)
+      }
+    }
+    // Counts as HabitModel.fillDesign counts them.
+    if n > 0 {
+      let lo = bins.start(bins.first)
+      for t in opens where t >= lo && t < bins.to {
+        let k = min(n - 1, max(0, Int(((t - lo) / bins.binSeconds).rounded(.down))))
+        y[k] += 1
+      }
+    }
+    self.x = x
+    self.y = y
+    exposure = shared.exposure
+    self.opens = opens
+  }
 
   init(trace: UserTrace, app: Int32, binSeconds: Double) {
+    shared = nil
     bins = HabitBins(from: trace.start, to: trace.end, binSeconds: binSeconds)
     let n = bins.count
     var x = [Double](repeating: 0, count: n * HabitModel.featureCount)
@@ -127,8 +225,21 @@ final class HabitDesignTable {
     }
     var wy = Array(y[0..<n])
     var we = Array(exposure[0..<n])
-    // The last row: the opens before `to` that fillDesign's bin formula puts
-    // there (a sliver too short for a bin of its own included), its exposure.
+    wy[n - 1] = Double(lastRowOpens(to: to, rows: n))
+    we[n - 1] = window.exposure(n - 1)
+    var shapeValues: [Double]?
+    if let prior {
+      shapeValues = Array(priorShapes(prior)[0..<n])
+    }
+    return fitter.fit(
+      x: wx, y: wy, exposure: we, opens: opens(from: bins.from, to: to), prior: prior, start: start,
+      priorShape: shapeValues)
+  }
+
+  /// The opens before `to` that ``HabitModel/fillDesign(_:bins:x:y:exposure:rowOffset:totalRows:)``'s
+  /// bin formula puts in the last of a window's `rows` rows (a sliver too
+  /// short for a bin of its own included).
+  func lastRowOpens(to: Double, rows n: Int) -> Int {
     let lo = bins.from, b = bins.binSeconds
     var i = firstIndex(in: 0..<opens.count) { opens[$0] >= to } - 1
     var last = 0
@@ -136,19 +247,18 @@ final class HabitDesignTable {
       last += 1
       i -= 1
     }
-    wy[n - 1] = Double(last)
-    we[n - 1] = window.exposure(n - 1)
-    var shapeValues: [Double]?
-    if let prior {
-      var mean = [Double](repeating: 0, count: p)
-      for j in 1..<p { mean[j] = prior.coefficients[j] }
-      if shape?.prior != prior.coefficients {
-        shape = (prior.coefficients, (0..<N).map { HabitFitter.priorShape(x: x, row: $0, rows: N, mean: mean) })
-      }
-      shapeValues = Array(shape!.values[0..<n])
-    }
-    return fitter.fit(
-      x: wx, y: wy, exposure: we, opens: opens(from: bins.from, to: to), prior: prior, start: start,
-      priorShape: shapeValues)
+    return last
+  }
+
+  /// ``HabitFitter/priorShape(x:row:rows:mean:)`` of every table row for `prior`.
+  func priorShapes(_ prior: HabitModel) -> [Double] {
+    if let shape, shape.prior == prior.coefficients { return shape.values }
+    let p = HabitModel.featureCount
+    let N = bins.count
+    var mean = [Double](repeating: 0, count: p)
+    for j in 1..<p { mean[j] = prior.coefficients[j] }
+    let values = (0..<N).map { HabitFitter.priorShape(x: x, row: $0, rows: N, mean: mean) }
+    shape = (prior.coefficients, values)
+    return values
   }
 }

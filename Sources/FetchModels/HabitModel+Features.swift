@@ -59,7 +59,15 @@ extension HabitModel {
     let h = clock.hourOfDay(t)
     let w: Double = clock.dayOfWeek(t) >= 5 ? 1 : 0
     let a = 2 * Double.pi * h / 24
-    let s1 = sin(a), c1 = cos(a)
+    forEachFeature(weekend: w, sin: sin(a), cos: cos(a), recency: recency, body)
+  }
+
+  /// ``forEachFeature(at:clock:recency:_:)`` given the weekend flag `w` and
+  /// sin, cos(2πh/24) of the local hour h: the features from there on.
+  @inline(__always)
+  static func forEachFeature(
+    weekend w: Double, sin s1: Double, cos c1: Double, recency: Recency, _ body: (Int, Double) -> Void
+  ) {
     let s2 = 2 * s1 * c1, c2 = c1 * c1 - s1 * s1
     let s3 = s1 * c2 + c1 * s2, c3 = c1 * c2 - s1 * s2
     body(0, 1)
@@ -150,6 +158,9 @@ extension HabitModel {
     var clock = LocalClock(sample.trace.timeZone)
     var p = 0
     var lastApp = -Double.infinity, lastAny = -Double.infinity
+    // sin and cos of the hour angle by bin of the day: bins recur daily, so
+    // most rows reuse them (the same angle, hence the same bits).
+    var angles = [(a: Double, s: Double, c: Double)](repeating: (.nan, 0, 0), count: 97)
     for i in 0..<n {
       let k = bins.first + i
       let t0 = bins.start(k)
@@ -163,7 +174,13 @@ extension HabitModel {
       }
       let recency = Recency(sinceAppOpenS: t0 - lastApp, sinceAnyOpenS: t0 - lastAny)
       let row = rowOffset + i
-      forEachFeature(at: t0, clock: &clock, recency: recency) { j, v in
+      precondition(t0.isFinite, "HabitModel features need a finite time, got \(t0)")
+      let h = clock.hourOfDay(t0)
+      let w: Double = clock.dayOfWeek(t0) >= 5 ? 1 : 0
+      let a = 2 * Double.pi * h / 24
+      let slot = min(96, max(0, Int(h * 4)))
+      if angles[slot].a != a { angles[slot] = (a, sin(a), cos(a)) }
+      forEachFeature(weekend: w, sin: angles[slot].s, cos: angles[slot].c, recency: recency) { j, v in
         x[row + j * totalRows] = v
       }
       y[row] = 0

@@ -1,4 +1,5 @@
 import FetchLinearAlgebra
+import Foundation
 import Testing
 
 /// |a − b| ≤ tol · max(1, |b|), elementwise.
@@ -182,5 +183,46 @@ private func error<T>(_ body: () throws -> T) -> LinearAlgebraError? {
     let e = error { try LinearAlgebra.symmetricPositiveDefiniteSolve(Matrix(rows: [[-1]]), [1]) }
     #expect(e?.description.hasPrefix("not positive definite:") == true)
     #expect(e?.description.hasSuffix("(LAPACK info 1)") == true)
+  }
+}
+
+@Suite struct SmallCholeskyTests {
+  @Test("the small Cholesky solve agrees with LAPACK's and refuses indefinite or non-finite matrices")
+  func smallCholesky() throws {
+    // A = BᵀB + I for a deterministic B: positive definite.
+    let n = 12
+    var b = [Double](repeating: 0, count: n * n)
+    for k in b.indices { b[k] = sin(Double(k) * 0.7) * 2 }
+    var a = [Double](repeating: 0, count: n * n)
+    for i in 0..<n {
+      for j in 0..<n {
+        var s = i == j ? 1.0 : 0
+        for k in 0..<n { s += b[k + i * n] * b[k + j * n] }
+        a[i + j * n] = s
+      }
+    }
+    let rhs = (0..<n).map { cos(Double($0)) }
+    let lapack = try LinearAlgebra.symmetricPositiveDefiniteSolve(Matrix(rows: n, cols: n, columnMajor: a), rhs)
+    var factor = a
+    var x = rhs
+    #expect(LinearAlgebra.smallCholeskySolve(&factor, &x, n: n))
+    #expect(close(x, lapack, tol: 1e-9))
+    // Only the upper triangle is read.
+    var upper = a
+    for j in 0..<n { for i in (j + 1)..<n { upper[i + j * n] = .nan } }
+    var y = rhs
+    #expect(LinearAlgebra.smallCholeskySolve(&upper, &y, n: n))
+    #expect(close(y, lapack, tol: 1e-9))
+    // Indefinite, singular and NaN matrices fail.
+    var indefinite: [Double] = [1, 2, 2, 1]
+    var r2: [Double] = [1, 1]
+    #expect(!LinearAlgebra.smallCholeskySolve(&indefinite, &r2, n: 2))
+    var singular: [Double] = [1, 1, 1, 1]
+    #expect(!LinearAlgebra.smallCholeskySolve(&singular, &r2, n: 2))
+    var bad: [Double] = [.nan, 0, 0, 1]
+    #expect(!LinearAlgebra.smallCholeskySolve(&bad, &r2, n: 2))
+    var empty: [Double] = []
+    var none: [Double] = []
+    #expect(LinearAlgebra.smallCholeskySolve(&empty, &none, n: 0))
   }
 }

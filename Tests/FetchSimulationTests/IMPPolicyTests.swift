@@ -119,4 +119,23 @@ struct IMPPolicyTests {
     #expect(r.summary.energyJPerDay <= IMPParameters().energyBudgetPctPerDay / 100 * Self.world.batteryCapacityJ + 12)
     #expect(p.energyPrice.isFinite && p.dataPrice.isFinite)
   }
+
+  @Test("skipping the habit model when even P(open) = 1 would not pay changes no decision", arguments: [0.1, 1, 10])
+  func boundIsExact(price: Double) {
+    let t = Self.user()
+    let (train, test) = t.split(at: t.start + 7 * 86_400)
+    var params = IMPParameters()
+    params.initialEnergyPrice = price
+    func run(skipping: Bool) -> AppReplay {
+      var p = IMPPolicy(params: params, world: Self.world, training: train, app: 0, population: nil)
+      p.skipsHopeless = skipping
+      return replay(
+        &p, user: PreparedUser(trace: test, world: Self.world), app: 0,
+        content: ContentTimeline(trace: test, app: 0, world: Self.world, seed: 7), options: ReplayOptions(seed: 7))
+    }
+    let skipped = run(skipping: true), asked = run(skipping: false)
+    #expect(skipped.fetches.count > 0)
+    #expect(skipped.fetches == asked.fetches)
+    #expect(skipped.summary == asked.summary)
+  }
 }

@@ -106,4 +106,30 @@ struct MinimumPolicyTests {
     let e = try [0.1, 1, 10].map { Self.run(try PolicySpec(parsing: "ios-minimum:price=\($0)")).summary.energyJ }
     #expect(e[0] >= e[1] && e[1] >= e[2], "\(e)")
   }
+
+  @Test("skipping the habit model when even P(open) = 1 would not pay changes no decision", arguments: [0.2, 1, 5])
+  func boundIsExact(price: Double) throws {
+    let t = Self.user()
+    let (train, test) = t.split(at: t.start + 7 * 86_400)
+    var params = MinimumParameters()
+    params.energyPrice = price
+    let world = WorldParameters()
+    func replay(logging: Bool) -> (AppReplay, [MinimumDecision]) {
+      var p = MinimumPolicy(
+        params: params, world: world, training: train, app: 0, population: nil, fits: HabitFitCache(trace: t))
+      // With the log on, every decision asks the habit model.
+      p.logDecisions = logging
+      let r = FetchSimulation.replay(
+        &p, user: PreparedUser(trace: test, world: world), app: 0,
+        content: ContentTimeline(trace: test, app: 0, world: world, seed: 3))
+      return (r, p.decisions)
+    }
+    let (pruned, _) = replay(logging: false)
+    let (full, decisions) = replay(logging: true)
+    #expect(pruned.fetches == full.fetches)
+    #expect(pruned.summary == full.summary)
+    // The bound does skip some: decisions whose benefit at P(open) = 1 is below the cost.
+    #expect(decisions.contains { $0.factor == .notWorthIt && $0.benefitJ / max($0.pOpen, 1e-300) < $0.costJ })
+    #expect(decisions.contains { $0.launched })
+  }
 }

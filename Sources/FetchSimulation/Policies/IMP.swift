@@ -163,6 +163,11 @@ package struct IMPPolicy: FetchPolicy {
   var evidence = UpdateRateEvidence()
   var rateEstimate: Double
   var pendingGap = 0.0
+  /// The habit model's intensities at the last decisions' points.
+  var openMemo = HabitOpenMemo()
+  /// Whether a decision skips the habit model when even P(open) = 1 would
+  /// not pay (exact; false, for tests, asks it every time).
+  package var skipsHopeless = true
 
   /// The current price of a joule, J-equivalent per J.
   package var energyPrice: Double { exp(logEnergyPrice) }
@@ -189,7 +194,9 @@ package struct IMPPolicy: FetchPolicy {
     self.params = params
     self.world = world
     let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
-    habit = fits?.fit(sample, prior: population, fitter: fitter) ?? fitter.fit(sample, prior: population)
+    habit =
+      fits?.refit(sample, base: training.end, prior: population, fitter: fitter)
+      ?? fitter.fit(sample, prior: population)
     (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
     pace = MinimumPolicy.pacing(training: training, app: app)
@@ -347,11 +354,15 @@ package struct IMPPolicy: FetchPolicy {
     // Budgets exhausted: IMP's prohibitive price.
     guard energyToday + energy <= energyBudgetJ else { return }
     guard cellular == 0 || cellularToday + cellular <= dataBudgetBytes else { return }
-    let pOpen = habit.probabilityOfOpen(
-      within: params.horizonS, from: t, clock: &clock,
+    let cost = energyPrice * energy + dataPrice * cellular / 1e6
+    // P(open) ≤ 1, so benefit = (pOpen · pNew) · value ≤ pNew · value (value
+    // ≥ 0, rounding is monotone): at or below the cost, no need to ask the
+    // habit model.
+    if skipsHopeless && params.valueJ >= 0 && !(pNew * params.valueJ > cost) { return }
+    let pOpen = openMemo.probabilityOfOpen(
+      habit, within: params.horizonS, from: t, clock: &clock,
       recency: Recency(sinceAppOpenS: t - lastAppOpen, sinceAnyOpenS: t - lastAnyOpen))
     let benefit = pOpen * pNew * params.valueJ
-    let cost = energyPrice * energy + dataPrice * cellular / 1e6
     guard benefit > cost else { return }
     pendingGap = since
     launchDay = day

@@ -261,11 +261,20 @@ package struct MinimumPolicy: FetchPolicy {
   var energyToday = 0.0
   var launchesToday = 0
   var month = Int.min
+  /// The calendar month (`DataBudget.monthIndex`) of local day ``day``.
+  var monthOfDay = Int.min
   var cellularThisMonth = 0.0
   let dataBudget: DataBudget
   /// The device's shared budgets (nil: this app's own, above).
   let ledger: DeviceBudgetLedger?
   var nextRefit = Double.infinity
+  /// End of the training window when the habit model was fitted on it
+  /// through `fits`: nightly refits are then the cache's fast refits from
+  /// that fit (``HabitFitCache/refit(_:base:prior:fitter:)``); nil: full
+  /// refits warm-started from the current model.
+  var refitBase: Double?
+  /// The habit model's intensities at the last checks' points (reset at each refit).
+  var openMemo = HabitOpenMemo()
   /// Cumulative share of the app's opens by the end of each local hour.
   let pace: [Double]
   /// Update-rate evidence from the last fetches.
@@ -289,11 +298,14 @@ package struct MinimumPolicy: FetchPolicy {
     ledger: DeviceBudgetLedger? = nil
   ) {
     let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
-    let habit = fits?.fit(sample, prior: population, fitter: fitter) ?? fitter.fit(sample, prior: population)
+    let habit =
+      fits?.refit(sample, base: training.end, prior: population, fitter: fitter)
+      ?? fitter.fit(sample, prior: population)
     let last = Self.lastOpens(training, app: app)
     self.init(
       params: params, world: world, habit: habit, history: training, app: app, population: population,
       lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits, ledger: ledger)
+    if fits != nil { refitBase = training.end }
   }
 
   /// A scheduler that starts from an already fitted habit model (e.g. from
@@ -342,12 +354,22 @@ package struct MinimumPolicy: FetchPolicy {
     return before + (pace[i] - before) * (h - Double(i))
   }
 
-  /// Times of the last open of any app and of `app` in `training` (−∞ if none).
+  /// Times of the last open of any app and of `app` in `training` (−∞ if
+  /// none): the last ones in the (time-ordered) event list.
+  ///
+  /// - Complexity: O(events since the app's last open), scanning backwards.
   static func lastOpens(_ training: UserTrace, app: Int32) -> (any: Double, app: Double) {
     var lastApp = -Double.infinity, lastAny = -Double.infinity
-    for e in training.events where e.kind == .open {
-      lastAny = e.time
-      if e.app == app { lastApp = e.time }
+    var anySeen = false
+    for e in training.events.reversed() where e.kind == .open {
+      if !anySeen {
+        lastAny = e.time
+        anySeen = true
+      }
+      if e.app == app {
+        lastApp = e.time
+        break
+      }
     }
     return (lastAny, lastApp)
   }
@@ -387,9 +409,14 @@ package struct MinimumPolicy: FetchPolicy {
       // On everything seen up to the nominal refit time (not the check that
       // noticed it), so every policy refitting at this hour fits the same window.
       let sample = HabitSample(trace: history, app: ctx.app, from: history.start, to: nextRefit)
-      habit =
-        fits?.fit(sample, prior: population, fitter: fitter, start: habit.coefficients)
-        ?? fitter.fit(sample, prior: population, start: habit.coefficients)
+      if let fits, let refitBase {
+        habit = fits.refit(sample, base: refitBase, prior: population, fitter: fitter)
+      } else {
+        habit =
+          fits?.fit(sample, prior: population, fitter: fitter, start: habit.coefficients)
+          ?? fitter.fit(sample, prior: population, start: habit.coefficients)
+      }
+      openMemo.reset()
       scheduleRefit(after: ctx.now)
     }
     decide(&ctx)
@@ -495,8 +522,11 @@ package struct MinimumPolicy: FetchPolicy {
       day = d
       energyToday = 0
       launchesToday = 0
+      // DataBudget.monthIndex of this local day, computed once a day.
+      let (y, mo, _) = CivilDate.civil(fromDays: d)
+      monthOfDay = y * 12 + (mo - 1)
     }
-    let m = DataBudget.monthIndex(at: t, clock: &clock)
+    let m = monthOfDay
     if m != month {
       month = m
       cellularThisMonth = 0
@@ -506,7 +536,8 @@ package struct MinimumPolicy: FetchPolicy {
     var decision = MinimumDecision(
       time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .notWorthIt)
     defer { if logDecisions { decisions.append(decision) } }
-    guard let radio = world.radio(for: ctx.network) else {
+    // world.radio(for:) is nil exactly when offline; it is read below, after the gates.
+    guard ctx.network != .offline else {
       decision.factor = .offline
       return
     }
@@ -535,19 +566,24 @@ package struct MinimumPolicy: FetchPolicy {
       decision.factor = .dataBudget
       return
     }
-    decision.pOpen = habit.probabilityOfOpen(within: params.horizonS, from: t, clock: &clock, recency: recency(at: t))
     let since = max(0, t - lastSync)
     decision.pNew = -expm1(-rateEstimate * since)
     // E[(t − X)⁺] for the first update X after the last sync, X − sync ~ Exp(λ̂).
     decision.expectedAgeS = max(0, since - decision.pNew / rateEstimate)
-    decision.benefitJ = decision.pOpen * credit
-      * (decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour)
+    let value = decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour
+    let radio = world.radio(for: ctx.network)!
     var cost = world.cpuWakeEnergyJ
       + radio.marginalEnergyEstimate(
         afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + world.noDataBytes * (1 - decision.pNew),
         upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
     if ctx.isCharging { cost *= params.chargingCostFactor }
     decision.costJ = params.energyPrice * cost
+    // P(open soon) ≤ 1, so benefit = (pOpen · credit) · value ≤ credit · value
+    // for value ≥ 0 (rounding is monotone): below the cost, the habit model
+    // need not be asked.
+    if !logDecisions && value >= 0 && !(credit * value >= decision.costJ) { return }
+    decision.pOpen = openMemo.probabilityOfOpen(habit, within: params.horizonS, from: t, clock: &clock, recency: recency(at: t))
+    decision.benefitJ = decision.pOpen * credit * value
     guard decision.benefitJ >= decision.costJ else { return }
     decision.launched = true
     decision.factor = .launched
