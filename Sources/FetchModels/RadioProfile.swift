@@ -18,45 +18,6 @@ package struct TailStage: Sendable, Equatable {
   }
 }
 
-/// The stages of a radio's tail, held inline (at most
-/// ``TailStages/capacity``), so that a ``RadioProfile`` is plain data: the
-/// replay copies profiles in its hot path without reference counting.
-package struct TailStages: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiteral, Sendable, Equatable {
-  /// The most stages a profile can have: 3G has two (DCH, FACH), the
-  /// others one, and the parameter registry fixes the stages of each
-  /// technology. Two keep a profile at 16 words.
-  package static let capacity = 2
-  private var s0 = TailStage(durationS: 0, powerW: 0)
-  private var s1 = TailStage(durationS: 0, powerW: 0)
-  package private(set) var count = 0
-
-  /// - Precondition: at most ``capacity`` stages.
-  package init(arrayLiteral stages: TailStage...) { self.init(stages) }
-
-  /// - Precondition: at most ``capacity`` stages.
-  package init(_ stages: [TailStage]) {
-    precondition(stages.count <= TailStages.capacity, "a radio tail has at most \(TailStages.capacity) stages")
-    count = stages.count
-    for (i, t) in stages.enumerated() { self[i] = t }
-  }
-
-  package var startIndex: Int { 0 }
-  package var endIndex: Int { count }
-
-  package subscript(i: Int) -> TailStage {
-    get {
-      precondition(i >= 0 && i < TailStages.capacity, "tail stage index out of range")
-      return i == 0 ? s0 : s1
-    }
-    set {
-      precondition(i >= 0 && i < TailStages.capacity, "tail stage index out of range")
-      if i == 0 { s0 = newValue } else { s1 = newValue }
-    }
-  }
-
-  package static func == (a: TailStages, b: TailStages) -> Bool { a.elementsEqual(b) }
-}
-
 /// The power state machine of one radio technology: promotion from idle,
 /// transfer power `P = αu·tu + αd·td + β`, and a tail of one or more stages.
 ///
@@ -78,12 +39,12 @@ package struct RadioProfile: Sendable, Equatable {
   package var downlinkMbps: Double
   package var uplinkMbps: Double
   /// Tail stages, in the order the radio passes through them.
-  package var tail: TailStages
+  package var tail: [TailStage]
 
   package init(
     promotionTimeS: Double, promotionPowerW: Double, connectedPowerW: Double,
     downlinkWPerMbps: Double, uplinkWPerMbps: Double, downlinkMbps: Double,
-    uplinkMbps: Double, tail: TailStages
+    uplinkMbps: Double, tail: [TailStage]
   ) {
     self.promotionTimeS = promotionTimeS
     self.promotionPowerW = promotionPowerW
