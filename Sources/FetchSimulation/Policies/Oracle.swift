@@ -21,6 +21,9 @@ package struct OraclePolicy: FetchPolicy {
   var next = 0
   var synced = 0
   var deadline = 0.0
+  // Search hints: the oracle asks about times that mostly move forward.
+  var versionHint = 0
+  var netHint = 0
 
   /// - Parameters:
   ///   - user: the prepared trace (its future is what the oracle knows).
@@ -32,11 +35,11 @@ package struct OraclePolicy: FetchPolicy {
     self.content = content
   }
 
-  func serverVersion(at t: Double) -> Int { content.version(at: t) }
+  mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
 
   /// The last moment at or before `t` at which a fetch can finish online.
-  func onlineDeadline(_ t: Double) -> Double {
-    var i = user.networkIndex(at: t)
+  mutating func onlineDeadline(_ t: Double) -> Double {
+    var i = user.networkIndex(at: t, hint: &netHint)
     guard user.netKinds[i] == .offline else { return t }
     while i > 0 && user.netKinds[i - 1] == .offline { i -= 1 }
     return i == 0 ? -.infinity : user.netTimes[i]
