@@ -116,6 +116,38 @@ package func replayDevice<P: FetchPolicy>(
   return engine.run(&policies)
 }
 
+/// The parameters of ``WorldParameters`` that one replay reads, held apart
+/// so that the engine's hot path reads small, plain fields.
+struct ReplayWorld {
+  let requestBytes: Double
+  let serverLatencyS: Double
+  let noDataBytes: Double
+  let fetchBudgetS: Double
+  let failureProbability: Double
+  let cpuWakeEnergyJ: Double
+  let cpuActivePowerW: Double
+  let batteryCapacityJ: Double
+  let initialBatteryPct: Double
+  let instantTransfers: Bool
+  let foregroundRefresh: Bool
+  let shareUserRadio: Bool
+
+  init(_ w: WorldParameters) {
+    requestBytes = w.requestBytes
+    serverLatencyS = w.serverLatencyS
+    noDataBytes = w.noDataBytes
+    fetchBudgetS = w.fetchBudgetS
+    failureProbability = w.failureProbability
+    cpuWakeEnergyJ = w.cpuWakeEnergyJ
+    cpuActivePowerW = w.cpuActivePowerW
+    batteryCapacityJ = w.batteryCapacityJ
+    initialBatteryPct = w.initialBatteryPct
+    instantTransfers = w.instantTransfers
+    foregroundRefresh = w.foregroundRefresh
+    shareUserRadio = w.shareUserRadio
+  }
+}
+
 struct InFlight {
   var start: Double
   /// When the fetch completes (its content lands); `start` for instantaneous transfers.
@@ -211,7 +243,10 @@ struct AppLane {
 
 struct ReplayEngine {
   let u: PreparedUser
-  let w: WorldParameters
+  /// The world's scalars the engine reads (not the whole, large, world:
+  /// reading a field of a stored `WorldParameters` in a mutating method
+  /// copied all of it).
+  let w: ReplayWorld
   let options: ReplayOptions
   var lanes: [AppLane]
   /// Lane of each trace app index, -1 for apps not replayed.
@@ -246,7 +281,7 @@ struct ReplayEngine {
 
   init(user: PreparedUser, apps: [Int32], contents: [ContentTimeline], options: ReplayOptions) {
     u = user
-    w = user.world
+    w = ReplayWorld(user.world)
     self.options = options
     let t = user.trace
     var pct: Double?
