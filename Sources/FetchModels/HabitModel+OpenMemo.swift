@@ -38,18 +38,9 @@ package struct HabitOpenMemo: Sendable {
     _ model: HabitModel, within h: Double, from t: Double, clock: inout LocalClock, recency: Recency,
     step: Double = 300
   ) -> Double {
-    precondition(step > 0 && step.isFinite && !h.isNaN && h < .infinity && t.isFinite,
-                 "probabilityOfOpen needs a finite time and horizon and a positive step")
-    guard h > 0 else { return 0 }
-    var cumulative = 0.0
-    var x = 0.0
-    while x < h {
-      let dt = min(step, h - x)
-      let mid = x + dt / 2
-      cumulative += intensity(model, at: t + mid, clock: &clock, recency: recency.advanced(by: mid)) * dt
-      x += dt
+    probabilityOfAnOpen(within: h, from: t, step: step) { mid in
+      intensity(model, at: t + mid, clock: &clock, recency: recency.advanced(by: mid))
     }
-    return -expm1(-cumulative)
   }
 
   /// `model.intensity(at: t, clock: &clock, recency: r)`, remembered.
