@@ -8,8 +8,9 @@
 #   FUZZ_JOBS=2 bash scripts/fuzz.sh 600  # libFuzzer workers per reader
 #   FUZZ_SKIP_BUILD=1 bash scripts/fuzz.sh # reuse the harnesses built last time
 #
-# Builds FetchTraces (and, for the experiment reader, FetchLinearAlgebra,
-# FetchModels, FetchSimulation and FetchBenchmark) with
+# Builds FetchLinearAlgebra, FetchSupport and FetchTraces (and, for the
+# experiment and run harnesses, FetchModels, FetchSimulation and
+# FetchBenchmark) with
 # `swiftc -sanitize=fuzzer` into fuzz/.build/, links fuzz/*Fuzzer.swift
 # against them, and runs each harness for SECONDS on a working copy of
 # fuzz/corpus/<reader>/ (new interesting inputs go to fuzz/.build/corpus-*,
@@ -26,42 +27,44 @@ OUT=fuzz/.build
 mkdir -p "$OUT"
 
 command -v swiftc >/dev/null || { echo "fuzz.sh: swiftc not on PATH" >&2; exit 1; }
-for lib in openblas lapacke; do
-  pkg-config --exists "$lib" || { echo "fuzz.sh: pkg-config cannot find $lib (apt-get install libopenblas-dev liblapacke-dev)" >&2; exit 1; }
+for lib in openblas lapacke libcrypto; do
+  pkg-config --exists "$lib" || { echo "fuzz.sh: pkg-config cannot find $lib (bash scripts/install-deps.sh)" >&2; exit 1; }
 done
 BLAS_CFLAGS=()
-for f in $(pkg-config --cflags openblas lapacke); do BLAS_CFLAGS+=(-Xcc "$f"); done
-BLAS_LIBS=($(pkg-config --libs openblas lapacke))
+for f in $(pkg-config --cflags openblas lapacke libcrypto); do BLAS_CFLAGS+=(-Xcc "$f"); done
+C_LIBS=($(pkg-config --libs openblas lapacke libcrypto))
+# The system-library modules FetchLinearAlgebra imports (every module above
+# it needs their module maps to import it).
+C_INCLUDES=(-I Sources/CBLAS -I Sources/CLAPACKE -I Sources/CCrypto)
 
 # One static library and module per target, in dependency order.
 module() {  # name, then extra flags
   local name=$1; shift
   echo "fuzz.sh: building $name ($OPT, -sanitize=fuzzer)" >&2
-  swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -module-name "$name" \
+  swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -package-name FetchLab -module-name "$name" \
     -emit-library -static -emit-module -emit-module-path "$OUT/$name.swiftmodule" \
-    -I "$OUT" "$@" Sources/"$name"/*.swift -o "$OUT/lib$name.a"
+    -I "$OUT" "$@" $(find Sources/"$name" -name '*.swift' | sort) -o "$OUT/lib$name.a"
 }
 
 if [ "${FUZZ_SKIP_BUILD:-0}" = 1 ] && [ -x "$OUT/trace-fuzzer" ] && [ -x "$OUT/experiment-fuzzer" ] && [ -x "$OUT/run-fuzzer" ]; then
   echo "fuzz.sh: reusing $OUT/trace-fuzzer, $OUT/experiment-fuzzer and $OUT/run-fuzzer" >&2
 else
-module FetchTraces
-module FetchLinearAlgebra -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
-module FetchModels -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
-module FetchSimulation -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
-module FetchBenchmark -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}"
+module FetchLinearAlgebra "${C_INCLUDES[@]}" "${BLAS_CFLAGS[@]}"
+module FetchSupport "${C_INCLUDES[@]}" "${BLAS_CFLAGS[@]}"
+module FetchTraces "${C_INCLUDES[@]}" "${BLAS_CFLAGS[@]}"
+module FetchModels "${C_INCLUDES[@]}" "${BLAS_CFLAGS[@]}"
+module FetchSimulation "${C_INCLUDES[@]}" "${BLAS_CFLAGS[@]}"
+module FetchBenchmark "${C_INCLUDES[@]}" "${BLAS_CFLAGS[@]}"
 
 echo "fuzz.sh: linking the harnesses" >&2
-swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -I "$OUT" \
-  fuzz/TraceReaderFuzzer.swift "$OUT/libFetchTraces.a" -o "$OUT/trace-fuzzer"
-swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -I "$OUT" \
-  -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}" \
-  fuzz/ExperimentFuzzer.swift "$OUT/libFetchBenchmark.a" "$OUT/libFetchSimulation.a" "$OUT/libFetchModels.a" \
-  "$OUT/libFetchLinearAlgebra.a" "$OUT/libFetchTraces.a" "${BLAS_LIBS[@]}" -o "$OUT/experiment-fuzzer"
-swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -I "$OUT" \
-  -I Sources/CBLAS -I Sources/CLAPACKE "${BLAS_CFLAGS[@]}" \
-  fuzz/RunFuzzer.swift "$OUT/libFetchBenchmark.a" "$OUT/libFetchSimulation.a" "$OUT/libFetchModels.a" \
-  "$OUT/libFetchLinearAlgebra.a" "$OUT/libFetchTraces.a" "${BLAS_LIBS[@]}" -o "$OUT/run-fuzzer"
+BASE_LIBS=("$OUT/libFetchTraces.a" "$OUT/libFetchSupport.a" "$OUT/libFetchLinearAlgebra.a" "${C_LIBS[@]}")
+swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -package-name FetchLab -I "$OUT" "${C_INCLUDES[@]}" "${BLAS_CFLAGS[@]}" \
+  fuzz/TraceReaderFuzzer.swift "${BASE_LIBS[@]}" -o "$OUT/trace-fuzzer"
+for harness in experiment:ExperimentFuzzer run:RunFuzzer; do
+  swiftc -parse-as-library -sanitize=fuzzer "$OPT" -swift-version 6 -package-name FetchLab -I "$OUT" "${C_INCLUDES[@]}" "${BLAS_CFLAGS[@]}" \
+    fuzz/"${harness#*:}".swift "$OUT/libFetchBenchmark.a" "$OUT/libFetchSimulation.a" "$OUT/libFetchModels.a" \
+    "${BASE_LIBS[@]}" -o "$OUT/${harness%%:*}-fuzzer"
+done
 fi
 
 status=0
