@@ -109,17 +109,15 @@ package struct PreparedUser: Sendable {
   /// ``networkIndex(at:)`` searched from `hint` (the previous answer), which
   /// is updated.
   func networkIndex(at t: Double, hint: inout Int) -> Int {
-    netTimes.withUnsafeBufferPointer { n in
-      hint = max(0, firstIndex(count: n.count, from: hint + 1) { n[$0] > t } - 1)
-    }
-    return hint
+    PreparedUser.networkIndex(in: netTimes, at: t, hint: &hint)
   }
 
-  /// ``firstBusy(_:endingAtOrAfter:)`` searched from `hint` (the previous
-  /// answer), which is updated.
-  func firstBusy(_ k: Int, endingAtOrAfter t: Double, hint: inout Int) -> Int {
-    busy[k].withUnsafeBufferPointer { b in
-      hint = firstIndex(count: b.count, from: hint) { b[$0].end >= t }
+  /// The index of the network in force at `t` in a timeline of change
+  /// times `netTimes` (the first is the window start), searched from `hint`
+  /// (the previous answer), which is updated.
+  static func networkIndex(in netTimes: [Double], at t: Double, hint: inout Int) -> Int {
+    netTimes.withUnsafeBufferPointer { n in
+      hint = max(0, firstIndex(count: n.count, from: hint + 1) { n[$0] > t } - 1)
     }
     return hint
   }
@@ -170,10 +168,8 @@ struct OpenContext: Sendable {
     busyHints: inout [Int]
   ) {
     time = t
-    let h = netHint
-    netHint = max(0, firstIndex(count: netTimes.count, from: h + 1) { netTimes[$0] > t } - 1)
-    network = netHint
-    guard let k = PreparedUser.interface(netKinds[netHint]) else {
+    network = PreparedUser.networkIndex(in: netTimes, at: t, hint: &netHint)
+    guard let k = PreparedUser.interface(netKinds[network]) else {
       quietSince = -.infinity
       coverEnd = -.infinity
       return

@@ -444,33 +444,32 @@ struct ReplayEngine {
   /// fresh open waits 0 s; an offline open's wait is not measured.
   mutating func recordOpen(_ j: Int, at t: Double) {
     let fresh = lanes[j].scoreOpen(at: t, windowStart: u.trace.start, record: options.recordEvents)
-    let c = lanes[j].nextOpenContext(at: t)
+    // Prepared with the user; worked out here only if the replay's opens
+    // and the prepared ones ever disagreed.
+    let c =
+      lanes[j].nextOpenContext(at: t)
+      ?? OpenContext(open: t, netTimes: u.netTimes, netKinds: u.netKinds, busy: u.busy, netHint: &netHint, busyHints: &busyHints)
     guard w.foregroundRefresh else { return }
     let v = lanes[j].serverVersion(at: t)
     if fresh {
       lanes[j].zeroWaits += 1
     } else {
-      let net = u.netKinds[c?.network ?? u.networkIndex(at: t, hint: &netHint)]
+      let net = u.netKinds[c.network]
       if let k = PreparedUser.interface(net), let radio = radio(net) {
         let respBytes = lanes[j].newDataBytes(version: v)
         let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
+        // The user's activity counts only when the radio is shared with it.
+        let quietSince = w.shareUserRadio ? c.quietSince : -.infinity
+        let coverEnd = w.shareUserRadio ? c.coverEnd : -.infinity
         let before = t.nextDown
-        let gap: Double
-        let coverEnd: Double
-        if let c, w.shareUserRadio {
-          gap = c.quietSince == before ? 0 : before - lastActivity(k, at: before, after: c.quietSince)
-          coverEnd = c.coverEnd
-        } else {
-          gap = quietGap(k, at: before)
-          coverEnd = -.infinity
-        }
+        let gap = quietSince == before ? 0 : before - lastActivity(k, at: before, after: quietSince)
         let promo = radio.promotion(afterGap: gap)
         let wait = promo.timeS + x.up + w.serverLatencyS + x.down
         let iv = BusyInterval(start: t, end: t + wait)
         var energy = radio.throughputEnergy(downS: x.down, upS: x.up)
         // Inside the user's session that opened the app: no radio energy
         // added and no one else's changed, exactly.
-        if coverEnd < iv.end && (c != nil || !insideBusy(k, iv)) {
+        if coverEnd < iv.end {
           energy += marginalEnergy(k, radio, net, iv)
           addOwn(k, iv, now: t)
         }
@@ -534,15 +533,6 @@ struct ReplayEngine {
     let i = busy[k].withUnsafeBufferPointer { p in firstIndex(count: p.count, from: hint) { p[$0].end >= t } }
     busyHints[k] = i
     return i
-  }
-
-  /// Whether `iv` lies inside one interval of the user's activity on
-  /// interface `k` (a refresh within the session that opened the app): it
-  /// then adds no radio energy and changes no one else's, exactly.
-  mutating func insideBusy(_ k: Int, _ iv: BusyInterval) -> Bool {
-    let b = busy[k]
-    let i = firstBusy(k, endingAtOrAfter: iv.start)
-    return i < b.count && b[i].start <= iv.start && b[i].end >= iv.end
   }
 
   /// The latest (start, end) at or before `t` at which a fetch can run
