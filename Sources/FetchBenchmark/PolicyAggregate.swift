@@ -80,6 +80,14 @@ package struct PolicyAggregate: Sendable, Equatable {
   package var energyJ = 0.0
   package var cellularBytes = 0.0
   package var ages = AgeHistogram()
+  /// Content updates, those delivered and the sum of their delivery
+  /// delays, s; background transfer energy, J, and bytes by network.
+  package var updates = 0
+  package var delivered = 0
+  package var deliveryDelaySumS = 0.0
+  package var transferEnergyJ = 0.0
+  package var transferCellularBytes = 0.0
+  package var transferWifiBytes = 0.0
 
   package init(policy: String) { self.policy = policy }
 
@@ -106,7 +114,16 @@ package struct PolicyAggregate: Sendable, Equatable {
     }
     energyJ += s.energyJ
     cellularBytes += s.cellularBytes
+    updates += s.updates
+    delivered += s.delivered
+    deliveryDelaySumS += s.deliveryDelaySumS
+    transferEnergyJ += s.transferEnergyJ
+    transferCellularBytes += s.transferCellularBytes
+    transferWifiBytes += s.transferWifiBytes
   }
+
+  /// Mean delivery delay over every delivered update, s; NaN when none.
+  package var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
 
   package var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
   package var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }

@@ -21,8 +21,12 @@ public struct ContentTimeline: Sendable {
   package init(trace: UserTrace, app: Int32, world: WorldParameters, seed: UInt64) {
     let name = trace.apps[Int(app)]
     var fromTrace: [Double] = []
+    var itemBytes: [Double] = []
     if world.contentSource != .model {
-      for e in trace.events where e.kind == .update && e.app == app { fromTrace.append(e.time) }
+      for e in trace.events where e.kind == .update && e.app == app {
+        fromTrace.append(e.time)
+        itemBytes.append(e.value)
+      }
     }
     // A trace with `update` rows for the app decides for its whole window,
     // including a held-out part that holds none of them.
@@ -31,6 +35,7 @@ public struct ContentTimeline: Sendable {
       updates = fromTrace
       self.fromTrace = true
     } else {
+      itemBytes = []
       var rng = SplitMix64(seed: seed, keys: "content", trace.user, name)
       updates = ContentTimeline.sample(
         rate: world.updateRate(app: name), model: world.contentModel, profile: world.diurnalProfile,
@@ -38,16 +43,30 @@ public struct ContentTimeline: Sendable {
       self.fromTrace = false
     }
     let sizeSeed = StableHash.combine(seed, StableHash.combine(StableHash.fnv1a(trace.user), StableHash.fnv1a(name)))
-    responseBytes = ContentTimeline.responseSizes(
+    var sizes = ContentTimeline.responseSizes(
       versions: updates.count, seed: sizeSeed, medianBytes: world.newDataMedianBytes, sigma: world.newDataSigma)
+    ContentTimeline.overrideSizes(&sizes, items: itemBytes)
+    responseBytes = sizes
   }
 
-  /// Updates at explicit times (tests).
-  public init(updates: [Double], world: WorldParameters = WorldParameters(), seed: UInt64 = 0) {
+  /// Updates at explicit times (tests); `itemBytes[i]` > 0 is the size of
+  /// the item update `i` publishes (as an `update` row's value).
+  public init(updates: [Double], world: WorldParameters = WorldParameters(), seed: UInt64 = 0, itemBytes: [Double] = []) {
     self.updates = updates
     fromTrace = true
-    responseBytes = ContentTimeline.responseSizes(
+    var sizes = ContentTimeline.responseSizes(
       versions: updates.count, seed: seed, medianBytes: world.newDataMedianBytes, sigma: world.newDataSigma)
+    ContentTimeline.overrideSizes(&sizes, items: itemBytes)
+    responseBytes = sizes
+  }
+
+  /// Large content: the response bringing version `v` ≥ 1 carries the item
+  /// update `v − 1` published when the trace gave its size (an `update`
+  /// row's value > 0); otherwise the drawn size stays (the drawn sizes are
+  /// drawn whatever, so the others do not move). As for drawn sizes, the
+  /// newest item supersedes the older ones (one response per fetch).
+  private static func overrideSizes(_ sizes: inout [Double], items: [Double]) {
+    for (i, b) in items.enumerated() where b > 0 && i + 1 < sizes.count { sizes[i + 1] = b }
   }
 
   /// The response size of every version `0...versions`: lognormal with

@@ -19,6 +19,8 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
   case energy_j, energy_j_per_day, battery_pct_per_day
   case fetches_per_day
   case cellular_bytes, cellular_bytes_per_day, wifi_bytes
+  case delivered, mean_delivery_delay_s, p90_delivery_delay_s
+  case transfer_energy_j, transfer_cellular_bytes, transfer_wifi_bytes
 
   /// This column's value for one replay.
   func value(user: String, app: String, policy: String, _ s: AppSummary, capacityJ: Double) -> String {
@@ -49,6 +51,12 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
     case .cellular_bytes: CSV.number(s.cellularBytes, decimals: 0)
     case .cellular_bytes_per_day: CSV.number(s.cellularBytesPerDay, decimals: 3)
     case .wifi_bytes: CSV.number(s.wifiBytes, decimals: 0)
+    case .delivered: String(s.delivered)
+    case .mean_delivery_delay_s: staleness(s.meanDeliveryDelayS, decimals: 3)
+    case .p90_delivery_delay_s: staleness(s.delivered > 0 ? s.p90DeliveryDelayS : .nan, decimals: 3)
+    case .transfer_energy_j: CSV.number(s.transferEnergyJ, decimals: 6)
+    case .transfer_cellular_bytes: CSV.number(s.transferCellularBytes, decimals: 0)
+    case .transfer_wifi_bytes: CSV.number(s.transferWifiBytes, decimals: 0)
     }
   }
 }
@@ -64,9 +72,12 @@ package enum DeviceColumn: String, CaseIterable, Sendable {
   case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day, wifi_bytes_per_day
   case foreground_refreshes, foreground_energy_j_per_day, foreground_bytes_per_day
   case mean_wait_s, p90_wait_s
+  case delivered, mean_delivery_delay_s, p90_delivery_delay_s
+  case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
 
   func value(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
-    switch self {
+    let perDay = { (x: Double) in d.days > 0 ? x / d.days : 0 }
+    return switch self {
     case .user: user
     case .policy: policy
     case .apps: String(d.apps)
@@ -82,6 +93,12 @@ package enum DeviceColumn: String, CaseIterable, Sendable {
     case .foreground_bytes_per_day: CSV.number(d.foregroundBytesPerDay, decimals: 3)
     case .mean_wait_s: CSV.number(d.meanWaitS, decimals: 6)
     case .p90_wait_s: CSV.number(d.p90WaitS, decimals: 6)
+    case .delivered: String(d.delivered)
+    case .mean_delivery_delay_s: staleness(d.meanDeliveryDelayS, decimals: 3)
+    case .p90_delivery_delay_s: staleness(d.delivered > 0 ? d.p90DeliveryDelayS : .nan, decimals: 3)
+    case .transfer_energy_j_per_day: CSV.number(perDay(d.transferEnergyJ), decimals: 6)
+    case .transfer_cellular_bytes_per_day: CSV.number(perDay(d.transferCellularBytes), decimals: 3)
+    case .transfer_wifi_bytes_per_day: CSV.number(perDay(d.transferWifiBytes), decimals: 3)
     }
   }
 }
@@ -161,9 +178,12 @@ package enum PolicyColumn: String, CaseIterable, Sendable {
   case new_data, no_data, failed, wasted
   case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day
   case fresh_ratio, mean_age_s, p50_age_s, p90_age_s, p99_age_s, mean_aoi_s
+  case updates, delivered, mean_delivery_delay_s
+  case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
 
   func value(_ a: PolicyAggregate, capacityJ: Double) -> String {
-    switch self {
+    let perDay = { (x: Double) in a.days > 0 ? x / a.days : 0 }
+    return switch self {
     case .policy: a.policy
     case .pairs: String(a.pairs)
     case .days: CSV.number(a.days, decimals: 6)
@@ -183,6 +203,12 @@ package enum PolicyColumn: String, CaseIterable, Sendable {
     case .p90_age_s: staleness(a.ages.quantile(0.9), decimals: 3)
     case .p99_age_s: staleness(a.ages.quantile(0.99), decimals: 3)
     case .mean_aoi_s: staleness(a.meanAoiS, decimals: 3)
+    case .updates: String(a.updates)
+    case .delivered: String(a.delivered)
+    case .mean_delivery_delay_s: staleness(a.meanDeliveryDelayS, decimals: 3)
+    case .transfer_energy_j_per_day: CSV.number(perDay(a.transferEnergyJ), decimals: 6)
+    case .transfer_cellular_bytes_per_day: CSV.number(perDay(a.transferCellularBytes), decimals: 3)
+    case .transfer_wifi_bytes_per_day: CSV.number(perDay(a.transferWifiBytes), decimals: 3)
     }
   }
 }

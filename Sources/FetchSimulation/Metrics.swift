@@ -98,9 +98,34 @@ public struct AppSummary: Sendable, Equatable {
   public var meanWaitS = 0.0
   /// 90th percentile of the wait, s.
   public var p90WaitS = 0.0
+  /// Updates whose content reached the device in the window (by a fetch,
+  /// a background transfer or a foreground refresh).
+  public var delivered = 0
+  /// Sum over the delivered updates of publication → on the device, s.
+  public var deliveryDelaySumS = 0.0
+  /// 90th percentile (type 7) of the delivery delay, s; 0 when none was
+  /// delivered (written empty).
+  public var p90DeliveryDelayS = 0.0
+  /// Background transfers handed over by the policy's fetches (large
+  /// items, `TransferQueue.swift`), and those that completed.
+  public var transfersQueued = 0
+  /// Background transfers that completed (the item reached the app).
+  public var transfersCompleted = 0
+  /// Chunks the transfers moved in (one per stretch of eligible network).
+  public var transferChunks = 0
+  /// Energy of the background transfers, J (CPU and marginal radio; also
+  /// in ``energyJ``).
+  public var transferEnergyJ = 0.0
+  /// Background transfer bytes on cellular networks (also in ``cellularBytes``).
+  public var transferCellularBytes = 0.0
+  /// Background transfer bytes on WiFi (also in ``wifiBytes``).
+  public var transferWifiBytes = 0.0
 
   package init() {}
 
+  /// Mean delivery delay (publication → on the device) over the delivered
+  /// updates, s; NaN when none was delivered.
+  public var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
   /// Background energy per day, J.
   public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
   /// Background cellular bytes per day.
@@ -136,6 +161,13 @@ public struct AppSummary: Sendable, Equatable {
     RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", .sum, \.cellularBytes),
     RecordField("wifi_bytes", "bytes", "background bytes on WiFi", .sum, \.wifiBytes),
     RecordField("updates", "content updates of the app in the window", count: \.updates),
+    RecordField("delivered", "updates whose content reached the device", count: \.delivered),
+    RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveryDelaySumS),
+    RecordField("p90_delivery_delay_s", "s", "90th percentile of the delivery delay", .none, \.p90DeliveryDelayS),
+    RecordField("transfers_completed", "background transfers that completed", count: \.transfersCompleted),
+    RecordField("transfer_energy_j", "J", "background transfer energy (also in energy_j)", .sum, \.transferEnergyJ),
+    RecordField("transfer_cellular_bytes", "bytes", "background transfer bytes on cellular networks", .sum, \.transferCellularBytes),
+    RecordField("transfer_wifi_bytes", "bytes", "background transfer bytes on WiFi", .sum, \.transferWifiBytes),
   ]
 }
 
@@ -171,8 +203,27 @@ public struct DeviceSummary: Sendable, Equatable {
   public var meanWaitS = 0.0
   /// 90th percentile of the pooled wait, s.
   public var p90WaitS = 0.0
+  /// Updates of all the apps delivered to the device, and the sum of
+  /// their delivery delays, s (see ``AppSummary/delivered``).
+  public var delivered = 0
+  /// Sum of the delivery delays, s.
+  public var deliveryDelaySumS = 0.0
+  /// Background transfer energy, J, and bytes by network (also in the
+  /// background totals).
+  public var transferEnergyJ = 0.0
+  /// Background transfer bytes on cellular networks.
+  public var transferCellularBytes = 0.0
+  /// Background transfer bytes on WiFi.
+  public var transferWifiBytes = 0.0
 
   package init() {}
+
+  /// 90th percentile (type 7) of the delivery delay over all the apps'
+  /// delivered updates, s; 0 when none (written empty).
+  public var p90DeliveryDelayS = 0.0
+
+  /// Mean delivery delay over all the apps' delivered updates, s; NaN when none.
+  public var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
 
   /// Sums the apps' summaries (all over the same window) and pools their waits.
   package init(_ replays: [AppReplay]) {
@@ -191,7 +242,14 @@ public struct DeviceSummary: Sendable, Equatable {
       foregroundEnergyJ += a.foregroundEnergyJ
       foregroundCellularBytes += a.foregroundCellularBytes
       foregroundWifiBytes += a.foregroundWifiBytes
+      delivered += a.delivered
+      deliveryDelaySumS += a.deliveryDelaySumS
+      transferEnergyJ += a.transferEnergyJ
+      transferCellularBytes += a.transferCellularBytes
+      transferWifiBytes += a.transferWifiBytes
     }
+    let delays = mergeSorted(replays.map(\.sortedDeliveryDelays), by: <)
+    p90DeliveryDelayS = delays.isEmpty ? 0 : Quantile.type7(zeros: 0, thenSorted: delays, 0.9)
     let all = mergeSorted(replays.map(\.sortedWaits), by: <)
     if zeros + all.count > 0 {
       meanWaitS = all.reduce(0, +) / Double(zeros + all.count)

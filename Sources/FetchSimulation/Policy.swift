@@ -120,6 +120,11 @@ public struct PolicyContext: Sendable {
   /// When the policy's timer fires; `.infinity` when unset.
   public internal(set) var timerAt = Double.infinity
 
+  /// Whether (and how) the policy's fetches hand large items to the
+  /// device's background transfer queue (`TransferQueue.swift`); nil: the
+  /// handler downloads everything itself, within the fetch budget.
+  package var transfers: TransferSettings?
+
   enum Request: Equatable { case now, completing(at: Double) }
   var request: Request?
 

@@ -39,6 +39,9 @@ public struct AppReplay: Sendable {
   /// sorted ascending, and the number of opens that waited 0 s (fresh).
   package var sortedWaits: [Double] = []
   package var zeroWaits = 0
+  /// The delivery delay of each update the device received (see
+  /// ``AppSummary/delivered``), s, sorted ascending.
+  package var sortedDeliveryDelays: [Double] = []
 }
 
 /// Everything one replay of one device (a user's modelled apps under one
@@ -156,6 +159,9 @@ struct InFlight {
   var bytes: Double
   var energyJ: Double
   var network: NetworkKind
+  /// The content version the handler hands to the background transfer
+  /// queue instead of downloading it (0: none; `TransferQueue.swift`).
+  var handOff = 0
 }
 
 /// The state of one app of the device: its content, policy context, fetch
@@ -186,6 +192,8 @@ struct AppLane {
   var waits: [Double] = []
   var zeroWaits = 0
   var aoiSum = 0.0
+  /// Per update the device received: publication → on the device, s.
+  var deliveryDelays: [Double] = []
 
   /// Scores an open at `t` (the age, AoI and freshness of the content on
   /// the device); returns whether it is fresh (age 0).
@@ -237,6 +245,7 @@ struct AppLane {
   mutating func sync(to v: Int, at t: Double) {
     guard v > version else { return }
     integrate(to: t)
+    for i in version..<v { deliveryDelays.append(max(0, t - updates[i])) }
     version = v
   }
 }
@@ -263,6 +272,9 @@ struct ReplayEngine {
   // Battery: last sampled level and the device's fetch energy since.
   var sampledPct: Double?
   var energySinceSampleJ = 0.0
+
+  /// The device's background transfers (`TransferQueue.swift`).
+  var transfers = TransferQueue()
 
   // Every fetch of the device per interface (recent ones, sorted by start).
   var own: [[BusyInterval]] = [[], []]
@@ -330,6 +342,7 @@ struct ReplayEngine {
   @_specialize(where P == StandbyPolicy)
   @_specialize(where P == TailEnderPolicy)
   @_specialize(where P == IMPPolicy)
+  @_specialize(where P == TransferPolicy)
   @_specialize(where P == AnyFetchPolicy)
   mutating func run<P: FetchPolicy>(_ policies: inout [P]) -> DeviceReplay {
     // Policies that ignore most events only need the apps' opens.
@@ -350,6 +363,12 @@ struct ReplayEngine {
       for j in 0..<n {
         if let f = lanes[j].inflight, f.end < tDone { tDone = f.end; done = j }
         if lanes[j].ctx.timerAt < tTimer { tTimer = lanes[j].ctx.timerAt; timer = j }
+      }
+      // Background transfers: after everything else at the same instant.
+      let tTransfer = transfers.nextTime
+      if tTransfer < tDone && tTransfer < tEvent && tTransfer < tTimer && tTransfer <= end {
+        stepTransfers(at: tTransfer)
+        continue
       }
       if tDone <= tEvent && tDone <= tTimer && tDone <= end {
         lanes[done].ctx.now = tDone
@@ -585,7 +604,14 @@ struct ReplayEngine {
     let response = instant ? s : forced ?? (s + promo.timeS + x0.up + w.serverLatencyS)
     let version = lanes[j].version
     let v = lanes[j].serverVersion(at: response)
-    let respBytes = v > version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
+    var respBytes = v > version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
+    // A large item goes to the background transfer queue: the handler gets
+    // the feed (a no-data-sized response) and hands the item over.
+    var handOff = 0
+    if v > version, let ts = lanes[j].ctx.transfers, respBytes >= ts.minBytes {
+      handOff = v
+      respBytes = w.noDataBytes
+    }
     let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
     var end = max(forced ?? 0, s + promo.timeS + x.up + w.serverLatencyS + x.down)
     var failure = ""
@@ -609,7 +635,8 @@ struct ReplayEngine {
     addOwn(k, iv, now: lanes[j].ctx.now)
     let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
     return InFlight(
-      start: s, end: instant ? s : end, failure: failure, bytes: bytes, energyJ: energy, network: net)
+      start: s, end: instant ? s : end, failure: failure, bytes: bytes, energyJ: energy, network: net,
+      handOff: failure.isEmpty ? handOff : 0)
   }
 
   /// Puts `iv` on interface `k`'s list of device fetches (sorted by start).
@@ -689,7 +716,10 @@ struct ReplayEngine {
     lanes[j].inflight = nil
     lanes[j].ctx.fetchInFlight = false
     var result = FetchResult.failed
-    if f.failure.isEmpty {
+    if f.handOff > 0, let ts = lanes[j].ctx.transfers {
+      result = .newData
+      enqueueTransfer(j, version: f.handOff, at: f.end, settings: ts)
+    } else if f.failure.isEmpty {
       let v = lanes[j].serverVersion(at: f.end)
       if v > lanes[j].version {
         result = .newData
@@ -730,7 +760,12 @@ struct ReplayEngine {
     // Sorted in place (a copy of the lane would share, then copy, the arrays).
     lanes[j].ages.sort()
     lanes[j].waits.sort()
+    lanes[j].deliveryDelays.sort()
     var lane = lanes[j]
+    let delays = lane.deliveryDelays
+    lane.summary.delivered = delays.count
+    lane.summary.deliveryDelaySumS = delays.reduce(0, +)
+    lane.summary.p90DeliveryDelayS = delays.isEmpty ? 0 : Quantile.type7(zeros: 0, thenSorted: delays, 0.9)
     if lane.unseenNewData { lane.summary.wasted += 1 }
     let n = lane.summary.opens
     let fresh = n - lane.ages.count
@@ -763,7 +798,7 @@ struct ReplayEngine {
     }
     return AppReplay(
       summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedStaleAges: lane.ages, freshOpens: fresh,
-      sortedWaits: lane.waits, zeroWaits: lane.zeroWaits)
+      sortedWaits: lane.waits, zeroWaits: lane.zeroWaits, sortedDeliveryDelays: delays)
   }
 }
 

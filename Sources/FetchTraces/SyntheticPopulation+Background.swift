@@ -33,9 +33,14 @@ extension SyntheticPopulation {
   ///
   /// The processes are per user: the same app's content changes at
   /// independent times for different users (see ``SyntheticPopulation``).
+  ///
+  /// An app with ``App/contentMedianBytes`` > 0 publishes large items: each
+  /// row's value is the item's size, lognormal (median, ``App/contentSigma``),
+  /// whole bytes, drawn from `sizes` (its own stream, so populations without
+  /// large content draw exactly as before).
   func generateUpdates(
     _ tr: Traits, into events: inout [TraceEvent],
-    using rng: inout SplitMix64
+    using rng: inout SplitMix64, sizes: inout SplitMix64
   ) {
     let p = parameters
     let peak = updateShape.max() ?? 1
@@ -50,8 +55,10 @@ extension SyntheticPopulation {
         let rel = t - tr.start
         let h = Int((rel - (rel / 86_400).rounded(.down) * 86_400) / 3600) % 24
         guard rng.uniform() * peak < updateShape[h] else { continue }
+        let app = p.apps[a]
+        let size = app.contentMedianBytes > 0 ? max(1, (app.contentMedianBytes * exp(app.contentSigma * sizes.normal())).rounded()) : 0
         events.append(
-          TraceEvent(time: Self.ms(t), kind: .update, app: Int32(a)))
+          TraceEvent(time: Self.ms(t), kind: .update, app: Int32(a), value: size))
       }
     }
   }

@@ -22,10 +22,18 @@ extension SyntheticPopulation {
     /// Server-side content changes per hour, daily average (NV; the brief's
     /// placeholders: news 2, mail 1, chat 3, weather 0.25).
     package var updatesPerHour: Double
+    /// Large content (podcast episodes, video, offline maps): median size
+    /// of the item each update publishes, bytes, written as the `update`
+    /// row's value; 0 (the default, every app of ``defaultPool``) writes no
+    /// size and the world draws the response size as before. Sizes per app
+    /// are documented with their sources in docs/background-transfers.md.
+    package var contentMedianBytes: Double
+    /// Log-sd of the item size (lognormal around ``contentMedianBytes``).
+    package var contentSigma: Double
 
     package init(
       _ name: String, weight: Double, peakHour: Double, concentration: Double,
-      sessionScale: Double = 1, updatesPerHour: Double = 0
+      sessionScale: Double = 1, updatesPerHour: Double = 0, contentMedianBytes: Double = 0, contentSigma: Double = 0
     ) {
       self.name = name
       self.weight = weight
@@ -33,10 +41,27 @@ extension SyntheticPopulation {
       self.concentration = concentration
       self.sessionScale = sessionScale
       self.updatesPerHour = updatesPerHour
+      self.contentMedianBytes = contentMedianBytes
+      self.contentSigma = contentSigma
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
       case name, weight, peakHour, concentration, sessionScale, updatesPerHour
+      case contentMedianBytes, contentSigma
+    }
+
+    /// Writes every key but the content sizes, which only when set (so the
+    /// parameters of populations without large content print as before).
+    package func encode(to encoder: any Encoder) throws {
+      var c = encoder.container(keyedBy: CodingKeys.self)
+      try c.encode(name, forKey: .name)
+      try c.encode(weight, forKey: .weight)
+      try c.encode(peakHour, forKey: .peakHour)
+      try c.encode(concentration, forKey: .concentration)
+      try c.encode(sessionScale, forKey: .sessionScale)
+      try c.encode(updatesPerHour, forKey: .updatesPerHour)
+      if contentMedianBytes != 0 { try c.encode(contentMedianBytes, forKey: .contentMedianBytes) }
+      if contentSigma != 0 { try c.encode(contentSigma, forKey: .contentSigma) }
     }
 
     package init(from decoder: any Decoder) throws {
@@ -52,6 +77,8 @@ extension SyntheticPopulation {
         try c.decodeIfPresent(Double.self, forKey: .sessionScale) ?? 1
       updatesPerHour =
         try c.decodeIfPresent(Double.self, forKey: .updatesPerHour) ?? 0
+      contentMedianBytes = try c.decodeIfPresent(Double.self, forKey: .contentMedianBytes) ?? 0
+      contentSigma = try c.decodeIfPresent(Double.self, forKey: .contentSigma) ?? 0
     }
 
     /// The default pool: 41 generic apps.
@@ -568,10 +595,12 @@ extension SyntheticPopulation {
           !a.name.isEmpty
           && finite(
             a.weight, a.peakHour, a.concentration, a.sessionScale,
-            a.updatesPerHour)
+            a.updatesPerHour, a.contentMedianBytes, a.contentSigma)
           && a.weight > 0 && a.concentration >= 0
           && a.concentration <= 20 && a.sessionScale > 0
           && a.updatesPerHour >= 0 && a.updatesPerHour <= 3_600
+          && a.contentMedianBytes >= 0 && a.contentMedianBytes <= 1e11
+          && a.contentSigma >= 0 && a.contentSigma <= 3
         try check(ok, .apps, "app '\(a.name)' has a bad name or value")
       }
       try check(

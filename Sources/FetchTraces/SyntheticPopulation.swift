@@ -152,7 +152,8 @@ public struct SyntheticPopulation: Sendable {
     var wrng = SplitMix64(seed: seed, keys: "user", key, "wakes")
     generateWakes(tr, into: &events, using: &wrng)
     var urng = SplitMix64(seed: seed, keys: "user", key, "updates")
-    generateUpdates(tr, into: &events, using: &urng)
+    var srng = SplitMix64(seed: seed, keys: "user", key, "content-sizes")
+    generateUpdates(tr, into: &events, using: &urng, sizes: &srng)
 
     // Stable sort by time: ties keep the order the components emitted.
     var order = Array(0..<events.count)

@@ -522,7 +522,14 @@ public final class TraceReader {
           throw fail("value", "unknown network '\(name)' (expected offline, wifi, cellular, lte, 3g, 5g)")
         }
         value = Double(NetworkKind.allCases[k].rawValue)
-      case .chargeStart, .chargeEnd, .update:
+      case .update:
+        // Optional: the new item's size in bytes (large content); empty or
+        // 0 = the world's drawn response size.
+        if !f.4.isEmpty {
+          value = try number(f.4, "value")
+          guard value >= 0, value <= 1e12 else { throw fail("value", "item size \(CSV.number(value)) bytes is outside 0...1e12") }
+        }
+      case .chargeStart, .chargeEnd:
         guard f.4.isEmpty else { throw fail("value", "'\(kind)' takes no value") }
       }
       guard u.events.count < limits.maxEventsPerUser else {

@@ -40,7 +40,8 @@ public final class TraceWriter {
       switch e.kind {
       case .open, .wake, .battery: out += CSV.number(e.value)
       case .network: out += e.network?.description ?? "offline"
-      case .chargeStart, .chargeEnd, .update: break
+      case .update: if e.value > 0 { out += CSV.number(e.value) }
+      case .chargeStart, .chargeEnd: break
       }
       out += "\n"
       if out.utf8.count > 1 << 16 {

@@ -142,6 +142,7 @@ public enum PolicyRegistry {
     AndroidStandbyFamily.self,
     TailEnderFamily.self,
     IMPFamily.self,
+    TransferFamily.self,
     PerAppFamily.self,
   ]
 
