@@ -13,7 +13,8 @@ extension ReplayEngine {
   /// - Budgets: no fetch runs longer than ``WorldParameters/fetchBudgetS``;
   ///   the fetch energy since the last battery sample is non-negative.
   /// - Charges: fetches = new data + no data + failed; the summary's energy
-  ///   and bytes equal the sums over the recorded fetches (when recorded);
+  ///   and bytes equal the sums over the recorded fetches (when recorded)
+  ///   plus the background transfers'; transfers complete at most once each;
   ///   energy, bytes, ages and waits are non-negative.
   /// - Complexity: O(opens + fetches).
   func invariantViolations(_ apps: [AppReplay]) -> [String] {
@@ -36,6 +37,11 @@ extension ReplayEngine {
       check(s.foregroundEnergyJ >= 0, "lane \(j): negative foreground energy")
       check(lane.ages.allSatisfy { $0 > 0 } && lane.ages.count <= s.opens, "lane \(j): bad ages")
       check(lane.waits.allSatisfy { $0 >= 0 }, "lane \(j): negative wait")
+      check(
+        s.transferEnergyJ >= 0 && s.transferCellularBytes >= 0 && s.transferWifiBytes >= 0
+          && s.transfersCompleted <= s.transfersQueued && s.transfersCompleted <= s.transferChunks,
+        "lane \(j): bad transfer counts or charges")
+      check(s.delivered <= s.updates && lane.deliveryDelays.allSatisfy { $0 >= 0 }, "lane \(j): bad deliveries")
       guard options.recordEvents else { continue }
       check(lane.opens.count == s.opens, "lane \(j): \(lane.opens.count) open records, \(s.opens) opens")
       var last = start
@@ -53,11 +59,15 @@ extension ReplayEngine {
         energy += f.energyJ
         bytes += f.bytes
       }
-      let tol = 1e-9 * max(1, energy)
-      check(abs(energy - s.energyJ) <= tol, "lane \(j): fetch energies sum to \(energy) J, summary \(s.energyJ) J")
+      // The summary's totals hold the background transfers too.
+      let tol = 1e-9 * max(1, s.energyJ)
       check(
-        abs(bytes - s.cellularBytes - s.wifiBytes) <= 1e-9 * max(1, bytes),
-        "lane \(j): fetch bytes sum to \(bytes), summary \(s.cellularBytes + s.wifiBytes)")
+        abs(energy + s.transferEnergyJ - s.energyJ) <= tol,
+        "lane \(j): fetch energies sum to \(energy) J + transfers \(s.transferEnergyJ) J, summary \(s.energyJ) J")
+      let transferBytes = s.transferCellularBytes + s.transferWifiBytes
+      check(
+        abs(bytes + transferBytes - s.cellularBytes - s.wifiBytes) <= 1e-9 * max(1, bytes + transferBytes),
+        "lane \(j): fetch bytes sum to \(bytes) + transfers \(transferBytes), summary \(s.cellularBytes + s.wifiBytes)")
     }
     for (k, list) in own.enumerated() {
       check(zip(list, list.dropFirst()).allSatisfy { $0.start <= $1.start }, "interface \(k): device fetches unsorted")

@@ -41,7 +41,7 @@ package struct TransferPolicy: FetchPolicy {
 package enum TransferFamily: PolicyFamily {
   package static let name = "transfer"
   package static let syntax = "transfer:<discretionary|immediate>[,deadline=<d>,min_bytes=<n>]"
-  package static let example = "transfer:discretionary,deadline=24h"
+  package static let example = "transfer:discretionary,deadline=1d"
   package static let summary =
     "a silent push on each content update (as silent-push); the 30 s handler hands items of at least min_bytes to the device's background transfer queue (out of process, no time limit, resumes after a network loss); discretionary ones wait for WiFi and charging until the deadline, immediate ones go at once"
 

@@ -1,0 +1,215 @@
+import FetchModels
+import FetchSupport
+import FetchTraces
+import Testing
+
+@testable import FetchSimulation
+
+/// The background transfer queue (`TransferQueue.swift`) and the
+/// `transfer:` policies, on their documented semantics
+/// (docs/background-transfers.md) with hand-computed figures from the LTE
+/// and WiFi profiles of reference §1.1 and §1.3.
+@Suite("Background transfers")
+struct TransferQueueTests {
+  /// 60 MB, the payload.
+  static let item = 60_000_000.0
+
+  /// No request, latency, CPU or user radio: only the radio's promotion,
+  /// β, throughput term and tail remain, so every figure is by hand.
+  static var world: WorldParameters {
+    var w = WorldParameters()
+    w.defaultNetwork = .lte
+    w.serverLatencyS = 0
+    w.requestBytes = 0
+    w.noDataBytes = 0
+    w.cpuWakeEnergyJ = 0
+    w.cpuActivePowerW = 0
+    w.shareUserRadio = false
+    w.foregroundRefresh = false
+    w.contentSource = .trace
+    return w
+  }
+
+  /// One app `pod` whose one update at 100 s publishes a 60 MB item, and
+  /// the given network and charging rows.
+  static func trace(_ rows: [(Double, EventKind, NetworkKind?)], end: Double = 86_400) -> UserTrace {
+    var t = UserTrace(user: "x", timeZone: .utc, start: 0, end: end)
+    let a = t.appIndex("pod")
+    var e = [TraceEvent(time: 100, kind: .update, app: a, value: item)]
+    for (time, kind, net) in rows {
+      e.append(TraceEvent(time: time, kind: kind, value: net.map { Double($0.rawValue) } ?? 0))
+    }
+    e.sort { $0.time < $1.time }
+    t.events = e
+    t._checkInvariants()
+    return t
+  }
+
+  static func run(_ spec: String, _ t: UserTrace, _ w: WorldParameters = world) throws -> AppReplay {
+    let user = PreparedUser(trace: t, world: w)
+    let content = ContentTimeline(trace: t, app: 0, world: w, seed: 1)
+    return try PolicySpec(parsing: spec).replay(user: user, app: 0, content: content, seed: 1, recordEvents: true)
+  }
+
+  // LTE (ARO, reference §1.1): 13 Mbps down, β 1.2 W, αd 0.05197 W/Mbps,
+  // promotion 0.26 s at 1.21 W, tail 10.12 s at 1.06 W.
+  static let lteDownS = item * 8 / 13e6  // 36.923077 s
+  static let lteThroughputW = 0.05197 * 13
+  static let promotionJ = 0.26 * 1.21
+  static let tailJ = 10.12 * 1.06
+
+  @Test("the 60 MB item on LTE: handler-only fails at 30 s and never arrives; the queue brings it, cost and delay by hand")
+  func sixtyMegabytesOnLTE() throws {
+    let t = Self.trace([(0, .network, .lte)])
+    // The push for the update at 100 s waits for network activity, at most
+    // 15 min (priority-5 batching): the handler runs at 1000 s.
+    let handlerOnly = try Self.run("silent-push", t)
+    #expect(handlerOnly.fetches.count == 1)
+    #expect(handlerOnly.fetches[0].failure == "budget" && handlerOnly.fetches[0].start == 1000)
+    #expect(handlerOnly.summary.delivered == 0 && handlerOnly.summary.transferEnergyJ == 0)
+    // It moved 29.74 s of the item before the budget cut it.
+    #expect(abs(handlerOnly.summary.cellularBytes - 29.74 * 13e6 / 8) < 1e-3)
+
+    let r = try Self.run("transfer:immediate", t)
+    // The handler: promotion only (no request, an empty feed), NewData.
+    #expect(r.fetches.count == 1 && r.fetches[0].result == .newData)
+    #expect(r.fetches[0].start == 1000 && abs(r.fetches[0].end - 1000.26) < 1e-9)
+    #expect(abs(r.fetches[0].energyJ - (Self.promotionJ + Self.tailJ)) < 1e-9)
+    // The transfer starts at 1000.26 inside the handler's connected state:
+    // β for its 36.92 s plus the throughput term; the tail is the handler's.
+    let transferJ = 1.2 * Self.lteDownS + Self.lteThroughputW * Self.lteDownS
+    #expect(abs(transferJ - 69.253292) < 1e-6)
+    #expect(abs(r.summary.transferEnergyJ - transferJ) < 1e-9, "\(r.summary.transferEnergyJ)")
+    #expect(r.summary.transferCellularBytes == Self.item && r.summary.transferWifiBytes == 0)
+    #expect(r.summary.transfersCompleted == 1 && r.summary.transferChunks == 1)
+    // Handler and transfer together: the isolated-transfer formula of §1.1.
+    let isolated = Self.promotionJ + (1.2 + Self.lteThroughputW) * Self.lteDownS + Self.tailJ
+    #expect(abs(r.summary.energyJ - isolated) < 1e-9)
+    // Published at 100 s, on the device at 1000.26 + 36.92 s.
+    #expect(r.summary.delivered == 1)
+    #expect(abs(r.summary.deliveryDelaySumS - (900.26 + Self.lteDownS)) < 1e-6)
+    #expect(abs(r.summary.meanDeliveryDelayS - 937.183077) < 1e-6)
+  }
+
+  @Test("a discretionary transfer waits for WiFi and charging until its deadline, then goes on any network")
+  func discretionaryWaits() throws {
+    // LTE until 5000 s, WiFi from 5000 s, plugged in at 8000 s.
+    let rows: [(Double, EventKind, NetworkKind?)] = [(0, .network, .lte), (5000, .network, .wifi), (8000, .chargeStart, nil)]
+    let t = Self.trace(rows)
+    // Deadline a day: on WiFi alone (5000 s) it still waits; at 8000 s it
+    // goes: WiFi promotion 0.0791 s, then 60 MB at 20 Mbps (24 s).
+    let d = try Self.run("transfer:discretionary,deadline=1d", t)
+    #expect(d.summary.transferCellularBytes == 0 && d.summary.transferWifiBytes == Self.item)
+    #expect(abs(d.summary.deliveryDelaySumS - (8000 + 0.0791 + 24 - 100)) < 1e-6, "\(d.summary.deliveryDelaySumS)")
+    // Deadline 1 h after the hand-over (the handler's end, 1000.26 s): at
+    // 4600.26 s it goes on LTE, from idle (promotion, β, throughput, tail).
+    let h = try Self.run("transfer:discretionary,deadline=1h", t)
+    #expect(h.summary.transferCellularBytes == Self.item && h.summary.transferWifiBytes == 0)
+    #expect(abs(h.summary.deliveryDelaySumS - (4600.26 + 0.26 + Self.lteDownS - 100)) < 1e-6)
+    let fromIdle = Self.promotionJ + (1.2 + Self.lteThroughputW) * Self.lteDownS + Self.tailJ
+    #expect(abs(h.summary.transferEnergyJ - fromIdle) < 1e-9)
+    // Immediate goes at once on LTE.
+    let i = try Self.run("transfer:immediate", t)
+    #expect(i.summary.transferCellularBytes == Self.item)
+    #expect(abs(i.summary.deliveryDelaySumS - 937.183077) < 1e-6)
+  }
+
+  @Test("unplugged mid-transfer, a discretionary transfer pauses and resumes from its bytes at the next plug-in")
+  func discretionaryPausesOnUnplug() throws {
+    let rows: [(Double, EventKind, NetworkKind?)] = [
+      (0, .network, .wifi), (8000, .chargeStart, nil), (8010, .chargeEnd, nil), (9000, .chargeStart, nil),
+    ]
+    let r = try Self.run("transfer:discretionary,deadline=1d", Self.trace(rows))
+    // 8000.0791...8010 at 20 Mbps, then the rest from 9000 s (promotion again).
+    let first = (8010 - 8000.0791) * 20e6 / 8
+    let rest = Self.item - first
+    #expect(r.summary.transferChunks == 2 && r.summary.transferWifiBytes == Self.item)
+    #expect(abs(r.summary.deliveryDelaySumS - (9000 + 0.0791 + rest * 8 / 20e6 - 100)) < 1e-6)
+  }
+
+  @Test("a transfer cut by a network loss resumes later without downloading again what it has (bytes and energy by hand)")
+  func resumesAfterNetworkLoss() throws {
+    // Offline from 1020 s to 2000 s, in the middle of the transfer.
+    let rows: [(Double, EventKind, NetworkKind?)] = [(0, .network, .lte), (1020, .network, .offline), (2000, .network, .lte)]
+    let r = try Self.run("transfer:immediate", Self.trace(rows))
+    // Chunk 1: 1000.26 → 1020 s, 19.74 s down inside the handler's connected state.
+    let d1 = 1020 - 1000.26
+    let b1 = d1 * 13e6 / 8
+    let e1 = 1.2 * d1 + Self.lteThroughputW * d1
+    // Chunk 2 at 2000 s, the radio idle again: a range request for the rest.
+    let d2 = (Self.item - b1) * 8 / 13e6
+    let e2 = Self.promotionJ + 1.2 * d2 + Self.tailJ + Self.lteThroughputW * d2
+    #expect(r.summary.transferChunks == 2 && r.summary.transfersCompleted == 1)
+    // Every byte once: the bytes of both chunks are exactly the item.
+    #expect(abs(r.summary.transferCellularBytes - Self.item) < 1e-6, "\(r.summary.transferCellularBytes)")
+    #expect(abs(r.summary.transferEnergyJ - (e1 + e2)) < 1e-9, "\(r.summary.transferEnergyJ) vs \(e1 + e2)")
+    #expect(abs(r.summary.deliveryDelaySumS - (2000.26 + d2 - 100)) < 1e-6)
+    // More than one uninterrupted transfer (one promotion and tail more),
+    // less than downloading the item twice.
+    let whole = 1.2 * Self.lteDownS + Self.lteThroughputW * Self.lteDownS
+    #expect(r.summary.transferEnergyJ > whole && r.summary.transferEnergyJ < 2 * whole)
+  }
+
+  @Test("an item below min_bytes is the handler's: transfer replays exactly as silent-push")
+  func smallItemsStayInTheHandler() throws {
+    var w = Self.world
+    w.requestBytes = 500
+    w.cpuWakeEnergyJ = 0.3
+    let t = TestTraces.user(seed: 7, days: 3, opensPerHour: 1, networkChangesPerDay: 6)
+    let user = PreparedUser(trace: t, world: w)
+    let content = ContentTimeline(updates: stride(from: t.start + 500, to: t.end, by: 3 * 3600).map { $0 }, world: w)
+    let push = try PolicySpec(parsing: "silent-push").replay(user: user, app: 0, content: content, seed: 1, recordEvents: true)
+    let xfer = try PolicySpec(parsing: "transfer:immediate").replay(user: user, app: 0, content: content, seed: 1, recordEvents: true)
+    #expect(push.fetches.count > 5)
+    #expect(push.fetches == xfer.fetches && push.opens == xfer.opens)
+    #expect(push.summary == xfer.summary)
+  }
+
+  @Test("gates hold on random traces: discretionary transfers before their deadline never use cellular; handler fetches stay within 30 s; bytes never exceed the items")
+  func gatesHoldOnRandomTraces() throws {
+    var w = Self.world
+    w.requestBytes = 0
+    for seed in UInt64(1)...12 {
+      var t = TestTraces.user(seed: seed, days: 4, opensPerHour: 0.5, networkChangesPerDay: 10)
+      let a = t.appIndex("pod")
+      var rng = SplitMix64(seed: seed, keys: "gates")
+      var extra: [TraceEvent] = []
+      var x = t.start
+      while true {
+        x += rng.exponential(rate: 4 / 86_400)
+        guard x < t.end else { break }
+        extra.append(TraceEvent(time: x, kind: .update, app: a, value: (20e6 * (1 + rng.uniform())).rounded()))
+      }
+      var y = t.start
+      var on = false
+      while true {
+        y += rng.exponential(rate: 3 / 86_400)
+        guard y < t.end else { break }
+        on.toggle()
+        extra.append(TraceEvent(time: y, kind: on ? .chargeStart : .chargeEnd))
+      }
+      t.events = (t.events + extra).sorted { $0.time < $1.time }
+      let items = extra.filter { $0.kind == .update }.map(\.value)
+      let user = PreparedUser(trace: t, world: w)
+      let content = ContentTimeline(trace: t, app: a, world: w, seed: 1)
+      for spec in ["transfer:discretionary,deadline=100d", "transfer:immediate", "transfer:discretionary,deadline=2h"] {
+        let r = try PolicySpec(parsing: spec).replay(user: user, app: a, content: content, seed: 1, recordEvents: true)
+        let s = r.summary
+        if spec.hasSuffix("100d") { #expect(s.transferCellularBytes == 0, "seed \(seed): \(spec)") }
+        #expect(r.fetches.allSatisfy { $0.end - $0.start <= w.fetchBudgetS + 1e-6 })
+        #expect(s.transferCellularBytes + s.transferWifiBytes <= items.reduce(0, +) + 1e-3, "seed \(seed): \(spec)")
+        #expect(s.transfersCompleted <= s.transfersQueued && s.delivered <= s.updates)
+      }
+    }
+  }
+
+  @Test("the policy strings parse, print back and refuse bad input")
+  func parsing() throws {
+    #expect(try PolicySpec(parsing: "transfer:discretionary,deadline=24h").description == "transfer:discretionary,deadline=1d")
+    #expect(try PolicySpec(parsing: "transfer:immediate").description == "transfer:immediate")
+    #expect(try PolicySpec(parsing: "transfer:immediate,min_bytes=5000").description == "transfer:immediate,min_bytes=5000")
+    for bad in ["transfer", "transfer:later", "transfer:immediate,deadline=2h", "transfer:discretionary,deadline=-1h"] {
+      #expect(throws: PolicySpecError.self, "\(bad)") { try PolicySpec(parsing: bad) }
+    }
+  }
+}
