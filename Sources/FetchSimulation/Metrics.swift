@@ -100,32 +100,32 @@ public struct AppSummary: Sendable, Equatable {
   public var p90WaitS = 0.0
   /// Updates whose content reached the device in the window (by a fetch,
   /// a background transfer or a foreground refresh).
-  public var delivered = 0
+  package var delivered = 0
   /// Sum over the delivered updates of publication → on the device, s.
-  public var deliveryDelaySumS = 0.0
+  package var deliveryDelaySumS = 0.0
   /// 90th percentile (type 7) of the delivery delay, s; 0 when none was
   /// delivered (written empty).
-  public var p90DeliveryDelayS = 0.0
+  package var p90DeliveryDelayS = 0.0
   /// Background transfers handed over by the policy's fetches (large
   /// items, `TransferQueue.swift`), and those that completed.
-  public var transfersQueued = 0
+  package var transfersQueued = 0
   /// Background transfers that completed (the item reached the app).
-  public var transfersCompleted = 0
+  package var transfersCompleted = 0
   /// Chunks the transfers moved in (one per stretch of eligible network).
-  public var transferChunks = 0
+  package var transferChunks = 0
   /// Energy of the background transfers, J (CPU and marginal radio; also
   /// in ``energyJ``).
-  public var transferEnergyJ = 0.0
+  package var transferEnergyJ = 0.0
   /// Background transfer bytes on cellular networks (also in ``cellularBytes``).
-  public var transferCellularBytes = 0.0
+  package var transferCellularBytes = 0.0
   /// Background transfer bytes on WiFi (also in ``wifiBytes``).
-  public var transferWifiBytes = 0.0
+  package var transferWifiBytes = 0.0
 
   package init() {}
 
   /// Mean delivery delay (publication → on the device) over the delivered
   /// updates, s; NaN when none was delivered.
-  public var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
+  package var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
   /// Background energy per day, J.
   public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
   /// Background cellular bytes per day.
@@ -205,25 +205,25 @@ public struct DeviceSummary: Sendable, Equatable {
   public var p90WaitS = 0.0
   /// Updates of all the apps delivered to the device, and the sum of
   /// their delivery delays, s (see ``AppSummary/delivered``).
-  public var delivered = 0
+  package var delivered = 0
   /// Sum of the delivery delays, s.
-  public var deliveryDelaySumS = 0.0
+  package var deliveryDelaySumS = 0.0
   /// Background transfer energy, J, and bytes by network (also in the
   /// background totals).
-  public var transferEnergyJ = 0.0
+  package var transferEnergyJ = 0.0
   /// Background transfer bytes on cellular networks.
-  public var transferCellularBytes = 0.0
+  package var transferCellularBytes = 0.0
   /// Background transfer bytes on WiFi.
-  public var transferWifiBytes = 0.0
+  package var transferWifiBytes = 0.0
 
   package init() {}
 
   /// 90th percentile (type 7) of the delivery delay over all the apps'
   /// delivered updates, s; 0 when none (written empty).
-  public var p90DeliveryDelayS = 0.0
+  package var p90DeliveryDelayS = 0.0
 
   /// Mean delivery delay over all the apps' delivered updates, s; NaN when none.
-  public var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
+  package var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
 
   /// Sums the apps' summaries (all over the same window) and pools their waits.
   package init(_ replays: [AppReplay]) {

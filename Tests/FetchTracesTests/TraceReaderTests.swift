@@ -110,6 +110,9 @@ struct TraceReaderTests {
     ("u1,10,begin,,UTC\nu1,11,open,a,1\n", 3, "-", "no 'end' row"),
     ("u1,10,begin,,UTC\nu1,11,open,\"a,1\nu1,20,end,,\n", 3, "-", "unterminated quoted field"),
     ("u1,10,begin,,UTC\nu1,11,charge_start,,1\nu1,20,end,,\n", 3, "value", "takes no value"),
+    ("u1,10,begin,,UTC\nu1,11,update,a,-5\nu1,20,end,,\n", 3, "value", "item size"),
+    ("u1,10,begin,,UTC\nu1,11,update,a,big\nu1,20,end,,\n", 3, "value", "finite number"),
+    ("u1,10,begin,,UTC\nu1,11,update,a,2e12\nu1,20,end,,\n", 3, "value", "outside 0...1e12"),
     ("u1,10,begin,,UTC\nu1,1e300,open,a,1\nu1,20,end,,\n", 3, "time", "plausible Unix time"),
   ]
 
