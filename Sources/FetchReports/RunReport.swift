@@ -361,6 +361,19 @@ public enum RunReport {
             title: "Staleness vs cellular data", dataset: d, rows: mine, x: .cellular, y: .meanAge,
             frontier: cellularFrontier.filter { $0.dataset == d })))
     }
+    // Large content: delivery delay against energy and cellular data, and
+    // the transfers' data per network (SVGPlot+Transfers.swift), only for
+    // runs whose transfers moved bytes.
+    if FileManager.default.fileExists(atPath: runDir + "/pooled.csv") {
+      let deliveries = try readDeliveries(path: runDir + "/pooled.csv")
+      for d in datasets {
+        let mine = deliveries.filter { $0.dataset == d }
+        guard !mine.isEmpty else { continue }
+        charts.append(Chart(file: "delivery-energy\(suffixes[d]!).svg", plot: .deliveryTradeoff(dataset: d, rows: mine, cellular: false)))
+        charts.append(Chart(file: "delivery-cellular\(suffixes[d]!).svg", plot: .deliveryTradeoff(dataset: d, rows: mine, cellular: true)))
+        charts.append(Chart(file: "transfer-bytes\(suffixes[d]!).svg", plot: .transferBytes(dataset: d, rows: mine)))
+      }
+    }
     // How users fare one by one: the per-user distribution of the mean
     // age for the headline's policies (summary.csv, so without event files too).
     if FileManager.default.fileExists(atPath: runDir + "/summary.csv") {
