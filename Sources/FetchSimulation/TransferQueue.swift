@@ -103,9 +103,13 @@ extension ReplayEngine {
       transfers.prepared = true
     }
     guard !transfers.waiting.contains(where: { $0.lane == j && $0.version >= v }) else { return }
+    // A newer item supersedes the app's queued ones but keeps the earliest
+    // deadline: the content has waited since the first hand-over (else
+    // frequent updates would push the deadline back for ever).
+    var deadline = s.discretionary ? t + s.deadlineS : -.infinity
+    for x in transfers.waiting where x.lane == j { deadline = min(deadline, x.deadline) }
     transfers.waiting.append(Transfer(
-      lane: j, version: v, totalBytes: lanes[j].newDataBytes(version: v),
-      deadline: s.discretionary ? t + s.deadlineS : -.infinity))
+      lane: j, version: v, totalBytes: lanes[j].newDataBytes(version: v), deadline: deadline))
     lanes[j].summary.transfersQueued += 1
     if transfers.chunk == nil { startTransfer(at: t) }
   }

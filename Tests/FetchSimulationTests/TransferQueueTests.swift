@@ -114,6 +114,20 @@ struct TransferQueueTests {
     #expect(abs(i.summary.deliveryDelaySumS - 937.183077) < 1e-6)
   }
 
+  @Test("a newer item supersedes a waiting one and keeps its deadline (frequent updates cannot postpone it for ever)")
+  func supersedingKeepsTheDeadline() throws {
+    var t = Self.trace([(0, .network, .lte)])
+    t.events.append(TraceEvent(time: 2000, kind: .update, app: 0, value: Self.item))
+    t.events.sort { $0.time < $1.time }
+    // Hand-overs at 1000.26 s and 2900.26 s (each push batched 900 s); the
+    // second inherits the first's deadline, 4600.26 s, and brings both.
+    let r = try Self.run("transfer:discretionary,deadline=1h", t)
+    let arrival = 4600.26 + 0.26 + Self.lteDownS
+    #expect(r.summary.delivered == 2 && r.summary.transfersQueued == 2 && r.summary.transfersCompleted == 1)
+    #expect(abs(r.summary.deliveryDelaySumS - ((arrival - 100) + (arrival - 2000))) < 1e-6, "\(r.summary.deliveryDelaySumS)")
+    #expect(r.summary.transferCellularBytes == Self.item)
+  }
+
   @Test("unplugged mid-transfer, a discretionary transfer pauses and resumes from its bytes at the next plug-in")
   func discretionaryPausesOnUnplug() throws {
     let rows: [(Double, EventKind, NetworkKind?)] = [
