@@ -132,7 +132,11 @@ extension ReplayEngine {
         lanes[x.lane].summary.wifiBytes += c.bytes + w.requestBytes
       }
       lanes[x.lane].summary.transferChunks += 1
-      if !isCharging(at: c.start) { energySinceSampleJ += c.energyJ }
+      if !transfers.charging(at: c.start) { energySinceSampleJ += c.energyJ }
+      if let p = sampledPct {
+        let pct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)
+        for m in lanes.indices { lanes[m].ctx.batteryPct = pct }
+      }
       if x.doneBytes >= x.totalBytes {
         transfers.waiting.remove(at: r)
         lanes[x.lane].summary.transfersCompleted += 1
@@ -142,10 +146,6 @@ extension ReplayEngine {
     }
     startTransfer(at: t)
   }
-
-  /// Whether the device is charging at `t` from the trace's own rows (the
-  /// engine's `isCharging` follows only the events it walks).
-  func isCharging(at t: Double) -> Bool { transfers.charging(at: t) }
 
   /// Starts the first eligible transfer at `t`, dropping the ones whose
   /// content the app already has (a fetch or a foreground refresh brought
@@ -187,8 +187,9 @@ extension ReplayEngine {
   /// the marginal radio energy given everything planned before it on the
   /// interface, and the throughput term; its busy time joins the radio.
   mutating func planChunk(remaining: Double, at s: Double, on net: NetworkKind, cutAt cut: Double) -> TransferChunk {
-    let k = PreparedUser.interface(net)!
-    let radio = radio(net)!
+    guard let k = PreparedUser.interface(net), let radio = radio(net) else {
+      preconditionFailure("a transfer chunk needs a network (startTransfer checks it)")
+    }
     let promo = radio.promotion(afterGap: quietGap(k, at: s))
     let x = radio.transferTime(downBytes: remaining, upBytes: w.requestBytes)
     let downStart = s + promo.timeS + x.up + w.serverLatencyS
