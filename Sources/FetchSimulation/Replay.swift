@@ -42,6 +42,8 @@ public struct AppReplay: Sendable {
   /// The delivery delay of each update the device received (see
   /// ``AppSummary/delivered``), s, sorted ascending.
   package var sortedDeliveryDelays: [Double] = []
+  /// One record per background transfer chunk (empty unless `recordEvents`).
+  package var transferChunks: [TransferChunkRecord] = []
 }
 
 /// Everything one replay of one device (a user's modelled apps under one
@@ -194,6 +196,8 @@ struct AppLane {
   var aoiSum = 0.0
   /// Per update the device received: publication → on the device, s.
   var deliveryDelays: [Double] = []
+  /// The app's background transfer chunks (with `recordEvents`).
+  var transferChunks: [TransferChunkRecord] = []
 
   /// Scores an open at `t` (the age, AoI and freshness of the content on
   /// the device); returns whether it is fresh (age 0).
@@ -798,7 +802,8 @@ struct ReplayEngine {
     }
     return AppReplay(
       summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedStaleAges: lane.ages, freshOpens: fresh,
-      sortedWaits: lane.waits, zeroWaits: lane.zeroWaits, sortedDeliveryDelays: delays)
+      sortedWaits: lane.waits, zeroWaits: lane.zeroWaits, sortedDeliveryDelays: delays,
+      transferChunks: lane.transferChunks)
   }
 }
 

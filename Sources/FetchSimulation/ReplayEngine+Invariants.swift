@@ -59,6 +59,14 @@ extension ReplayEngine {
         energy += f.energyJ
         bytes += f.bytes
       }
+      let chunkJ = lane.transferChunks.reduce(0) { $0 + $1.energyJ }
+      check(
+        lane.transferChunks.count == s.transferChunks && abs(chunkJ - s.transferEnergyJ) <= 1e-9 * max(1, chunkJ),
+        "lane \(j): transfer chunks charge \(chunkJ) J, summary \(s.transferEnergyJ) J")
+      check(
+        lane.transferChunks.filter(\.completes).count == s.transfersCompleted
+          && lane.transferChunks.allSatisfy { $0.end >= $0.start && $0.end <= end && $0.bytes >= 0 },
+        "lane \(j): bad transfer chunk records")
       // The summary's totals hold the background transfers too.
       let tol = 1e-9 * max(1, s.energyJ)
       check(

@@ -53,6 +53,21 @@ struct TransferChunk {
   let network: NetworkKind
 }
 
+/// One chunk of a background transfer as the replay records it (with
+/// `recordEvents`): tests and invariants check the charges against it.
+package struct TransferChunkRecord: Sendable, Equatable {
+  /// Start and end, Unix s.
+  package var start: Double
+  package var end: Double
+  /// Downlink bytes of the item it moved (the request's bytes apart).
+  package var bytes: Double
+  /// CPU plus marginal radio energy, J.
+  package var energyJ: Double
+  package var network: NetworkKind
+  /// Whether the item was whole at its end.
+  package var completes: Bool
+}
+
 /// The device's background transfer queue (one per replayed device, out of
 /// process: not bound by the 30 s fetch budget, survives suspension,
 /// resumes after a network loss from the bytes it has). First in, first
@@ -132,6 +147,11 @@ extension ReplayEngine {
         lanes[x.lane].summary.wifiBytes += c.bytes + w.requestBytes
       }
       lanes[x.lane].summary.transferChunks += 1
+      if options.recordEvents {
+        lanes[x.lane].transferChunks.append(TransferChunkRecord(
+          start: c.start, end: c.end, bytes: c.bytes, energyJ: c.energyJ, network: c.network,
+          completes: x.doneBytes >= x.totalBytes))
+      }
       if !transfers.charging(at: c.start) { energySinceSampleJ += c.energyJ }
       if let p = sampledPct {
         let pct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)

@@ -227,3 +227,45 @@ struct TransferQueueTests {
     }
   }
 }
+
+extension TransferQueueTests {
+  @Test("fetch and transfer charges telescope on one device radio: their sum is E(all activity) − E(user activity)", arguments: ["transfer:immediate", "transfer:discretionary,deadline=3h"])
+  func chargesTelescope(spec: String) throws {
+    var w = ReplayEnergyTests.workedExampleWorld(.lte)
+    w.foregroundRefresh = false
+    w.cpuWakeEnergyJ = 0
+    w.cpuActivePowerW = 0
+    // Throughput terms are outside E; set them to 0 to compare radio energy alone.
+    w.lte.downlinkWPerMbps = 0
+    w.lte.uplinkWPerMbps = 0
+    w.wifi.downlinkWPerMbps = 0
+    w.wifi.uplinkWPerMbps = 0
+    var t = TestTraces.user(seed: 5, days: 2, opensPerHour: 2, sessionS: 20)
+    // LTE, with four offline hours-long gaps (one interface: every chunk on LTE).
+    var extra: [TraceEvent] = []
+    for x: Double in [3600, 20_000, 50_000, 90_000] {
+      extra.append(TraceEvent(time: t.start + x, kind: .network, value: Double(NetworkKind.offline.rawValue)))
+      extra.append(TraceEvent(time: t.start + x + 900, kind: .network, value: Double(NetworkKind.lte.rawValue)))
+    }
+    t.events = (t.events + extra).sorted { $0.time < $1.time }
+    let user = PreparedUser(trace: t, world: w)
+    let apps: [Int32] = [0, 1]
+    var contents: [ContentTimeline] = []
+    for a in apps {
+      let times: [Double] = Array(stride(from: t.start + 1000 + Double(a) * 400, to: t.end, by: 5 * 3600))
+      contents.append(ContentTimeline(updates: times, world: w, itemBytes: [Double](repeating: 2e9, count: times.count)))
+    }
+    let r: DeviceReplay = try PolicySpec(parsing: spec).replay(
+      user: user, apps: apps, contents: contents, scope: .device, seed: 1, recordEvents: true)
+    let chunks: [TransferChunkRecord] = r.apps.flatMap { $0.transferChunks }
+    #expect(chunks.count > 5, "\(spec)")
+    #expect(chunks.contains { !$0.completes }, "\(spec): some chunk cut by a network loss")
+    let fetches: [FetchRecord] = r.apps.flatMap { $0.fetches }
+    var intervals: [BusyInterval] = fetches.map { BusyInterval(start: $0.start, end: $0.end) }
+    intervals += chunks.map { BusyInterval(start: $0.start, end: $0.end) }
+    let bg: [BusyInterval] = user.backgroundBusy(cellular: true)
+    let all: [BusyInterval] = (bg + intervals).sorted { $0.start < $1.start }
+    let direct = w.lte.energy(ofSorted: all) - w.lte.energy(ofSorted: bg)
+    #expect(abs(r.summary.energyJ - direct) < 1e-6 * max(1, direct), "\(spec): charges \(r.summary.energyJ) vs device \(direct)")
+  }
+}
