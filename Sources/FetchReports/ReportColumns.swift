@@ -19,7 +19,7 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
   case energy_j, energy_j_per_day, battery_pct_per_day
   case fetches_per_day
   case cellular_bytes, cellular_bytes_per_day, wifi_bytes
-  case delivered, mean_delivery_delay_s, p90_delivery_delay_s
+  case delivered, mean_delivery_delay_s
   case transfer_energy_j, transfer_cellular_bytes, transfer_wifi_bytes
 
   /// This column's value for one replay.
@@ -53,7 +53,6 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
     case .wifi_bytes: CSV.number(s.wifiBytes, decimals: 0)
     case .delivered: String(s.delivered)
     case .mean_delivery_delay_s: staleness(s.meanDeliveryDelayS, decimals: 3)
-    case .p90_delivery_delay_s: staleness(s.delivered > 0 ? s.p90DeliveryDelayS : .nan, decimals: 3)
     case .transfer_energy_j: CSV.number(s.transferEnergyJ, decimals: 6)
     case .transfer_cellular_bytes: CSV.number(s.transferCellularBytes, decimals: 0)
     case .transfer_wifi_bytes: CSV.number(s.transferWifiBytes, decimals: 0)
@@ -72,7 +71,7 @@ package enum DeviceColumn: String, CaseIterable, Sendable {
   case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day, wifi_bytes_per_day
   case foreground_refreshes, foreground_energy_j_per_day, foreground_bytes_per_day
   case mean_wait_s, p90_wait_s
-  case delivered, mean_delivery_delay_s, p90_delivery_delay_s
+  case delivered, mean_delivery_delay_s
   case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
 
   func value(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
@@ -95,7 +94,6 @@ package enum DeviceColumn: String, CaseIterable, Sendable {
     case .p90_wait_s: CSV.number(d.p90WaitS, decimals: 6)
     case .delivered: String(d.delivered)
     case .mean_delivery_delay_s: staleness(d.meanDeliveryDelayS, decimals: 3)
-    case .p90_delivery_delay_s: staleness(d.delivered > 0 ? d.p90DeliveryDelayS : .nan, decimals: 3)
     case .transfer_energy_j_per_day: CSV.number(perDay(d.transferEnergyJ), decimals: 6)
     case .transfer_cellular_bytes_per_day: CSV.number(perDay(d.transferCellularBytes), decimals: 3)
     case .transfer_wifi_bytes_per_day: CSV.number(perDay(d.transferWifiBytes), decimals: 3)

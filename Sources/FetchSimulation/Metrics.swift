@@ -103,9 +103,6 @@ public struct AppSummary: Sendable, Equatable {
   package var delivered = 0
   /// Sum over the delivered updates of publication → on the device, s.
   package var deliveryDelaySumS = 0.0
-  /// 90th percentile (type 7) of the delivery delay, s; 0 when none was
-  /// delivered (written empty).
-  package var p90DeliveryDelayS = 0.0
   /// Background transfers handed over by the policy's fetches (large
   /// items, `TransferQueue.swift`), and those that completed.
   package var transfersQueued = 0
@@ -163,7 +160,6 @@ public struct AppSummary: Sendable, Equatable {
     RecordField("updates", "content updates of the app in the window", count: \.updates),
     RecordField("delivered", "updates whose content reached the device", count: \.delivered),
     RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveryDelaySumS),
-    RecordField("p90_delivery_delay_s", "s", "90th percentile of the delivery delay", .none, \.p90DeliveryDelayS),
     RecordField("transfers_completed", "background transfers that completed", count: \.transfersCompleted),
     RecordField("transfer_energy_j", "J", "background transfer energy (also in energy_j)", .sum, \.transferEnergyJ),
     RecordField("transfer_cellular_bytes", "bytes", "background transfer bytes on cellular networks", .sum, \.transferCellularBytes),
@@ -218,10 +214,6 @@ public struct DeviceSummary: Sendable, Equatable {
 
   package init() {}
 
-  /// 90th percentile (type 7) of the delivery delay over all the apps'
-  /// delivered updates, s; 0 when none (written empty).
-  package var p90DeliveryDelayS = 0.0
-
   /// Mean delivery delay over all the apps' delivered updates, s; NaN when none.
   package var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
 
@@ -248,8 +240,7 @@ public struct DeviceSummary: Sendable, Equatable {
       transferCellularBytes += a.transferCellularBytes
       transferWifiBytes += a.transferWifiBytes
     }
-    let delays = mergeSorted(replays.map(\.sortedDeliveryDelays), by: <)
-    p90DeliveryDelayS = delays.isEmpty ? 0 : Quantile.type7(zeros: 0, thenSorted: delays, 0.9)
+
     let all = mergeSorted(replays.map(\.sortedWaits), by: <)
     if zeros + all.count > 0 {
       meanWaitS = all.reduce(0, +) / Double(zeros + all.count)

@@ -39,9 +39,6 @@ public struct AppReplay: Sendable {
   /// sorted ascending, and the number of opens that waited 0 s (fresh).
   package var sortedWaits: [Double] = []
   package var zeroWaits = 0
-  /// The delivery delay of each update the device received (see
-  /// ``AppSummary/delivered``), s, sorted ascending.
-  package var sortedDeliveryDelays: [Double] = []
   /// One record per background transfer chunk (empty unless `recordEvents`).
   package var transferChunks: [TransferChunkRecord] = []
 }
@@ -194,8 +191,6 @@ struct AppLane {
   var waits: [Double] = []
   var zeroWaits = 0
   var aoiSum = 0.0
-  /// Per update the device received: publication → on the device, s.
-  var deliveryDelays: [Double] = []
   /// The app's background transfer chunks (with `recordEvents`).
   var transferChunks: [TransferChunkRecord] = []
 
@@ -249,7 +244,10 @@ struct AppLane {
   mutating func sync(to v: Int, at t: Double) {
     guard v > version else { return }
     integrate(to: t)
-    for i in version..<v { deliveryDelays.append(max(0, t - updates[i])) }
+    // Delivery delays: summed, not kept (their p90 would need every delay,
+    // ordered, which cost a quarter of a `never` replay).
+    for i in version..<v { summary.deliveryDelaySumS += max(0, t - updates[i]) }
+    summary.delivered += v - version
     version = v
   }
 }
@@ -764,12 +762,10 @@ struct ReplayEngine {
     // Sorted in place (a copy of the lane would share, then copy, the arrays).
     lanes[j].ages.sort()
     lanes[j].waits.sort()
-    lanes[j].deliveryDelays.sort()
+    // The delays are many (one per update) and need no order: summed as
+    // they came, their p90 found by selection (a sort cost as much as the
+    // rest of a `never` replay).
     var lane = lanes[j]
-    let delays = lane.deliveryDelays
-    lane.summary.delivered = delays.count
-    lane.summary.deliveryDelaySumS = delays.reduce(0, +)
-    lane.summary.p90DeliveryDelayS = delays.isEmpty ? 0 : Quantile.type7(zeros: 0, thenSorted: delays, 0.9)
     if lane.unseenNewData { lane.summary.wasted += 1 }
     let n = lane.summary.opens
     let fresh = n - lane.ages.count
@@ -802,8 +798,7 @@ struct ReplayEngine {
     }
     return AppReplay(
       summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedStaleAges: lane.ages, freshOpens: fresh,
-      sortedWaits: lane.waits, zeroWaits: lane.zeroWaits, sortedDeliveryDelays: delays,
-      transferChunks: lane.transferChunks)
+      sortedWaits: lane.waits, zeroWaits: lane.zeroWaits, transferChunks: lane.transferChunks)
   }
 }
 

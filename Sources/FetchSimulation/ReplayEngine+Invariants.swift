@@ -41,7 +41,7 @@ extension ReplayEngine {
         s.transferEnergyJ >= 0 && s.transferCellularBytes >= 0 && s.transferWifiBytes >= 0
           && s.transfersCompleted <= s.transfersQueued && s.transfersCompleted <= s.transferChunks,
         "lane \(j): bad transfer counts or charges")
-      check(s.delivered <= s.updates && lane.deliveryDelays.allSatisfy { $0 >= 0 }, "lane \(j): bad deliveries")
+      check(s.delivered <= s.updates && s.deliveryDelaySumS >= 0, "lane \(j): bad deliveries")
       guard options.recordEvents else { continue }
       check(lane.opens.count == s.opens, "lane \(j): \(lane.opens.count) open records, \(s.opens) opens")
       var last = start
