@@ -491,7 +491,7 @@ package struct PlannerPolicy: FetchPolicy {
       agePerHour: params.ageWeightPerHour, activity: params.sessionCredit > 0 ? activity : nil)
     decision.valueNow = v[0]
     let netNow = v[0] - price * costNow
-    guard netNow > 0 else { return }
+    guard netNow > 0 || logDecisions else { return }
     // 3. Later candidates: expected cost over WiFi, charging and the user's
     // own radio activity; value scaled by the odds of being online.
     let onWiFi = ctx.network == .wifi
@@ -522,6 +522,7 @@ package struct PlannerPolicy: FetchPolicy {
     decision.bestLaterDelayS = Double(best.k) * step
     decision.bestLaterValue = best.value
     decision.bestLaterCostJ = best.cost
+    guard netNow > 0 else { return }
     guard best.k == 0 else {
       decision.factor = .deferred
       return
