@@ -162,23 +162,24 @@ package enum PlannerMath {
     for d in 0..<K {
       after[d] = utility(sinceSync: (Double(d) + 0.5) * step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
     }
-    // Cumulative activity at bin edges and midpoints.
-    var edge = [Double](repeating: 0, count: K + 1)
-    var mid = [Double](repeating: 0, count: K)
+    // e^(−A) from candidate k to bin j's midpoint = e^(−mid_j) · e^(edge_k),
+    // with the cumulative activity at bin edges and midpoints (edges capped
+    // so that e^(edge) stays finite; beyond it the credit is 0 anyway).
+    var fromEdge = [Double](repeating: 1, count: K)
+    var toMid = [Double](repeating: 1, count: K)
     if let a = activity {
+      var edge = 0.0
       for j in 0..<K {
-        mid[j] = edge[j] + a[j] / 2
-        edge[j + 1] = edge[j] + a[j]
+        fromEdge[j] = exp(min(edge, 600))
+        toMid[j] = exp(-min(edge + a[j] / 2, 1200))
+        edge += a[j]
       }
     }
     var v = [Double](repeating: 0, count: K)
     for k in 0..<K {
       var s = 0.0
-      for j in k..<K {
-        let credit = activity == nil ? 1 : exp(-(mid[j] - edge[k]))
-        s += p[j] * (after[j - k] - base[j]) * credit
-      }
-      v[k] = s
+      for j in k..<K { s += p[j] * (after[j - k] - base[j]) * toMid[j] }
+      v[k] = s * fromEdge[k]
     }
     return v
   }
