@@ -46,6 +46,23 @@ struct PlannerPolicyTests {
     let w0: Double = 0.5 * (h - 0.1) * h + 0.25 * (h3 - 0.05) * 0.5
     #expect(abs(w[0] - w0) < 1e-12)
     #expect(abs(w[1] - v[1]) < 1e-12)
+    // What a fetch now adds before candidate 1: candidate 0's term of bin 0.
+    let b = PlannerMath.nowValueBefore(openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0)
+    let bw = PlannerMath.nowValueBefore(
+      openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0, activity: [M_LN2, 0])
+    let b1: Double = 0.5 * (h - 0.1)
+    #expect(b[0] == 0 && abs(b[1] - b1) < 1e-12)
+    #expect(abs(bw[1] - b1 * h) < 1e-12)
+  }
+
+  @Test("planning both now and later spends more than now-or-later at a large budget")
+  func planBoth() {
+    var one = PlannerParameters(), both = PlannerParameters()
+    one.budgetJPerDay = 200
+    both.budgetJPerDay = 200
+    both.planBoth = 1
+    let (a, _) = Self.run(one), (b, _) = Self.run(both)
+    #expect(b.summary.fetches > a.summary.fetches)
   }
 
   @Test("conditioning the first window on the transition model keeps the total")

@@ -58,6 +58,10 @@ package struct PlannerParameters: Sendable, Hashable {
   /// share for that other app (shrunk toward the user's share over all
   /// other apps), replacing the habit model's mass in the window.
   package var pairWindowS = 600.0
+  /// Whether the plan may fetch now *and* at the better later candidate
+  /// (when the fetch now pays for itself with the opens before it): 1 on,
+  /// 0 off (now or later, never both).
+  package var planBoth = 0.0
   /// Local hour of the nightly habit-model refit (24 or more: never).
   package var refitHour = 3.0
   /// Prior of the content-update rate, per hour (Gamma mean).
@@ -86,6 +90,7 @@ package struct PlannerParameters: Sendable, Hashable {
     .init("device_models", \.useDeviceModels, max: 1, help: "1: weigh WiFi, charging and offline odds from the device models; 0: assume the state persists"),
     .init("session_credit", \.sessionCredit, max: 1, help: "1: credit an open to a fetch only if no other radio activity of the user is expected between them; 0: always"),
     .init("pair_window", \.pairWindowS, duration: true, help: "window of the app-transition model (0s: off): P(this app within it \\| another app just opened), from training"),
+    .init("plan_both", \.planBoth, max: 1, help: "1: fetch now as well as at a better later moment when the opens before it pay for the fetch now; 0: now or later"),
     .init("refit_hour", \.refitHour, help: "local hour of the nightly habit-model refit (24 or more: never)"),
     .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6, help: "prior of the content-update rate, per hour (Gamma mean)"),
   ]
@@ -182,6 +187,26 @@ package enum PlannerMath {
       v[k] = s * fromEdge[k]
     }
     return v
+  }
+
+  /// The part of candidate 0's value (``candidateValues(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``)
+  /// from the opens before each candidate: `before[k] = Σ_{j<k} (candidate 0's term j)`,
+  /// what a fetch now adds when another follows at candidate k.
+  ///
+  /// - Complexity: O(K).
+  package static func nowValueBefore(
+    openProbability p: [Double], baseline base: [Double], step: Double, lambda: Double, fresh: Double,
+    agePerHour: Double, activity: [Double]? = nil
+  ) -> [Double] {
+    var before = [Double](repeating: 0, count: p.count)
+    var acc = 0.0, edge = 0.0
+    for j in 0..<p.count {
+      before[j] = acc
+      let credit = activity.map { exp(-(edge + $0[j] / 2)) } ?? 1
+      acc += p[j] * (utility(sinceSync: (Double(j) + 0.5) * step, lambda: lambda, fresh: fresh, agePerHour: agePerHour) - base[j]) * credit
+      edge += activity?[j] ?? 0
+    }
+    return before
   }
 
   /// Probability of the next open in each bin from per-bin intensities
@@ -524,7 +549,18 @@ package struct PlannerPolicy: FetchPolicy {
     decision.bestLaterValue = best.value
     decision.bestLaterCostJ = best.cost
     guard netNow > 0 else { return }
-    guard best.k == 0 else {
+    // Both now and at the best later candidate: the fetch now pays for itself
+    // with the opens before that candidate.
+    let both: Bool
+    if params.planBoth > 0 && best.k > 0 {
+      let before = PlannerMath.nowValueBefore(
+        openProbability: p, baseline: base, step: step, lambda: lambda, fresh: params.freshWeight,
+        agePerHour: params.ageWeightPerHour, activity: params.sessionCredit > 0 ? activity : nil)
+      both = before[best.k] - price * costNow > 0
+    } else {
+      both = false
+    }
+    guard best.k == 0 || both else {
       decision.factor = .deferred
       return
     }
