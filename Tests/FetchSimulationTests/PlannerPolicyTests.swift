@@ -135,6 +135,23 @@ struct PlannerPolicyTests {
     #expect(mean < 4, "mean energy per fetch \(mean) J")
   }
 
+  @Test("an empty training window: no transition or device model, no activity; the replay still runs within budget")
+  func emptyTraining() {
+    let t = IMPPolicyTests.user()
+    let world = IMPPolicyTests.world
+    let (train, test) = t.split(at: t.start)
+    #expect(PlannerPolicy.fitDeviceModels(train) == nil)
+    #expect(PlannerPolicy.activityRates(train, app: 0).allSatisfy { $0 == 0 })
+    #expect(TransitionModel(train, app: 0, window: 600).probability(after: 1) == nil)
+    var params = PlannerParameters()
+    params.budgetJPerDay = 20
+    var p = PlannerPolicy(params: params, world: world, training: train, app: 0, population: nil)
+    let r = replay(
+      &p, user: PreparedUser(trace: test, world: world), app: 0,
+      content: ContentTimeline(trace: test, app: 0, world: world, seed: 7), options: ReplayOptions(seed: 7))
+    #expect(r.summary.energyJ.isFinite && r.summary.energyJ <= (20 + 13) * 14)
+  }
+
   @Test("a larger budget buys fresher opens")
   func monotone() {
     var low = PlannerParameters(), high = PlannerParameters()

@@ -211,6 +211,8 @@ package enum PlannerMath {
 
   /// Probability of the next open in each bin from per-bin intensities
   /// (opens per second): `p[j] = S_j (1 − e^(−ρ_j·step))`, `S_{j+1} = S_j e^(−ρ_j·step)`.
+  ///
+  /// - Complexity: O(K).
   package static func nextOpenProbabilities(intensities rho: [Double], step: Double) -> [Double] {
     var s = 1.0
     return rho.map { r in
@@ -223,6 +225,8 @@ package enum PlannerMath {
   /// Rescales a next-open distribution so that the mass of the bins whose
   /// midpoints fall within the first `w` seconds is `q` (the rest keeps its
   /// shape, scaled to the remaining mass of the original).
+  ///
+  /// - Complexity: O(K).
   package static func condition(_ p: inout [Double], firstSeconds w: Double, step: Double, on q: Double) {
     let n = min(p.count, max(1, Int((w / step).rounded(.up))))
     let inside = p[..<n].reduce(0, +)
@@ -374,6 +378,8 @@ package struct PlannerPolicy: FetchPolicy {
 
   /// Other apps' opens and wakes per second by local hour of the training
   /// window (0 without training days).
+  ///
+  /// - Complexity: O(training events).
   static func activityRates(_ training: UserTrace, app: Int32) -> [Double] {
     let days = (training.end - training.start) / 86_400
     guard days > 0 else { return Array(repeating: 0, count: 24) }
@@ -388,6 +394,9 @@ package struct PlannerPolicy: FetchPolicy {
   /// The device models of the training window (WiFi, offline, plugged),
   /// each a logistic GLM on the user's own points shrunk toward zero (no
   /// built-in curve); nil when training has no network or charging rows.
+  ///
+  /// - Complexity: O(training window / 15 min) points per target, each GLM
+  ///   a few IRLS steps on 17 features.
   package static func fitDeviceModels(_ training: UserTrace) -> DeviceModels? {
     let timeline = DeviceTimeline(training)
     guard timeline.hasNetwork || timeline.hasCharging else { return nil }
@@ -430,6 +439,12 @@ package struct PlannerPolicy: FetchPolicy {
     min(1, params.paceSlack + MinimumPolicy.share(habit.pace, atHour: clock.hourOfDay(t)))
   }
 
+  /// One decision at `ctx.now`: the gates, then the plan of the type's
+  /// documentation; launches or not, and logs the decision when asked.
+  ///
+  /// - Complexity: O(K²) for K = horizon/step look-ahead bins (K habit-model
+  ///   intensities and one device-model evaluation), O(1) when a gate or the
+  ///   upper bound of the gain decides first.
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
     let d = Int((clock.local(t) / 86_400).rounded(.down))
