@@ -13,7 +13,7 @@ package struct BenchConfiguration: Sendable {
   /// The population's master seed; fixed so runs compare.
   package static let populationSeed: UInt64 = 20_260_601
   /// The policies whose replay speed is measured one by one.
-  package static let replayPolicies = ["never", "periodic:1h", "oracle", "ios-minimum"]
+  package static let replayPolicies = ["never", "periodic:1h", "oracle", "ios-minimum", "planner"]
   /// The policies of the `run` timed with 1 and 2 jobs (issue 13's run).
   package static let runPolicies = ["never", "periodic:30m", "periodic:1h", "oracle"]
   /// The default-style experiment: population fit plus these 8 policies.

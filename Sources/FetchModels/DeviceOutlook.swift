@@ -6,8 +6,8 @@ import Foundation
 /// answers, for a moment `t` at or after them, what the models expect
 /// next — the chance of being on the charger within the plugged horizon,
 /// and of being on WiFi / offline at the network horizon
-/// (``DeviceModels/probabilities(at:timeline:fallback:clock:)``). It does not
-/// change any policy's behaviour by itself; no policy uses it yet.
+/// (``DeviceModels/probabilities(at:timeline:fallback:clock:)``). ``PlannerPolicy`` (in FetchSimulation) uses it to
+/// weigh deferring a fetch to a cheaper moment.
 package struct DeviceOutlook: Sendable {
   /// The user's models and the population's (used where the user has none).
   package let models: DeviceModels
@@ -28,8 +28,25 @@ package struct DeviceOutlook: Sendable {
     clock = LocalClock(user.timeZone)
   }
 
+  /// An outlook from models fitted elsewhere (e.g. by a policy on its
+  /// training window), starting from the device rows of `history`.
+  package init(models: DeviceModels, fallback: DeviceModels, options: DeviceModelOptions, history: UserTrace) {
+    self.models = models
+    self.fallback = fallback
+    self.options = options
+    timeline = DeviceTimeline(history)
+    clock = LocalClock(history.timeZone)
+  }
+
   /// Records a row the policy has seen (non-device rows are ignored).
   package mutating func observe(_ e: TraceEvent) { timeline.append(e) }
+
+  /// All three answers of the models at `t` (one evaluation): P(plugged
+  /// within the plugged horizon), P(WiFi) and P(offline) at the network
+  /// horizon; each nil when unknown.
+  package mutating func probabilities(from t: Double) -> (plugged: Double?, wifi: Double?, offline: Double?) {
+    models.probabilities(at: t, timeline: timeline, fallback: fallback, clock: &clock)
+  }
 
   /// P(on the charger at some moment of [t, t + plugged horizon]); nil when
   /// the charging state is unknown or no model has the target.

@@ -339,6 +339,7 @@ struct ReplayEngine {
   @_specialize(where P == OraclePolicy)
   @_specialize(where P == BudgetOraclePolicy)
   @_specialize(where P == MinimumPolicy)
+  @_specialize(where P == PlannerPolicy)
   @_specialize(where P == SilentPushPolicy)
   @_specialize(where P == WorkManagerPolicy)
   @_specialize(where P == StandbyPolicy)

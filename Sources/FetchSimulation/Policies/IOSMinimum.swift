@@ -405,6 +405,14 @@ package struct MinimumPolicy: FetchPolicy {
   }
 
   package mutating func timerFired(_ ctx: inout PolicyContext) {
+    refitIfDue(&ctx)
+    decide(&ctx)
+    ctx.setTimer(at: ctx.now + params.checkIntervalS)
+  }
+
+  /// Refits the habit model when the nightly refit time has passed (shared
+  /// with ``PlannerPolicy``, which keeps its habit model through this type).
+  mutating func refitIfDue(_ ctx: inout PolicyContext) {
     if ctx.now >= nextRefit {
       // On everything seen up to the nominal refit time (not the check that
       // noticed it), so every policy refitting at this hour fits the same window.
@@ -419,11 +427,16 @@ package struct MinimumPolicy: FetchPolicy {
       openMemo.reset()
       scheduleRefit(after: ctx.now)
     }
-    decide(&ctx)
-    ctx.setTimer(at: ctx.now + params.checkIntervalS)
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    if record(event, ctx) { decide(&ctx) }
+  }
+
+  /// Learns from an observed event (the open history, recency, foreground
+  /// syncs); returns whether it is an opportunity to decide (another app's
+  /// open, a wake, plugging in, joining WiFi).
+  mutating func record(_ event: TraceEvent, _ ctx: PolicyContext) -> Bool {
     var opportunity = false
     switch event.kind {
     case .open:
@@ -443,7 +456,7 @@ package struct MinimumPolicy: FetchPolicy {
     default:
       break
     }
-    if opportunity { decide(&ctx) }
+    return opportunity
   }
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {

@@ -137,6 +137,7 @@ public enum PolicyRegistry {
     OracleBudgetFamily.self,
     IOSMinimumFamily.self,
     IOSCustomFamily.self,
+    PlannerFamily.self,
     SilentPushFamily.self,
     AndroidWorkManagerFamily.self,
     AndroidStandbyFamily.self,

@@ -1,0 +1,211 @@
+import FetchModels
+import FetchSupport
+import FetchTraces
+import Foundation
+import Testing
+
+@testable import FetchSimulation
+
+@Suite("planner policy")
+struct PlannerPolicyTests {
+  // MARK: the plan's arithmetic, by hand
+
+  @Test("utility: fresh odds minus weighted expected age (worked example)")
+  func utility() {
+    // λ = 1/h, one hour since the sync: P(fresh) = e^(−1); E[age] = 1 h − (1 − e^(−1)) h = e^(−1) h.
+    let u = PlannerMath.utility(sinceSync: 3600, lambda: 1.0 / 3600, fresh: 1, agePerHour: 0.1)
+    #expect(abs(u - 0.9 * exp(-1.0)) < 1e-12)
+    #expect(PlannerMath.utility(sinceSync: 0, lambda: 1.0 / 3600, fresh: 2, agePerHour: 5) == 2)
+  }
+
+  @Test("next-open distribution from bin intensities (halving survival)")
+  func nextOpen() {
+    let step = 600.0
+    let r: Double = M_LN2 / step
+    let p = PlannerMath.nextOpenProbabilities(intensities: [r, r], step: step)
+    #expect(abs(p[0] - 0.5) < 1e-12 && abs(p[1] - 0.25) < 1e-12)
+  }
+
+  @Test("candidate values, with and without the session credit (worked example)")
+  func candidates() {
+    // Half-life of freshness 600 s, no age weight: U(d) = 2^(−d/600).
+    let step = 600.0
+    let lambda: Double = M_LN2 / 600
+    let p = [0.5, 0.25], base = [0.1, 0.05]
+    let h: Double = pow(2, -0.5), h3: Double = pow(2, -1.5)
+    let v = PlannerMath.candidateValues(openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0)
+    // v0 = 0.5 (2^−0.5 − 0.1) + 0.25 (2^−1.5 − 0.05); v1 = 0.25 (2^−0.5 − 0.05).
+    let v0: Double = 0.5 * (h - 0.1) + 0.25 * (h3 - 0.05)
+    let v1: Double = 0.25 * (h - 0.05)
+    #expect(abs(v[0] - v0) < 1e-12)
+    #expect(abs(v[1] - v1) < 1e-12)
+    // ln 2 expected activities in bin 0: the credit of bin 0 from candidate 0 is e^(−ln2/2),
+    // of bin 1 e^(−ln2) = ½; candidate 1 keeps all of bin 1.
+    let w = PlannerMath.candidateValues(
+      openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0, activity: [M_LN2, 0])
+    let w0: Double = 0.5 * (h - 0.1) * h + 0.25 * (h3 - 0.05) * 0.5
+    #expect(abs(w[0] - w0) < 1e-12)
+    #expect(abs(w[1] - v[1]) < 1e-12)
+    // What a fetch now adds before candidate 1: candidate 0's term of bin 0.
+    let b = PlannerMath.nowValueBefore(openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0)
+    let bw = PlannerMath.nowValueBefore(
+      openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0, activity: [M_LN2, 0])
+    let b1: Double = 0.5 * (h - 0.1)
+    #expect(b[0] == 0 && abs(b[1] - b1) < 1e-12)
+    #expect(abs(bw[1] - b1 * h) < 1e-12)
+  }
+
+  @Test("planning both now and later spends more than now-or-later at a large budget")
+  func planBoth() {
+    var one = PlannerParameters(), both = PlannerParameters()
+    one.budgetJPerDay = 200
+    both.budgetJPerDay = 200
+    both.planBoth = 1
+    let (a, _) = Self.run(one), (b, _) = Self.run(both)
+    #expect(b.summary.fetches > a.summary.fetches)
+  }
+
+  @Test("conditioning the first window on the transition model keeps the total")
+  func condition() {
+    var p = [0.5, 0.25, 0.125]
+    PlannerMath.condition(&p, firstSeconds: 600, step: 600, on: 0.2)
+    // Inside: 0.5 → 0.2; outside: (0.875 − 0.2) / 0.375 = 1.8 × each.
+    #expect(abs(p[0] - 0.2) < 1e-12 && abs(p[1] - 0.45) < 1e-12 && abs(p[2] - 0.225) < 1e-12)
+    #expect(abs(PlannerMath.ramp(now: 0, atHorizon: 0.6, after: 900, horizon: 1800) - 0.3) < 1e-12)
+    #expect(PlannerMath.ramp(now: 1, atHorizon: 0.6, after: 3600, horizon: 1800) == 0.6)
+  }
+
+  @Test("transition model: shares per other app, shrunk toward the user's overall share (worked example)")
+  func transitions() {
+    var t = UserTrace(user: "tr", start: 0, end: 30_000)
+    let own = t.appIndex("own"), x = t.appIndex("x"), y = t.appIndex("y")
+    t.events = [
+      TraceEvent(time: 0, kind: .open, app: x, value: 1),  // counted: own follows at 300 (hit)
+      TraceEvent(time: 300, kind: .open, app: own, value: 1),
+      TraceEvent(time: 400, kind: .open, app: x, value: 1),  // own opened 100 s ago: not counted
+      TraceEvent(time: 5000, kind: .open, app: y, value: 1),  // counted: own only at 9000 (miss)
+      TraceEvent(time: 9000, kind: .open, app: own, value: 1),
+      TraceEvent(time: 20_000, kind: .open, app: x, value: 1),  // counted: no later own open (miss)
+    ]
+    let m = TransitionModel(t, app: own, window: 600)
+    // x: 1 of 2, y: 0 of 1, overall 1 of 3; prior 5 pseudo-opens.
+    #expect(abs(m.probability(after: x)! - (1 + 5.0 / 3) / 7) < 1e-12)
+    #expect(abs(m.probability(after: y)! - (5.0 / 3) / 6) < 1e-12)
+    #expect(abs(m.probability(after: 9)! - 1.0 / 3) < 1e-12)
+    #expect(TransitionModel(t, app: own, window: 0).probability(after: x) == nil)
+  }
+
+  @Test("settings parse and print canonically; a step beyond the horizon is refused")
+  func settings() throws {
+    let spec = try PolicySpec(parsing: "planner:budget=5,horizon=1h")
+    #expect(spec.description == "planner:budget=5,horizon=1h")
+    #expect(try PolicySpec(parsing: "planner:budget=10").description == "planner")
+    #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "planner:step=2h,horizon=1h") }
+    #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "planner:budget=-1") }
+  }
+
+  // MARK: behaviour in replay
+
+  /// IMP's test user (LTE, two wakes an hour, another app 40 times a day):
+  /// the second week replayed under the planner.
+  static func run(_ params: PlannerParameters) -> (AppReplay, PlannerPolicy) {
+    let t = IMPPolicyTests.user()
+    let world = IMPPolicyTests.world
+    let (train, test) = t.split(at: t.start + 7 * 86_400)
+    let population = try? HabitFitter().fitPopulation([HabitSample(trace: train, app: 0, from: train.start, to: train.end)])
+    var p = PlannerPolicy(params: params, world: world, training: train, app: 0, population: population)
+    let r = replay(
+      &p, user: PreparedUser(trace: test, world: world), app: 0,
+      content: ContentTimeline(trace: test, app: 0, world: world, seed: 7), options: ReplayOptions(seed: 7))
+    return (r, p)
+  }
+
+  @Test("each local day spends at most the budget plus one fetch; fetches ride other radio activity", arguments: [5.0, 20, 60])
+  func budget(_ b: Double) {
+    var params = PlannerParameters()
+    params.budgetJPerDay = b
+    let (r, _) = Self.run(params)
+    #expect(r.summary.fetches > 0)
+    var energy: [Int: Double] = [:]
+    for f in r.fetches { energy[Int((f.start / 86_400).rounded(.down)), default: 0] += f.energyJ }
+    // One isolated LTE fetch costs about 12 J.
+    for (day, e) in energy { #expect(e <= b + 13, "day \(day): \(e) J for a budget of \(b) J") }
+    // An isolated LTE fetch costs ≈ 12 J; inside others' activity ≈ 1 J.
+    let mean = r.fetches.map(\.energyJ).reduce(0, +) / Double(r.fetches.count)
+    #expect(mean < 4, "mean energy per fetch \(mean) J")
+  }
+
+  @Test("an empty training window: no transition or device model, no activity; the replay still runs within budget")
+  func emptyTraining() {
+    let t = IMPPolicyTests.user()
+    let world = IMPPolicyTests.world
+    let (train, test) = t.split(at: t.start)
+    #expect(PlannerPolicy.fitDeviceModels(train) == nil)
+    #expect(PlannerPolicy.activityRates(train, app: 0).allSatisfy { $0 == 0 })
+    #expect(TransitionModel(train, app: 0, window: 600).probability(after: 1) == nil)
+    var params = PlannerParameters()
+    params.budgetJPerDay = 20
+    var p = PlannerPolicy(params: params, world: world, training: train, app: 0, population: nil)
+    let r = replay(
+      &p, user: PreparedUser(trace: test, world: world), app: 0,
+      content: ContentTimeline(trace: test, app: 0, world: world, seed: 7), options: ReplayOptions(seed: 7))
+    #expect(r.summary.energyJ.isFinite && r.summary.energyJ <= (20 + 13) * 14)
+  }
+
+  @Test("a larger budget buys fresher opens")
+  func monotone() {
+    var low = PlannerParameters(), high = PlannerParameters()
+    low.budgetJPerDay = 3
+    high.budgetJPerDay = 60
+    let (a, _) = Self.run(low), (b, _) = Self.run(high)
+    #expect(b.summary.energyJ > a.summary.energyJ)
+    #expect(b.summary.freshRatio > a.summary.freshRatio)
+  }
+
+  /// A week of training and a test week: LTE all day, WiFi from 18:00 to
+  /// 08:00, the app opened daily at 18:20 and 12:00 (UTC trace).
+  static func commuter() -> (train: UserTrace, test: UserTrace) {
+    var t = UserTrace(user: "wifi", start: 1_767_571_200, end: 1_767_571_200 + 14 * 86_400)
+    let a = t.appIndex("a")
+    var ev: [TraceEvent] = []
+    for d in 0..<14 {
+      let day = t.start + Double(d) * 86_400
+      ev.append(TraceEvent(time: day + 8 * 3600, kind: .network, value: Double(NetworkKind.lte.rawValue)))
+      ev.append(TraceEvent(time: day + 12 * 3600, kind: .open, app: a, value: 30))
+      ev.append(TraceEvent(time: day + 18 * 3600, kind: .network, value: Double(NetworkKind.wifi.rawValue)))
+      ev.append(TraceEvent(time: day + 18 * 3600 + 1200, kind: .open, app: a, value: 30))
+    }
+    t.events = [TraceEvent(time: t.start, kind: .network, value: Double(NetworkKind.wifi.rawValue))] + ev
+    return t.split(at: t.start + 7 * 86_400)
+  }
+
+  @Test("with the device models, a coming WiFi period makes a later fetch cheaper than one on LTE now")
+  func defersToWiFi() throws {
+    let (train, test) = Self.commuter()
+    let models = try #require(PlannerPolicy.fitDeviceModels(train))
+    var withModels: [PlannerDecision] = [], without: [PlannerDecision] = []
+    for use in [true, false] {
+      var params = PlannerParameters()
+      params.useDeviceModels = use ? 1 : 0
+      params.budgetJPerDay = 100
+      var p = PlannerPolicy(
+        params: params, world: WorldParameters(), training: train, app: 0, population: nil,
+        deviceModels: use ? models : nil)
+      p.logDecisions = true
+      _ = replay(
+        &p, user: PreparedUser(trace: test, world: WorldParameters()), app: 0,
+        content: ContentTimeline(trace: test, app: 0, world: WorldParameters(), seed: 3), options: ReplayOptions(seed: 3))
+      if use { withModels = p.decisions } else { without = p.decisions }
+    }
+    // Decisions on LTE in the half hour before WiFi comes (17:30–18:00).
+    func late(_ d: PlannerDecision) -> Bool {
+      let h = (d.time - test.start).truncatingRemainder(dividingBy: 86_400) / 3600
+      return h >= 17.5 && h < 18 && d.costNowJ > 5
+    }
+    let a = withModels.filter(late), b = without.filter(late)
+    #expect(!a.isEmpty && !b.isEmpty)
+    #expect(a.contains { ($0.pWiFi ?? 0) > 0.5 && $0.bestLaterCostJ < 0.5 * $0.costNowJ && !$0.launched })
+    #expect(!b.contains { $0.bestLaterCostJ < 0.5 * $0.costNowJ })
+    #expect(b.allSatisfy { $0.pWiFi == nil })
+  }
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The planner's evaluation table (docs/planner.md) from a run of
+experiments/planner.json:
+
+    fetchlab run experiments/planner.json --out results/planner
+    python3 scripts/planner_table.py results/planner [path/to/fetchlab]
+
+For each dataset and planner budget: its energy, fresh share and mean age
+(pooled, mean of the replications); the share of the never -> budgeted-oracle
+gap in fresh share it closes at equal energy (the oracle's fresh share at the
+planner's energy, interpolated linearly between the oracle-budget:<X>J runs);
+and every timer baseline (periodic, tailender, android-workmanager, imp)
+against the planner setting with the most energy at or below the timer's:
+the paired per-user differences (`fetchlab compare`, 95 % bootstrap CIs);
+the planner "wins" a metric when the CI of (timer - planner) excludes 0 in
+the planner's favour, "ties" when it includes 0, "loses" otherwise.
+"""
+import csv, os, subprocess, sys, collections
+
+run = sys.argv[1]
+fetchlab = sys.argv[2] if len(sys.argv) > 2 else "fetchlab"
+TIMERS = ("periodic", "tailender", "android-workmanager", "imp")
+
+pooled = collections.defaultdict(lambda: collections.defaultdict(list))
+for r in csv.DictReader(open(os.path.join(run, "pooled.csv"))):
+    for m in ("energy_j_per_day", "fresh_ratio", "mean_age_s"):
+        pooled[(r["dataset"], r["policy"])][m].append(float(r[m]))
+mean = {k: {m: sum(v) / len(v) for m, v in d.items()} for k, d in pooled.items()}
+datasets = sorted({d for d, _ in mean})
+planners = sorted({p for _, p in mean if p.startswith("planner")}, key=lambda p: mean[(datasets[0], p)]["energy_j_per_day"])
+
+def oracle_fresh(ds, e):
+    pts = sorted([(0.0, mean[(ds, "never")]["fresh_ratio"])] + [
+        (v["energy_j_per_day"], v["fresh_ratio"]) for (d, p), v in mean.items() if d == ds and p.startswith("oracle-budget:") and p.endswith("J")])
+    best = pts[0][1]
+    for (e0, f0), (e1, f1) in zip(pts, pts[1:]):
+        if e0 <= e <= e1 and e1 > e0:
+            return max(best, f0 + (f1 - f0) * (e - e0) / (e1 - e0))
+        best = max(best, f1)
+    return max(f for _, f in pts)
+
+paired = {}
+for p in planners:
+    subprocess.run([fetchlab, "compare", run, "--baseline", p, "--metric", "fresh_ratio", "--metric", "mean_age_s"],
+                   check=True, stdout=subprocess.DEVNULL)
+    for r in csv.DictReader(open(os.path.join(run, "paired.csv"))):
+        paired[(r["dataset"], p, r["policy"], r["metric"])] = r
+
+def verdict(r):
+    lo, hi = float(r["mean_diff_lo"]), float(r["mean_diff_hi"])
+    # diff = timer - planner; the planner is better when the timer is staler / less fresh.
+    good = lo > 0 if r["better"] == "lower" else hi < 0
+    bad = hi < 0 if r["better"] == "lower" else lo > 0
+    return "win" if good else "loss" if bad else "tie"
+
+print("| dataset | planner | J/day | fresh | mean age, s | oracle fresh at this energy | gap closed |")
+print("|---|---|---|---|---|---|---|")
+for ds in datasets:
+    never = mean[(ds, "never")]["fresh_ratio"]
+    for p in planners:
+        m = mean[(ds, p)]
+        of = oracle_fresh(ds, m["energy_j_per_day"])
+        gap = (m["fresh_ratio"] - never) / (of - never) if of > never else float("nan")
+        print(f"| {ds} | `{p}` | {m['energy_j_per_day']:.1f} | {m['fresh_ratio']:.3f} | {m['mean_age_s']:.0f} | {of:.3f} | {100 * gap:.0f} % |")
+print()
+print("Each timer against the planner setting with the most energy at or below the timer's "
+      "(pooled J/day; none: the planner has no setting that cheap). Paired per-user differences "
+      "timer - planner with 95 % bootstrap CIs; the planner wins when the CI is on its side, loses when "
+      "on the other, ties otherwise.")
+print()
+print("| dataset | timer | J/day | planner | J/day | fresh share: timer - planner [95 % CI] | | mean age, s: timer - planner [95 % CI] | |")
+print("|---|---|---|---|---|---|---|---|---|")
+score = collections.Counter()
+for ds in datasets:
+    for (d, q), v in sorted(mean.items(), key=lambda kv: kv[1]["energy_j_per_day"]):
+        if d != ds or not q.startswith(TIMERS):
+            continue
+        cands = [p for p in planners if mean[(ds, p)]["energy_j_per_day"] <= v["energy_j_per_day"]]
+        if not cands:
+            print(f"| {ds} | `{q}` | {v['energy_j_per_day']:.1f} | none | | | | | |")
+            continue
+        p = max(cands, key=lambda p: mean[(ds, p)]["energy_j_per_day"])
+        cells = []
+        for metric in ("fresh_ratio", "mean_age_s"):
+            r = paired[(ds, p, q, metric)]
+            fmt = "{:+.3f}" if metric == "fresh_ratio" else "{:+.0f}"
+            ci = f"{fmt.format(float(r['mean_diff']))} [{fmt.format(float(r['mean_diff_lo']))}, {fmt.format(float(r['mean_diff_hi']))}]"
+            vd = verdict(r)
+            score[(ds, metric, vd)] += 1
+            cells += [ci, vd]
+        print(f"| {ds} | `{q}` | {v['energy_j_per_day']:.1f} | `{p}` | {mean[(ds, p)]['energy_j_per_day']:.1f} | " + " | ".join(cells) + " |")
+print()
+for ds in datasets:
+    for metric in ("fresh_ratio", "mean_age_s"):
+        print(f"{ds} {metric}: planner wins {score[(ds, metric, 'win')]}, ties {score[(ds, metric, 'tie')]}, loses {score[(ds, metric, 'loss')]}")
+print()
+print("Reference points (pooled, mean of replications):")
+print()
+print("| dataset | policy | J/day | fresh | mean age, s |")
+print("|---|---|---|---|---|")
+for ds in datasets:
+    for (d, q), v in sorted(mean.items(), key=lambda kv: kv[1]["energy_j_per_day"]):
+        if d == ds and not q.startswith("planner"):
+            print(f"| {ds} | `{q}` | {v['energy_j_per_day']:.1f} | {v['fresh_ratio']:.3f} | {v['mean_age_s']:.0f} |")
