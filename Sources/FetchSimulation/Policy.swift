@@ -120,7 +120,7 @@ public struct PolicyContext: Sendable {
   /// When the policy's timer fires; `.infinity` when unset.
   public internal(set) var timerAt = Double.infinity
 
-  enum Request: Equatable { case now, completing(at: Double) }
+  enum Request: Equatable { case now, completing(at: Double), within(Double) }
   var request: Request?
 
   init(now: Double, app: Int32, appName: String, windowStart: Double, timeZone: TraceTimeZone, network: NetworkKind) {
@@ -135,6 +135,14 @@ public struct PolicyContext: Sendable {
   /// Asks for a background fetch starting now.
   public mutating func requestFetch() {
     request = .now
+  }
+
+  /// Asks for a background fetch starting now that must finish within
+  /// `seconds` of background time (a location wake's ~10 s, a background
+  /// task's minutes) instead of ``WorldParameters/fetchBudgetS``: a fetch
+  /// still running then is cut (failure `budget`).
+  package mutating func requestFetch(withinS seconds: Double) {
+    request = .within(seconds)
   }
 
   /// Asks for a fetch timed to finish as late as possible but no later than

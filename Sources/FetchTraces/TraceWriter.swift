@@ -41,6 +41,11 @@ public final class TraceWriter {
       case .open, .wake, .battery: out += CSV.number(e.value)
       case .network: out += e.network?.description ?? "offline"
       case .chargeStart, .chargeEnd, .update: break
+      case .location:
+        if let c = e.location {
+          out += c.transition.description
+          if c.region >= 0 { out += ":" + user.regions[Int(c.region)] }
+        }
       }
       out += "\n"
       if out.utf8.count > 1 << 16 {

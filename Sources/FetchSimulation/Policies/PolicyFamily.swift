@@ -90,6 +90,9 @@ public enum PolicyMarker: String, CaseIterable, Sendable {
   case circle, square, triangle, diamond, triangleDown, plus, cross, star, hexagon, pentagon, triangleLeft, triangleRight
   /// An open circle (outline only).
   case ring
+  /// A filled octagon; outlines only of a square, a diamond and a triangle;
+  /// an asterisk (a plus over a cross).
+  case octagon, openSquare, openDiamond, openTriangle, asterisk
 }
 
 /// How charts draw a policy family: a colour (`#RRGGBB`) and a marker.
@@ -142,6 +145,11 @@ public enum PolicyRegistry {
     AndroidStandbyFamily.self,
     TailEnderFamily.self,
     IMPFamily.self,
+    LocationWakeFamily.self,
+    FetchOnExitFamily.self,
+    BGAppRefreshFamily.self,
+    BGProcessingFamily.self,
+    AndroidPrefetchFamily.self,
     PerAppFamily.self,
   ]
 
