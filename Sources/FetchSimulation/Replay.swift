@@ -275,6 +275,8 @@ struct ReplayEngine {
   let maxWindow: Double
   /// Radio profiles by ``NetworkKind`` raw value (nil offline).
   let radios: [RadioProfile?]
+  /// The longest budget a fetch was given (``PolicyContext/requestFetch(withinS:)``), s.
+  var longestBudgetS = 0.0
   // Search hints: the previous answers (times mostly move forward).
   var netHint = 0
   var busyHints = [0, 0]
@@ -500,6 +502,7 @@ struct ReplayEngine {
         f = plan(j, start: now, completion: nil)
       }
     case .within(let budget):
+      longestBudgetS = max(longestBudgetS, budget)
       f = plan(j, start: now, completion: nil, budget: budget)
     }
     lanes[j].inflight = f
