@@ -47,6 +47,31 @@ struct BackgroundWakeTests {
     return replay(&policy, user: user, app: 0, content: content, options: ReplayOptions(seed: 1, policyKey: "test"))
   }
 
+  // MARK: existing policies
+
+  @Test("policies that do not register for location wakes replay identically with and without location rows")
+  func othersIgnoreLocation() throws {
+    var p = SyntheticPopulation.Parameters()
+    let with = SyntheticPopulation(seed: 11, days: 4).user(2)
+    p.locationWakes = false
+    let without = SyntheticPopulation(seed: 11, days: 4, parameters: p).user(2)
+    #expect(with.events.count > without.events.count)
+    let world = WorldParameters()
+    for spec in ["periodic:1h", "tailender:30m", "silent-push", "android-standby", "android-workmanager:15m", "imp"] {
+      let s = try PolicySpec(parsing: spec)
+      let r = [with, without].map { t in
+        let user = PreparedUser(trace: t, world: world)
+        let apps: [Int32] = [0, 1]
+        let contents = apps.map { a in
+          ContentTimeline(updates: t.events.filter { $0.kind == .update && $0.app == a }.map(\.time), world: world)
+        }
+        return s.replay(user: user, apps: apps, contents: contents, scope: .device, seed: 1, recordEvents: true)
+      }
+      #expect(r[0].apps.map(\.fetches) == r[1].apps.map(\.fetches), "\(spec)")
+      #expect(r[0].apps.map(\.summary) == r[1].apps.map(\.summary), "\(spec)")
+    }
+  }
+
   // MARK: location-wake
 
   @Test("location-wake: one fetch per wake inside its background time; a wake whose time ends offline does not fetch")
