@@ -142,7 +142,7 @@ public struct PolicyContext: Sendable {
   /// task's minutes) instead of ``WorldParameters/fetchBudgetS``: a fetch
   /// still running then is cut (failure `budget`).
   package mutating func requestFetch(withinS seconds: Double) {
-    request = .within(seconds)
+    request = .within(max(0, seconds))
   }
 
   /// Asks for a fetch timed to finish as late as possible but no later than
