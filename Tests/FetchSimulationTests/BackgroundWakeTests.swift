@@ -289,6 +289,32 @@ struct BackgroundWakeTests {
     #expect(try PolicySpec(parsing: "bg-app-refresh:earliest=30m,price=0.1").description == "bg-app-refresh:earliest=30m,price=0.1")
   }
 
+  // MARK: push services
+
+  @Test("silent-push services: alert pushes and FCM high priority at once; FCM normal waits out deep Doze")
+  func pushServices() throws {
+    // No opens, unplugged, on WiFi: deep Doze from 1800 + 270 s; the first
+    // idle period (1 h) ends at 5670, then a 5-min maintenance window.
+    let t = Self.trace([])
+    let updates = [1000.0, 3000, 3010].map { $0 + Self.t0 }
+    func starts(_ spec: String) throws -> [Double] {
+      let world = Self.world()
+      let user = PreparedUser(trace: t, world: world)
+      let content = ContentTimeline(updates: updates, world: world)
+      let r = try PolicySpec(parsing: spec).replay(user: user, app: 0, content: content, seed: 1, recordEvents: true)
+      return r.fetches.map { $0.start - Self.t0 }
+    }
+    // APNs background push: batched (waits up to 15 min for activity there is none of).
+    #expect(try starts("silent-push") == [1900, 3900])
+    #expect(try starts("silent-push:service=apns-alert") == [1000, 3000, 3010])
+    #expect(try starts("silent-push:service=fcm-high") == [1000, 3000, 3010])
+    // In Doze from 2070: the two later pushes wait for the window at 5670 (one launch).
+    #expect(try starts("silent-push:service=fcm-normal") == [1000, 5670])
+    #expect(try PolicySpec(parsing: "silent-push:service=fcm-high,rate=2").description == "silent-push:rate=2,service=fcm-high")
+    #expect(try PolicySpec(parsing: "silent-push:service=apns").description == "silent-push")
+    #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "silent-push:service=gcm") }
+  }
+
   // MARK: android-prefetch
 
   @Test("android-prefetch: never runs when the predicted launch is further than its threshold")
