@@ -56,8 +56,8 @@ public struct SyntheticPopulation: Sendable {
   public let parameters: Parameters
 
   /// Bumped whenever the same seed and parameters start to give different
-  /// traces; recorded in the file's comments.
-  package static let generatorVersion = 1
+  /// traces; recorded in the file's comments. 2: `location` rows.
+  package static let generatorVersion = 2
 
   // Derived once from the parameters.
   let startCivilDay: Int
