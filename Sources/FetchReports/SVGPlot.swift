@@ -490,9 +490,25 @@ package struct SVGPlot: Sendable, Equatable {
     case .diamond: return poly([(0, -r * 1.2), (r, 0), (0, r * 1.2), (-r, 0)])
     case .triangleLeft: return poly([(-r * 1.15, 0), (r * 0.75, -r), (r * 0.75, r)])
     case .triangleRight: return poly([(r * 1.15, 0), (-r * 0.75, -r), (-r * 0.75, r)])
-    case .star, .pentagon, .hexagon:
+    case .openSquare, .openDiamond, .openTriangle, .openHexagon:
+      let pts: [(Double, Double)] =
+        m == .openSquare ? [(-r * 0.85, -r * 0.85), (r * 0.85, -r * 0.85), (r * 0.85, r * 0.85), (-r * 0.85, r * 0.85)]
+        : m == .openDiamond ? [(0, -r * 1.2), (r, 0), (0, r * 1.2), (-r, 0)]
+        : m == .openHexagon
+          ? (0..<6).map { i in
+            let a = -Double.pi / 2 + 2 * .pi * Double(i) / 6
+            return (r * 1.1 * cos(a), r * 1.1 * sin(a))
+          } : [(0, -r * 1.15), (r, r * 0.75), (-r, r * 0.75)]
+      return "<polygon points=\"" + pts.map { "\(n(x + $0.0)) \(n(y + $0.1))" }.joined(separator: " ")
+        + "\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2.2\"/>\n"
+    case .asterisk:
+      let a = r * 1.1, b = r * 0.8
+      let d = "M\(n(x - a)) \(n(y))H\(n(x + a))M\(n(x)) \(n(y - a))V\(n(y + a))"
+        + "M\(n(x - b)) \(n(y - b))L\(n(x + b)) \(n(y + b))M\(n(x - b)) \(n(y + b))L\(n(x + b)) \(n(y - b))"
+      return "<path d=\"\(d)\" stroke=\"\(color)\" stroke-width=\"1.8\" fill=\"none\"/>\n"
+    case .star, .pentagon, .hexagon, .octagon:
       // Regular polygons (and a five-pointed star) with a vertex on top.
-      let (k, inner): (Int, Double) = m == .star ? (10, 0.45) : (m == .pentagon ? 5 : 6, 1)
+      let (k, inner): (Int, Double) = m == .star ? (10, 0.45) : (m == .pentagon ? 5 : m == .octagon ? 8 : 6, 1)
       let R = r * (m == .star ? 1.35 : 1.1)
       return poly(
         (0..<k).map { i in

@@ -125,7 +125,7 @@ public struct PolicyContext: Sendable {
   /// handler downloads everything itself, within the fetch budget.
   package var transfers: TransferSettings?
 
-  enum Request: Equatable { case now, completing(at: Double) }
+  enum Request: Equatable { case now, completing(at: Double), within(Double) }
   var request: Request?
 
   init(now: Double, app: Int32, appName: String, windowStart: Double, timeZone: TraceTimeZone, network: NetworkKind) {
@@ -140,6 +140,14 @@ public struct PolicyContext: Sendable {
   /// Asks for a background fetch starting now.
   public mutating func requestFetch() {
     request = .now
+  }
+
+  /// Asks for a background fetch starting now that must finish within
+  /// `seconds` of background time (a location wake's ~10 s, a background
+  /// task's minutes) instead of ``WorldParameters/fetchBudgetS``: a fetch
+  /// still running then is cut (failure `budget`).
+  package mutating func requestFetch(withinS seconds: Double) {
+    request = .within(max(0, seconds))
   }
 
   /// Asks for a fetch timed to finish as late as possible but no later than

@@ -289,6 +289,8 @@ struct ReplayEngine {
   let maxWindow: Double
   /// Radio profiles by ``NetworkKind`` raw value (nil offline).
   let radios: [RadioProfile?]
+  /// The longest budget a fetch was given (``PolicyContext/requestFetch(withinS:)``), s.
+  var longestBudgetS = 0.0
   // Search hints: the previous answers (times mostly move forward).
   var netHint = 0
   var busyHints = [0, 0]
@@ -346,6 +348,11 @@ struct ReplayEngine {
   @_specialize(where P == TailEnderPolicy)
   @_specialize(where P == IMPPolicy)
   @_specialize(where P == TransferPolicy)
+  @_specialize(where P == LocationWakePolicy)
+  @_specialize(where P == FetchOnExitPolicy)
+  @_specialize(where P == BGAppRefreshPolicy)
+  @_specialize(where P == BGProcessingPolicy)
+  @_specialize(where P == AndroidPrefetchPolicy)
   @_specialize(where P == AnyFetchPolicy)
   mutating func run<P: FetchPolicy>(_ policies: inout [P]) -> DeviceReplay {
     // Policies that ignore most events only need the apps' opens.
@@ -449,7 +456,7 @@ struct ReplayEngine {
     case .chargeEnd:
       isCharging = false
       for j in lanes.indices { lanes[j].ctx.isCharging = false }
-    case .wake:
+    case .wake, .location:
       break
     }
     return true
@@ -516,6 +523,9 @@ struct ReplayEngine {
       } else {
         f = plan(j, start: now, completion: nil)
       }
+    case .within(let budget):
+      longestBudgetS = max(longestBudgetS, budget)
+      f = plan(j, start: now, completion: nil, budget: budget)
     }
     lanes[j].inflight = f
     lanes[j].ctx.fetchInFlight = true
@@ -594,7 +604,8 @@ struct ReplayEngine {
 
   /// Works out lane `j`'s fetch starting at `s`: its completion, failure,
   /// bytes and energy, and puts it on the device radio.
-  mutating func plan(_ j: Int, start s: Double, completion forced: Double?) -> InFlight {
+  /// `budget` replaces ``WorldParameters/fetchBudgetS`` for this fetch.
+  mutating func plan(_ j: Int, start s: Double, completion forced: Double?, budget: Double? = nil) -> InFlight {
     let seg = u.networkIndex(at: s, hint: &netHint)
     let net = u.netKinds[seg]
     let cpuWake = w.cpuWakeEnergyJ
@@ -621,9 +632,10 @@ struct ReplayEngine {
     var downS = x.down
     var bytes = w.requestBytes + respBytes
     let nextChange = seg + 1 < u.netTimes.count ? u.netTimes[seg + 1] : .infinity
-    let cut = min(s + w.fetchBudgetS, nextChange)
+    let budgetEnd = s + (budget ?? w.fetchBudgetS)
+    let cut = min(budgetEnd, nextChange)
     if cut < end && !instant {
-      failure = cut == s + w.fetchBudgetS ? "budget" : "network_change"
+      failure = cut == budgetEnd ? "budget" : "network_change"
       let frac = max(0, min(1, (cut - (end - x.down)) / x.down))
       downS = x.down * frac
       bytes = w.requestBytes + respBytes * frac

@@ -14,8 +14,12 @@ extension SyntheticPopulation {
   /// day-to-day log-normal noise. Offline intervals (tunnels during
   /// commutes, rare flights) override both. The cellular technology is one
   /// per user.
+  ///
+  /// The user's trips (commutes and outings, before the offline overlays)
+  /// are appended to `trips` for ``generateLocations(_:trips:into:using:)``;
+  /// recording them draws nothing.
   func generateNetwork(
-    _ tr: Traits, into events: inout [TraceEvent],
+    _ tr: Traits, into events: inout [TraceEvent], trips: inout [Trip],
     using rng: inout SplitMix64
   ) {
     let p = parameters
@@ -71,6 +75,8 @@ extension SyntheticPopulation {
         let home = leaveWork + c2
         cellular(leave, arrive)
         cellular(leaveWork, home)
+        trips.append(Trip(start: leave, end: arrive, from: .home, to: .work))
+        trips.append(Trip(start: leaveWork, end: home, from: .work, to: .home))
         busy.append((leave, home))
         budget -= c1 + c2
         let atWork = max(0, leaveWork - arrive)
@@ -101,6 +107,9 @@ extension SyntheticPopulation {
             if !busy.contains(where: { s < $0.1 && s + len > $0.0 }) { break }
           }
           cellular(s, s + len)
+          if !busy.contains(where: { s < $0.1 && s + len > $0.0 }) {
+            trips.append(Trip(start: s, end: s + len, from: .home, to: .home))
+          }
           busy.append((s, s + len))
         }
       }

@@ -371,6 +371,23 @@ extension SyntheticPopulation {
     /// Share of users on 3G UMTS (NV).
     package var umts3gShare = 0.10
 
+    // MARK: Location (reference §2.8)
+
+    /// Whether users get `location` rows: home/work region exits and
+    /// entries around commutes and outings, significant changes on the
+    /// move. Drawn from a stream of their own, after every other row, so
+    /// the other rows are the same either way.
+    package var locationWakes = true
+    /// Shortest spacing of significant location changes, in minutes (M:
+    /// "no more often than about every 5 min", reference §2.8).
+    package var significantChangeMinMinutes = 5.0
+    /// Mean of the exponential extra spacing on top of the minimum, in
+    /// minutes (NV: ~500 m per report at urban speeds).
+    package var significantChangeExtraMinutes = 3.0
+    /// Minutes of moving at each end of an outing (leaving home, coming
+    /// back); the middle is stationary (NV).
+    package var outingMovingMinutes = 15.0
+
     // MARK: Charging and battery (§5.2 ExtraSensory)
 
     /// Median over users of the chance of charging overnight; calibrated to
@@ -464,6 +481,8 @@ extension SyntheticPopulation {
       case workdayHours, commuteMedianMinutes, tunnelProbability
       case tunnelMedianMinutes, flightProbabilityPerDay, lteShare, nr5gShare
       case umts3gShare
+      case locationWakes, significantChangeMinMinutes
+      case significantChangeExtraMinutes, outingMovingMinutes
       case overnightChargeMedian, overnightChargeLogitSD, bedtimeHour
       case bedtimeSDHours, wakeHour, wakeSDHours, weekendWakeDelayHours
       case daytimePlugInsPerDayMedian, daytimePlugInsSigma, topUpPivotLevel
@@ -536,6 +555,10 @@ extension SyntheticPopulation {
       try get(.lteShare, &lteShare)
       try get(.nr5gShare, &nr5gShare)
       try get(.umts3gShare, &umts3gShare)
+      try get(.locationWakes, &locationWakes)
+      try get(.significantChangeMinMinutes, &significantChangeMinMinutes)
+      try get(.significantChangeExtraMinutes, &significantChangeExtraMinutes)
+      try get(.outingMovingMinutes, &outingMovingMinutes)
       try get(.overnightChargeMedian, &overnightChargeMedian)
       try get(.overnightChargeLogitSD, &overnightChargeLogitSD)
       try get(.bedtimeHour, &bedtimeHour)
@@ -724,6 +747,18 @@ extension SyntheticPopulation {
       try check(
         prob(flightProbabilityPerDay), .flightProbabilityPerDay,
         "must be in 0...1")
+      try check(
+        finite(significantChangeMinMinutes) && significantChangeMinMinutes >= 1
+          && significantChangeMinMinutes <= 1440, .significantChangeMinMinutes,
+        "must be in 1...1440")
+      try check(
+        finite(significantChangeExtraMinutes) && significantChangeExtraMinutes >= 0
+          && significantChangeExtraMinutes <= 1440, .significantChangeExtraMinutes,
+        "must be in 0...1440")
+      try check(
+        finite(outingMovingMinutes) && outingMovingMinutes >= 0
+          && outingMovingMinutes <= 1440, .outingMovingMinutes,
+        "must be in 0...1440")
       let shares = [lteShare, nr5gShare, umts3gShare]
       try check(
         shares.allSatisfy { $0.isFinite && $0 >= 0 }

@@ -32,6 +32,10 @@ import Foundation
 ///   with an overnight charge habit, daytime top-ups and low-battery charges.
 ///   A device already plugged in at the window start gets a `charge_start`
 ///   row at the start.
+/// - `location` rows (with ``Parameters/locationWakes``): leaving and
+///   entering the `home` and `work` regions around commutes and outings,
+///   and significant location changes on the move, at most one every
+///   ``Parameters/significantChangeMinMinutes``.
 /// - `update` rows for the user's top apps: per-user independent Poisson
 ///   processes in the user's local time. Content is not shared between users:
 ///   two users' `news` apps change at independent times, which keeps users
@@ -52,8 +56,8 @@ public struct SyntheticPopulation: Sendable {
   public let parameters: Parameters
 
   /// Bumped whenever the same seed and parameters start to give different
-  /// traces; recorded in the file's comments.
-  package static let generatorVersion = 1
+  /// traces; recorded in the file's comments. 2: `location` rows.
+  package static let generatorVersion = 2
 
   // Derived once from the parameters.
   let startCivilDay: Int
@@ -146,7 +150,8 @@ public struct SyntheticPopulation: Sendable {
     var orng = SplitMix64(seed: seed, keys: "user", key, "opens")
     let sessions = generateOpens(tr, into: &events, using: &orng)
     var nrng = SplitMix64(seed: seed, keys: "user", key, "network")
-    generateNetwork(tr, into: &events, using: &nrng)
+    var trips: [Trip] = []
+    generateNetwork(tr, into: &events, trips: &trips, using: &nrng)
     var crng = SplitMix64(seed: seed, keys: "user", key, "charging")
     generateCharging(tr, sessions: sessions, into: &events, using: &crng)
     var wrng = SplitMix64(seed: seed, keys: "user", key, "wakes")
@@ -154,6 +159,13 @@ public struct SyntheticPopulation: Sendable {
     var urng = SplitMix64(seed: seed, keys: "user", key, "updates")
     var srng = SplitMix64(seed: seed, keys: "user", key, "content-sizes")
     generateUpdates(tr, into: &events, using: &urng, sizes: &srng)
+    // Last, from its own stream: the other rows are the same with or
+    // without location rows, and keep their order at equal times.
+    var regions: [String] = []
+    if parameters.locationWakes {
+      var lrng = SplitMix64(seed: seed, keys: "user", key, "location")
+      regions = generateLocations(tr, trips: trips, into: &events, using: &lrng)
+    }
 
     // Stable sort by time: ties keep the order the components emitted.
     var order = Array(0..<events.count)
@@ -180,9 +192,10 @@ public struct SyntheticPopulation: Sendable {
       }
       sorted.append(e)
     }
-    let trace = UserTrace(
+    var trace = UserTrace(
       user: id, timeZone: .fixed(tr.offset), start: tr.start, end: tr.end,
       apps: names, events: sorted)
+    trace.regions = regions
     #if DEBUG
       trace._checkInvariants()
     #endif

@@ -19,6 +19,10 @@ public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   case network
   /// The server-side content of `app` changed (optional in traces).
   case update
+  /// A location wake: a significant location change, or the device entered
+  /// or left a monitored region (reference §2.8); `value` is a
+  /// ``LocationChange`` code (see ``TraceEvent/location``).
+  case location
 
   /// The name used in the `event` column.
   public var description: String {
@@ -30,6 +34,7 @@ public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .chargeEnd: "charge_end"
     case .network: "network"
     case .update: "update"
+    case .location: "location"
     }
   }
 }
@@ -73,6 +78,50 @@ public enum NetworkKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
   }
 }
 
+/// What a ``EventKind/location`` row reports (reference §2.8): a
+/// significant location change (the phone moved ~500 m, a cell-tower
+/// change), or the device entering or leaving a monitored circular region.
+package enum LocationTransition: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+  case significant
+  case enter
+  case exit
+
+  /// The name in the trace's `value` column (before any `:region`).
+  package var description: String {
+    switch self {
+    case .significant: "significant"
+    case .enter: "enter"
+    case .exit: "exit"
+    }
+  }
+}
+
+/// A decoded ``EventKind/location`` event: the transition and the region,
+/// an index into ``UserTrace/regions`` (-1 when the row names none).
+///
+/// In memory the pair is one `value`: `transition + 3 · (region + 1)`, an
+/// integer exactly representable in a `Double`.
+package struct LocationChange: Sendable, Equatable {
+  package var transition: LocationTransition
+  package var region: Int32
+
+  package init(_ transition: LocationTransition, region: Int32 = -1) {
+    self.transition = transition
+    self.region = region
+  }
+
+  /// The event's `value`.
+  package var code: Double { Double(transition.rawValue) + 3 * Double(region + 1) }
+
+  /// Decodes a `value`; `nil` if it is not a location code.
+  package init?(code: Double) {
+    guard code >= 0, code < 3 * (Double(Int32.max) + 1), code == code.rounded() else { return nil }
+    let c = Int64(code)
+    self.transition = LocationTransition(rawValue: UInt8(c % 3))!
+    self.region = Int32(c / 3) - 1
+  }
+}
+
 /// One event of one user, in memory.
 ///
 /// 24 bytes, no references: a user's trace is a flat array of these.
@@ -93,6 +142,12 @@ public struct TraceEvent: Sendable, Equatable {
     self.kind = kind
     self.app = app
     self.value = value
+  }
+
+  /// The transition and region of a ``EventKind/location`` event.
+  package var location: LocationChange? {
+    guard kind == .location else { return nil }
+    return LocationChange(code: value)
   }
 
   /// The network of a ``EventKind/network`` event.
@@ -123,6 +178,9 @@ public struct UserTrace: Sendable, Equatable {
   /// times from the trace even where its own part holds none of their rows.
   /// Empty for a trace that was never split (its events say it all).
   package var splitUpdateApps: Set<Int32> = []
+  /// Region ids named by `location` rows (`enter:home`);
+  /// ``LocationChange/region`` indexes this array.
+  package var regions: [String] = []
 
   /// A user's trace; `events` must be sorted by time within [`start`, `end`].
   public init(
@@ -147,6 +205,13 @@ public struct UserTrace: Sendable, Equatable {
     return Int32(apps.count - 1)
   }
 
+  /// The index of region `name` in ``regions``, appending it if new.
+  package mutating func regionIndex(_ name: String) -> Int32 {
+    if let i = regions.firstIndex(of: name) { return Int32(i) }
+    regions.append(name)
+    return Int32(regions.count - 1)
+  }
+
   /// Number of ``EventKind/open`` events per app index.
   package func openCounts() -> [Int] {
     var counts = [Int](repeating: 0, count: apps.count)
@@ -161,6 +226,9 @@ public struct UserTrace: Sendable, Equatable {
     for e in events {
       precondition(e.time >= last && e.time <= end, "events out of order or window")
       precondition(e.app < Int32(apps.count), "app index out of range")
+      if e.kind == .location {
+        precondition(e.location.map { $0.region < Int32(regions.count) } ?? false, "bad location code")
+      }
       last = e.time
     }
   }

@@ -68,6 +68,8 @@ public final class TraceReader {
     /// comparison of two integers is cheaper than a dictionary lookup).
     var appHashes: [UInt64] = []
     var appBytes: [[UInt8]] = []
+    /// Region ids named by `location` rows (``UserTrace/regions``).
+    var regions: [String] = []
   }
   @exclusivity(unchecked) private var state = UserState()
   /// Events of the previous user, to reserve as much for the next.
@@ -385,6 +387,7 @@ public final class TraceReader {
         case (10, 99): .event(.chargeEnd)
         case (7, 110): .event(.network)
         case (6, 117): .event(.update)
+        case (8, 108): .event(.location)
         case (5, 98): .begin
         case (3, 101): .end
         default: nil
@@ -397,7 +400,36 @@ public final class TraceReader {
       }
     }
     let name = try text(b, "event")
-    throw fail("event", "unknown event '\(name)' (expected begin, open, wake, battery, charge_start, charge_end, network, update, end)")
+    throw fail("event", "unknown event '\(name)' (expected begin, open, wake, battery, charge_start, charge_end, network, update, location, end)")
+  }
+
+  /// Parses a `location` value: `significant`, `enter`, `exit`, or
+  /// `enter:<region>` / `exit:<region>` (a region id of 1–64 bytes of
+  /// UTF-8 without a comma or quote; quoting is not needed).
+  private func locationValue(_ b: Bytes, _ u: inout UserState) throws -> LocationChange {
+    let whole = try text(b, "value")
+    let parts = whole.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+    guard let t = LocationTransition.allCases.first(where: { $0.description == parts[0] }) else {
+      throw fail("value", "unknown location change '\(whole)' (expected significant, enter, exit, enter:<region>, exit:<region>)")
+    }
+    guard parts.count == 2 else { return LocationChange(t) }
+    guard t != .significant else {
+      throw fail("value", "'significant' takes no region id (got '\(whole)'); regions go with enter or exit")
+    }
+    let id = String(parts[1])
+    guard !id.isEmpty else { throw fail("value", "empty region id in '\(whole)' (write '\(t)' alone for no region)") }
+    guard id.utf8.count <= 64 else { throw fail("value", "region id of \(id.utf8.count) bytes is longer than 64") }
+    guard !id.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else {
+      throw fail("value", "region id '\(id)' contains a comma, quote or line break")
+    }
+    let r: Int32
+    if let i = u.regions.firstIndex(of: id) {
+      r = Int32(i)
+    } else {
+      r = Int32(u.regions.count)
+      u.regions.append(id)
+    }
+    return LocationChange(t, region: r)
   }
 
   private static let beginBytes = Array("begin".utf8)
@@ -468,6 +500,7 @@ public final class TraceReader {
         u.timeZone = tz
         u.start = time
         u.apps = []
+        u.regions = []
         u.events = []
         u.events.reserveCapacity(min(lastEventCount, limits.maxEventsPerUser))
         u.appHashes.removeAll(keepingCapacity: true)
@@ -493,7 +526,9 @@ public final class TraceReader {
         u.inUser = false
         finishedUsers.insert(StableHash.fnv1a(u.user))
         lastEventCount = u.events.count
-        let trace = UserTrace(user: u.user, timeZone: u.timeZone, start: u.start, end: time, apps: u.apps, events: u.events)
+        var trace = UserTrace(user: u.user, timeZone: u.timeZone, start: u.start, end: time, apps: u.apps, events: u.events)
+        trace.regions = u.regions
+        u.regions = []
         u.apps = []
         u.events = []
         return trace
@@ -531,6 +566,8 @@ public final class TraceReader {
         }
       case .chargeStart, .chargeEnd:
         guard f.4.isEmpty else { throw fail("value", "'\(kind)' takes no value") }
+      case .location:
+        value = try locationValue(f.4, &u).code
       }
       guard u.events.count < limits.maxEventsPerUser else {
         throw fail(

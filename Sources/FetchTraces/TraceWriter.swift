@@ -42,6 +42,11 @@ public final class TraceWriter {
       case .network: out += e.network?.description ?? "offline"
       case .update: if e.value > 0 { out += CSV.number(e.value) }
       case .chargeStart, .chargeEnd: break
+      case .location:
+        if let c = e.location {
+          out += c.transition.description
+          if c.region >= 0 { out += ":" + user.regions[Int(c.region)] }
+        }
       }
       out += "\n"
       if out.utf8.count > 1 << 16 {

@@ -105,6 +105,9 @@ struct SyntheticPopulationTests {
       case .battery: #expect(e.value >= 0 && e.value <= 100)
       case .update: #expect(e.app >= 0 && e.value == 0)
       case .chargeStart, .chargeEnd, .network: #expect(e.app == -1)
+      case .location:
+        #expect(e.app == -1)
+        #expect(e.location.map { $0.region < Int32(u.regions.count) } == true)
       case .open: break
       }
     }

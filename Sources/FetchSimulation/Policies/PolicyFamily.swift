@@ -90,6 +90,9 @@ public enum PolicyMarker: String, CaseIterable, Sendable {
   case circle, square, triangle, diamond, triangleDown, plus, cross, star, hexagon, pentagon, triangleLeft, triangleRight
   /// An open circle (outline only).
   case ring
+  /// A filled octagon; outlines only of a square, a diamond, a triangle
+  /// and a hexagon; an asterisk (a plus over a cross).
+  case octagon, openSquare, openDiamond, openTriangle, openHexagon, asterisk
 }
 
 /// How charts draw a policy family: a colour (`#RRGGBB`) and a marker.
@@ -144,6 +147,11 @@ public enum PolicyRegistry {
     TailEnderFamily.self,
     IMPFamily.self,
     TransferFamily.self,
+    LocationWakeFamily.self,
+    FetchOnExitFamily.self,
+    BGAppRefreshFamily.self,
+    BGProcessingFamily.self,
+    AndroidPrefetchFamily.self,
     PerAppFamily.self,
   ]
 

@@ -21,6 +21,8 @@ package struct SilentPushParameters: Sendable, Hashable {
   /// How long APNs stores the push for an unreachable device, s
   /// (V: up to 30 days, or `apns-expiration`).
   package var expirationS = 30 * 86_400.0
+  /// The push service and kind (reference §2.2, §2.8; S for the last three).
+  package var service = PushService.apns
 
   package init() {}
 
@@ -32,6 +34,23 @@ package struct SilentPushParameters: Sendable, Hashable {
     .init("low_battery_pct", \.lowBatteryPct, help: "battery %, below which pushes are dropped unless charging"),
     .init("expiration", \.expirationS, duration: true, help: "how long APNs stores a push for an unreachable device"),
   ]
+}
+
+/// Which push the server sends (`silent-push:service=...`).
+package enum PushService: String, Sendable, Hashable, CaseIterable {
+  /// APNs background-only push, priority 5: batched, rate-capped (V).
+  case apns
+  /// APNs alert push with `content-available`: a user-visible
+  /// notification that also wakes the app; priority 10 is allowed and it
+  /// is not throttled like background-only pushes (S): delivered at once.
+  case apnsAlert = "apns-alert"
+  /// FCM high priority: may wake the device from Doze and grant a short
+  /// network window (S): delivered at once.
+  case fcmHigh = "fcm-high"
+  /// FCM normal priority: delivered at once unless the device is in deep
+  /// Doze, else at its next maintenance window (S; Doze as
+  /// `android-workmanager` infers it, AOSP defaults).
+  case fcmNormal = "fcm-normal"
 }
 
 /// What happened to the server's pushes in one replay.
@@ -81,6 +100,13 @@ package struct SilentPushStats: Sendable, Equatable {
 ///   the content (``WorldParameters/foregroundRefresh``), the push reaches
 ///   the running app and no background launch happens.
 ///
+/// Other services (``SilentPushParameters/service``, reference §2.8): an
+/// APNs alert push with `content-available` and FCM high priority are
+/// delivered at once (no batching, no rate cap: `rate` and `max_delay`
+/// do not apply); FCM normal priority at once unless the device is in
+/// deep Doze, else at Doze's next maintenance window. Store-one while
+/// offline and the battery gate apply to all.
+///
 /// Every fetch therefore follows at least one content update since the
 /// previous fetch; there are no spontaneous fetches.
 package struct SilentPushPolicy: FetchPolicy {
@@ -97,6 +123,8 @@ package struct SilentPushPolicy: FetchPolicy {
   var activeUntil = -Double.infinity
   /// The latest deliveries (at most `rateLimit` of them), ascending.
   var recent: [Double] = []
+  /// Deep Doze as inferred from the events (FCM normal priority only).
+  var doze: DozeState?
   package private(set) var stats = SilentPushStats()
 
   /// - Parameters:
@@ -118,11 +146,15 @@ package struct SilentPushPolicy: FetchPolicy {
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {
+    if params.service == .fcmNormal { doze = DozeState(start: ctx.now, isCharging: ctx.isCharging) }
     while next < updates.count && updates[next] < ctx.now { next += 1 }
     attempt(&ctx, opportunity: false)
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    // A location wake goes only to apps registered for it (location-wake).
+    guard event.kind != .location else { return }
+    doze?.observe(event)
     var opportunity = false
     switch event.kind {
     case .open:
@@ -178,8 +210,12 @@ package struct SilentPushPolicy: FetchPolicy {
       return
     }
     guard !ctx.fetchInFlight else { return }
-    guard opportunity || t < activeUntil || t >= since + params.maxDelayS else { return }
-    guard rateFree(at: t) <= t else { return }
+    if params.service == .apns {
+      guard opportunity || t < activeUntil || t >= since + params.maxDelayS else { return }
+      guard rateFree(at: t) <= t else { return }
+    } else if let d = doze, d.nextRunnable(at: t) > t {
+      return
+    }
     pendingSince = nil
     if let b = ctx.batteryPct, b < params.lowBatteryPct, !ctx.isCharging {
       stats.droppedLowPower += 1
@@ -195,7 +231,12 @@ package struct SilentPushPolicy: FetchPolicy {
     var wake = next < updates.count ? updates[next] : .infinity
     // Offline: the reconnection is an event. In flight: fetchFinished retries.
     if let since = pendingSince, ctx.network != .offline, !ctx.fetchInFlight {
-      wake = min(wake, max(since + params.maxDelayS, rateFree(at: ctx.now)))
+      if params.service == .apns {
+        wake = min(wake, max(since + params.maxDelayS, rateFree(at: ctx.now)))
+      } else {
+        // Not batched or capped: now, or Doze's next maintenance window.
+        if let r = doze?.nextRunnable(at: ctx.now), r > ctx.now { wake = min(wake, r) }
+      }
     }
     if wake.isFinite { ctx.setTimer(at: wake) } else { ctx.cancelTimer() }
   }
@@ -208,14 +249,44 @@ package enum SilentPushFamily: PolicyFamily {
   package static let example = "silent-push"
   package static let summary =
     "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch"
-  package static var settings: [PolicySettingInfo] { settingInfos(SilentPushParameters.keys, defaults: SilentPushParameters()) }
+  package static var settings: [PolicySettingInfo] {
+    settingInfos(SilentPushParameters.keys, defaults: SilentPushParameters())
+      + [PolicySettingInfo(
+        name: "service", defaultValue: "apns", range: PushService.allCases.map(\.rawValue).joined(separator: ", "),
+        help: "apns: background push, batched and rate-capped; apns-alert: alert push with content-available, delivered at once; fcm-high: at once, through Doze; fcm-normal: at once unless in deep Doze, else at its next maintenance window")]
+  }
   package static let style = PolicyStyle(color: "#CC79A7", marker: .plus)
 
   package static func parse(_ argument: String?, spec: String) throws -> SilentPushParameters {
-    try parseSettings(argument ?? "", policy: spec, defaults: SilentPushParameters(), keys: SilentPushParameters.keys)
+    var rest: [Substring] = []
+    var service: PushService?
+    for item in (argument ?? "").split(separator: ",", omittingEmptySubsequences: false) where !(argument ?? "").isEmpty {
+      guard item.hasPrefix("service=") else {
+        rest.append(item)
+        continue
+      }
+      guard service == nil else { throw PolicySpecError(.repeatedSetting, "policy '\(spec)': service is set more than once; keep one") }
+      guard let s = PushService(rawValue: String(item.dropFirst(8))) else {
+        throw PolicySpecError(
+          .badValue,
+          "policy '\(spec)': bad value '\(item.dropFirst(8))' for service (\(PushService.allCases.map(\.rawValue).joined(separator: ", ")))")
+      }
+      service = s
+    }
+    var p = try parseSettings(rest.joined(separator: ","), policy: spec, defaults: SilentPushParameters(), keys: SilentPushParameters.keys)
+    p.service = service ?? .apns
+    return p
   }
   package static func describe(_ p: SilentPushParameters) -> String {
     name + settingsSuffix(p, defaults: SilentPushParameters(), keys: SilentPushParameters.keys, separator: ":")
+      + (p.service == .apns ? "" : (p == withService(p.service) ? ":" : ",") + "service=" + p.service.rawValue)
+  }
+
+  /// The defaults with `service`.
+  static func withService(_ service: PushService) -> SilentPushParameters {
+    var p = SilentPushParameters()
+    p.service = service
+    return p
   }
   package static func makePolicies(_ p: SilentPushParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> SilentPushPolicy {
     { SilentPushPolicy(params: p, user: device.user, content: $1) }

@@ -52,7 +52,7 @@ package enum TransferFamily: PolicyFamily {
   package static var settings: [PolicySettingInfo] {
     settingInfos(keys, defaults: TransferSettings(discretionary: true))
   }
-  package static let style = PolicyStyle(color: "#44AA99", marker: .hexagon)
+  package static let style = PolicyStyle(color: "#44AA99", marker: .openHexagon)
 
   package static func parse(_ argument: String?, spec: String) throws -> TransferSettings {
     guard let a = argument, !a.isEmpty else {

@@ -1,0 +1,109 @@
+import FetchModels
+import FetchTraces
+
+/// A `BGAppRefreshTask` configuration: the Minimum scheduler's parameters,
+/// the `earliestBeginDate` floor and whether location wakes are launch
+/// moments.
+package struct BGAppRefreshConfiguration: Sendable, Hashable {
+  /// `earliestBeginDate` − now at each (re)submission, s: the task does not
+  /// start sooner (V, reference §2.1); the app resubmits when a run ends, so
+  /// this is the least time between two runs. Default 15 min (NV; Apple's
+  /// sample code).
+  package var earliestS = 900.0
+  /// Whether a location wake (a `location` row) is a launch moment (1) or
+  /// not (0): the system has woken the device and the app for it already.
+  package var locationLaunches = 1.0
+  /// The scheduler that picks the times (as `ios-minimum`).
+  package var minimum = MinimumParameters()
+
+  package init() {}
+
+  /// The settings: `earliest`, `location`, then every `ios-minimum` key.
+  static let keys: [SettingKey<BGAppRefreshConfiguration>] =
+    [
+      .init("earliest", \.earliestS, duration: true, help: "earliestBeginDate after each run: the least time between two runs"),
+      .init("location", \.locationLaunches, max: 1, help: "1: location wakes are launch moments; 0: they are not"),
+    ]
+    + MinimumParameters.keys.map { k in
+      let base: WritableKeyPath<BGAppRefreshConfiguration, MinimumParameters> = \.minimum
+      let path: WritableKeyPath<BGAppRefreshConfiguration, Double> = base.appending(path: k.path)
+      return SettingKey(
+        k.name, path, min: k.minimum, max: k.maximum,
+        duration: k.isDuration, help: k.help)
+    }
+
+  /// The scheduler's parameters with the floor applied to its spacing.
+  var scheduler: MinimumParameters {
+    var p = minimum
+    p.minSpacingS = max(p.minSpacingS, earliestS)
+    return p
+  }
+}
+
+/// `BGAppRefreshTask` (iOS 13+), `bg-app-refresh` (reference §2.1, §2.8):
+/// the successor of the Minimum fetch interval. The system picks when to
+/// run the task from the user's usage, the battery, budgets and rate
+/// limits: this is `ios-minimum`'s scheduler (``MinimumPolicy``, its habit
+/// model, gates and budgets, shared with any Minimum instances of the
+/// device), run as is, with two differences:
+///
+/// - `earliestBeginDate`: the app resubmits its request when a run ends,
+///   with `earliestBeginDate = now + earliest`, so no run starts sooner
+///   than ``BGAppRefreshConfiguration/earliestS`` after the previous one
+///   (the scheduler's spacing raised to it, as `ios-custom`'s floor);
+/// - location wakes (`location` rows) are launch moments: the device and
+///   the system are awake for them, so the scheduler decides there too (as
+///   at other apps' wakes and opens), besides its periodic checks.
+///
+/// Each run has the engine's 30 s budget (``WorldParameters/fetchBudgetS``;
+/// S: ~30 s per run).
+package struct BGAppRefreshPolicy: FetchPolicy {
+  package static var observesRadio: Bool { true }
+  var scheduler: MinimumPolicy
+  let locationLaunches: Bool
+
+  init(scheduler: MinimumPolicy, locationLaunches: Bool) {
+    self.scheduler = scheduler
+    self.locationLaunches = locationLaunches
+  }
+
+  package mutating func start(_ ctx: inout PolicyContext) { scheduler.start(&ctx) }
+
+  package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    scheduler.observe(event, &ctx)
+    if event.kind == .location && locationLaunches { scheduler.decide(&ctx) }
+  }
+
+  package mutating func timerFired(_ ctx: inout PolicyContext) { scheduler.timerFired(&ctx) }
+
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+    scheduler.fetchFinished(outcome, &ctx)
+  }
+}
+
+/// `bg-app-refresh[:earliest=<interval>,key=value,...]`.
+package enum BGAppRefreshFamily: PolicyFamily {
+  package static let name = "bg-app-refresh"
+  package static let syntax = "bg-app-refresh[:earliest=<interval>,key=value,...]"
+  package static let example = "bg-app-refresh:earliest=30m"
+  package static let summary =
+    "BGAppRefreshTask: the ios-minimum scheduler picks the times, no sooner than earliestBeginDate after the last run, with location wakes as launch moments"
+  package static var settings: [PolicySettingInfo] { settingInfos(BGAppRefreshConfiguration.keys, defaults: BGAppRefreshConfiguration()) }
+  package static let learns = true
+  package static let usesHabitModel = true
+  package static let style = PolicyStyle(color: "#88CCEE", marker: .openTriangle)
+
+  package static func parse(_ argument: String?, spec: String) throws -> BGAppRefreshConfiguration {
+    try parseSettings(argument ?? "", policy: spec, defaults: BGAppRefreshConfiguration(), keys: BGAppRefreshConfiguration.keys)
+  }
+  package static func describe(_ c: BGAppRefreshConfiguration) -> String {
+    name + settingsSuffix(c, defaults: BGAppRefreshConfiguration(), keys: BGAppRefreshConfiguration.keys, separator: ":")
+  }
+  package static func expectedFetchesPerDay(_ c: BGAppRefreshConfiguration) -> Double { min(50, timerFetchesPerDay(c.earliestS)) }
+  package static func fetchSpacingBound(_ c: BGAppRefreshConfiguration) -> Double? { max(c.earliestS, c.minimum.minSpacingS) }
+  package static func makePolicies(_ c: BGAppRefreshConfiguration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BGAppRefreshPolicy {
+    let make = MinimumPolicy.makePolicies(c.scheduler, device)
+    let location = c.locationLaunches > 0
+    return { app, content in BGAppRefreshPolicy(scheduler: make(app, content), locationLaunches: location) }
+  }
+}
