@@ -218,6 +218,8 @@ struct TransferQueueTests {
     let d = try Self.run("transfer:discretionary,deadline=2h,fetch=1h", t)
     #expect(abs(d.summary.deliveryDelaySumS - (3600.26 + 7200 + Self.lteDownS - 100)) < 1e-6, "\(d.summary.deliveryDelaySumS)")
     #expect(abs(d.summary.transferEnergyJ - 69.253292) < 1e-6, "\(d.summary.transferEnergyJ)")
+    // The fetch at 7200 s finds the item already queued: NoData, the feed alone.
+    #expect(d.fetches.map(\.result).prefix(3) == [.newData, .noData, .noData] && d.summary.transfersQueued == 1)
   }
 
   @Test("with the fetch trigger, an item below min_bytes is the handler's: transfer replays exactly as periodic", arguments: ["1h", "20m"])
