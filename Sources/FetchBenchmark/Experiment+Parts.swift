@@ -11,7 +11,8 @@ import Foundation
 /// written last (temp + rename), so its presence means the unit is complete.
 /// It holds what `pooled.csv` and `devices_pooled.csv` need, exactly: every
 /// (user, app, policy) summary and every (user, policy) device at full
-/// precision in row order, and the unit's age and wait histograms.
+/// precision in row order, and the unit's age, wait and delivery-delay
+/// histograms.
 ///
 /// Text format, one item a line (doubles as Swift's shortest round-trip
 /// `description`):
@@ -27,6 +28,7 @@ import Foundation
 ///     columns device <name> ...                  (DeviceSample.recordFields names)
 ///     device <policy> <value> ...
 ///     waits <policy> <zeros> <count> <bin>:<n> ...
+///     deliveries <policy> <zeros> <count> <bin>:<n> ...
 ///     end
 ///
 /// Values are read by column name, not position: a reader accepts the
@@ -84,11 +86,14 @@ struct PartRecord: Equatable {
   var devices: [(policy: Int, sample: DeviceSample)] = []
   /// Per policy: the unit's pooled wait histogram.
   var waits: [AgeHistogram] = []
+  /// Per policy: the unit's pooled delivery-delay histogram.
+  var deliveries: [AgeHistogram] = []
 
   static func == (a: PartRecord, b: PartRecord) -> Bool {
     a.config == b.config && a.unit == b.unit && a.users == b.users && a.firstUser == b.firstUser
       && a.lastUser == b.lastUser && a.files == b.files && a.pairs == b.pairs && a.ages == b.ages
       && a.devices.elementsEqual(b.devices) { $0.policy == $1.policy && $0.sample == $1.sample } && a.waits == b.waits
+      && a.deliveries == b.deliveries
   }
 
   /// The record's text.
@@ -108,6 +113,7 @@ struct PartRecord: Equatable {
     s += "columns device " + DeviceSample.recordFields.map(\.name).joined(separator: " ") + "\n"
     for d in devices { s += "device \(d.policy) " + values(DeviceSample.recordFields.values(of: d.sample)) + "\n" }
     for (i, h) in waits.enumerated() { s += histogram("waits", i, h) }
+    for (i, h) in deliveries.enumerated() { s += histogram("deliveries", i, h) }
     return s + "end\n"
   }
 
@@ -169,10 +175,16 @@ struct PartRecord: Equatable {
       case ("waits", 4...):
         guard let p = Int(w[1]), p == r.waits.count, let h = histogram(w.dropFirst(2)) else { return nil }
         r.waits.append(h)
+      case ("deliveries", 4...):
+        guard let p = Int(w[1]), p == r.deliveries.count, let h = histogram(w.dropFirst(2)) else { return nil }
+        r.deliveries.append(h)
       default:
         return nil
       }
     }
+    // Every policy has both histograms (a record from before the delivery
+    // histograms is incomplete: the unit is recomputed).
+    guard r.deliveries.count == r.waits.count else { return nil }
     return r
   }
 
@@ -548,7 +560,8 @@ func writePart(
   }
   let rec = PartRecord(
     config: hash, unit: id, users: users.count, firstUser: users.first?.user ?? "", lastUser: users.last?.user ?? "",
-    files: files, pairs: pairs, ages: ages, devices: devices, waits: waits.map { $0.waitHistogram })
+    files: files, pairs: pairs, ages: ages, devices: devices, waits: waits.map { $0.waitHistogram },
+    deliveries: waits.map { $0.deliveryHistogram })
   let f = try AtomicTextFile(path: parts + "/" + id + ".state")
   try f.write(rec.encoded())
   try f.commit()

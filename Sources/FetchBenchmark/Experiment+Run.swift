@@ -655,6 +655,7 @@ public func runExperiment(
       }
       for d in rec.devices { deviceAggregates[di][r][d.policy].add(d.sample) }
       for (p, h) in rec.waits.enumerated() { deviceAggregates[di][r][p].waitHistogram.merge(h) }
+      for (p, h) in rec.deliveries.enumerated() { deviceAggregates[di][r][p].deliveryHistogram.merge(h) }
       if r == 0 { counts[di].users += rec.users }
     }
   }

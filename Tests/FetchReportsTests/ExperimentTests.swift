@@ -416,17 +416,63 @@ struct ExperimentRunTests {
     #expect(PartRecord.decode(String(rec.encoded().dropLast(4))) == nil)  // no "end": incomplete
   }
 
+  @Test("devices_pooled.csv pools the delivery delays: counts and mean as pooled.csv, p90 within a histogram bin of the direct type-7 p90, device p90 the mean of devices.csv's")
+  func devicePoolDeliveryDelays() throws {
+    let out = try runTiny(jobs: 2, batch: 1)
+    func rows(_ f: String) throws -> [[String: String]] {
+      let lines = try String(contentsOfFile: out + "/" + f, encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+      return lines.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(lines[0], $0)) }
+    }
+    let pool = try rows("devices_pooled.csv"), pooled = try rows("pooled.csv"), devices = try rows("devices.csv")
+    // The direct figures: every delivered update's delay, per policy.
+    let policies: [PolicySpec] = [.never, .periodic(interval: 3600), .periodic(interval: 900), .oracle]
+    let cfg = RunConfiguration(
+      tracePath: goldenURL("tiny-trace.csv").path, policies: policies, seed: 7, apps: .top(2), recordEvents: false)
+    let reader = try TraceReader(path: cfg.tracePath)
+    var delays = [[Double]](repeating: [], count: policies.count)
+    while let u = try reader.next() {
+      for replays in replayUser(u, cfg).replays {
+        for (p, r) in replays.enumerated() { delays[p] += r.sortedDeliveryDelays }
+      }
+    }
+    #expect(pool.count == policies.count && pooled.count == policies.count)
+    for (p, row) in pool.enumerated() {
+      let name = policies[p].description
+      #expect(row["policy"] == name)
+      for c in ["updates", "delivered", "mean_delivery_delay_s"] { #expect(row[c] == pooled[p][c], "\(name): \(c)") }
+      #expect(Int(row["delivered"] ?? "") == delays[p].count && delays[p].count > 10, "\(name)")
+      let sorted = delays[p].sorted()
+      let direct = Quantile.type7(zeros: 0, thenSorted: sorted, 0.9)
+      let got = try #require(Double(row["p90_delivery_delay_s"] ?? ""))
+      // The histogram has 200 bins a decade: within half a bin (±0.6 %).
+      #expect(abs(got / direct - 1) < 0.006, "\(name): p90 \(got) vs \(direct)")
+      let own = devices.filter { $0["policy"] == name }.compactMap { Double($0["p90_delivery_delay_s"] ?? "") }
+      let mean = own.reduce(0, +) / Double(own.count)
+      #expect(abs((Double(row["device_p90_delivery_delay_s"] ?? "") ?? .nan) - mean) < 1e-3, "\(name)")
+      #expect(row["transfer_energy_j_per_day"] == "0" && row["transfer_wifi_mb_per_day"] == "0")
+    }
+  }
+
   @Test("part records are read by column name: any column order; a missing, unknown or repeated column is refused")
   func partRecordColumnsByName() throws {
     var a = AppSummary()
     (a.days, a.opens, a.fetches, a.meanAgeS, a.freshRatio, a.energyJ, a.updates) = (7, 12, 30, .nan, 0.25, 41.5, 3)
     var d = DeviceSample()
     (d.days, d.fetches, d.energyJ, d.waits, d.waitSumS) = (7, 90, 120.25, 12, 3.5)
+    (d.updates, d.delivered, d.deliveryDelaySumS, d.p90DeliveryDelayS, d.transferWifiBytes) = (9, 8, 4000.5, 900.25, 6e7)
+    var delays = AgeHistogram()
+    for x in [0.0, 12, 900.25, 3000] { delays.add(x) }
     let rec = PartRecord(
       config: "h", unit: "u", users: 1, firstUser: "x", lastUser: "x", files: [],
-      pairs: [PartRecord.Pair(policy: 0, a)], ages: [AgeHistogram()], devices: [(0, d)], waits: [AgeHistogram()])
+      pairs: [PartRecord.Pair(policy: 0, a)], ages: [AgeHistogram()], devices: [(0, d)], waits: [AgeHistogram()],
+      deliveries: [delays])
     let text = rec.encoded()
     #expect(PartRecord.decode(text) == rec)
+    #expect(PartRecord.decode(text)?.deliveries.first?.count == 4)
+    #expect(PartRecord.decode(text)?.devices.first?.sample == d)
+    // A record without the delivery histograms (written before them) is incomplete.
+    let noDeliveries = text.split(separator: "\n").filter { !$0.hasPrefix("deliveries") }.joined(separator: "\n") + "\n"
+    #expect(noDeliveries != text && PartRecord.decode(noDeliveries) == nil)
     // Reverse the columns and the values of every pair and device line.
     func reversed(_ text: String) -> String {
       text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
