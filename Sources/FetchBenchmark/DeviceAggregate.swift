@@ -19,6 +19,16 @@ package struct DeviceSample: Sendable, Equatable {
   /// Scored opens with a wait (fresh opens count as 0 s) and the sum of their waits, s.
   package var waits = 0
   package var waitSumS = 0.0
+  /// Content updates of the device's apps in the window, those whose
+  /// content reached the device, and the sum of their delivery delays, s.
+  package var updates = 0
+  package var delivered = 0
+  package var deliveryDelaySumS = 0.0
+  /// Background transfer energy, J, and bytes by network (also in the
+  /// background totals above).
+  package var transferEnergyJ = 0.0
+  package var transferCellularBytes = 0.0
+  package var transferWifiBytes = 0.0
 
   /// The fields a part record keeps, by name; one declaration each.
   static let recordFields: [RecordField<DeviceSample>] = [
@@ -31,6 +41,12 @@ package struct DeviceSample: Sendable, Equatable {
     RecordField("foreground_bytes", "bytes", "foreground refresh bytes, all networks", .sum, \.foregroundBytes),
     RecordField("waits", "scored opens with a wait (fresh ones count as 0 s)", count: \.waits),
     RecordField("wait_sum_s", "s", "sum of the waits", .sum, \.waitSumS),
+    RecordField("updates", "content updates of the apps in the window", count: \.updates),
+    RecordField("delivered", "updates whose content reached the device", count: \.delivered),
+    RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveryDelaySumS),
+    RecordField("transfer_energy_j", "J", "background transfer energy (also in energy_j)", .sum, \.transferEnergyJ),
+    RecordField("transfer_cellular_bytes", "bytes", "background transfer bytes on cellular networks", .sum, \.transferCellularBytes),
+    RecordField("transfer_wifi_bytes", "bytes", "background transfer bytes on WiFi", .sum, \.transferWifiBytes),
   ]
 
   package init() {}
@@ -44,9 +60,15 @@ package struct DeviceSample: Sendable, Equatable {
     wifiBytes = d.wifiBytes
     foregroundEnergyJ = d.foregroundEnergyJ
     foregroundBytes = d.foregroundCellularBytes + d.foregroundWifiBytes
+    delivered = d.delivered
+    deliveryDelaySumS = d.deliveryDelaySumS
+    transferEnergyJ = d.transferEnergyJ
+    transferCellularBytes = d.transferCellularBytes
+    transferWifiBytes = d.transferWifiBytes
     for a in apps {
       waits += a.zeroWaits + a.sortedWaits.count
       waitSumS += a.sortedWaits.reduce(0, +)
+      updates += a.summary.updates
     }
   }
 }
@@ -83,6 +105,8 @@ package struct MeanCI: Sendable, Equatable {
 /// bootstrap over users instead, which needs every value at once). Waits
 /// are pooled over every scored open of every device: the mean is Σ wait /
 /// Σ opens and the p90 comes from an ``AgeHistogram`` of the waits (±0.6 %).
+/// Delivery delays: the mean is Σ delay / Σ delivered (the replays keep
+/// only sums and counts, so there is no quantile).
 package struct DeviceAggregate: Sendable, Equatable {
   package var policy: String
   package var devices = 0
@@ -100,6 +124,14 @@ package struct DeviceAggregate: Sendable, Equatable {
   package var waitSumS = 0.0
   /// Every wait, s (fresh opens as 0).
   package var waitHistogram = AgeHistogram()
+  /// Content updates, those delivered, and the sum of their delays, s.
+  package var updates = 0
+  package var delivered = 0
+  package var deliveryDelaySumS = 0.0
+  /// Per device: background transfer J/day, cellular and WiFi bytes/day.
+  package var transferEnergyJPerDay = MeanCI()
+  package var transferCellularBytesPerDay = MeanCI()
+  package var transferWifiBytesPerDay = MeanCI()
 
   package init(policy: String) { self.policy = policy }
 
@@ -117,6 +149,12 @@ package struct DeviceAggregate: Sendable, Equatable {
     if s.waits > 0 { deviceMeanWaitS.add(s.waitSumS / Double(s.waits)) }
     waits += s.waits
     waitSumS += s.waitSumS
+    updates += s.updates
+    delivered += s.delivered
+    deliveryDelaySumS += s.deliveryDelaySumS
+    transferEnergyJPerDay.add(perDay(s.transferEnergyJ))
+    transferCellularBytesPerDay.add(perDay(s.transferCellularBytes))
+    transferWifiBytesPerDay.add(perDay(s.transferWifiBytes))
   }
 
   /// Adds the waits of one device's apps to the histogram.
@@ -131,4 +169,6 @@ package struct DeviceAggregate: Sendable, Equatable {
   package var meanWaitS: Double { waits > 0 ? waitSumS / Double(waits) : .nan }
   /// Pooled 90th-percentile wait, s (histogram); NaN without opens.
   package var p90WaitS: Double { waitHistogram.quantile(0.9) }
+  /// Pooled mean delivery delay over every delivered update, s; NaN without one.
+  package var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
 }

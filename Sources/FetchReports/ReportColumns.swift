@@ -112,6 +112,8 @@ package func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capa
 /// a normal-approximation 95 % CI (`_lo`, `_hi`; empty with fewer than two
 /// devices); `device_mean_wait_s` is the mean over devices of each device's
 /// mean wait; `mean_wait_s` and `p90_wait_s` pool every scored open.
+/// `mean_delivery_delay_s` pools every delivered update (empty without
+/// one); the `transfer_` columns are means over devices of per-day figures.
 package enum DevicePoolColumn: String, CaseIterable, Sendable {
   case policy, devices, days, fetches
   case energy_j_per_day, energy_j_per_day_lo, energy_j_per_day_hi
@@ -121,6 +123,8 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
   case foreground_energy_j_per_day, foreground_mb_per_day
   case device_mean_wait_s, device_mean_wait_s_lo, device_mean_wait_s_hi
   case waits, mean_wait_s, p90_wait_s
+  case updates, delivered, mean_delivery_delay_s
+  case transfer_energy_j_per_day, transfer_cellular_mb_per_day, transfer_wifi_mb_per_day
 
   func value(_ a: DeviceAggregate, capacityJ: Double) -> String {
     let pct = 100 / capacityJ, mb = 1e-6
@@ -148,6 +152,12 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
     case .waits: String(a.waits)
     case .mean_wait_s: n(a.meanWaitS, 6)
     case .p90_wait_s: n(a.p90WaitS, 6)
+    case .updates: String(a.updates)
+    case .delivered: String(a.delivered)
+    case .mean_delivery_delay_s: n(a.meanDeliveryDelayS, 3)
+    case .transfer_energy_j_per_day: n(a.transferEnergyJPerDay.value, 6)
+    case .transfer_cellular_mb_per_day: n(a.transferCellularBytesPerDay.value * mb, 6)
+    case .transfer_wifi_mb_per_day: n(a.transferWifiBytesPerDay.value * mb, 6)
     }
   }
 }

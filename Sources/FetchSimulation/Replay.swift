@@ -732,7 +732,10 @@ struct ReplayEngine {
     lanes[j].ctx.fetchInFlight = false
     var result = FetchResult.failed
     if f.handOff > 0, let ts = lanes[j].ctx.transfers {
-      result = .newData
+      // An item the queue already holds (a discretionary one waiting, seen
+      // again by a periodic fetch) is nothing new to the handler.
+      let queued = transfers.waiting.contains { $0.lane == j && $0.version >= f.handOff }
+      result = queued ? .noData : .newData
       enqueueTransfer(j, version: f.handOff, at: f.end, settings: ts)
     } else if f.failure.isEmpty {
       let v = lanes[j].serverVersion(at: f.end)

@@ -51,7 +51,7 @@ func experimentDir(_ json: String) throws -> (dir: String, file: String) {
   return (dir, dir + "/exp/e.json")
 }
 
-let finalFiles = ["summary.csv", "devices.csv", "opens.csv", "fetches.csv", "pooled.csv"]
+let finalFiles = ["summary.csv", "devices.csv", "opens.csv", "fetches.csv", "pooled.csv", "devices_pooled.csv"]
 
 func contents(_ dir: String, _ files: [String] = finalFiles) -> [String: Data?] {
   Dictionary(uniqueKeysWithValues: files.map { ($0, FileManager.default.contents(atPath: dir + "/" + $0)) })

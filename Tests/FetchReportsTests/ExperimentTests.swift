@@ -416,17 +416,54 @@ struct ExperimentRunTests {
     #expect(PartRecord.decode(String(rec.encoded().dropLast(4))) == nil)  // no "end": incomplete
   }
 
+  @Test("devices_pooled.csv pools the delivery delays: counts and mean as pooled.csv's and as the replays' own sums")
+  func devicePoolDeliveryDelays() throws {
+    let out = try runTiny(jobs: 2, batch: 1)
+    func rows(_ f: String) throws -> [[String: String]] {
+      let lines = try String(contentsOfFile: out + "/" + f, encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+      return lines.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(lines[0], $0)) }
+    }
+    let pool = try rows("devices_pooled.csv"), pooled = try rows("pooled.csv")
+    // The direct figures: the delivered updates and their delays, per policy.
+    let policies: [PolicySpec] = [.never, .periodic(interval: 3600), .periodic(interval: 900), .oracle]
+    let cfg = RunConfiguration(
+      tracePath: goldenURL("tiny-trace.csv").path, policies: policies, seed: 7, apps: .top(2), recordEvents: false)
+    let reader = try TraceReader(path: cfg.tracePath)
+    var delivered = [Int](repeating: 0, count: policies.count)
+    var delaySum = [Double](repeating: 0, count: policies.count)
+    while let u = try reader.next() {
+      for replays in replayUser(u, cfg).replays {
+        for (p, r) in replays.enumerated() {
+          delivered[p] += r.summary.delivered
+          delaySum[p] += r.summary.deliveryDelaySumS
+        }
+      }
+    }
+    #expect(pool.count == policies.count && pooled.count == policies.count)
+    for (p, row) in pool.enumerated() {
+      let name = policies[p].description
+      #expect(row["policy"] == name)
+      for c in ["updates", "delivered", "mean_delivery_delay_s"] { #expect(row[c] == pooled[p][c], "\(name): \(c)") }
+      #expect(Int(row["delivered"] ?? "") == delivered[p] && delivered[p] > 10, "\(name)")
+      let mean = try #require(Double(row["mean_delivery_delay_s"] ?? ""))
+      #expect(abs(mean - delaySum[p] / Double(delivered[p])) < 1e-3, "\(name): mean \(mean)")
+      #expect(row["transfer_energy_j_per_day"] == "0" && row["transfer_wifi_mb_per_day"] == "0")
+    }
+  }
+
   @Test("part records are read by column name: any column order; a missing, unknown or repeated column is refused")
   func partRecordColumnsByName() throws {
     var a = AppSummary()
     (a.days, a.opens, a.fetches, a.meanAgeS, a.freshRatio, a.energyJ, a.updates) = (7, 12, 30, .nan, 0.25, 41.5, 3)
     var d = DeviceSample()
     (d.days, d.fetches, d.energyJ, d.waits, d.waitSumS) = (7, 90, 120.25, 12, 3.5)
+    (d.updates, d.delivered, d.deliveryDelaySumS, d.transferWifiBytes) = (9, 8, 4000.5, 6e7)
     let rec = PartRecord(
       config: "h", unit: "u", users: 1, firstUser: "x", lastUser: "x", files: [],
       pairs: [PartRecord.Pair(policy: 0, a)], ages: [AgeHistogram()], devices: [(0, d)], waits: [AgeHistogram()])
     let text = rec.encoded()
     #expect(PartRecord.decode(text) == rec)
+    #expect(PartRecord.decode(text)?.devices.first?.sample == d)
     // Reverse the columns and the values of every pair and device line.
     func reversed(_ text: String) -> String {
       text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in

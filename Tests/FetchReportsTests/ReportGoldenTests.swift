@@ -7,7 +7,7 @@ import Foundation
 import Testing
 import FetchTestSupport
 
-let reportFiles = ["summary.csv", "devices.csv", "opens.csv", "fetches.csv", "pooled.csv"]
+let reportFiles = ["summary.csv", "devices.csv", "opens.csv", "fetches.csv", "pooled.csv", "devices_pooled.csv"]
 
 func goldenURL(_ name: String) -> URL {
   Bundle.module.url(forResource: "Golden/" + name, withExtension: nil)

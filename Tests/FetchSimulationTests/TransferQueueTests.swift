@@ -179,6 +179,72 @@ struct TransferQueueTests {
     #expect(push.summary == xfer.summary)
   }
 
+  @Test("the fetch trigger: an hourly background fetch discovers the 60 MB item on LTE and hands it over; handler-only periodic:1h fails every hour")
+  func periodicFetchHandsOver() throws {
+    let t = Self.trace([(0, .network, .lte)])
+    // The timer's first fetch is one interval after the window start: 3600 s.
+    // Each hourly fetch from an idle radio: promotion, then 29.74 s of the
+    // item before the 30 s budget cuts it; the next starts again from zero.
+    let handlerOnly = try Self.run("periodic:1h", t)
+    let hourly = handlerOnly.fetches.count
+    #expect(hourly >= 23 && handlerOnly.fetches[0].start == 3600)
+    #expect(handlerOnly.fetches.allSatisfy { $0.failure == "budget" })
+    #expect(handlerOnly.summary.delivered == 0 && handlerOnly.summary.transfersQueued == 0)
+    #expect(abs(handlerOnly.summary.cellularBytes - Double(hourly) * 29.74 * 13e6 / 8) < 1e-3)
+    let failedJ = Self.promotionJ + (1.2 + Self.lteThroughputW) * 29.74 + Self.tailJ
+    #expect(abs(handlerOnly.summary.energyJ - Double(hourly) * failedJ) < 1e-6, "\(handlerOnly.summary.energyJ)")
+
+    let r = try Self.run("transfer:immediate,fetch=1h", t)
+    // Same timer; the fetch at 3600 s gets the feed (promotion only) and
+    // reports NewData, every later one NoData (the app has the item).
+    #expect(r.fetches.count == hourly && r.fetches.map(\.start) == handlerOnly.fetches.map(\.start))
+    #expect(r.fetches[0].result == .newData && abs(r.fetches[0].end - 3600.26) < 1e-9)
+    #expect(r.fetches.dropFirst().allSatisfy { $0.result == .noData && $0.failure.isEmpty })
+    #expect(r.summary.transfersQueued == 1 && r.summary.transfersCompleted == 1 && r.summary.transferChunks == 1)
+    // The transfer rides the handler's connected state from 3600.26 s:
+    // β and throughput for 36.92 s, as for the push trigger.
+    #expect(abs(r.summary.transferEnergyJ - 69.253292) < 1e-6, "\(r.summary.transferEnergyJ)")
+    #expect(r.summary.transferCellularBytes == Self.item)
+    // Handler, transfer and the other fetches (promotion and tail each).
+    let isolated = Self.promotionJ + (1.2 + Self.lteThroughputW) * Self.lteDownS + Self.tailJ
+    let emptyJ = Self.promotionJ + Self.tailJ
+    #expect(abs(r.summary.energyJ - (isolated + Double(hourly - 1) * emptyJ)) < 1e-6, "\(r.summary.energyJ)")
+    // Published at 100 s, on the device at 3600.26 + 36.92 s.
+    #expect(r.summary.delivered == 1)
+    #expect(abs(r.summary.deliveryDelaySumS - (3500.26 + Self.lteDownS)) < 1e-6, "\(r.summary.deliveryDelaySumS)")
+    // Discretionary, on LTE and unplugged: waits its 2 h deadline from the
+    // hand-over, 10800.26 s, the end of the hourly fetch at 10800 s. It
+    // starts in that fetch's connected state (no promotion of its own).
+    let d = try Self.run("transfer:discretionary,deadline=2h,fetch=1h", t)
+    #expect(abs(d.summary.deliveryDelaySumS - (3600.26 + 7200 + Self.lteDownS - 100)) < 1e-6, "\(d.summary.deliveryDelaySumS)")
+    #expect(abs(d.summary.transferEnergyJ - 69.253292) < 1e-6, "\(d.summary.transferEnergyJ)")
+    // The fetch at 7200 s finds the item already queued: NoData, the feed alone.
+    #expect(d.fetches.map(\.result).prefix(3) == [.newData, .noData, .noData] && d.summary.transfersQueued == 1)
+  }
+
+  @Test("with the fetch trigger, an item below min_bytes is the handler's: transfer replays exactly as periodic", arguments: ["1h", "20m"])
+  func smallItemsReplayAsPeriodic(interval: String) throws {
+    var w = Self.world
+    w.requestBytes = 500
+    w.cpuWakeEnergyJ = 0.3
+    let t = TestTraces.user(seed: 9, days: 3, opensPerHour: 1, networkChangesPerDay: 6)
+    let user = PreparedUser(trace: t, world: w)
+    let content = ContentTimeline(updates: stride(from: t.start + 500, to: t.end, by: 2 * 3600).map { $0 }, world: w)
+    let timer = try PolicySpec(parsing: "periodic:" + interval).replay(user: user, app: 0, content: content, seed: 1, recordEvents: true)
+    for mode in ["immediate", "discretionary,deadline=1d"] {
+      let xfer = try PolicySpec(parsing: "transfer:\(mode),fetch=" + interval).replay(
+        user: user, app: 0, content: content, seed: 1, recordEvents: true)
+      #expect(timer.fetches.count > 30 && timer.summary.newData > 10)
+      #expect(timer.fetches == xfer.fetches && timer.opens == xfer.opens, "\(mode)")
+      #expect(timer.summary == xfer.summary, "\(mode)")
+    }
+    // The same trace with every item large: the queue takes them all.
+    let big = ContentTimeline(
+      updates: content.updates, world: w, itemBytes: [Double](repeating: 5e6, count: content.updates.count))
+    let q = try PolicySpec(parsing: "transfer:immediate,fetch=" + interval).replay(user: user, app: 0, content: big, seed: 1, recordEvents: true)
+    #expect(q.summary.transfersQueued > 10 && q.summary.transfersQueued == q.summary.newData)
+  }
+
   @Test("gates hold on random traces: discretionary transfers before their deadline never use cellular; handler fetches stay within 30 s; bytes never exceed the items")
   func gatesHoldOnRandomTraces() throws {
     var w = Self.world
@@ -222,7 +288,15 @@ struct TransferQueueTests {
     #expect(try PolicySpec(parsing: "transfer:discretionary,deadline=24h").description == "transfer:discretionary,deadline=1d")
     #expect(try PolicySpec(parsing: "transfer:immediate").description == "transfer:immediate")
     #expect(try PolicySpec(parsing: "transfer:immediate,min_bytes=5000").description == "transfer:immediate,min_bytes=5000")
-    for bad in ["transfer", "transfer:later", "transfer:immediate,deadline=2h", "transfer:discretionary,deadline=-1h"] {
+    #expect(try PolicySpec(parsing: "transfer:immediate,min_bytes=5000,fetch=60m").description == "transfer:immediate,fetch=1h,min_bytes=5000")
+    #expect(try PolicySpec(parsing: "transfer:discretionary,fetch=30m,deadline=6h").description == "transfer:discretionary,deadline=6h,fetch=30m")
+    #expect(try PolicySpec(parsing: "transfer:immediate,fetch=2h").expectedFetchesPerDay == 12)
+    #expect(try PolicySpec(parsing: "transfer:immediate,fetch=2h").fetchSpacingBound == 900)
+    #expect(try PolicySpec(parsing: "transfer:immediate").fetchSpacingBound == nil)
+    for bad in [
+      "transfer", "transfer:later", "transfer:immediate,deadline=2h", "transfer:discretionary,deadline=-1h",
+      "transfer:immediate,fetch=0", "transfer:immediate,fetch=0.5s", "transfer:immediate,fetch=1h,fetch=2h", "transfer:immediate,fetch=soon",
+    ] {
       #expect(throws: PolicySpecError.self, "\(bad)") { try PolicySpec(parsing: bad) }
     }
   }
