@@ -150,11 +150,28 @@ struct ReplayWorld {
   }
 }
 
+/// Why a fetch failed (`none`: it did not); the text of ``FetchRecord/failure``.
+enum FetchFailure: UInt8 {
+  case none, offline, budget, networkChange, server
+
+  var text: String {
+    switch self {
+    case .none: ""
+    case .offline: "offline"
+    case .budget: "budget"
+    case .networkChange: "network_change"
+    case .server: "server"
+    }
+  }
+}
+
+/// A fetch under way. Plain data (no references), so that the engine's
+/// loop reads and copies it without reference counting.
 struct InFlight {
   var start: Double
   /// When the fetch completes (its content lands); `start` for instantaneous transfers.
   var end: Double
-  var failure: String  // empty unless failed
+  var failure: FetchFailure
   var bytes: Double
   var energyJ: Double
   var network: NetworkKind
@@ -610,7 +627,7 @@ struct ReplayEngine {
     let net = u.netKinds[seg]
     let cpuWake = w.cpuWakeEnergyJ
     guard let k = PreparedUser.interface(net), let radio = radio(net) else {
-      return InFlight(start: s, end: s, failure: "offline", bytes: 0, energyJ: cpuWake, network: net)
+      return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net)
     }
     let instant = w.instantTransfers
     let promo = radio.promotion(afterGap: quietGap(k, at: s))
@@ -628,20 +645,20 @@ struct ReplayEngine {
     }
     let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
     var end = max(forced ?? 0, s + promo.timeS + x.up + w.serverLatencyS + x.down)
-    var failure = ""
+    var failure = FetchFailure.none
     var downS = x.down
     var bytes = w.requestBytes + respBytes
     let nextChange = seg + 1 < u.netTimes.count ? u.netTimes[seg + 1] : .infinity
     let budgetEnd = s + (budget ?? w.fetchBudgetS)
     let cut = min(budgetEnd, nextChange)
     if cut < end && !instant {
-      failure = cut == budgetEnd ? "budget" : "network_change"
+      failure = cut == budgetEnd ? .budget : .networkChange
       let frac = max(0, min(1, (cut - (end - x.down)) / x.down))
       downS = x.down * frac
       bytes = w.requestBytes + respBytes * frac
       end = cut
     } else if w.failureProbability > 0 && lanes[j].rng.uniform() < w.failureProbability {
-      failure = "server"
+      failure = .server
       bytes = w.requestBytes + w.noDataBytes
       downS = radio.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
     }
@@ -651,7 +668,7 @@ struct ReplayEngine {
     let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
     return InFlight(
       start: s, end: instant ? s : end, failure: failure, bytes: bytes, energyJ: energy, network: net,
-      handOff: failure.isEmpty ? handOff : 0)
+      handOff: failure == .none ? handOff : 0)
   }
 
   /// Puts `iv` on interface `k`'s list of device fetches (sorted by start).
@@ -737,7 +754,7 @@ struct ReplayEngine {
       let queued = transfers.waiting.contains { $0.lane == j && $0.version >= f.handOff }
       result = queued ? .noData : .newData
       enqueueTransfer(j, version: f.handOff, at: f.end, settings: ts)
-    } else if f.failure.isEmpty {
+    } else if f.failure == .none {
       let v = lanes[j].serverVersion(at: f.end)
       if v > lanes[j].version {
         result = .newData
@@ -764,7 +781,7 @@ struct ReplayEngine {
     if options.recordEvents {
       lanes[j].fetches.append(FetchRecord(
         start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network,
-        failure: f.failure))
+        failure: f.failure.text))
     }
     guard notify else { return }
     policy.fetchFinished(
