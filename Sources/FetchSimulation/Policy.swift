@@ -67,8 +67,12 @@ public protocol FetchPolicy {
 /// The trace events a policy is shown through ``FetchPolicy/observe(_:_:)``.
 public enum ObservedEvents: Sendable {
   /// Every observable event, and the device state in ``PolicyContext``
-  /// (network, charging, battery) kept up to date.
+  /// (network, charging, battery) kept up to date; not `location` rows (a
+  /// policy that does not react to location wakes never sees them, so it
+  /// replays the same with or without them).
   case all
+  /// As ``all``, and `location` rows (location wakes) too.
+  case allWithLocation
   /// Only the opens of the replayed app. ``PolicyContext/network``,
   /// ``PolicyContext/isCharging`` and ``PolicyContext/batteryPct`` are then
   /// not maintained.
@@ -80,7 +84,7 @@ public enum ObservedEvents: Sendable {
 extension FetchPolicy {
   /// Off.
   public static var observesRadio: Bool { false }
-  /// Every event.
+  /// Every event but location rows.
   public static var observedEvents: ObservedEvents { .all }
   /// Does nothing.
   public mutating func start(_ ctx: inout PolicyContext) {}

@@ -373,7 +373,8 @@ struct ReplayEngine {
   @_specialize(where P == AnyFetchPolicy)
   mutating func run<P: FetchPolicy>(_ policies: inout [P]) -> DeviceReplay {
     // Policies that ignore most events only need the apps' opens.
-    let all = P.observedEvents == .all
+    let all = P.observedEvents == .all || P.observedEvents == .allWithLocation
+    let location = P.observedEvents == .allWithLocation
     let events = all ? u.trace.events : appOpens
     let end = u.trace.end
     let n = lanes.count
@@ -405,6 +406,8 @@ struct ReplayEngine {
         let e = events[i]
         i += 1
         if all {
+          // Location rows change no device state: skipped unless shown.
+          if e.kind == .location && !location { continue }
           guard apply(e) else { continue }
           for j in 0..<n {
             lanes[j].ctx.now = tEvent

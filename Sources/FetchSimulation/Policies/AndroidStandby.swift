@@ -234,7 +234,6 @@ package struct StandbyPolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     // A location wake goes only to apps registered for it (location-wake).
-    guard event.kind != .location else { return }
     if event.kind == .open && event.app == ctx.app { lastUse = event.time }
     job.observe(event)
     step(&ctx)

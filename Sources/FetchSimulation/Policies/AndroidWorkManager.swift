@@ -177,7 +177,6 @@ package struct WorkManagerPolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     // A location wake goes only to apps registered for it (location-wake).
-    guard event.kind != .location else { return }
     job.observe(event)
     _ = job.step(&ctx)
   }

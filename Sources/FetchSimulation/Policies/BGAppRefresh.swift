@@ -58,6 +58,7 @@ package struct BGAppRefreshConfiguration: Sendable, Hashable {
 /// Each run has the engine's 30 s budget (``WorldParameters/fetchBudgetS``;
 /// S: ~30 s per run).
 package struct BGAppRefreshPolicy: FetchPolicy {
+  package static var observedEvents: ObservedEvents { .allWithLocation }
   package static var observesRadio: Bool { true }
   var scheduler: MinimumPolicy
   let locationLaunches: Bool

@@ -58,6 +58,7 @@ package struct FetchOnExitParameters: Sendable, Hashable {
 /// No battery gate: a background task is the app's own time, granted to
 /// any app leaving the foreground.
 package struct FetchOnExitPolicy: FetchPolicy {
+  package static var observedEvents: ObservedEvents { .allWithLocation }
   package let params: FetchOnExitParameters
   /// iOS 7: the time left of the pending task (0: none pending).
   var remaining = 0.0

@@ -63,6 +63,7 @@ package struct LocationWakeStats: Sendable, Equatable {
 /// before it ends (the device offline, the previous refresh still running)
 /// does not happen. Nothing runs between wakes.
 package struct LocationWakePolicy: FetchPolicy {
+  package static var observedEvents: ObservedEvents { .allWithLocation }
   package let params: LocationWakeParameters
   /// End of the current wake's background time (−∞: no wake pending).
   var windowEnd = -Double.infinity

@@ -117,7 +117,7 @@ package enum PerAppFamily: PolicyFamily {
 /// only the events its own type asks for (``FetchPolicy/observedEvents``).
 package struct AnyFetchPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
-  package static var observedEvents: ObservedEvents { .all }
+  package static var observedEvents: ObservedEvents { .allWithLocation }
   var policy: any FetchPolicy
   let events: ObservedEvents
 
@@ -130,7 +130,8 @@ package struct AnyFetchPolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     switch events {
-    case .all: policy.observe(event, &ctx)
+    case .allWithLocation: policy.observe(event, &ctx)
+    case .all: if event.kind != .location { policy.observe(event, &ctx) }
     case .appOpens: if event.kind == .open && event.app == ctx.app { policy.observe(event, &ctx) }
     case .none: break
     }

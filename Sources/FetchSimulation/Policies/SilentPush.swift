@@ -153,7 +153,6 @@ package struct SilentPushPolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     // A location wake goes only to apps registered for it (location-wake).
-    guard event.kind != .location else { return }
     doze?.observe(event)
     var opportunity = false
     switch event.kind {

@@ -126,7 +126,7 @@ package struct TailEnderPolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     // A location wake goes only to apps registered for it (location-wake).
-    guard pending, !ctx.fetchInFlight, event.kind != .location else { return }
+    guard pending, !ctx.fetchInFlight else { return }
     if event.kind == .open && event.app == ctx.app { return }
     if radioIsWarm(ctx) {
       launch(&ctx)
