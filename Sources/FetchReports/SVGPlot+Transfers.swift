@@ -154,9 +154,9 @@ extension SVGPlot {
       series: series, notes: notes, width: 960, height: 600)
   }
 
-  /// The background transfers' data per network, MB/day, one bar pair per
-  /// policy configuration (cellular, WiFi), drawn as two series of points
-  /// joined per network across the policies (x: the policy's rank).
+  /// The background transfers' data per network, MB/day: per policy
+  /// configuration (x: its rank) a cellular and a WiFi point, not joined
+  /// (the policies are categories, not a scale).
   package static func transferBytes(dataset: String, rows: [RunReport.DeliveryRow]) -> SVGPlot {
     let moved = rows.filter { $0.transferCellularMBPerDay + $0.transferWifiMBPerDay > 0 }
     let idx = moved.indices.map(Double.init)
@@ -173,12 +173,12 @@ extension SVGPlot {
         ticks: idx.map { $0 + 1 }),
       y: .fitting(ys, label: "transfer data (MB/day)", scale: .linear, includeZero: true),
       series: [
-        PlotSeries(name: "cellular", points: cell, line: .straight, marker: .triangle, color: "#D55E00"),
-        PlotSeries(name: "WiFi", points: wifi, line: .straight, marker: .circle, color: "#0072B2"),
+        PlotSeries(name: "cellular", points: cell, line: .none, marker: .triangle, color: "#D55E00"),
+        PlotSeries(name: "WiFi", points: wifi, line: .none, marker: .circle, color: "#0072B2"),
       ],
       notes: [
-        "Pooled over users (pooled.csv). Only policies whose transfers moved bytes: "
-          + zip(idx, moved).map { i, r in String(Int(i) + 1) + " = " + r.policy }.joined(separator: "; ") + "."
+        "Pooled over users (pooled.csv). Only the policies whose transfers moved bytes, each labelled at its cellular point"
+          + " by its setting (transfer:<setting>)."
       ],
       width: 960, height: 600)
   }
