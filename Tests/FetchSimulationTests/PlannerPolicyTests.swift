@@ -161,10 +161,11 @@ struct PlannerPolicyTests {
       params.budgetJPerDay = b
       return Self.run(params).0.summary.energyJ / 7
     }
-    // Each larger budget buys clearly more spending (before the fix, the
-    // now-or-later choice, 48 launches a day and 10 min spacing stopped it).
-    #expect(perDay[1] > 1.5 * perDay[0], "\(perDay)")
-    #expect(perDay[2] > 1.5 * perDay[1], "\(perDay)")
+    // Each budget is at least half spent, and each larger one buys more
+    // (before the fix, the now-or-later choice, 48 launches a day and 10 min
+    // spacing stopped it: 10.9, 22.5 and 39.5 J/day; now 18.6, 46.4, 127.4).
+    #expect(perDay[1] > perDay[0] && perDay[2] > perDay[1], "\(perDay)")
+    for (b, e) in zip([20.0, 60, 200], perDay) { #expect(e >= 0.5 * b, "\(perDay)") }
     // And stays within the budget (plus one isolated LTE fetch a day).
     for (b, e) in zip([20.0, 60, 200], perDay) { #expect(e <= b + 13, "\(perDay)") }
   }

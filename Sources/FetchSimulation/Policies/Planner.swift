@@ -323,7 +323,10 @@ package struct TransitionModel: Sendable {
 /// 4. **Choose.** It launches now when `V(now) − μ·cost(now) > 0` and no
 ///    later candidate has a larger expected net utility (otherwise it
 ///    defers: a cheaper moment is likely before the next predicted open),
-///    within the paced daily energy and launch budgets.
+///    within the paced daily energy and launch budgets. While the budget is
+///    slack (``PlannerParameters/planBoth``), it also launches now when the
+///    opens before the later candidate alone pay for the fetch now: "now and
+///    later" rather than "now or later", so that spending follows the budget.
 ///
 /// μ, the price of a joule, is a PI controller on log μ as IMP's: the base
 /// moves once a day by `gain · (spent − budget)/budget`, and the price is the
