@@ -94,6 +94,23 @@ for ds in datasets:
     for metric in ("fresh_ratio", "mean_age_s"):
         print(f"{ds} {metric}: planner wins {score[(ds, metric, 'win')]}, ties {score[(ds, metric, 'tie')]}, loses {score[(ds, metric, 'loss')]}")
 print()
+print("Per budget level, the issue's test: every timer setting at equal or lower energy than the planner's, "
+      "paired per user; the level passes when no such timer is fresher (fresh share) or younger (mean age) "
+      "with a CI excluding 0.")
+print()
+print("| dataset | planner | J/day | timers at <= its energy | fresh share: wins / ties / losses | mean age: wins / ties / losses | passes | loses to |")
+print("|---|---|---|---|---|---|---|---|")
+for ds in datasets:
+    for p in planners:
+        e = mean[(ds, p)]["energy_j_per_day"]
+        qs = [q for (d, q) in mean if d == ds and q.startswith(TIMERS) and mean[(d, q)]["energy_j_per_day"] <= e]
+        cnt = {m: collections.Counter(verdict(paired[(ds, p, q, m)]) for q in qs) for m in ("fresh_ratio", "mean_age_s")}
+        ok = all(cnt[m]["loss"] == 0 for m in cnt)
+        cells = [f"{cnt[m]['win']} / {cnt[m]['tie']} / {cnt[m]['loss']}" for m in ("fresh_ratio", "mean_age_s")]
+        lost = [f"`{q}` ({'fresh' if m == 'fresh_ratio' else 'age'})" for q in sorted(qs) for m in ("fresh_ratio", "mean_age_s")
+                if verdict(paired[(ds, p, q, m)]) == "loss"]
+        print(f"| {ds} | `{p}` | {e:.1f} | {len(qs)} | " + " | ".join(cells) + f" | {('no timer' if not qs else 'yes') if ok else 'no'} | {', '.join(lost)} |")
+print()
 print("Reference points (pooled, mean of replications):")
 print()
 print("| dataset | policy | J/day | fresh | mean age, s |")

@@ -60,6 +60,7 @@ struct PlannerPolicyTests {
     var one = PlannerParameters(), both = PlannerParameters()
     one.budgetJPerDay = 200
     both.budgetJPerDay = 200
+    one.planBoth = 0
     both.planBoth = 1
     let (a, _) = Self.run(one), (b, _) = Self.run(both)
     #expect(b.summary.fetches > a.summary.fetches)
@@ -150,6 +151,23 @@ struct PlannerPolicyTests {
       &p, user: PreparedUser(trace: test, world: world), app: 0,
       content: ContentTimeline(trace: test, app: 0, world: world, seed: 7), options: ReplayOptions(seed: 7))
     #expect(r.summary.energyJ.isFinite && r.summary.energyJ <= (20 + 13) * 14)
+  }
+
+  @Test("spending follows the budget: no launch cap, spacing or now-or-later choice stops it below the budget")
+  func spendingGrows() {
+    // Energy per day of the test week at budgets 20, 60 and 200 J/day.
+    let perDay = [20.0, 60, 200].map { b -> Double in
+      var params = PlannerParameters()
+      params.budgetJPerDay = b
+      return Self.run(params).0.summary.energyJ / 7
+    }
+    // Each budget is at least half spent, and each larger one buys more
+    // (before the fix, the now-or-later choice, 48 launches a day and 10 min
+    // spacing stopped it: 10.9, 22.5 and 39.5 J/day; now 18.6, 46.4, 127.4).
+    #expect(perDay[1] > perDay[0] && perDay[2] > perDay[1], "\(perDay)")
+    for (b, e) in zip([20.0, 60, 200], perDay) { #expect(e >= 0.5 * b, "\(perDay)") }
+    // And stays within the budget (plus one isolated LTE fetch a day).
+    for (b, e) in zip([20.0, 60, 200], perDay) { #expect(e <= b + 13, "\(perDay)") }
   }
 
   @Test("a larger budget buys fresher opens")

@@ -21,11 +21,11 @@ package struct PlannerParameters: Sendable, Hashable {
   /// Seconds between the periodic decision points.
   package var checkIntervalS = 300.0
   /// Least time between two launches of the app, s.
-  package var minSpacingS = 600.0
+  package var minSpacingS = 300.0
   /// Value of one more fresh open (dimensionless unit of the utility).
   package var freshWeight = 1.0
   /// Value of one hour of age avoided at an open, per hour.
-  package var ageWeightPerHour = 0.1
+  package var ageWeightPerHour = 1.0
   /// Initial price of a joule, utility per J (the controller adapts it).
   package var initialPrice = 0.05
   /// Integral gain of the price controller, per local day.
@@ -35,7 +35,7 @@ package struct PlannerParameters: Sendable, Hashable {
   /// The price stays within [initial / range, initial · range].
   package var priceRange = 1000.0
   /// Launches per local day (paced like the energy budget).
-  package var launchesPerDay = 48.0
+  package var launchesPerDay = 288.0
   /// Share of the daily budgets released up front.
   package var paceSlack = 0.1
   /// Cost multiplier while charging.
@@ -59,9 +59,12 @@ package struct PlannerParameters: Sendable, Hashable {
   /// other apps), replacing the habit model's mass in the window.
   package var pairWindowS = 600.0
   /// Whether the plan may fetch now *and* at the better later candidate
-  /// (when the fetch now pays for itself with the opens before it): 1 on,
-  /// 0 off (now or later, never both).
-  package var planBoth = 0.0
+  /// (when the fetch now pays for itself with the opens before it): 1
+  /// always, 2 only while the budget is slack (the fetch now leaves the
+  /// up-front share `paceSlack` of the day's budget unspent in the released
+  /// part), 0 never (now or later, the choice that caps spending when the
+  /// budget is large).
+  package var planBoth = 2.0
   /// Local hour of the nightly habit-model refit (24 or more: never).
   package var refitHour = 3.0
   /// Prior of the content-update rate, per hour (Gamma mean).
@@ -90,7 +93,7 @@ package struct PlannerParameters: Sendable, Hashable {
     .init("device_models", \.useDeviceModels, max: 1, help: "1: weigh WiFi, charging and offline odds from the device models; 0: assume the state persists"),
     .init("session_credit", \.sessionCredit, max: 1, help: "1: credit an open to a fetch only if no other radio activity of the user is expected between them; 0: always"),
     .init("pair_window", \.pairWindowS, duration: true, help: "window of the app-transition model (0s: off): P(this app within it \\| another app just opened), from training"),
-    .init("plan_both", \.planBoth, max: 1, help: "1: fetch now as well as at a better later moment when the opens before it pay for the fetch now; 0: now or later"),
+    .init("plan_both", \.planBoth, max: 2, help: "fetch now as well as at a better later moment when the opens before it pay for the fetch now: 1 always, 2 while the budget is slack (the paced budget less its up-front share not yet spent), 0 never (now or later)"),
     .init("refit_hour", \.refitHour, help: "local hour of the nightly habit-model refit (24 or more: never)"),
     .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6, help: "prior of the content-update rate, per hour (Gamma mean)"),
   ]
@@ -320,7 +323,10 @@ package struct TransitionModel: Sendable {
 /// 4. **Choose.** It launches now when `V(now) − μ·cost(now) > 0` and no
 ///    later candidate has a larger expected net utility (otherwise it
 ///    defers: a cheaper moment is likely before the next predicted open),
-///    within the paced daily energy and launch budgets.
+///    within the paced daily energy and launch budgets. While the budget is
+///    slack (``PlannerParameters/planBoth``), it also launches now when the
+///    opens before the later candidate alone pay for the fetch now: "now and
+///    later" rather than "now or later", so that spending follows the budget.
 ///
 /// μ, the price of a joule, is a PI controller on log μ as IMP's: the base
 /// moves once a day by `gain · (spent − budget)/budget`, and the price is the
@@ -567,7 +573,8 @@ package struct PlannerPolicy: FetchPolicy {
     // Both now and at the best later candidate: the fetch now pays for itself
     // with the opens before that candidate.
     let both: Bool
-    if params.planBoth > 0 && best.k > 0 {
+    let slack = params.planBoth >= 2 ? spentToday + costNow <= (share - params.paceSlack) * budget : true
+    if params.planBoth > 0 && best.k > 0 && slack {
       let before = PlannerMath.nowValueBefore(
         openProbability: p, baseline: base, step: step, lambda: lambda, fresh: params.freshWeight,
         agePerHour: params.ageWeightPerHour, activity: params.sessionCredit > 0 ? activity : nil)
