@@ -475,47 +475,47 @@ package struct SVGPlot: Sendable, Equatable {
   static func marker(_ m: MarkerShape, _ x: Double, _ y: Double, _ color: String, scale: Double = 1) -> String {
     let r = 4.5 * scale
     let style = "fill=\"\(color)\" stroke=\"#000000\" stroke-width=\"0.8\""
-    func poly(_ pts: [(Double, Double)]) -> String {
-      "<polygon points=\"" + pts.map { "\(n(x + $0.0)) \(n(y + $0.1))" }.joined(separator: " ") + "\" \(style)/>\n"
+    // The open shapes: an outline in the series' colour.
+    let outline = "fill=\"none\" stroke=\"\(color)\" stroke-width=\"2.2\""
+    func poly(_ pts: [(Double, Double)], open: Bool = false) -> String {
+      "<polygon points=\"" + pts.map { "\(n(x + $0.0)) \(n(y + $0.1))" }.joined(separator: " ") + "\" \(open ? outline : style)/>\n"
     }
+    /// `k` vertices on a circle of radius `R`, the first on top; every
+    /// second one at `inner`·R (a star) when `inner` < 1.
+    func regular(_ k: Int, radius R: Double, inner: Double = 1) -> [(Double, Double)] {
+      (0..<k).map { i in
+        let a = -Double.pi / 2 + 2 * .pi * Double(i) / Double(k)
+        let rr = i % 2 == 1 ? R * inner : R
+        return (rr * cos(a), rr * sin(a))
+      }
+    }
+    let triangle: [(Double, Double)] = [(0, -r * 1.15), (r, r * 0.75), (-r, r * 0.75)]
+    let diamond: [(Double, Double)] = [(0, -r * 1.2), (r, 0), (0, r * 1.2), (-r, 0)]
     switch m {
     case .circle:
       return "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(r))\" \(style)/>\n"
     case .ring:
-      return "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(r))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2.2\"/>\n"
+      return "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(r))\" \(outline)/>\n"
     case .square:
       return "<rect x=\"\(n(x - r * 0.85))\" y=\"\(n(y - r * 0.85))\" width=\"\(n(1.7 * r))\" height=\"\(n(1.7 * r))\" \(style)/>\n"
-    case .triangle: return poly([(0, -r * 1.15), (r, r * 0.75), (-r, r * 0.75)])
+    case .triangle: return poly(triangle)
     case .triangleDown: return poly([(0, r * 1.15), (r, -r * 0.75), (-r, -r * 0.75)])
-    case .diamond: return poly([(0, -r * 1.2), (r, 0), (0, r * 1.2), (-r, 0)])
+    case .diamond: return poly(diamond)
     case .triangleLeft: return poly([(-r * 1.15, 0), (r * 0.75, -r), (r * 0.75, r)])
     case .triangleRight: return poly([(r * 1.15, 0), (-r * 0.75, -r), (-r * 0.75, r)])
-    case .openSquare, .openDiamond, .openTriangle, .openHexagon:
-      let pts: [(Double, Double)] =
-        m == .openSquare ? [(-r * 0.85, -r * 0.85), (r * 0.85, -r * 0.85), (r * 0.85, r * 0.85), (-r * 0.85, r * 0.85)]
-        : m == .openDiamond ? [(0, -r * 1.2), (r, 0), (0, r * 1.2), (-r, 0)]
-        : m == .openHexagon
-          ? (0..<6).map { i in
-            let a = -Double.pi / 2 + 2 * .pi * Double(i) / 6
-            return (r * 1.1 * cos(a), r * 1.1 * sin(a))
-          } : [(0, -r * 1.15), (r, r * 0.75), (-r, r * 0.75)]
-      return "<polygon points=\"" + pts.map { "\(n(x + $0.0)) \(n(y + $0.1))" }.joined(separator: " ")
-        + "\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2.2\"/>\n"
+    case .openSquare: return poly([(-r * 0.85, -r * 0.85), (r * 0.85, -r * 0.85), (r * 0.85, r * 0.85), (-r * 0.85, r * 0.85)], open: true)
+    case .openDiamond: return poly(diamond, open: true)
+    case .openTriangle: return poly(triangle, open: true)
+    case .openHexagon: return poly(regular(6, radius: r * 1.1), open: true)
     case .asterisk:
       let a = r * 1.1, b = r * 0.8
       let d = "M\(n(x - a)) \(n(y))H\(n(x + a))M\(n(x)) \(n(y - a))V\(n(y + a))"
         + "M\(n(x - b)) \(n(y - b))L\(n(x + b)) \(n(y + b))M\(n(x - b)) \(n(y + b))L\(n(x + b)) \(n(y - b))"
       return "<path d=\"\(d)\" stroke=\"\(color)\" stroke-width=\"1.8\" fill=\"none\"/>\n"
-    case .star, .pentagon, .hexagon, .octagon:
-      // Regular polygons (and a five-pointed star) with a vertex on top.
-      let (k, inner): (Int, Double) = m == .star ? (10, 0.45) : (m == .pentagon ? 5 : m == .octagon ? 8 : 6, 1)
-      let R = r * (m == .star ? 1.35 : 1.1)
-      return poly(
-        (0..<k).map { i in
-          let a = -Double.pi / 2 + 2 * .pi * Double(i) / Double(k)
-          let rr = i % 2 == 1 && m == .star ? R * inner : R
-          return (rr * cos(a), rr * sin(a))
-        })
+    case .star: return poly(regular(10, radius: r * 1.35, inner: 0.45))
+    case .pentagon: return poly(regular(5, radius: r * 1.1))
+    case .hexagon: return poly(regular(6, radius: r * 1.1))
+    case .octagon: return poly(regular(8, radius: r * 1.1))
     case .plus, .cross:
       let (dx, dy) = m == .plus ? (r * 1.1, 0.0) : (r * 0.8, r * 0.8)
       let d =
