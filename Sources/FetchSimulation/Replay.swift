@@ -776,11 +776,7 @@ struct ReplayEngine {
     }
     lanes[j].summary.energyJ += f.energyJ
     if f.network.isCellular { lanes[j].summary.cellularBytes += f.bytes } else { lanes[j].summary.wifiBytes += f.bytes }
-    if !isCharging { energySinceSampleJ += f.energyJ }
-    if let p = sampledPct {
-      let pct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)
-      for m in lanes.indices { lanes[m].ctx.batteryPct = pct }
-    }
+    drainBattery(f.energyJ, charging: isCharging)
     if options.recordEvents {
       lanes[j].fetches.append(FetchRecord(
         start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network,
@@ -791,6 +787,17 @@ struct ReplayEngine {
       FetchOutcome(start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network),
       &lanes[j].ctx)
     handleRequest(j)
+  }
+
+  /// Counts `energyJ` of the device's background work against the battery
+  /// (not while `charging`) and shows every app's policy the level it
+  /// implies: the last sample less the energy since, as % of capacity.
+  mutating func drainBattery(_ energyJ: Double, charging: Bool) {
+    if !charging { energySinceSampleJ += energyJ }
+    if let p = sampledPct {
+      let pct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)
+      for m in lanes.indices { lanes[m].ctx.batteryPct = pct }
+    }
   }
 
   mutating func finish(_ j: Int) -> AppReplay {

@@ -152,11 +152,7 @@ extension ReplayEngine {
           start: c.start, end: c.end, bytes: c.bytes, energyJ: c.energyJ, network: c.network,
           completes: x.doneBytes >= x.totalBytes))
       }
-      if !transfers.charging(at: c.start) { energySinceSampleJ += c.energyJ }
-      if let p = sampledPct {
-        let pct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)
-        for m in lanes.indices { lanes[m].ctx.batteryPct = pct }
-      }
+      drainBattery(c.energyJ, charging: transfers.charging(at: c.start))
       if x.doneBytes >= x.totalBytes {
         transfers.waiting.remove(at: r)
         lanes[x.lane].summary.transfersCompleted += 1
