@@ -150,6 +150,45 @@ struct ReplayWorld {
   }
 }
 
+/// The terms of a ``RadioProfile`` that a foreground refresh's wait and
+/// energy read, as plain numbers (copying a profile retains its tail
+/// array; reading these retains nothing). Each is formed exactly as the
+/// profile forms it, so results are bit-identical to
+/// ``RadioProfile/transferTime(downBytes:upBytes:)``,
+/// ``RadioProfile/promotion(afterGap:)`` and
+/// ``RadioProfile/throughputEnergy(downS:upS:)``.
+struct RadioTerms {
+  /// Downlink and uplink rates, bit/s.
+  var downBitsPerS = 0.0
+  var upBitsPerS = 0.0
+  /// Throughput power terms, W: αd·T_down and αu·T_up.
+  var downW = 0.0
+  var upW = 0.0
+  /// Promotion time from idle, s.
+  var idlePromotionS = 0.0
+  /// The tail stages in the engine's stage table: `stageCount` entries from `firstStage`.
+  var firstStage = 0
+  var stageCount = 0
+
+  init() {}
+
+  init(_ r: RadioProfile, firstStage: Int) {
+    downBitsPerS = r.downlinkMbps * 1e6
+    upBitsPerS = r.uplinkMbps * 1e6
+    downW = r.downlinkWPerMbps * r.downlinkMbps
+    upW = r.uplinkWPerMbps * r.uplinkMbps
+    idlePromotionS = r.promotionTimeS
+    self.firstStage = firstStage
+    stageCount = r.tail.count
+  }
+
+  func transferTime(downBytes: Double, upBytes: Double) -> (down: Double, up: Double) {
+    (downBytes * 8 / downBitsPerS, upBytes * 8 / upBitsPerS)
+  }
+
+  func throughputEnergy(downS: Double, upS: Double) -> Double { downW * downS + upW * upS }
+}
+
 /// Why a fetch failed (`none`: it did not); the text of ``FetchRecord/failure``.
 enum FetchFailure: UInt8 {
   case none, offline, budget, networkChange, server
@@ -225,21 +264,52 @@ struct AppLane {
     return fresh
   }
 
-  /// The trace's side of the open at `t` (the next one of this app), or nil
-  /// if the replay's opens and the prepared ones disagree (then searched).
-  mutating func nextOpenContext(at t: Double) -> OpenContext? {
-    guard nextOpen < openContexts.count, openContexts[nextOpen].time == t else { return nil }
-    nextOpen += 1
-    return openContexts[nextOpen - 1]
+  /// What ``open(at:windowStart:record:refresh:)`` leaves to the engine.
+  struct Open {
+    /// Whether a foreground refresh is to be priced (a stale open with
+    /// foreground refresh on); all else is done.
+    var stale = false
+    /// The trace's side of the open (nil if the replay's opens and the
+    /// prepared ones disagree: then searched).
+    var context: OpenContext?
+    /// The server's content version at the open and the bytes of the
+    /// response that brings it.
+    var version = 0
+    var responseBytes = 0.0
   }
 
-  /// Counts a foreground refresh: the user's wait, s, and its energy, J, and
-  /// bytes (user-initiated, apart from the policy's).
-  mutating func addForegroundRefresh(wait: Double, energyJ: Double, bytes: Double, cellular: Bool) {
+  /// Scores an open at `t` and reads its trace context; with `refresh`,
+  /// finds the server's version and, for a fresh open (wait 0), syncs to
+  /// it. A stale open's refresh is priced by the engine, then
+  /// ``refreshed(at:version:wait:energyJ:bytes:cellular:)``.
+  mutating func open(at t: Double, windowStart: Double, record: Bool, refresh: Bool) -> Open {
+    let fresh = scoreOpen(at: t, windowStart: windowStart, record: record)
+    var o = Open()
+    if nextOpen < openContexts.count, openContexts[nextOpen].time == t {
+      o.context = openContexts[nextOpen]
+      nextOpen += 1
+    }
+    guard refresh else { return o }
+    o.version = serverVersion(at: t)
+    if fresh {
+      zeroWaits += 1
+      sync(to: o.version, at: t)
+    } else {
+      o.stale = true
+      o.responseBytes = newDataBytes(version: o.version)
+    }
+    return o
+  }
+
+  /// Counts a foreground refresh at `t` that brings `version`: the user's
+  /// wait, s, and its energy, J, and bytes (user-initiated, apart from the
+  /// policy's).
+  mutating func refreshed(at t: Double, version v: Int, wait: Double, energyJ: Double, bytes: Double, cellular: Bool) {
     waits.append(wait)
     summary.foregroundRefreshes += 1
     summary.foregroundEnergyJ += energyJ
     if cellular { summary.foregroundCellularBytes += bytes } else { summary.foregroundWifiBytes += bytes }
+    sync(to: v, at: t)
   }
 
   mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
@@ -263,7 +333,15 @@ struct AppLane {
     integrate(to: t)
     // Delivery delays: summed, not kept (their p90 would need every delay,
     // ordered, which cost a quarter of a `never` replay).
-    for i in version..<v { summary.deliveryDelaySumS += max(0, t - updates[i]) }
+    var sum = summary.deliveryDelaySumS
+    updates.withUnsafeBufferPointer { u in
+      var i = version
+      while i < v {
+        sum += max(0, t - u[i])
+        i += 1
+      }
+    }
+    summary.deliveryDelaySumS = sum
     summary.delivered += v - version
     version = v
   }
@@ -306,6 +384,12 @@ struct ReplayEngine {
   let maxWindow: Double
   /// Radio profiles by ``NetworkKind`` raw value (nil offline).
   let radios: [RadioProfile?]
+  /// Their plain terms by ``NetworkKind`` raw value (zero offline) and,
+  /// for ``promotionTime(_:afterGap:)``, every profile's tail stages: the
+  /// gap at which each stage ends, s, and the promotion from it, s.
+  let terms: [RadioTerms]
+  let stageEnds: [Double]
+  let stagePromotionS: [Double]
   /// The longest budget a fetch was given (``PolicyContext/requestFetch(withinS:)``), s.
   var longestBudgetS = 0.0
   // Search hints: the previous answers (times mostly move forward).
@@ -321,7 +405,8 @@ struct ReplayEngine {
     if w.initialBatteryPct >= 0 { pct = w.initialBatteryPct }
     sampledPct = pct
     network = user.netKinds[0]
-    lanes = zip(apps, contents).map { app, content in
+    lanes = apps.indices.map { i in
+      let app = apps[i], content = contents[i]
       var ctx = PolicyContext(
         now: t.start, app: app, appName: t.apps[Int(app)], windowStart: t.start, timeZone: t.timeZone,
         network: user.netKinds[0])
@@ -333,6 +418,7 @@ struct ReplayEngine {
       lane.summary.days = t.days
       lane.summary.updates = content.updates.count
       lane.ages.reserveCapacity(lane.openContexts.count)
+      lane.waits.reserveCapacity(lane.openContexts.count)
       return lane
     }
     var laneOf = [Int](repeating: -1, count: t.apps.count)
@@ -342,11 +428,42 @@ struct ReplayEngine {
       apps.count == 1 ? user.opens(of: apps[0]) : apps == user.deviceApps ? user.deviceOpens : mergeOpens(apps.map { user.opens(of: $0) })
     busy = w.shareUserRadio ? user.busy : [[], []]
     radios = NetworkKind.allCases.map { user.world.radio(for: $0) }
+    var terms: [RadioTerms] = []
+    var ends: [Double] = []
+    var promotions: [Double] = []
+    for r in radios {
+      guard let r else {
+        terms.append(RadioTerms())
+        continue
+      }
+      terms.append(RadioTerms(r, firstStage: ends.count))
+      var offset = 0.0
+      for s in r.tail {
+        ends.append(offset + s.durationS)
+        promotions.append(s.promotionTimeS)
+        offset += s.durationS
+      }
+    }
+    self.terms = terms
+    stageEnds = ends
+    stagePromotionS = promotions
     window = radios.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
     maxWindow = window.max() ?? 0
   }
 
   func radio(_ n: NetworkKind) -> RadioProfile? { radios[Int(n.rawValue)] }
+
+  /// ``RadioProfile/promotion(afterGap:)``'s time for the radio of `r`
+  /// (its ``terms``), s, from the stage table: the same comparisons.
+  func promotionTime(_ r: RadioTerms, afterGap gap: Double) -> Double {
+    var i = r.firstStage
+    let end = r.firstStage + r.stageCount
+    while i < end {
+      if gap < stageEnds[i] { return stagePromotionS[i] }
+      i += 1
+    }
+    return r.idlePromotionS
+  }
 
   // The families reach the engine through the registry's existential
   // metatypes, so its callers are not specialized: these pre-specialized
@@ -492,40 +609,39 @@ struct ReplayEngine {
   /// user's wait is promotion + request + server latency + response; a
   /// fresh open waits 0 s; an offline open's wait is not measured.
   mutating func recordOpen(_ j: Int, at t: Double) {
-    let fresh = lanes[j].scoreOpen(at: t, windowStart: u.trace.start, record: options.recordEvents)
+    // The lane's side (score, trace context, server version, a fresh
+    // open's wait and sync) in one access to it.
+    let o = lanes[j].open(at: t, windowStart: u.trace.start, record: options.recordEvents, refresh: w.foregroundRefresh)
+    guard o.stale else { return }
     // Prepared with the user; worked out here only if the replay's opens
     // and the prepared ones ever disagreed.
     let c =
-      lanes[j].nextOpenContext(at: t)
+      o.context
       ?? OpenContext(open: t, netTimes: u.netTimes, netKinds: u.netKinds, busy: u.busy, netHint: &netHint, busyHints: &busyHints)
-    guard w.foregroundRefresh else { return }
-    let v = lanes[j].serverVersion(at: t)
-    if fresh {
-      lanes[j].zeroWaits += 1
-    } else {
-      let net = u.netKinds[c.network]
-      if let k = PreparedUser.interface(net), let radio = radio(net) {
-        let respBytes = lanes[j].newDataBytes(version: v)
-        let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
-        // The user's activity counts only when the radio is shared with it.
-        let quietSince = w.shareUserRadio ? c.quietSince : -.infinity
-        let coverEnd = w.shareUserRadio ? c.coverEnd : -.infinity
-        let before = t.nextDown
-        let gap = quietSince == before ? 0 : before - lastActivity(k, at: before, after: quietSince)
-        let promo = radio.promotion(afterGap: gap)
-        let wait = promo.timeS + x.up + w.serverLatencyS + x.down
-        let iv = BusyInterval(start: t, end: t + wait)
-        var energy = radio.throughputEnergy(downS: x.down, upS: x.up)
-        // Inside the user's session that opened the app: no radio energy
-        // added and no one else's changed, exactly.
-        if coverEnd < iv.end {
-          energy += marginalEnergy(k, radio, net, iv)
-          addOwn(k, iv, now: t)
-        }
-        lanes[j].addForegroundRefresh(wait: wait, energyJ: energy, bytes: w.requestBytes + respBytes, cellular: net.isCellular)
-      }
+    let net = u.netKinds[c.network]
+    guard let k = PreparedUser.interface(net) else {
+      lanes[j].sync(to: o.version, at: t)
+      return
     }
-    lanes[j].sync(to: v, at: t)
+    let r = terms[Int(net.rawValue)]
+    let x = r.transferTime(downBytes: o.responseBytes, upBytes: w.requestBytes)
+    // The user's activity counts only when the radio is shared with it.
+    let quietSince = w.shareUserRadio ? c.quietSince : -.infinity
+    let coverEnd = w.shareUserRadio ? c.coverEnd : -.infinity
+    let before = t.nextDown
+    let gap = quietSince == before ? 0 : before - lastActivity(k, at: before, after: quietSince)
+    let wait = promotionTime(r, afterGap: gap) + x.up + w.serverLatencyS + x.down
+    let iv = BusyInterval(start: t, end: t + wait)
+    var energy = r.throughputEnergy(downS: x.down, upS: x.up)
+    // Inside the user's session that opened the app: no radio energy
+    // added and no one else's changed, exactly.
+    if coverEnd < iv.end, let radio = radio(net) {
+      energy += marginalEnergy(k, radio, net, iv)
+      addOwn(k, iv, now: t)
+    }
+    lanes[j].refreshed(
+      at: t, version: o.version, wait: wait, energyJ: energy, bytes: w.requestBytes + o.responseBytes,
+      cellular: net.isCellular)
   }
 
   mutating func handleRequest(_ j: Int) {
@@ -564,7 +680,10 @@ struct ReplayEngine {
   /// The end of the last activity on interface `k` by `t` (capped at `t`):
   /// the later of `last` (the user's, from the caller) and the device's
   /// fetches that started by `t`.
-  func lastActivity(_ k: Int, at t: Double, after last: Double) -> Double {
+  ///
+  /// `mutating` only so that it borrows the engine: called from the
+  /// engine's mutating methods, a non-mutating call copied all of it.
+  mutating func lastActivity(_ k: Int, at t: Double, after last: Double) -> Double {
     var last = last
     // Own intervals are sorted by start; none that starts more than the
     // longest one before `last` can end after it.
