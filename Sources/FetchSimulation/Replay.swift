@@ -405,6 +405,7 @@ struct ReplayEngine {
     if w.initialBatteryPct >= 0 { pct = w.initialBatteryPct }
     sampledPct = pct
     network = user.netKinds[0]
+    let failing = user.world.failureProbability > 0
     lanes = apps.indices.map { i in
       let app = apps[i], content = contents[i]
       var ctx = PolicyContext(
@@ -413,7 +414,11 @@ struct ReplayEngine {
       ctx.batteryPct = pct
       var lane = AppLane(
         content: content, updates: content.updates, openContexts: user.openContexts(of: app), ctx: ctx,
-        rng: SplitMix64(seed: options.seed, keys: "fetch-failure", t.user, t.apps[Int(app)], options.policyKey),
+        // Drawn from only with server failures on: otherwise not keyed (the
+        // string hashing cost more than a `never` replay's setup).
+        rng: failing
+          ? SplitMix64(seed: options.seed, keys: "fetch-failure", t.user, t.apps[Int(app)], options.policyKey)
+          : SplitMix64(seed: options.seed),
         segmentStart: t.start)
       lane.summary.days = t.days
       lane.summary.updates = content.updates.count
@@ -501,13 +506,21 @@ struct ReplayEngine {
       policies[j].start(&lanes[j].ctx)
       handleRequest(j)
     }
+    // The earliest completion and timer over the lanes change only when a
+    // policy is called or a fetch completes: scanned again only then.
+    var tDone = Double.infinity, done = 0
+    var tTimer = Double.infinity, timer = 0
+    var rescan = true
     while true {
       let tEvent = i < events.count ? events[i].time : .infinity
-      var tDone = Double.infinity, done = 0
-      var tTimer = Double.infinity, timer = 0
-      for j in 0..<n {
-        if let f = lanes[j].inflight, f.end < tDone { tDone = f.end; done = j }
-        if lanes[j].ctx.timerAt < tTimer { tTimer = lanes[j].ctx.timerAt; timer = j }
+      if rescan {
+        tDone = .infinity
+        tTimer = .infinity
+        for j in 0..<n {
+          if let f = lanes[j].inflight, f.end < tDone { tDone = f.end; done = j }
+          if lanes[j].ctx.timerAt < tTimer { tTimer = lanes[j].ctx.timerAt; timer = j }
+        }
+        rescan = false
       }
       // Background transfers: after everything else at the same instant.
       let tTransfer = transfers.nextTime
@@ -519,6 +532,7 @@ struct ReplayEngine {
         lanes[done].ctx.now = tDone
         updateRadio(P.self, done)
         complete(done, &policies[done], notify: true)
+        rescan = true
       } else if tEvent <= tTimer && tEvent <= end {
         let e = events[i]
         i += 1
@@ -532,6 +546,7 @@ struct ReplayEngine {
             policies[j].observe(e, &lanes[j].ctx)
             handleRequest(j)
           }
+          rescan = true
         } else {
           let j = laneOf[Int(e.app)]
           recordOpen(j, at: e.time)
@@ -540,6 +555,7 @@ struct ReplayEngine {
           updateRadio(P.self, j)
           policies[j].observe(e, &lanes[j].ctx)
           handleRequest(j)
+          rescan = true
         }
       } else if tTimer <= end {
         lanes[timer].ctx.now = tTimer
@@ -547,6 +563,7 @@ struct ReplayEngine {
         updateRadio(P.self, timer)
         policies[timer].timerFired(&lanes[timer].ctx)
         handleRequest(timer)
+        rescan = true
       } else {
         break
       }

@@ -148,13 +148,15 @@ public struct DeviceReplayInput {
   /// - Complexity: one walk over the device's events per replay (generic in
   ///   `P`, so policy calls are static).
   package func run<P: FetchPolicy>(_ make: (Int32, ContentTimeline) -> P) -> DeviceReplay {
+    // Indices, not `zip`: this generic code is not specialized, and a
+    // zipped iterator went through the runtime's witnesses per element.
     if scope == .device && apps.count > 1 {
-      var ps = zip(apps, contents).map { make($0, $1) }
+      var ps = apps.indices.map { make(apps[$0], contents[$0]) }
       return FetchSimulation.replayDevice(&ps, user: user, apps: apps, contents: contents, options: options)
     }
-    let rs = zip(apps, contents).map { app, content in
-      var p = make(app, content)
-      return FetchSimulation.replay(&p, user: user, app: app, content: content, options: options)
+    let rs = apps.indices.map { i in
+      var p = make(apps[i], contents[i])
+      return FetchSimulation.replay(&p, user: user, app: apps[i], content: contents[i], options: options)
     }
     return DeviceReplay(apps: rs, summary: DeviceSummary(rs))
   }
