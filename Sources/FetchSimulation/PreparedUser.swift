@@ -24,6 +24,8 @@ package struct PreparedUser: Sendable {
   /// app index, parallel to ``appOpens``: worked out once per user instead
   /// of searched at every open of every policy's replay.
   let openContexts: [[OpenContext]]
+  /// The world's radios as the engine reads them.
+  let radios: ReplayRadios
 
   /// Shortest radio activity attributed to an open or wake, s: a 0-second
   /// session still refreshes its content.
@@ -34,6 +36,7 @@ package struct PreparedUser: Sendable {
   package init(trace: UserTrace, world: WorldParameters, apps: [Int32] = []) {
     self.trace = trace
     self.world = world
+    radios = ReplayRadios(world)
     var times = [trace.start]
     var kinds = [world.defaultNetwork]
     var busy: [[BusyInterval]] = [[], []]

@@ -189,6 +189,48 @@ struct RadioTerms {
   func throughputEnergy(downS: Double, upS: Double) -> Double { downW * downS + upW * upS }
 }
 
+/// The world's radio profiles as the engine reads them, by ``NetworkKind``
+/// raw value: built once per user (``PreparedUser/radios``), not per replay.
+struct ReplayRadios: Sendable {
+  /// The profiles (nil offline).
+  let profiles: [RadioProfile?]
+  /// Their plain terms (zero offline).
+  let terms: [RadioTerms]
+  /// Every profile's tail stages (``RadioTerms/firstStage``): the gap at
+  /// which each ends, s, and the promotion time from it, s.
+  let stageEnds: [Double]
+  let stagePromotionS: [Double]
+  /// Look-around for marginal energy, s: the radio's own tail and promotion
+  /// bound the reach of one interval's cost; and the longest of them.
+  let window: [Double]
+  let maxWindow: Double
+
+  init(_ world: WorldParameters) {
+    profiles = NetworkKind.allCases.map { world.radio(for: $0) }
+    var terms: [RadioTerms] = []
+    var ends: [Double] = []
+    var promotions: [Double] = []
+    for r in profiles {
+      guard let r else {
+        terms.append(RadioTerms())
+        continue
+      }
+      terms.append(RadioTerms(r, firstStage: ends.count))
+      var offset = 0.0
+      for s in r.tail {
+        ends.append(offset + s.durationS)
+        promotions.append(s.promotionTimeS)
+        offset += s.durationS
+      }
+    }
+    self.terms = terms
+    stageEnds = ends
+    stagePromotionS = promotions
+    window = profiles.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
+    maxWindow = window.max() ?? 0
+  }
+}
+
 /// Why a fetch failed (`none`: it did not); the text of ``FetchRecord/failure``.
 enum FetchFailure: UInt8 {
   case none, offline, budget, networkChange, server
@@ -432,28 +474,13 @@ struct ReplayEngine {
     appOpens =
       apps.count == 1 ? user.opens(of: apps[0]) : apps == user.deviceApps ? user.deviceOpens : mergeOpens(apps.map { user.opens(of: $0) })
     busy = w.shareUserRadio ? user.busy : [[], []]
-    radios = NetworkKind.allCases.map { user.world.radio(for: $0) }
-    var terms: [RadioTerms] = []
-    var ends: [Double] = []
-    var promotions: [Double] = []
-    for r in radios {
-      guard let r else {
-        terms.append(RadioTerms())
-        continue
-      }
-      terms.append(RadioTerms(r, firstStage: ends.count))
-      var offset = 0.0
-      for s in r.tail {
-        ends.append(offset + s.durationS)
-        promotions.append(s.promotionTimeS)
-        offset += s.durationS
-      }
-    }
-    self.terms = terms
-    stageEnds = ends
-    stagePromotionS = promotions
-    window = radios.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
-    maxWindow = window.max() ?? 0
+    let r = user.radios
+    radios = r.profiles
+    terms = r.terms
+    stageEnds = r.stageEnds
+    stagePromotionS = r.stagePromotionS
+    window = r.window
+    maxWindow = r.maxWindow
   }
 
   func radio(_ n: NetworkKind) -> RadioProfile? { radios[Int(n.rawValue)] }
