@@ -66,8 +66,8 @@ package struct DeviceSample: Sendable, Equatable {
     transferCellularBytes = d.transferCellularBytes
     transferWifiBytes = d.transferWifiBytes
     for a in apps {
-      waits += a.zeroWaits + a.sortedWaits.count
-      waitSumS += a.sortedWaits.reduce(0, +)
+      waits += a.zeroWaits + a.waits.count
+      waitSumS += a.waits.reduce(0, +)
       updates += a.summary.updates
     }
   }
@@ -161,7 +161,7 @@ package struct DeviceAggregate: Sendable, Equatable {
   package mutating func addWaits(of apps: [AppReplay]) {
     for a in apps {
       for _ in 0..<a.zeroWaits { waitHistogram.add(0) }
-      for w in a.sortedWaits { waitHistogram.add(w) }
+      for w in a.waits { waitHistogram.add(w) }
     }
   }
 

@@ -28,7 +28,7 @@ package struct AgeHistogram: Sendable, Equatable {
   package mutating func add(_ r: AppReplay) {
     count += r.freshOpens
     zeros += r.freshOpens
-    for a in r.sortedStaleAges { add(a) }
+    for a in r.staleAges { add(a) }
   }
 
   package mutating func merge(_ o: AgeHistogram) {

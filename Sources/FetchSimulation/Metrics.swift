@@ -241,10 +241,12 @@ public struct DeviceSummary: Sendable, Equatable {
       transferWifiBytes += a.transferWifiBytes
     }
 
-    let all = mergeSorted(replays.map(\.sortedWaits), by: <)
+    var all: [Double] = []
+    all.reserveCapacity(replays.reduce(0) { $0 + $1.waits.count })
+    for r in replays { all.append(contentsOf: r.waits) }
     if zeros + all.count > 0 {
       meanWaitS = all.reduce(0, +) / Double(zeros + all.count)
-      p90WaitS = Quantile.type7(zeros: zeros, thenSorted: all, 0.9)
+      p90WaitS = Quantile.type7(zeros: zeros, selecting: &all, [0.9])[0]
     }
   }
 

@@ -27,17 +27,17 @@ public struct AppReplay: Sendable {
   public var opens: [OpenRecord]
   /// One record per fetch (empty unless `recordEvents`).
   public var fetches: [FetchRecord]
-  /// The ages at stale opens (age > 0), s, sorted ascending, and the number
-  /// of fresh opens (age 0): together the age at every open (always kept;
-  /// small).
-  package var sortedStaleAges: [Double]
+  /// The ages at stale opens (age > 0), s, in no particular order, and the
+  /// number of fresh opens (age 0): together the age at every open (always
+  /// kept; small).
+  package var staleAges: [Double]
   package var freshOpens: Int
   /// Age at each open, s, sorted ascending: `freshOpens` zeros, then
-  /// ``sortedStaleAges``.
-  package var sortedAges: [Double] { [Double](repeating: 0, count: freshOpens) + sortedStaleAges }
+  /// ``staleAges`` sorted.
+  package var sortedAges: [Double] { [Double](repeating: 0, count: freshOpens) + staleAges.sorted() }
   /// The user's non-zero waits at opens (see ``AppSummary/meanWaitS``), s,
-  /// sorted ascending, and the number of opens that waited 0 s (fresh).
-  package var sortedWaits: [Double] = []
+  /// in time order, and the number of opens that waited 0 s (fresh).
+  package var waits: [Double] = []
   package var zeroWaits = 0
   /// One record per background transfer chunk (empty unless `recordEvents`).
   package var transferChunks: [TransferChunkRecord] = []
@@ -965,13 +965,9 @@ struct ReplayEngine {
 
   mutating func finish(_ j: Int) -> AppReplay {
     lanes[j].integrate(to: u.trace.end)
-    // Sorted in place (a copy of the lane would share, then copy, the arrays).
-    lanes[j].ages.sort()
-    lanes[j].waits.sort()
-    // The delays are many (one per update) and need no order: summed as
-    // they came, their p90 found by selection (a sort cost as much as the
-    // rest of a `never` replay).
     var lane = lanes[j]
+    lanes[j].ages = []
+    lanes[j].waits = []
     if lane.unseenNewData { lane.summary.wasted += 1 }
     let n = lane.summary.opens
     let fresh = n - lane.ages.count
@@ -984,18 +980,21 @@ struct ReplayEngine {
       lane.summary.freshRatio = .nan
       lane.summary.meanAoiS = .nan
     } else {
-      // Fresh opens have age 0: they precede the sorted stale ages (and add
-      // nothing to the sum).
+      // Fresh opens have age 0 (they add nothing to the sum); the stale
+      // ages are summed in time order, their quantiles found by selection
+      // (a sort cost a fifth of a `never` replay).
       lane.summary.meanAgeS = lane.ages.reduce(0, +) / Double(n)
-      lane.summary.p50AgeS = Quantile.type7(zeros: fresh, thenSorted: lane.ages, 0.5)
-      lane.summary.p90AgeS = Quantile.type7(zeros: fresh, thenSorted: lane.ages, 0.9)
-      lane.summary.p99AgeS = Quantile.type7(zeros: fresh, thenSorted: lane.ages, 0.99)
+      let q = Quantile.type7(zeros: fresh, selecting: &lane.ages, [0.5, 0.9, 0.99])
+      lane.summary.p50AgeS = q[0]
+      lane.summary.p90AgeS = q[1]
+      lane.summary.p99AgeS = q[2]
       lane.summary.freshRatio = Double(fresh) / Double(n)
       lane.summary.meanAoiS = lane.aoiSum / Double(n)
     }
     if lane.zeroWaits + lane.waits.count > 0 {
       lane.summary.meanWaitS = lane.waits.reduce(0, +) / Double(lane.zeroWaits + lane.waits.count)
-      lane.summary.p90WaitS = Quantile.type7(zeros: lane.zeroWaits, thenSorted: lane.waits, 0.9)
+      var w = lane.waits
+      lane.summary.p90WaitS = Quantile.type7(zeros: lane.zeroWaits, selecting: &w, [0.9])[0]
     }
     let span = u.trace.end - u.trace.start
     if span > 0 {
@@ -1003,8 +1002,8 @@ struct ReplayEngine {
       lane.summary.timeFreshRatio = lane.freshTime / span
     }
     return AppReplay(
-      summary: lane.summary, opens: lane.opens, fetches: lane.fetches, sortedStaleAges: lane.ages, freshOpens: fresh,
-      sortedWaits: lane.waits, zeroWaits: lane.zeroWaits, transferChunks: lane.transferChunks)
+      summary: lane.summary, opens: lane.opens, fetches: lane.fetches, staleAges: lane.ages, freshOpens: fresh,
+      waits: lane.waits, zeroWaits: lane.zeroWaits, transferChunks: lane.transferChunks)
   }
 }
 

@@ -37,3 +37,92 @@ package enum Quantile {
     type7(count: zeros + v.count, q) { $0 < zeros ? 0 : v[$0 - zeros] }
   }
 }
+
+extension Quantile {
+  /// Type 7 quantiles `qs` (ascending) of `zeros` zeros followed by the
+  /// values of `v` (all ≥ 0, in any order), found by selection instead of a
+  /// sort: the same values as sorting `v` and calling
+  /// ``type7(zeros:thenSorted:_:)`` (order statistics are exact). `v` is
+  /// reordered. NaN for each q when both are empty.
+  ///
+  /// Each order statistic is placed by quickselect (median-of-three
+  /// pivots, insertion sort below 17 elements) in the part of `v` to the
+  /// right of the previous one; the next-larger one that type 7
+  /// interpolates with is the minimum of what lies beyond.
+  ///
+  /// - Complexity: O(n · qs.count) expected, O(n²) worst case, for n
+  ///   values (a sort is O(n log n), but for the few dozen to few hundred
+  ///   ages of one replay its comparisons' mispredicted branches cost more).
+  package static func type7(zeros: Int, selecting v: inout [Double], _ qs: [Double]) -> [Double] {
+    let n = zeros + v.count
+    guard n > 0 else { return qs.map { _ in .nan } }
+    return v.withUnsafeMutableBufferPointer { p in
+      var from = 0  // p[..<from] holds nothing larger than what is still to be selected
+      return qs.map { q in
+        let h = Double(n - 1) * min(max(q, 0), 1)
+        let lo = Int(h.rounded(.down))
+        let hi = min(lo + 1, n - 1)
+        func at(_ k: Int, _ placed: Bool) -> Double {
+          if k < zeros { return 0 }
+          let r = k - zeros
+          if !placed {
+            select(p, r, from: max(from, 0), to: p.count)
+            from = r
+            return p[r]
+          }
+          // The next order statistic after the one just placed at r - 1.
+          var m = p[r]
+          for i in (r + 1)..<p.count where p[i] < m { m = p[i] }
+          return m
+        }
+        let a = at(lo, false)
+        return hi == lo ? a : a + (h - Double(lo)) * (at(hi, lo >= zeros) - a)
+      }
+    }
+  }
+
+  /// Puts into `p[k]` the value that would be there if `p[lo..<hi]` were
+  /// sorted, everything before it in that range no larger and everything
+  /// after it no smaller.
+  @usableFromInline
+  static func select(_ p: UnsafeMutableBufferPointer<Double>, _ k: Int, from lo: Int, to hi: Int) {
+    var lo = lo
+    var hi = hi - 1  // inclusive
+    while hi - lo > 16 {
+      let mid = lo + (hi - lo) / 2
+      if p[mid] < p[lo] { p.swapAt(mid, lo) }
+      if p[hi] < p[lo] { p.swapAt(hi, lo) }
+      if p[hi] < p[mid] { p.swapAt(hi, mid) }
+      let pivot = p[mid]
+      var i = lo
+      var j = hi
+      while i <= j {
+        while p[i] < pivot { i += 1 }
+        while pivot < p[j] { j -= 1 }
+        if i <= j {
+          p.swapAt(i, j)
+          i += 1
+          j -= 1
+        }
+      }
+      // p[lo...j] <= pivot <= p[i...hi]; anything between equals the pivot.
+      if k <= j {
+        hi = j
+      } else if k >= i {
+        lo = i
+      } else {
+        return
+      }
+    }
+    guard lo < hi else { return }
+    for a in (lo + 1)...hi {
+      let x = p[a]
+      var b = a
+      while b > lo && x < p[b - 1] {
+        p[b] = p[b - 1]
+        b -= 1
+      }
+      p[b] = x
+    }
+  }
+}

@@ -201,12 +201,12 @@ struct DeviceReplayTests {
     let inTail = up + 0.3 + 0.16
     // The background fetch at 2994 brought the update at 2500: the open at 3000 is fresh.
     #expect(r.opens.map(\.fresh) == [false, true, true])
-    #expect(r.sortedWaits == [fromIdle] && r.zeroWaits == 2)
+    #expect(r.waits == [fromIdle] && r.zeroWaits == 2)
     #expect(abs(r.summary.meanWaitS - fromIdle / 3) < 1e-12)
     // Without the background fetch the third open is stale; the radio is idle by then.
     var n = NeverPolicy()
     let never = replay(&n, user: user, app: 0, content: ContentTimeline(trace: t, app: 0, world: w, seed: 1))
-    #expect(never.sortedWaits == [fromIdle, fromIdle] && never.zeroWaits == 1)
+    #expect(never.waits == [fromIdle, fromIdle] && never.zeroWaits == 1)
     // p90 (type 7) of 0, w, w is w.
     #expect(abs(never.summary.p90WaitS - fromIdle) < 1e-12 && abs(never.summary.meanWaitS - 2 * fromIdle / 3) < 1e-12)
     // A background fetch ending ~4 s before the open leaves the radio in its tail: no promotion.
@@ -217,8 +217,9 @@ struct DeviceReplayTests {
     var q = ScriptedPolicy(times: [2995])
     let r2 = replay(&q, user: PreparedUser(trace: t2, world: w), app: 0, content: ContentTimeline(trace: t2, app: 0, world: w, seed: 1))
     #expect(r2.opens.map(\.fresh) == [false, true, false])
-    #expect(r2.sortedWaits.count == 2 && r2.zeroWaits == 1)
-    #expect(abs(r2.sortedWaits[1] - fromIdle) < 1e-12 && abs(r2.sortedWaits[0] - inTail) < 1e-12)
+    // Waits in time order: from idle at 1000, in the tail at 3000.
+    #expect(r2.waits.count == 2 && r2.zeroWaits == 1)
+    #expect(abs(r2.waits[0] - fromIdle) < 1e-12 && abs(r2.waits[1] - inTail) < 1e-12)
     // Foreground energy from idle: the whole isolated transfer, not charged to the policy.
     let idleJ = w.lte.marginalEnergyEstimate(afterQuietGap: .infinity, downBytes: 100_000, upBytes: 1000, extraConnectedS: 0.3)
     #expect(abs(never.summary.foregroundEnergyJ - 2 * idleJ) < 1e-9)

@@ -26,6 +26,36 @@ struct QuantileTests {
     }
   }
 
+  @Test("selection gives exactly the sorted quantiles: ties, zeros, sizes across the insertion-sort cutoff", arguments: 1...40)
+  func selectionMatchesSort(seed: UInt64) {
+    var rng = SplitMix64(seed: seed, keys: "select")
+    let n = Int(rng.uniform() * 300)
+    let zeros = Int(rng.uniform() * 20)
+    // Few distinct values for some seeds (ties around the pivots).
+    let distinct = seed % 3 == 0 ? 4.0 : 1e6
+    let v = (0..<n).map { _ in (1 + (rng.uniform() * distinct).rounded(.down)) * 0.37 }
+    let sorted = v.sorted()
+    let qs = [0.0, 0.1, 0.5, 0.5, 0.9, 0.99, 1]
+    var w = v
+    let got = Quantile.type7(zeros: zeros, selecting: &w, qs)
+    for (q, x) in zip(qs, got) {
+      let want = Quantile.type7(zeros: zeros, thenSorted: sorted, q)
+      #expect(x == want || (x.isNaN && want.isNaN), "n \(n), zeros \(zeros), q \(q)")
+    }
+    #expect(w.sorted() == sorted)  // reordered, nothing lost
+  }
+
+  @Test("selection worked example: 2 zeros then 5, 1, 4, 2, 3")
+  func selectionWorkedExample() {
+    // Padded and sorted: 0, 0, 1, 2, 3, 4, 5 (n = 7). q = 0.5: h = 3 → 2;
+    // q = 0.9: h = 5.4 → 4 + 0.4 · (5 − 4) = 4.4; q = 0.1: h = 0.6 → 0 + 0.6 · (0 − 0) = 0.
+    var v = [5.0, 1, 4, 2, 3]
+    let got = Quantile.type7(zeros: 2, selecting: &v, [0.1, 0.5, 0.9])
+    #expect(got[0] == 0 && got[1] == 2 && abs(got[2] - 4.4) < 1e-12)
+    var empty: [Double] = []
+    #expect(Quantile.type7(zeros: 0, selecting: &empty, [0.5])[0].isNaN)
+  }
+
   @Test("monotone in q, between the minimum and the maximum", arguments: 1...20)
   func monotone(seed: UInt64) {
     var rng = SplitMix64(seed: seed, keys: "monotone")
