@@ -237,7 +237,6 @@ package func runBench(
   let specs = try BenchConfiguration.replayPolicies.map { try PolicySpec(parsing: $0) }
   var replayS = [Double](repeating: 0, count: specs.count)
   var replayCPU = [Double](repeating: 0, count: specs.count)
-  var passCPU: [Int: Double] = [:]
   var prepareS = 0.0
   var testDays = 0.0
   var testEvents = 0
@@ -251,18 +250,16 @@ package func runBench(
       testEvents += p.user.trace.events.count
     }
     for (k, spec) in specs.enumerated() {
-      if let o = ProcessInfo.processInfo.environment["FL_ONLY"], Int(o)! != k { continue }
       let cfg = runConfig([spec], config.jobs)
       let t = DispatchTime.now()
       let c = processCPUSeconds()
-      for rep in 0..<(Int(ProcessInfo.processInfo.environment["FL_REPEAT"] ?? "1")!) { let c0 = processCPUSeconds(); _ = parallelMap(prepared.count, jobs: config.jobs) { i in _ = prepared[i].replay([spec], cfg) }; passCPU[rep, default: 0] += processCPUSeconds() - c0 }
+      _ = parallelMap(prepared.count, jobs: config.jobs) { prepared[$0].replay([spec], cfg) }
       replayCPU[k] += processCPUSeconds() - c
       replayS[k] += seconds(since: t)
     }
     replayed += batch.count
     progress(BenchProgress(stage: "replay", done: replayed, total: users))
   }
-  if let o = ProcessInfo.processInfo.environment["FL_ONLY"] { let k = Int(o)!; print("HACK", specs[k], "wall", testDays * Double(ProcessInfo.processInfo.environment["FL_REPEAT"].flatMap { Int($0) } ?? 1) / replayS[k], "cpu", testDays * Double(ProcessInfo.processInfo.environment["FL_REPEAT"].flatMap { Int($0) } ?? 1) / replayCPU[k]); print("PASSES", passCPU.sorted { $0.key < $1.key }.map { testDays / $0.value }); exit(0) }
   metrics.append(.init(name: "prepare_user_days_per_s", value: testDays / prepareS, unit: "user-days/s"))
   for (k, spec) in specs.enumerated() {
     let name = BenchReport.metricName(spec.description)

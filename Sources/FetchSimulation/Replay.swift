@@ -332,6 +332,13 @@ struct AppLane {
       nextOpen += 1
     }
     guard refresh else { return o }
+    // Fresh and nothing at t itself: the server holds what the device
+    // holds (no search; the common case).
+    if fresh && (version == updates.count || updates[version] > t) {
+      zeroWaits += 1
+      o.version = version
+      return o
+    }
     o.version = serverVersion(at: t)
     if fresh {
       zeroWaits += 1
