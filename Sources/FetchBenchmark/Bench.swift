@@ -164,7 +164,8 @@ package func runBench(
   let mb = bytes / 1e6
 
   // 2. Ingestion: the whole file through TraceReader, one thread; then as
-  // a run reads it, hashed for the manifest (SHA-256 on a second thread).
+  // a run reads it, hashed for the manifest (SHA-256 on a second thread),
+  // parsed on `config.jobs` threads (ParallelTraceReader).
   let expectedUsers = generating ? config.users : 0
   t0 = DispatchTime.now()
   var users = 0
@@ -185,7 +186,7 @@ package func runBench(
   metrics.append(.init(name: "ingest_events_per_s", value: Double(readEvents) / ingestS, unit: "events/s"))
   t0 = DispatchTime.now()
   do {
-    let reader = try TraceReader(path: path)
+    let reader = try ParallelTraceReader(path: path, jobs: config.jobs)
     let hasher = BackgroundSHA256()
     reader.onRead = { hasher.update($0) }
     var n = 0

@@ -516,7 +516,7 @@ public func runExperiment(
     }
     var population: HabitModel??
     var ids = [[String]](repeating: [], count: e.replications)
-    let reader = try TraceReader(path: path)
+    let reader = try ParallelTraceReader(path: path, jobs: options.jobs, chunkBytes: configs[0].readChunkBytes)
     let hasher = BackgroundSHA256()
     reader.onRead = { hasher.update($0) }
     let totalBytes = max(1, inputs[di].bytes)

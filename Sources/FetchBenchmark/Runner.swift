@@ -38,6 +38,14 @@ public struct RunConfiguration: Sendable {
   /// `populationUsers` with the smallest stable hash of their id: a
   /// deterministic sample that does not depend on file order).
   public var populationUsers: Int
+  /// Bytes of trace a worker parses at once when `jobs` ≥ 2
+  /// (``ParallelTraceReader``; results do not depend on it): 4 MiB, or
+  /// `FETCHLAB_READ_CHUNK_BYTES` (for tests of the command line).
+  package var readChunkBytes = RunConfiguration.defaultReadChunkBytes
+  package static let defaultReadChunkBytes: Int = {
+    let text = ProcessInfo.processInfo.environment["FETCHLAB_READ_CHUNK_BYTES"] ?? ""
+    return Int(text).map { min(max($0, 1), 1 << 30) } ?? 4 << 20
+  }()
 
   /// A configuration; see the properties for the meaning and defaults.
   public init(
@@ -138,7 +146,8 @@ package func runReplay<S: RunSink>(
   var fitted: (model: HabitModel?, sha256: String)?
   if config.policies.contains(where: \.usesHabitModel) { fitted = try fitPopulationHashed(config, limits: limits) }
   let population = fitted?.model
-  let reader = try TraceReader(path: config.tracePath, limits: limits)
+  let reader = try ParallelTraceReader(
+    path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
   let hasher = BackgroundSHA256()
   reader.onRead = { hasher.update($0) }
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
@@ -181,9 +190,14 @@ package func runReplay<S: RunSink>(
 
 /// Whether `u`'s training window under `config` is shorter than one bin of
 /// the habit model (a learning policy then falls back to the population model).
+///
+/// - Complexity: O(1): the training window's end as ``splitForRun(_:_:)``
+///   and ``UserTrace/split(at:)`` compute it, without splitting the events
+///   (this runs on the reading thread for every user).
 func isTooShortToFit(_ u: UserTrace, _ config: RunConfiguration) -> Bool {
-  let train = splitForRun(u, config).train
-  return train.end - train.start < HabitFitter().binSeconds
+  guard config.trainFraction > 0 else { return true }
+  let trainEnd = min(max(u.start + config.trainFraction * (u.end - u.start), u.start), u.end)
+  return trainEnd - u.start < HabitFitter().binSeconds
 }
 
 /// Refuses a path that is not a regular file (a FIFO or a device would be
@@ -275,7 +289,8 @@ package func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = 
 
 /// ``fitPopulation(_:limits:)`` and the SHA-256 of the bytes it read.
 func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) throws -> (model: HabitModel?, sha256: String) {
-  let reader = try TraceReader(path: config.tracePath, limits: limits)
+  let reader = try ParallelTraceReader(
+    path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
   let hasher = BackgroundSHA256()
   reader.onRead = { hasher.update($0) }
   var kept: [(hash: UInt64, samples: [HabitSample])] = []

@@ -65,6 +65,38 @@ package final class LineReader {
     buf = .allocate(capacity: capacity)
   }
 
+  /// Reads the `count` bytes at `bytes` (a whole chunk of records, taken
+  /// over: the reader deallocates them) instead of a file: the parallel
+  /// trace reader's workers parse chunks in memory with the same code.
+  /// Lines are numbered from 1 within the chunk.
+  package init(taking bytes: UnsafeMutablePointer<UInt8>, count: Int, maxLineBytes: Int, quotedLineBreaks: Bool = false) {
+    fd = -1
+    self.maxLineBytes = maxLineBytes
+    self.quotedLineBreaks = quotedLineBreaks
+    capacity = count
+    buf = bytes
+    end = count
+    eof = true
+  }
+
+  /// Continues a reader of a file from byte `offset` (a record start),
+  /// numbering the next record `line` (the sequential reader taking over
+  /// from the parallel one at a chunk boundary).
+  ///
+  /// - Precondition: nothing read yet, `fd` a regular file.
+  package func resume(atByte offset: Int, line: Int) throws(Failure) {
+    precondition(end == 0 && !eof, "LineReader.resume after reading")
+    if lseek(fd, off_t(offset), SEEK_SET) < 0 {
+      throw Failure.readError(line: line, message: String(cString: strerror(errno)))
+    }
+    bytesRead = offset
+    nextLine = line
+  }
+
+  /// The line the next record starts on (after the end of the input: one
+  /// past the last line).
+  package var nextLineNumber: Int { nextLine }
+
   deinit { buf.deallocate() }
 
   /// The first `"` at or after `quoteFrom` (-1: none before `quoteEnd`),

@@ -1,0 +1,346 @@
+import FetchSupport
+import Foundation
+
+/// Reads a canonical trace one user at a time like ``TraceReader``, with
+/// the parsing spread over `jobs` worker threads: the calling thread reads
+/// the file in chunks of about `chunkBytes` cut just before a `begin` row,
+/// the workers parse whole chunks (the same parser, in memory), and
+/// ``next()`` hands their users back in file order (``OrderedWork``).
+///
+/// The users, ``line`` after each of them, ``bytesRead`` at the end and
+/// every error are those of ``TraceReader`` on the same file: a chunk is
+/// only used when its parse is *clean* (no error, not ending inside a
+/// user, no user id seen in an earlier chunk); at the first chunk that is
+/// not, the reader hands over to a ``TraceReader`` resumed at that chunk's
+/// first byte with the state a sequential reader has there (line number,
+/// header seen, the users finished so far), which then reads to the end
+/// and throws the error with its exact line and field. A stretch of more
+/// than `maxChunkBytes` without a cut point (one huge user, or no
+/// `begin` row) hands over the same way.
+///
+/// Each byte is read from the file once in the parallel part and passed to
+/// ``onRead`` in file order (the input hash); after a hand-over the bytes
+/// already passed are skipped.
+///
+/// Memory: at most `2 × jobs + 2` chunks read and not yet consumed (each
+/// its bytes while parsed, then its users), independent of the number of
+/// users. With `jobs` ≤ 1 it is a ``TraceReader``.
+///
+/// - Complexity: O(bytes); the calling thread does a `read(2)` and a
+///   backward search for the last `begin` row per chunk and counts the
+///   chunk's quotes with `memchr`; the parse is the workers'.
+package final class ParallelTraceReader {
+  /// The path given to `init`, used in error messages.
+  package let path: String
+  /// The line the last user returned ends on (its `end` row).
+  package private(set) var line = 0
+  /// Bytes of the users returned so far (the whole file after the last).
+  package var bytesRead: Int { sequential?.bytesRead ?? consumedBytes }
+  /// Called with every block of bytes in file order, each byte once (set
+  /// it before the first ``next()``).
+  package var onRead: ((UnsafeRawBufferPointer) -> Void)? {
+    didSet { if startedSequential { sequential?.onRead = onRead } }
+  }
+  /// Chunks of more than this many bytes without a cut point are read by
+  /// the sequential reader instead (by default; see `init`).
+  package static let maxChunkBytes = 64 << 20
+  private let maxChunk: Int
+
+  private let limits: ResourceLimits
+  private let chunkBytes: Int
+  private let maxInFlight: Int
+  private var fd: Int32 = -1
+  private var work: OrderedWork<ParsedChunk>?
+  /// Read from the file and not yet in a chunk.
+  private var pending: UnsafeMutablePointer<UInt8>
+  private var pendingCount = 0
+  private var pendingCapacity: Int
+  /// File offset of `pending`'s first byte; bytes read from the file.
+  private var pendingOffset = 0
+  private var fileOffset = 0
+  private var readDone = false
+  /// Where a chunk could not be cut (hand over there once the chunks
+  /// before it are consumed).
+  private var overflowAt: Int?
+  /// Submitted chunks not yet taken: file offset, length, index.
+  private var inFlight: [(offset: Int, count: Int, index: Int)] = []
+  private var inFlightHead = 0
+  private var chunksSubmitted = 0
+  private var current: ParsedChunk?
+  private var currentIndex = 0
+  private var chunksTaken = 0
+  private var lineBase = 0
+  private var consumedBytes = 0
+  private var finishedUsers = Set<UInt64>()
+  private var sequential: TraceReader?
+  private var startedSequential = false
+
+  /// Opens a canonical trace; `jobs` parsing threads (≤ 1: none, a
+  /// ``TraceReader``), chunks of about `chunkBytes` (more for a longer
+  /// user). A file that is not a regular file is read sequentially.
+  ///
+  /// - Throws: ``TraceFormatError`` when the file cannot be opened.
+  package init(
+    path: String, limits: ResourceLimits = .current, jobs: Int, chunkBytes: Int = 4 << 20,
+    maxChunkBytes: Int = ParallelTraceReader.maxChunkBytes
+  ) throws {
+    self.path = path
+    maxChunk = maxChunkBytes
+    self.limits = limits
+    self.chunkBytes = max(1, chunkBytes)
+    maxInFlight = 2 * max(1, jobs) + 2
+    pendingCapacity = self.chunkBytes
+    pending = .allocate(capacity: pendingCapacity)
+    var st = stat()
+    let regular = stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    if jobs <= 1 || !regular {
+      sequential = try TraceReader(path: path, limits: limits)
+      startedSequential = true
+      return
+    }
+    let f = open(path, O_RDONLY)
+    guard f >= 0 else {
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
+    }
+    fd = f
+    work = OrderedWork(jobs: jobs)
+  }
+
+  deinit {
+    work?.finish()
+    if fd >= 0 { close(fd) }
+    pending.deallocate()
+  }
+
+  /// The next complete user, or `nil` after the last one; the same users
+  /// and errors as ``TraceReader/next()``.
+  package func next() throws -> UserTrace? {
+    while true {
+      if let s = sequential {
+        let u = try s.next()
+        line = s.line
+        return u
+      }
+      if let c = current, currentIndex < c.users.count {
+        line = lineBase + c.endLines[currentIndex]
+        currentIndex += 1
+        if work!.pending < maxInFlight { try fill() }
+        return c.users[currentIndex - 1]
+      }
+      if let c = current {
+        lineBase += c.lines
+        consumedBytes += c.bytes
+        current = nil
+      }
+      try fill()
+      guard work!.pending > 0 else {
+        if let at = overflowAt {
+          try handOver(at: at, sawHeader: chunksTaken > 0)
+          continue
+        }
+        return nil
+      }
+      let c = work!.next()
+      let slot = inFlight[inFlightHead]
+      inFlightHead += 1
+      if inFlightHead == inFlight.count {
+        inFlight.removeAll(keepingCapacity: true)
+        inFlightHead = 0
+      }
+      chunksTaken += 1
+      if !c.clean || c.hashes.contains(where: finishedUsers.contains) {
+        try handOver(at: slot.offset, sawHeader: slot.index > 0)
+        continue
+      }
+      finishedUsers.formUnion(c.hashes)
+      current = c
+      currentIndex = 0
+    }
+  }
+
+  /// Continues with a sequential reader from `offset` (a chunk start: a
+  /// record start outside any user after the first chunk).
+  private func handOver(at offset: Int, sawHeader: Bool) throws {
+    work?.finish()
+    work = nil
+    let r = try TraceReader(path: path, limits: limits)
+    try r.resume(atByte: offset, line: lineBase + 1, sawHeader: sawHeader, finishedUsers: finishedUsers)
+    let hashedUpTo = fileOffset
+    var position = offset
+    let forward = onRead
+    r.onRead = { block in
+      let skip = max(0, min(block.count, hashedUpTo - position))
+      position += block.count
+      if skip < block.count, let forward { forward(UnsafeRawBufferPointer(rebasing: block[skip...])) }
+    }
+    sequential = r
+    close(fd)
+    fd = -1
+  }
+
+  /// Reads and submits chunks until `maxInFlight` are in flight or the
+  /// file is read.
+  private func fill() throws {
+    guard let work else { return }
+    while !readDone && work.pending < maxInFlight {
+      // Read until a chunk's worth is pending (or the end of the file).
+      var eof = false
+      while pendingCount < pendingCapacity {
+        let n = read(fd, pending + pendingCount, pendingCapacity - pendingCount)
+        if n < 0 {
+          if errno == EINTR { continue }
+          // The sequential reader reports it with its line.
+          overflowAt = pendingOffset
+          readDone = true
+          return
+        }
+        if n == 0 {
+          eof = true
+          break
+        }
+        onRead?(UnsafeRawBufferPointer(start: pending + pendingCount, count: n))
+        pendingCount += n
+        fileOffset += n
+      }
+      if eof {
+        readDone = true
+        if pendingCount > 0 || chunksSubmitted == 0 { submit(count: pendingCount) }
+        return
+      }
+      guard let cut = ParallelTraceReader.lastCut(pending, pendingCount), cut > 0 else {
+        if pendingCapacity >= maxChunk {
+          overflowAt = pendingOffset
+          readDone = true
+          return
+        }
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: pendingCapacity * 2)
+        bigger.update(from: pending, count: pendingCount)
+        pending.deallocate()
+        pending = bigger
+        pendingCapacity *= 2
+        continue
+      }
+      submit(count: cut)
+    }
+  }
+
+  /// Submits `pending[0..<count]` as the next chunk and keeps the rest.
+  private func submit(count: Int) {
+    let rest = pendingCount - count
+    let chunk = ChunkBytes(base: pending, count: count)
+    pendingCapacity = max(chunkBytes, rest + chunkBytes / 2)
+    pending = .allocate(capacity: pendingCapacity)
+    if rest > 0 { pending.update(from: chunk.base + count, count: rest) }
+    inFlight.append((pendingOffset, count, chunksSubmitted))
+    let (path, limits, sawHeader) = (self.path, self.limits, chunksSubmitted > 0)
+    work!.submit { ParallelTraceReader.parse(chunk, path: path, limits: limits, sawHeader: sawHeader) }
+    chunksSubmitted += 1
+    pendingOffset += count
+    pendingCount = rest
+  }
+
+  /// Parses one chunk with ``TraceReader``; `clean` when it parsed to its
+  /// end without an error (so ending outside a user, past the header).
+  static func parse(_ chunk: ChunkBytes, path: String, limits: ResourceLimits, sawHeader: Bool) -> ParsedChunk {
+    let r = TraceReader(path: path, limits: limits, taking: chunk.base, count: chunk.count, sawHeader: sawHeader)
+    var out = ParsedChunk(bytes: chunk.count)
+    do {
+      while let u = try r.next() {
+        out.users.append(u)
+        out.endLines.append(r.line)
+        out.hashes.append(StableHash.fnv1a(u.user))
+      }
+      out.clean = true
+    } catch {
+      out = ParsedChunk(bytes: chunk.count)
+    }
+    out.lines = r.reader.nextLineNumber - 1
+    return out
+  }
+
+  /// The offset of the last row in `buf[0..<count]` that starts with
+  /// `user,time,begin,` (no quote or line break in its first two fields),
+  /// follows a line feed and is outside quoted fields (an even number of
+  /// `"` before it), or `nil`. A sequential reader reaching that offset is
+  /// at a record start, and the record is a `begin` row or an error.
+  ///
+  /// - Complexity: O(count): a backward scan to the row, a `memchr` count
+  ///   of the quotes before it.
+  static func lastCut(_ buf: UnsafeMutablePointer<UInt8>, _ count: Int) -> Int? {
+    var quotesBefore: Int?  // quotes in buf[0..<i] for the candidate i last counted
+    var countedAt = 0
+    var i = count - 1
+    while i > 0 {
+      // The previous line feed before i.
+      while i > 0 && buf[i - 1] != 10 { i -= 1 }
+      guard i > 0 else { return nil }
+      if isBeginRow(buf + i, count - i) {
+        // Quotes before i: counted from the start once, then backwards.
+        let q: Int
+        if let before = quotesBefore {
+          q = before - quoteCount(buf + i, countedAt - i)
+        } else {
+          q = quoteCount(buf, i)
+        }
+        quotesBefore = q
+        countedAt = i
+        if q % 2 == 0 { return i }
+      }
+      i -= 1
+    }
+    return nil
+  }
+
+  /// Whether `p[0..<n]` starts with `field,field,begin,`, the two fields
+  /// free of quotes, commas and line breaks.
+  private static func isBeginRow(_ p: UnsafeMutablePointer<UInt8>, _ n: Int) -> Bool {
+    var j = 0
+    for _ in 0..<2 {
+      while j < n && p[j] != 44 {
+        let c = p[j]
+        if c == 34 || c == 10 || c == 13 { return false }
+        j += 1
+      }
+      guard j < n else { return false }
+      j += 1
+    }
+    let begin: [UInt8] = [98, 101, 103, 105, 110, 44]  // "begin,"
+    guard n - j >= begin.count else { return false }
+    for k in 0..<begin.count where p[j + k] != begin[k] { return false }
+    return true
+  }
+
+  /// The number of `"` in `p[0..<n]`.
+  private static func quoteCount(_ p: UnsafeMutablePointer<UInt8>, _ n: Int) -> Int {
+    var k = 0
+    var i = 0
+    while i < n, let q = memchr(p + i, 34, n - i) {
+      k += 1
+      i = UnsafeRawPointer(p).distance(to: UnsafeRawPointer(q)) + 1
+    }
+    return k
+  }
+}
+
+/// The bytes of one chunk, handed to the worker that parses it (which
+/// takes them over).
+struct ChunkBytes: @unchecked Sendable {
+  let base: UnsafeMutablePointer<UInt8>
+  let count: Int
+}
+
+/// The users of one chunk, parsed by a worker.
+struct ParsedChunk: Sendable {
+  var users: [UserTrace] = []
+  /// The line of each user's `end` row, counted from 1 in the chunk.
+  var endLines: [Int] = []
+  /// ``StableHash/fnv1a(_:)`` of each user id.
+  var hashes: [UInt64] = []
+  /// Lines in the chunk; its bytes.
+  var lines = 0
+  var bytes: Int
+  /// Parsed to the end without an error.
+  var clean = false
+
+  init(bytes: Int) { self.bytes = bytes }
+}
