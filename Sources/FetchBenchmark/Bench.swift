@@ -188,13 +188,12 @@ package func runBench(
   do {
     let reader = try ParallelTraceReader(path: path, jobs: config.jobs)
     let hasher = BackgroundSHA256()
-    reader.onRead = { hasher.update($0) }
+    reader.hasher = hasher
     var n = 0
     while try reader.next() != nil {
       n += 1
       if n % 256 == 0 { progress(BenchProgress(stage: "ingest+hash", done: n, total: users)) }
     }
-    reader.onRead = nil
     _ = hasher.hexDigest()
   }
   metrics.append(

@@ -149,35 +149,41 @@ package func runReplay<S: RunSink>(
   let reader = try ParallelTraceReader(
     path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
   let hasher = BackgroundSHA256()
-  reader.onRead = { hasher.update($0) }
+  reader.hasher = hasher
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
   let learns = config.policies.contains(where: \.learns)
   // The calling thread reads and hands results to the sink; `jobs` workers
-  // replay (with one job, the calling thread does everything).
-  let work = OrderedWork<S.Prepared>(jobs: config.jobs)
+  // check each user's budget and replay it (with one job, the calling
+  // thread does everything). A user over budget is never replayed: its
+  // error comes back in its place, after the users before it.
+  let work = OrderedWork<Result<S.Prepared, any Error>>(jobs: config.jobs)
   defer { work.finish() }
   let window = replayWindow(config)
   let prepare = sink.prepare
   var users = 0
-  func consume(_ r: S.Prepared) throws {
-    try sink.consume(r, config: config)
+  func consume(_ r: Result<S.Prepared, any Error>) throws {
+    try sink.consume(r.get(), config: config)
     users += 1
     if users % config.batchUsers == 0 {
       progress(RunProgress(users: users, bytesRead: reader.bytesRead, totalBytes: total))
     }
   }
   while let u = try reader.next() {
-    try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: reader.line)
     if learns, isTooShortToFit(u, config) { stats.usersTooShortToFit += 1 }
     while work.pending >= window { try consume(work.next()) }
-    work.submit { prepare(replayUser(u, config, population), config) }
+    let line = reader.line
+    work.submit {
+      Result {
+        try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: line)
+        return prepare(replayUser(u, config, population), config)
+      }
+    }
     while let r = work.nextIfReady() { try consume(r) }
   }
   while work.pending > 0 { try consume(work.next()) }
   if users % config.batchUsers != 0 {
     progress(RunProgress(users: users, bytesRead: reader.bytesRead, totalBytes: total))
   }
-  reader.onRead = nil
   stats.sha256 = hasher.hexDigest()
   stats.bytes = reader.bytesRead
   if let fitted, fitted.sha256 != stats.sha256 {
@@ -292,7 +298,7 @@ func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) thr
   let reader = try ParallelTraceReader(
     path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
   let hasher = BackgroundSHA256()
-  reader.onRead = { hasher.update($0) }
+  reader.hasher = hasher
   var kept: [(hash: UInt64, samples: [HabitSample])] = []
   while let u = try reader.next() {
     try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: reader.line)
@@ -305,7 +311,6 @@ func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) thr
     kept.sort { $0.hash < $1.hash }
     if kept.count > config.populationUsers { kept.removeLast() }
   }
-  reader.onRead = nil
   let samples = kept.flatMap(\.samples)
   guard !samples.isEmpty else { return (nil, hasher.hexDigest()) }
   do {

@@ -18,17 +18,17 @@ import Foundation
 /// than `maxChunkBytes` without a cut point (one huge user, or no
 /// `begin` row) hands over the same way.
 ///
-/// Each byte is read from the file once in the parallel part and passed to
-/// ``onRead`` in file order (the input hash); after a hand-over the bytes
-/// already passed are skipped.
+/// Each byte is read from the file once and given to ``hasher`` in file
+/// order (the input hash), in place (the hash thread keeps the chunk's
+/// buffer alive); after a hand-over the bytes already hashed are skipped.
 ///
 /// Memory: at most `2 × jobs + 2` chunks read and not yet consumed (each
 /// its bytes while parsed, then its users), independent of the number of
 /// users. With `jobs` ≤ 1 it is a ``TraceReader``.
 ///
 /// - Complexity: O(bytes); the calling thread does a `read(2)` and a
-///   backward search for the last `begin` row per chunk and counts the
-///   chunk's quotes with `memchr`; the parse is the workers'.
+///   backward search for the last `begin` row per chunk (no copy: the
+///   hash reads the chunk's buffer); the parse is the workers'.
 package final class ParallelTraceReader {
   /// The path given to `init`, used in error messages.
   package let path: String
@@ -36,10 +36,12 @@ package final class ParallelTraceReader {
   package private(set) var line = 0
   /// Bytes of the users returned so far (the whole file after the last).
   package var bytesRead: Int { sequential?.bytesRead ?? consumedBytes }
-  /// Called with every block of bytes in file order, each byte once (set
-  /// it before the first ``next()``).
-  package var onRead: ((UnsafeRawBufferPointer) -> Void)? {
-    didSet { if startedSequential { sequential?.onRead = onRead } }
+  /// Hashes every byte of the file once, in file order (set it before the
+  /// first ``next()``).
+  package var hasher: BackgroundSHA256? {
+    didSet {
+      if startedSequential, let hasher { sequential?.onRead = { hasher.update($0) } }
+    }
   }
   /// Chunks of more than this many bytes without a cut point are read by
   /// the sequential reader instead (by default; see `init`).
@@ -52,9 +54,9 @@ package final class ParallelTraceReader {
   private var fd: Int32 = -1
   private var work: OrderedWork<ParsedChunk>?
   /// Read from the file and not yet in a chunk.
-  private var pending: UnsafeMutablePointer<UInt8>
+  private var pending: ChunkStorage
   private var pendingCount = 0
-  private var pendingCapacity: Int
+  private var pendingCapacity: Int { pending.capacity }
   /// File offset of `pending`'s first byte; bytes read from the file.
   private var pendingOffset = 0
   private var fileOffset = 0
@@ -89,8 +91,7 @@ package final class ParallelTraceReader {
     self.limits = limits
     self.chunkBytes = max(1, chunkBytes)
     maxInFlight = 2 * max(1, jobs) + 2
-    pendingCapacity = self.chunkBytes
-    pending = .allocate(capacity: pendingCapacity)
+    pending = ChunkStorage(capacity: self.chunkBytes)
     var st = stat()
     let regular = stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
     if jobs <= 1 || !regular {
@@ -109,7 +110,6 @@ package final class ParallelTraceReader {
   deinit {
     work?.finish()
     if fd >= 0 { close(fd) }
-    pending.deallocate()
   }
 
   /// The next complete user, or `nil` after the last one; the same users
@@ -165,13 +165,14 @@ package final class ParallelTraceReader {
     work = nil
     let r = try TraceReader(path: path, limits: limits)
     try r.resume(atByte: offset, line: lineBase + 1, sawHeader: sawHeader, finishedUsers: finishedUsers)
-    let hashedUpTo = fileOffset
-    var position = offset
-    let forward = onRead
-    r.onRead = { block in
-      let skip = max(0, min(block.count, hashedUpTo - position))
-      position += block.count
-      if skip < block.count, let forward { forward(UnsafeRawBufferPointer(rebasing: block[skip...])) }
+    if let hasher {
+      let hashedUpTo = fileOffset
+      var position = offset
+      r.onRead = { block in
+        let skip = max(0, min(block.count, hashedUpTo - position))
+        position += block.count
+        if skip < block.count { hasher.update(UnsafeRawBufferPointer(rebasing: block[skip...])) }
+      }
     }
     sequential = r
     close(fd)
@@ -186,7 +187,7 @@ package final class ParallelTraceReader {
       // Read until a chunk's worth is pending (or the end of the file).
       var eof = false
       while pendingCount < pendingCapacity {
-        let n = read(fd, pending + pendingCount, pendingCapacity - pendingCount)
+        let n = read(fd, pending.base + pendingCount, pendingCapacity - pendingCount)
         if n < 0 {
           if errno == EINTR { continue }
           // The sequential reader reports it with its line.
@@ -198,7 +199,7 @@ package final class ParallelTraceReader {
           eof = true
           break
         }
-        onRead?(UnsafeRawBufferPointer(start: pending + pendingCount, count: n))
+        hasher?.update(UnsafeRawBufferPointer(start: pending.base + pendingCount, count: n), keepingAlive: pending)
         pendingCount += n
         fileOffset += n
       }
@@ -207,17 +208,15 @@ package final class ParallelTraceReader {
         if pendingCount > 0 || chunksSubmitted == 0 { submit(count: pendingCount) }
         return
       }
-      guard let cut = ParallelTraceReader.lastCut(pending, pendingCount), cut > 0 else {
+      guard let cut = ParallelTraceReader.lastCut(pending.base, pendingCount), cut > 0 else {
         if pendingCapacity >= maxChunk {
           overflowAt = pendingOffset
           readDone = true
           return
         }
-        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: pendingCapacity * 2)
-        bigger.update(from: pending, count: pendingCount)
-        pending.deallocate()
+        let bigger = ChunkStorage(capacity: pendingCapacity * 2)
+        bigger.base.update(from: pending.base, count: pendingCount)
         pending = bigger
-        pendingCapacity *= 2
         continue
       }
       submit(count: cut)
@@ -227,10 +226,9 @@ package final class ParallelTraceReader {
   /// Submits `pending[0..<count]` as the next chunk and keeps the rest.
   private func submit(count: Int) {
     let rest = pendingCount - count
-    let chunk = ChunkBytes(base: pending, count: count)
-    pendingCapacity = max(chunkBytes, rest + chunkBytes / 2)
-    pending = .allocate(capacity: pendingCapacity)
-    if rest > 0 { pending.update(from: chunk.base + count, count: rest) }
+    let chunk = ChunkBytes(storage: pending, count: count)
+    pending = ChunkStorage(capacity: max(chunkBytes, rest + chunkBytes / 2))
+    if rest > 0 { pending.base.update(from: chunk.storage.base + count, count: rest) }
     inFlight.append((pendingOffset, count, chunksSubmitted))
     let (path, limits, sawHeader) = (self.path, self.limits, chunksSubmitted > 0)
     work!.submit { ParallelTraceReader.parse(chunk, path: path, limits: limits, sawHeader: sawHeader) }
@@ -242,8 +240,16 @@ package final class ParallelTraceReader {
   /// Parses one chunk with ``TraceReader``; `clean` when it parsed to its
   /// end without an error (so ending outside a user, past the header).
   static func parse(_ chunk: ChunkBytes, path: String, limits: ResourceLimits, sawHeader: Bool) -> ParsedChunk {
-    let r = TraceReader(path: path, limits: limits, taking: chunk.base, count: chunk.count, sawHeader: sawHeader)
-    var out = ParsedChunk(bytes: chunk.count)
+    withExtendedLifetime(chunk.storage) {
+      parse(chunk.storage.base, chunk.count, path: path, limits: limits, sawHeader: sawHeader)
+    }
+  }
+
+  private static func parse(
+    _ base: UnsafeMutablePointer<UInt8>, _ count: Int, path: String, limits: ResourceLimits, sawHeader: Bool
+  ) -> ParsedChunk {
+    let r = TraceReader(path: path, limits: limits, borrowing: base, count: count, sawHeader: sawHeader)
+    var out = ParsedChunk(bytes: count)
     do {
       while let u = try r.next() {
         out.users.append(u)
@@ -252,40 +258,28 @@ package final class ParallelTraceReader {
       }
       out.clean = true
     } catch {
-      out = ParsedChunk(bytes: chunk.count)
+      out = ParsedChunk(bytes: count)
     }
     out.lines = r.reader.nextLineNumber - 1
     return out
   }
 
-  /// The offset of the last row in `buf[0..<count]` that starts with
-  /// `user,time,begin,` (no quote or line break in its first two fields),
-  /// follows a line feed and is outside quoted fields (an even number of
-  /// `"` before it), or `nil`. A sequential reader reaching that offset is
-  /// at a record start, and the record is a `begin` row or an error.
+  /// The offset of the last row in `buf[0..<count]` that follows a line
+  /// feed and starts with `user,time,begin,` (no quote or line break in
+  /// its first two fields), or `nil`. If the chunk before it holds an odd
+  /// number of `"`, the cut is inside a quoted field: the chunk's parse
+  /// then ends inside the quote, is not clean, and the sequential reader
+  /// takes over there. Otherwise a sequential reader reaching the cut is at
+  /// a record start, and the record is a `begin` row or an error.
   ///
-  /// - Complexity: O(count): a backward scan to the row, a `memchr` count
-  ///   of the quotes before it.
+  /// - Complexity: O(bytes after the cut), scanned backwards.
   static func lastCut(_ buf: UnsafeMutablePointer<UInt8>, _ count: Int) -> Int? {
-    var quotesBefore: Int?  // quotes in buf[0..<i] for the candidate i last counted
-    var countedAt = 0
     var i = count - 1
     while i > 0 {
-      // The previous line feed before i.
+      // The line start at or before i.
       while i > 0 && buf[i - 1] != 10 { i -= 1 }
       guard i > 0 else { return nil }
-      if isBeginRow(buf + i, count - i) {
-        // Quotes before i: counted from the start once, then backwards.
-        let q: Int
-        if let before = quotesBefore {
-          q = before - quoteCount(buf + i, countedAt - i)
-        } else {
-          q = quoteCount(buf, i)
-        }
-        quotesBefore = q
-        countedAt = i
-        if q % 2 == 0 { return i }
-      }
+      if isBeginRow(buf + i, count - i) { return i }
       i -= 1
     }
     return nil
@@ -309,23 +303,26 @@ package final class ParallelTraceReader {
     for k in 0..<begin.count where p[j + k] != begin[k] { return false }
     return true
   }
-
-  /// The number of `"` in `p[0..<n]`.
-  private static func quoteCount(_ p: UnsafeMutablePointer<UInt8>, _ n: Int) -> Int {
-    var k = 0
-    var i = 0
-    while i < n, let q = memchr(p + i, 34, n - i) {
-      k += 1
-      i = UnsafeRawPointer(p).distance(to: UnsafeRawPointer(q)) + 1
-    }
-    return k
-  }
 }
 
-/// The bytes of one chunk, handed to the worker that parses it (which
-/// takes them over).
-struct ChunkBytes: @unchecked Sendable {
+/// A buffer of trace bytes, freed when the last of the worker parsing it
+/// and the hash thread lets it go.
+final class ChunkStorage: @unchecked Sendable {
   let base: UnsafeMutablePointer<UInt8>
+  let capacity: Int
+
+  init(capacity: Int) {
+    self.capacity = capacity
+    base = .allocate(capacity: capacity)
+  }
+
+  deinit { base.deallocate() }
+}
+
+/// The first `count` bytes of a buffer: one chunk, for the worker that
+/// parses it.
+struct ChunkBytes: Sendable {
+  let storage: ChunkStorage
   let count: Int
 }
 

@@ -91,14 +91,15 @@ public final class TraceReader {
   }
 
   /// A reader of one chunk of a trace held in memory (`count` bytes at
-  /// `bytes`, taken over), for ``ParallelTraceReader``'s workers: lines
-  /// are numbered from 1 within the chunk, and a chunk after the first
-  /// starts past the header (`sawHeader`).
-  init(path: String, limits: ResourceLimits, taking bytes: UnsafeMutablePointer<UInt8>, count: Int, sawHeader: Bool) {
+  /// `bytes`, kept valid by the caller while the reader lives), for
+  /// ``ParallelTraceReader``'s workers: lines are numbered from 1 within
+  /// the chunk, and a chunk after the first starts past the header
+  /// (`sawHeader`).
+  init(path: String, limits: ResourceLimits, borrowing bytes: UnsafeMutablePointer<UInt8>, count: Int, sawHeader: Bool) {
     self.path = path
     self.limits = limits
     fd = -1
-    reader = LineReader(taking: bytes, count: count, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true)
+    reader = LineReader(borrowing: bytes, count: count, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true)
     unquoted = .allocate(capacity: limits.maxLineBytes + 2)
     self.sawHeader = sawHeader
   }

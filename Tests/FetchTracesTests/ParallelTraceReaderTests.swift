@@ -6,7 +6,7 @@ import Testing
 @testable import FetchTraces
 
 /// What a reader made of a file: each user with the line it ends on, then
-/// the bytes read and the hash of the bytes passed to `onRead`, or the
+/// the bytes read and the hash of the bytes read (`onRead`, `hasher`), or the
 /// error (file, line, field, message).
 private struct Transcript: Equatable, CustomStringConvertible {
   var users: [UserTrace] = []
@@ -39,10 +39,10 @@ private func parallelTranscript(
   _ path: String, jobs: Int, chunkBytes: Int, limits: ResourceLimits = .current
 ) -> Transcript {
   var t = Transcript()
-  var hash = SHA256()
+  let hash = BackgroundSHA256()
   do {
     let r = try ParallelTraceReader(path: path, limits: limits, jobs: jobs, chunkBytes: chunkBytes)
-    r.onRead = { hash.update($0) }
+    r.hasher = hash
     while let u = try r.next() {
       t.users.append(u)
       t.lines.append(r.line)
@@ -56,10 +56,10 @@ private func parallelTranscript(
 
 private func parallelTranscriptCapped(_ path: String, chunkBytes: Int, maxChunkBytes: Int) -> Transcript {
   var t = Transcript()
-  var hash = SHA256()
+  let hash = BackgroundSHA256()
   do {
     let r = try ParallelTraceReader(path: path, jobs: 2, chunkBytes: chunkBytes, maxChunkBytes: maxChunkBytes)
-    r.onRead = { hash.update($0) }
+    r.hasher = hash
     while let u = try r.next() {
       t.users.append(u)
       t.lines.append(r.line)
@@ -119,9 +119,9 @@ struct ParallelTraceReaderTests {
     }
     #expect(cut("user,time,event,app,value\nu1,1,begin,,UTC\nu1,2,end,,\nu2,3,begin,,UTC\nu2,4,") == 53)
     #expect(cut("user,time,event,app,value\nu1,1,begin,,UTC\nu1,2,end,,\n") == 26)
-    // Inside a quoted field that spans lines: not a record start.
-    #expect(cut("h\nu1,1,open,\"a\nu2,3,begin,,UTC\n\",1\n") == nil)
-    // An even number of quotes before it: a record start.
+    // After a line feed, even inside a quoted field (that chunk's parse
+    // then ends inside the quote and the sequential reader takes over).
+    #expect(cut("h\nu1,1,open,\"a\nu2,3,begin,,UTC\n\",1\n") == 15)
     #expect(cut("h\nu1,1,open,\"a\"\nu2,3,begin,,UTC\n") == 16)
     // Not a begin row, or a quoted user id, or cut off.
     #expect(cut("h\nu1,1,open,,1\n\"u2\",3,begin,,UTC\nu3,4,beg") == nil)
@@ -150,6 +150,25 @@ struct ParallelTraceReaderTests {
     }
     // Both outcomes, often.
     #expect(failures > 300 && successes > 100, "\(failures) refused, \(successes) accepted")
+  }
+
+  @Test("a begin row inside a quoted field spanning lines is no cut point: the same users as the sequential reader")
+  func cutInsideQuotes() throws {
+    var text = traceHeader + "\n"
+    for u in 1...6 {
+      text += "u\(u),1767571200,begin,,UTC\n"
+      // An app name with line breaks, one of them looking like a begin row.
+      text += "u\(u),1767571201,open,\"a\nu9,1767571200,begin,,UTC\nb\",5\n"
+      text += "u\(u),1767571300,end,,\n"
+    }
+    let path = Scratch.directory("ptr") + "/quoted.csv"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    let want = sequentialTranscript(path)
+    #expect(want.users.count == 6 && want.users[0].apps == ["a\nu9,1767571200,begin,,UTC\nb"])
+    for chunk in [1, 40, 70, 100, 200] {
+      let got = parallelTranscript(path, jobs: 2, chunkBytes: chunk)
+      #expect(got == want, "chunks of \(chunk) bytes: \(got)")
+    }
   }
 
   @Test("a user longer than the largest chunk hands over to the sequential reader")
