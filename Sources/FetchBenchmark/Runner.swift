@@ -39,12 +39,12 @@ public struct RunConfiguration: Sendable {
   /// deterministic sample that does not depend on file order).
   public var populationUsers: Int
   /// Bytes of trace a worker parses at once when `jobs` ≥ 2
-  /// (``ParallelTraceReader``; results do not depend on it): 4 MiB, or
+  /// (``ParallelTraceReader``; results do not depend on it): 2 MiB, or
   /// `FETCHLAB_READ_CHUNK_BYTES` (for tests of the command line).
   package var readChunkBytes = RunConfiguration.defaultReadChunkBytes
   package static let defaultReadChunkBytes: Int = {
     let text = ProcessInfo.processInfo.environment["FETCHLAB_READ_CHUNK_BYTES"] ?? ""
-    return Int(text).map { min(max($0, 1), 1 << 30) } ?? 4 << 20
+    return Int(text).map { min(max($0, 1), 1 << 30) } ?? ParallelTraceReader.defaultChunkBytes
   }()
 
   /// A configuration; see the properties for the meaning and defaults.
