@@ -23,8 +23,9 @@ import Foundation
 /// buffer alive); after a hand-over the bytes already hashed are skipped.
 ///
 /// Memory: at most `2 × jobs + 2` chunks read and not yet consumed (each
-/// its bytes while parsed, then its users), independent of the number of
-/// users. With `jobs` ≤ 1 it is a ``TraceReader``.
+/// its bytes while parsed, then its users), and no more than about 64 MiB
+/// of them whatever `jobs` (at least 4 chunks), independent of the number
+/// of users. With `jobs` ≤ 1 it is a ``TraceReader``.
 ///
 /// - Complexity: O(bytes); the calling thread does a `read(2)` and a
 ///   backward search for the last `begin` row per chunk (no copy: the
@@ -94,7 +95,9 @@ package final class ParallelTraceReader {
     maxChunk = maxChunkBytes
     self.limits = limits
     self.chunkBytes = max(1, chunkBytes)
-    maxInFlight = 2 * max(1, jobs) + 2
+    // At most 2 × jobs + 2 chunks, and about 64 MiB of them (however many
+    // jobs are asked for), at least 4.
+    maxInFlight = max(4, min(2 * max(1, jobs) + 2, (64 << 20) / self.chunkBytes))
     pending = ChunkStorage(capacity: self.chunkBytes)
     var st = stat()
     let regular = stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
@@ -108,7 +111,7 @@ package final class ParallelTraceReader {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
     }
     fd = f
-    work = OrderedWork(jobs: jobs)
+    work = OrderedWork(jobs: min(jobs, maxInFlight))
   }
 
   deinit {
