@@ -164,7 +164,8 @@ package func runBench(
   let mb = bytes / 1e6
 
   // 2. Ingestion: the whole file through TraceReader, one thread; then as
-  // a run reads it, hashed for the manifest (SHA-256 on a second thread).
+  // a run reads it, hashed for the manifest (SHA-256 on a second thread),
+  // parsed on `config.jobs` threads (ParallelTraceReader).
   let expectedUsers = generating ? config.users : 0
   t0 = DispatchTime.now()
   var users = 0
@@ -185,15 +186,14 @@ package func runBench(
   metrics.append(.init(name: "ingest_events_per_s", value: Double(readEvents) / ingestS, unit: "events/s"))
   t0 = DispatchTime.now()
   do {
-    let reader = try TraceReader(path: path)
+    let reader = try ParallelTraceReader(path: path, jobs: config.jobs)
     let hasher = BackgroundSHA256()
-    reader.onRead = { hasher.update($0) }
+    reader.hasher = hasher
     var n = 0
     while try reader.next() != nil {
       n += 1
       if n % 256 == 0 { progress(BenchProgress(stage: "ingest+hash", done: n, total: users)) }
     }
-    reader.onRead = nil
     _ = hasher.hexDigest()
   }
   metrics.append(

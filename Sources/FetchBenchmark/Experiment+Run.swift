@@ -516,9 +516,9 @@ public func runExperiment(
     }
     var population: HabitModel??
     var ids = [[String]](repeating: [], count: e.replications)
-    let reader = try TraceReader(path: path)
+    let reader = try ParallelTraceReader(path: path, jobs: options.jobs, chunkBytes: configs[0].readChunkBytes)
     let hasher = BackgroundSHA256()
-    reader.onRead = { hasher.update($0) }
+    reader.hasher = hasher
     let totalBytes = max(1, inputs[di].bytes)
     var block = 0
     var submitted: SubmittedBlock?
@@ -579,7 +579,6 @@ public func runExperiment(
     if let last = submitted { try writeParts(last) }
     // Every unit of the dataset written (a write error surfaces here).
     while work.pending > 0 { _ = try takeNext() }
-    reader.onRead = nil
     if hasher.hexDigest() != inputs[di].sha256 {
       throw ExperimentError(
         .inputChanged,

@@ -38,6 +38,14 @@ public struct RunConfiguration: Sendable {
   /// `populationUsers` with the smallest stable hash of their id: a
   /// deterministic sample that does not depend on file order).
   public var populationUsers: Int
+  /// Bytes of trace a worker parses at once when `jobs` ≥ 2
+  /// (``ParallelTraceReader``; results do not depend on it): 2 MiB, or
+  /// `FETCHLAB_READ_CHUNK_BYTES` (for tests of the command line).
+  package var readChunkBytes = RunConfiguration.defaultReadChunkBytes
+  package static let defaultReadChunkBytes: Int = {
+    let text = ProcessInfo.processInfo.environment["FETCHLAB_READ_CHUNK_BYTES"] ?? ""
+    return Int(text).map { min(max($0, 1), 1 << 30) } ?? ParallelTraceReader.defaultChunkBytes
+  }()
 
   /// A configuration; see the properties for the meaning and defaults.
   public init(
@@ -138,37 +146,44 @@ package func runReplay<S: RunSink>(
   var fitted: (model: HabitModel?, sha256: String)?
   if config.policies.contains(where: \.usesHabitModel) { fitted = try fitPopulationHashed(config, limits: limits) }
   let population = fitted?.model
-  let reader = try TraceReader(path: config.tracePath, limits: limits)
+  let reader = try ParallelTraceReader(
+    path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
   let hasher = BackgroundSHA256()
-  reader.onRead = { hasher.update($0) }
+  reader.hasher = hasher
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
   let learns = config.policies.contains(where: \.learns)
   // The calling thread reads and hands results to the sink; `jobs` workers
-  // replay (with one job, the calling thread does everything).
-  let work = OrderedWork<S.Prepared>(jobs: config.jobs)
+  // check each user's budget and replay it (with one job, the calling
+  // thread does everything). A user over budget is never replayed: its
+  // error comes back in its place, after the users before it.
+  let work = OrderedWork<Result<S.Prepared, any Error>>(jobs: config.jobs)
   defer { work.finish() }
   let window = replayWindow(config)
   let prepare = sink.prepare
   var users = 0
-  func consume(_ r: S.Prepared) throws {
-    try sink.consume(r, config: config)
+  func consume(_ r: Result<S.Prepared, any Error>) throws {
+    try sink.consume(r.get(), config: config)
     users += 1
     if users % config.batchUsers == 0 {
       progress(RunProgress(users: users, bytesRead: reader.bytesRead, totalBytes: total))
     }
   }
   while let u = try reader.next() {
-    try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: reader.line)
     if learns, isTooShortToFit(u, config) { stats.usersTooShortToFit += 1 }
     while work.pending >= window { try consume(work.next()) }
-    work.submit { prepare(replayUser(u, config, population), config) }
+    let line = reader.line
+    work.submit {
+      Result {
+        try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: line)
+        return prepare(replayUser(u, config, population), config)
+      }
+    }
     while let r = work.nextIfReady() { try consume(r) }
   }
   while work.pending > 0 { try consume(work.next()) }
   if users % config.batchUsers != 0 {
     progress(RunProgress(users: users, bytesRead: reader.bytesRead, totalBytes: total))
   }
-  reader.onRead = nil
   stats.sha256 = hasher.hexDigest()
   stats.bytes = reader.bytesRead
   if let fitted, fitted.sha256 != stats.sha256 {
@@ -181,9 +196,14 @@ package func runReplay<S: RunSink>(
 
 /// Whether `u`'s training window under `config` is shorter than one bin of
 /// the habit model (a learning policy then falls back to the population model).
+///
+/// - Complexity: O(1): the training window's end as ``splitForRun(_:_:)``
+///   and ``UserTrace/split(at:)`` compute it, without splitting the events
+///   (this runs on the reading thread for every user).
 func isTooShortToFit(_ u: UserTrace, _ config: RunConfiguration) -> Bool {
-  let train = splitForRun(u, config).train
-  return train.end - train.start < HabitFitter().binSeconds
+  guard config.trainFraction > 0 else { return true }
+  let trainEnd = min(max(u.start + config.trainFraction * (u.end - u.start), u.start), u.end)
+  return trainEnd - u.start < HabitFitter().binSeconds
 }
 
 /// Refuses a path that is not a regular file (a FIFO or a device would be
@@ -275,9 +295,10 @@ package func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = 
 
 /// ``fitPopulation(_:limits:)`` and the SHA-256 of the bytes it read.
 func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) throws -> (model: HabitModel?, sha256: String) {
-  let reader = try TraceReader(path: config.tracePath, limits: limits)
+  let reader = try ParallelTraceReader(
+    path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
   let hasher = BackgroundSHA256()
-  reader.onRead = { hasher.update($0) }
+  reader.hasher = hasher
   var kept: [(hash: UInt64, samples: [HabitSample])] = []
   while let u = try reader.next() {
     try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: reader.line)
@@ -290,7 +311,6 @@ func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) thr
     kept.sort { $0.hash < $1.hash }
     if kept.count > config.populationUsers { kept.removeLast() }
   }
-  reader.onRead = nil
   let samples = kept.flatMap(\.samples)
   guard !samples.isEmpty else { return (nil, hasher.hexDigest()) }
   do {

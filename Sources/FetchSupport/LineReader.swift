@@ -45,6 +45,7 @@ package final class LineReader {
   @usableFromInline let quotedLineBreaks: Bool
   @usableFromInline let capacity: Int
   @usableFromInline let buf: UnsafeMutablePointer<UInt8>
+  private let ownsBuffer: Bool
   @usableFromInline @exclusivity(unchecked) var start = 0
   @usableFromInline @exclusivity(unchecked) var end = 0
   /// Where the search for the record's end resumes, and whether it is
@@ -63,9 +64,43 @@ package final class LineReader {
     self.quotedLineBreaks = quotedLineBreaks
     capacity = max(maxLineBytes + 2, 1 << 16)
     buf = .allocate(capacity: capacity)
+    ownsBuffer = true
   }
 
-  deinit { buf.deallocate() }
+  /// Reads the `count` bytes at `bytes` (a whole chunk of records, which
+  /// the caller keeps valid while the reader lives and deallocates)
+  /// instead of a file: the parallel trace reader's workers parse chunks in
+  /// memory with the same code. Lines are numbered from 1 within the chunk.
+  package init(borrowing bytes: UnsafeMutablePointer<UInt8>, count: Int, maxLineBytes: Int, quotedLineBreaks: Bool = false) {
+    fd = -1
+    ownsBuffer = false
+    self.maxLineBytes = maxLineBytes
+    self.quotedLineBreaks = quotedLineBreaks
+    capacity = count
+    buf = bytes
+    end = count
+    eof = true
+  }
+
+  /// Continues a reader of a file from byte `offset` (a record start),
+  /// numbering the next record `line` (the sequential reader taking over
+  /// from the parallel one at a chunk boundary).
+  ///
+  /// - Precondition: nothing read yet, `fd` a regular file.
+  package func resume(atByte offset: Int, line: Int) throws(Failure) {
+    precondition(end == 0 && !eof, "LineReader.resume after reading")
+    if lseek(fd, off_t(offset), SEEK_SET) < 0 {
+      throw Failure.readError(line: line, message: String(cString: strerror(errno)))
+    }
+    bytesRead = offset
+    nextLine = line
+  }
+
+  /// The line the next record starts on (after the end of the input: one
+  /// past the last line).
+  package var nextLineNumber: Int { nextLine }
+
+  deinit { if ownsBuffer { buf.deallocate() } }
 
   /// The first `"` at or after `quoteFrom` (-1: none before `quoteEnd`),
   /// cached so that quote-free input costs one `memchr` per buffer fill,

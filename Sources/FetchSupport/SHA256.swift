@@ -120,9 +120,27 @@ package final class BackgroundSHA256: @unchecked Sendable {
     }
   }
 
+  /// Hashes `bytes` in place after every earlier block, keeping `owner`
+  /// (which must keep the bytes valid and unchanged) alive until then; no
+  /// copy. Blocks while ``maxPending`` blocks are waiting.
+  package func update(_ bytes: UnsafeRawBufferPointer, keepingAlive owner: AnyObject & Sendable) {
+    let block = BorrowedBlock(bytes: bytes, owner: owner)
+    slots.wait()
+    queue.async {
+      withExtendedLifetime(block.owner) { self.hasher.update(block.bytes) }
+      self.slots.signal()
+    }
+  }
+
   /// The digest of every block given so far, as 64 lowercase hex digits
   /// (waits for the pending ones).
   package func hexDigest() -> String {
     queue.sync { hasher.hexDigest() }
   }
+}
+
+/// Bytes owned by `owner`, hashed on the background queue.
+private struct BorrowedBlock: @unchecked Sendable {
+  let bytes: UnsafeRawBufferPointer
+  let owner: AnyObject & Sendable
 }

@@ -44,13 +44,13 @@ public final class TraceReader {
 
   private let fd: Int32
   /// The records of the file; a quoted field may hold a line break.
-  private let reader: LineReader
+  let reader: LineReader
   /// Unquoted copies of quoted fields (never longer than the line).
   private let unquoted: UnsafeMutablePointer<UInt8>
-  @exclusivity(unchecked) private var sawHeader = false
+  @exclusivity(unchecked) var sawHeader = false
   /// 64-bit hashes of finished user ids (8 bytes a user), to catch a user
   /// whose rows are split.
-  @exclusivity(unchecked) private var finishedUsers = Set<UInt64>()
+  @exclusivity(unchecked) var finishedUsers = Set<UInt64>()
 
   /// The user being read, kept in `next()`'s locals while it runs.
   private struct UserState {
@@ -90,8 +90,39 @@ public final class TraceReader {
     unquoted = .allocate(capacity: limits.maxLineBytes + 2)
   }
 
+  /// A reader of one chunk of a trace held in memory (`count` bytes at
+  /// `bytes`, kept valid by the caller while the reader lives), for
+  /// ``ParallelTraceReader``'s workers: lines are numbered from 1 within
+  /// the chunk, and a chunk after the first starts past the header
+  /// (`sawHeader`).
+  init(path: String, limits: ResourceLimits, borrowing bytes: UnsafeMutablePointer<UInt8>, count: Int, sawHeader: Bool) {
+    self.path = path
+    self.limits = limits
+    fd = -1
+    reader = LineReader(borrowing: bytes, count: count, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true)
+    unquoted = .allocate(capacity: limits.maxLineBytes + 2)
+    self.sawHeader = sawHeader
+  }
+
+  /// Continues reading at byte `offset`, a record start between two users
+  /// on line `line`, as a reader that has read everything before it would:
+  /// past the header when `sawHeader`, with the hashes of the users
+  /// finished so far (``ParallelTraceReader`` handing over to this reader).
+  ///
+  /// - Precondition: nothing read yet.
+  func resume(atByte offset: Int, line: Int, sawHeader: Bool, finishedUsers: Set<UInt64>) throws {
+    do {
+      try reader.resume(atByte: offset, line: line)
+    } catch {
+      throw TraceFormatError(file: path, error, hint: ResourceLimits.lineLimitHint)
+    }
+    self.line = line - 1
+    self.sawHeader = sawHeader
+    self.finishedUsers = finishedUsers
+  }
+
   deinit {
-    close(fd)
+    if fd >= 0 { close(fd) }
     unquoted.deallocate()
   }
 

@@ -71,6 +71,43 @@ struct CLITests {
     #expect(r.stderr.contains("\(dir)/bad.csv:5: time: "), "\(r.stderr)")
   }
 
+  @Test("run --jobs 2, trace parsed in small chunks: a bad row deep in the file gives the --jobs 1 error, exit 1, no results")
+  func parallelReaderErrors() throws {
+    let dir = scratch()
+    // 30 users; each bad variant breaks one row of user 20 (or splits it).
+    var rows = ["user,time,event,app,value"]
+    for u in 1...30 {
+      rows += [
+        "u\(u),1767571200,begin,,UTC", "u\(u),1767575000,open,news,40", "u\(u),1767580000,open,chat,10",
+        "u\(u),1767657600,end,,",
+      ]
+    }
+    let good = rows.joined(separator: "\n") + "\n"
+    let bad = [
+      good.replacingOccurrences(of: "u20,1767580000,open", with: "u20,1767000000,open"),  // unsorted time
+      good.replacingOccurrences(of: "u20,1767657600,end,,\n", with: ""),  // no end row
+      good.replacingOccurrences(of: "u20,1767575000,open,news,40", with: "u20,1767575000,open,\"news,40"),
+      good + "u7,1767571200,begin,,UTC\nu7,1767657600,end,,\n",  // a user again
+      String(good.dropLast(30)),  // truncated
+    ]
+    for (k, text) in bad.enumerated() {
+      let path = dir + "/bad\(k).csv"
+      try text.write(toFile: path, atomically: true, encoding: .utf8)
+      var errors: [String] = []
+      for (jobs, chunk) in [("1", "2097152"), ("2", "150"), ("2", "700")] {
+        let out = dir + "/out\(k)-\(jobs)-\(chunk)"
+        let r = try runFetchlab(
+          ["run", "--trace", path, "--policy", "never", "--policy", "ios-minimum", "--out", out, "--jobs", jobs],
+          env: ["FETCHLAB_READ_CHUNK_BYTES": chunk])
+        #expect(r.status == 1, "bad\(k), --jobs \(jobs): \(r.stderr)")
+        #expect(r.stderr.contains(path + ":"), "bad\(k): \(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/summary.csv"), "bad\(k): results written")
+        errors.append(r.stderr)
+      }
+      #expect(Set(errors).count == 1, "bad\(k): \(errors)")
+    }
+  }
+
   @Test("run: writes every file, prints the comparison, and is byte-identical for the same seed")
   func runTwice() throws {
     let dir = scratch()

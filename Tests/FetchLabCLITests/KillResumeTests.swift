@@ -167,10 +167,19 @@ struct KillResumeTests {
       #expect(r.status == 0, "\(r.stderr)")
       outputs.append(contents(dir + "/out" + j, allResultFiles))
     }
+    // The traces parsed on 2 threads in chunks of a few rows to a few users.
+    for chunk in ["300", "5000"] {
+      let r = try runFetchlab(
+        ["run", file, "--out", dir + "/chunks" + chunk, "--jobs", "2"], env: ["FETCHLAB_READ_CHUNK_BYTES": chunk])
+      #expect(r.status == 0, "\(r.stderr)")
+      outputs.append(contents(dir + "/chunks" + chunk, allResultFiles))
+    }
     #expect(outputs[0].values.allSatisfy { $0 != nil })
     for f in allResultFiles {
       #expect(outputs[0][f] == outputs[1][f], "\(f): --jobs 1 and 2 differ")
       #expect(outputs[0][f] == outputs[2][f], "\(f): --jobs 1 and 8 differ")
+      #expect(outputs[0][f] == outputs[3][f], "\(f): --jobs 1 and 2 with chunks of 300 bytes differ")
+      #expect(outputs[0][f] == outputs[4][f], "\(f): --jobs 1 and 2 with chunks of 5000 bytes differ")
     }
   }
 }

@@ -1,0 +1,189 @@
+import FetchSupport
+import FetchTestSupport
+import Foundation
+import Testing
+
+@testable import FetchTraces
+
+/// What a reader made of a file: each user with the line it ends on, then
+/// the bytes read and the hash of the bytes read (`onRead`, `hasher`), or the
+/// error (file, line, field, message).
+private struct Transcript: Equatable, CustomStringConvertible {
+  var users: [UserTrace] = []
+  var lines: [Int] = []
+  var end = ""
+
+  var description: String {
+    "\(users.count) users (\(zip(users.map(\.user), lines).map { "\($0)@\($1)" }.joined(separator: " "))), \(end)"
+  }
+}
+
+private func sequentialTranscript(_ path: String, limits: ResourceLimits = .current) -> Transcript {
+  var t = Transcript()
+  var hash = SHA256()
+  do {
+    let r = try TraceReader(path: path, limits: limits)
+    r.onRead = { hash.update($0) }
+    while let u = try r.next() {
+      t.users.append(u)
+      t.lines.append(r.line)
+    }
+    t.end = "\(r.bytesRead) bytes, \(hash.hexDigest())"
+  } catch {
+    t.end = "\(error)"
+  }
+  return t
+}
+
+private func parallelTranscript(
+  _ path: String, jobs: Int, chunkBytes: Int, limits: ResourceLimits = .current
+) -> Transcript {
+  var t = Transcript()
+  let hash = BackgroundSHA256()
+  do {
+    let r = try ParallelTraceReader(path: path, limits: limits, jobs: jobs, chunkBytes: chunkBytes)
+    r.hasher = hash
+    while let u = try r.next() {
+      t.users.append(u)
+      t.lines.append(r.line)
+    }
+    t.end = "\(r.bytesRead) bytes, \(hash.hexDigest())"
+  } catch {
+    t.end = "\(error)"
+  }
+  return t
+}
+
+private func parallelTranscriptCapped(_ path: String, chunkBytes: Int, maxChunkBytes: Int) -> Transcript {
+  var t = Transcript()
+  let hash = BackgroundSHA256()
+  do {
+    let r = try ParallelTraceReader(path: path, jobs: 2, chunkBytes: chunkBytes, maxChunkBytes: maxChunkBytes)
+    r.hasher = hash
+    while let u = try r.next() {
+      t.users.append(u)
+      t.lines.append(r.line)
+    }
+    t.end = "\(r.bytesRead) bytes, \(hash.hexDigest())"
+  } catch {
+    t.end = "\(error)"
+  }
+  return t
+}
+
+@Suite("Parallel trace reader", .serialized)
+struct ParallelTraceReaderTests {
+  /// A synthetic trace of `users` users, `rows` rows each at most.
+  static func synthetic(users: Int, rows: Int, days: Int = 1) throws -> [UInt8] {
+    let path = Scratch.directory("ptr") + "/synthetic.csv"
+    try SyntheticPopulation(seed: 13, days: days).write(to: path, users: users)
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    var ls = Mutator.lines(bytes)
+    let header = ls.firstIndex { $0.elementsEqual(traceHeader.utf8) } ?? 0
+    var kept = Array(ls[..<(header + 1)])
+    ls = Array(ls[(header + 1)...])
+    var byUser: [String: [[UInt8]]] = [:]
+    var order: [String] = []
+    for l in ls where !l.isEmpty {
+      let u = String(decoding: l.prefix { $0 != 44 }, as: UTF8.self)
+      if byUser[u] == nil { order.append(u) }
+      byUser[u, default: []].append(l)
+    }
+    for u in order {
+      let r = byUser[u]!
+      kept += r.count <= rows ? r : Array(r.prefix(rows - 1)) + [r.last!]
+    }
+    return Mutator.join(kept) + [10]
+  }
+
+  @Test("the same users, lines, bytes and hash as the sequential reader, for any chunk size and jobs")
+  func sameAsSequential() throws {
+    let base = try Self.synthetic(users: 40, rows: 80)
+    let path = Scratch.directory("ptr") + "/t.csv"
+    try writeBytes(base, to: path)
+    let want = sequentialTranscript(path)
+    #expect(want.users.count == 40)
+    for jobs in [1, 2, 3] {
+      for chunk in [1, 100, 700, 3_000, 20_000, 1 << 22] {
+        let got = parallelTranscript(path, jobs: jobs, chunkBytes: chunk)
+        #expect(got == want, "jobs \(jobs), chunks of \(chunk) bytes: \(got) against \(want)")
+      }
+    }
+  }
+
+  @Test("cut points: only before a begin row outside quotes")
+  func cuts() {
+    func cut(_ s: String) -> Int? {
+      var b = Array(s.utf8)
+      return b.withUnsafeMutableBufferPointer { ParallelTraceReader.lastCut($0.baseAddress!, $0.count) }
+    }
+    #expect(cut("user,time,event,app,value\nu1,1,begin,,UTC\nu1,2,end,,\nu2,3,begin,,UTC\nu2,4,") == 53)
+    #expect(cut("user,time,event,app,value\nu1,1,begin,,UTC\nu1,2,end,,\n") == 26)
+    // After a line feed, even inside a quoted field (that chunk's parse
+    // then ends inside the quote and the sequential reader takes over).
+    #expect(cut("h\nu1,1,open,\"a\nu2,3,begin,,UTC\n\",1\n") == 15)
+    #expect(cut("h\nu1,1,open,\"a\"\nu2,3,begin,,UTC\n") == 16)
+    // Not a begin row, or a quoted user id, or cut off.
+    #expect(cut("h\nu1,1,open,,1\n\"u2\",3,begin,,UTC\nu3,4,beg") == nil)
+    #expect(cut("u0,0,begin,,UTC\n") == nil)
+  }
+
+  /// Mutated multi-user traces: the parallel reader, with chunks of a few
+  /// rows to a few users, must give exactly the sequential reader's
+  /// transcript (users, lines, then the same bytes and hash or the same
+  /// error with the same file, line, field and message).
+  @Test("mutated traces: the parallel reader's transcript is the sequential one's")
+  func mutatedTraces() throws {
+    let base = Mutator.lines(try Self.synthetic(users: 8, rows: 25))
+    let path = Scratch.directory("ptr") + "/fuzz.csv"
+    var m = Mutator(seed: 0x9A7A_11E1)
+    var failures = 0, successes = 0
+    for n in 0..<1_500 {
+      let input = m.mutateTrace(base)
+      try writeBytes(input, to: path)
+      let want = sequentialTranscript(path)
+      if want.end.hasPrefix(path) { failures += 1 } else { successes += 1 }
+      let chunk = [1, 64, 300, 1_000, 5_000][n % 5]
+      let got = parallelTranscript(path, jobs: 2 + n % 2, chunkBytes: chunk)
+      #expect(got == want, "input \(n), chunks of \(chunk) bytes:\n\(got)\nagainst\n\(want)")
+      if got != want { break }
+    }
+    // Both outcomes, often.
+    #expect(failures > 300 && successes > 100, "\(failures) refused, \(successes) accepted")
+  }
+
+  @Test("a begin row inside a quoted field spanning lines is no cut point: the same users as the sequential reader")
+  func cutInsideQuotes() throws {
+    var text = traceHeader + "\n"
+    for u in 1...6 {
+      text += "u\(u),1767571200,begin,,UTC\n"
+      // An app name with line breaks, one of them looking like a begin row.
+      text += "u\(u),1767571201,open,\"a\nu9,1767571200,begin,,UTC\nb\",5\n"
+      text += "u\(u),1767571300,end,,\n"
+    }
+    let path = Scratch.directory("ptr") + "/quoted.csv"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    let want = sequentialTranscript(path)
+    #expect(want.users.count == 6 && want.users[0].apps == ["a\nu9,1767571200,begin,,UTC\nb"])
+    for chunk in [1, 40, 70, 100, 200] {
+      let got = parallelTranscript(path, jobs: 2, chunkBytes: chunk)
+      #expect(got == want, "chunks of \(chunk) bytes: \(got)")
+    }
+  }
+
+  @Test("a user longer than the largest chunk hands over to the sequential reader")
+  func oversizedUser() throws {
+    var text = traceHeader + "\n"
+    text += "u1,1767571200,begin,,UTC\n"
+    for k in 0..<2_000 { text += "u1,\(1767571201 + k),open,news,1\n" }
+    text += "u1,1767600000,end,,\nu2,1767571200,begin,,UTC\nu2,1767571300,end,,\n"
+    let path = Scratch.directory("ptr") + "/big.csv"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    let want = sequentialTranscript(path)
+    #expect(want.users.count == 2)
+    for maxChunk in [10, 1_000, 100_000] {
+      let got = parallelTranscriptCapped(path, chunkBytes: 10, maxChunkBytes: maxChunk)
+      #expect(got == want, "at most \(maxChunk) bytes a chunk: \(got)")
+    }
+  }
+}
