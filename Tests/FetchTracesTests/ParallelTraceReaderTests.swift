@@ -36,29 +36,14 @@ private func sequentialTranscript(_ path: String, limits: ResourceLimits = .curr
 }
 
 private func parallelTranscript(
-  _ path: String, jobs: Int, chunkBytes: Int, limits: ResourceLimits = .current
+  _ path: String, jobs: Int, chunkBytes: Int, maxChunkBytes: Int = ParallelTraceReader.maxChunkBytes,
+  limits: ResourceLimits = .current
 ) -> Transcript {
   var t = Transcript()
   let hash = BackgroundSHA256()
   do {
-    let r = try ParallelTraceReader(path: path, limits: limits, jobs: jobs, chunkBytes: chunkBytes)
-    r.hasher = hash
-    while let u = try r.next() {
-      t.users.append(u)
-      t.lines.append(r.line)
-    }
-    t.end = "\(r.bytesRead) bytes, \(hash.hexDigest())"
-  } catch {
-    t.end = "\(error)"
-  }
-  return t
-}
-
-private func parallelTranscriptCapped(_ path: String, chunkBytes: Int, maxChunkBytes: Int) -> Transcript {
-  var t = Transcript()
-  let hash = BackgroundSHA256()
-  do {
-    let r = try ParallelTraceReader(path: path, jobs: 2, chunkBytes: chunkBytes, maxChunkBytes: maxChunkBytes)
+    let r = try ParallelTraceReader(
+      path: path, limits: limits, jobs: jobs, chunkBytes: chunkBytes, maxChunkBytes: maxChunkBytes)
     r.hasher = hash
     while let u = try r.next() {
       t.users.append(u)
@@ -182,7 +167,7 @@ struct ParallelTraceReaderTests {
     let want = sequentialTranscript(path)
     #expect(want.users.count == 2)
     for maxChunk in [10, 1_000, 100_000] {
-      let got = parallelTranscriptCapped(path, chunkBytes: 10, maxChunkBytes: maxChunk)
+      let got = parallelTranscript(path, jobs: 2, chunkBytes: 10, maxChunkBytes: maxChunk)
       #expect(got == want, "at most \(maxChunk) bytes a chunk: \(got)")
     }
   }
