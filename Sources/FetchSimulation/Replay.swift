@@ -494,7 +494,8 @@ struct ReplayEngine {
 
   /// ``RadioProfile/promotion(afterGap:)``'s time for the radio of `r`
   /// (its ``terms``), s, from the stage table: the same comparisons.
-  func promotionTime(_ r: RadioTerms, afterGap gap: Double) -> Double {
+  /// `mutating` only to borrow the engine (see ``lastActivity(_:at:after:)``).
+  mutating func promotionTime(_ r: RadioTerms, afterGap gap: Double) -> Double {
     var i = r.firstStage
     let end = r.firstStage + r.stageCount
     while i < end {
@@ -780,14 +781,15 @@ struct ReplayEngine {
 
   /// The latest start from which a fetch on `net` finishes by `t`.
   mutating func startToComplete(_ j: Int, by t: Double, on net: NetworkKind) -> Double {
-    guard let k = PreparedUser.interface(net), let radio = radio(net) else { return t }
+    guard let k = PreparedUser.interface(net) else { return t }
+    let r = terms[Int(net.rawValue)]
     let v = lanes[j].serverVersion(at: t)
     let bytes = v > lanes[j].version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
-    let x = radio.transferTime(downBytes: bytes, upBytes: w.requestBytes)
+    let x = r.transferTime(downBytes: bytes, upBytes: w.requestBytes)
     let base = x.up + w.serverLatencyS + x.down
-    let p0 = radio.promotion(afterGap: quietGap(k, at: t - base)).timeS
+    let p0 = promotionTime(r, afterGap: quietGap(k, at: t - base))
     var s = t - base - p0
-    let p1 = radio.promotion(afterGap: quietGap(k, at: s)).timeS
+    let p1 = promotionTime(r, afterGap: quietGap(k, at: s))
     if p1 > p0 { s = t - base - p1 }
     return s
   }
@@ -803,9 +805,10 @@ struct ReplayEngine {
       return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net)
     }
     let instant = w.instantTransfers
-    let promo = radio.promotion(afterGap: quietGap(k, at: s))
-    let x0 = radio.transferTime(downBytes: 0, upBytes: w.requestBytes)
-    let response = instant ? s : forced ?? (s + promo.timeS + x0.up + w.serverLatencyS)
+    let r = terms[Int(net.rawValue)]
+    let promoS = promotionTime(r, afterGap: quietGap(k, at: s))
+    let x0 = r.transferTime(downBytes: 0, upBytes: w.requestBytes)
+    let response = instant ? s : forced ?? (s + promoS + x0.up + w.serverLatencyS)
     let version = lanes[j].version
     let v = lanes[j].serverVersion(at: response)
     var respBytes = v > version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
@@ -816,8 +819,8 @@ struct ReplayEngine {
       handOff = v
       respBytes = w.noDataBytes
     }
-    let x = radio.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
-    var end = max(forced ?? 0, s + promo.timeS + x.up + w.serverLatencyS + x.down)
+    let x = r.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
+    var end = max(forced ?? 0, s + promoS + x.up + w.serverLatencyS + x.down)
     var failure = FetchFailure.none
     var downS = x.down
     var bytes = w.requestBytes + respBytes
@@ -833,10 +836,10 @@ struct ReplayEngine {
     } else if w.failureProbability > 0 && lanes[j].rng.uniform() < w.failureProbability {
       failure = .server
       bytes = w.requestBytes + w.noDataBytes
-      downS = radio.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
+      downS = r.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
     }
     let iv = BusyInterval(start: s, end: end)
-    let radioJ = marginalEnergy(k, radio, net, iv) + radio.throughputEnergy(downS: downS, upS: x.up)
+    let radioJ = marginalEnergy(k, radio, net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
     addOwn(k, iv, now: lanes[j].ctx.now)
     let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
     return InFlight(
@@ -851,7 +854,9 @@ struct ReplayEngine {
   mutating func addOwn(_ k: Int, _ iv: BusyInterval, now: Double) {
     var m = own[k].count
     while m > 0 && own[k][m - 1].start > iv.start { m -= 1 }
-    own[k].insert(iv, at: m)
+    // Mostly the latest start: appended (an insert at the end went through
+    // the generic subrange replacement).
+    if m == own[k].count { own[k].append(iv) } else { own[k].insert(iv, at: m) }
     longestOwnS = max(longestOwnS, iv.end - iv.start)
     guard own[k].count > 64 else { return }
     var drop = 0
