@@ -165,29 +165,48 @@ package enum PlannerMath {
     openProbability p: [Double], baseline base: [Double], step: Double, lambda: Double, fresh: Double,
     agePerHour: Double, activity: [Double]? = nil
   ) -> [Double] {
-    let K = p.count
+    let after = utilitiesAfter(bins: p.count, step: step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
+    return candidateValues(openProbability: p, baseline: base, after: after, activity: ActivityTerms(activity, bins: p.count))
+  }
+
+  /// U((d + ½)·step) for d in 0..<`bins`: the utility at each bin's
+  /// midpoint after a fetch at the start of the first (the `after` of
+  /// ``candidateValues(openProbability:baseline:after:activity:)``); it
+  /// depends on the update rate only, so the planner keeps it between
+  /// fetches.
+  ///
+  /// - Complexity: O(bins).
+  static func utilitiesAfter(bins K: Int, step: Double, lambda: Double, fresh: Double, agePerHour: Double) -> [Double] {
     var after = [Double](repeating: 0, count: K)
     for d in 0..<K {
       after[d] = utility(sinceSync: (Double(d) + 0.5) * step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
     }
-    // e^(−A) from candidate k to bin j's midpoint = e^(−mid_j) · e^(edge_k),
-    // with the cumulative activity at bin edges and midpoints (edges capped
-    // so that e^(edge) stays finite; beyond it the credit is 0 anyway).
-    var fromEdge = [Double](repeating: 1, count: K)
-    var toMid = [Double](repeating: 1, count: K)
-    if let a = activity {
-      var edge = 0.0
-      for j in 0..<K {
-        fromEdge[j] = exp(min(edge, 600))
-        toMid[j] = exp(-min(edge + a[j] / 2, 1200))
-        edge += a[j]
-      }
-    }
+    return after
+  }
+
+  /// ``candidateValues(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``
+  /// from its parts: the utilities `after` a fetch
+  /// (``utilitiesAfter(bins:step:lambda:fresh:agePerHour:)``) and the
+  /// activity's credit factors; the same bits.
+  ///
+  /// - Complexity: O(K²) for K bins.
+  static func candidateValues(
+    openProbability p: [Double], baseline base: [Double], after: [Double], activity terms: ActivityTerms
+  ) -> [Double] {
+    let K = p.count
     var v = [Double](repeating: 0, count: K)
-    for k in 0..<K {
-      var s = 0.0
-      for j in k..<K { s += p[j] * (after[j - k] - base[j]) * toMid[j] }
-      v[k] = s * fromEdge[k]
+    p.withUnsafeBufferPointer { p in
+      base.withUnsafeBufferPointer { base in
+        after.withUnsafeBufferPointer { after in
+          terms.toMid.withUnsafeBufferPointer { toMid in
+            for k in 0..<K {
+              var s = 0.0
+              for j in k..<K { s += p[j] * (after[j - k] - base[j]) * toMid[j] }
+              v[k] = s * terms.fromEdge[k]
+            }
+          }
+        }
+      }
     }
     return v
   }
@@ -201,13 +220,23 @@ package enum PlannerMath {
     openProbability p: [Double], baseline base: [Double], step: Double, lambda: Double, fresh: Double,
     agePerHour: Double, activity: [Double]? = nil
   ) -> [Double] {
+    let after = utilitiesAfter(bins: p.count, step: step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
+    return nowValueBefore(openProbability: p, baseline: base, after: after, activity: ActivityTerms(activity, bins: p.count))
+  }
+
+  /// ``nowValueBefore(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``
+  /// from its parts (as ``candidateValues(openProbability:baseline:after:activity:)``);
+  /// the same bits.
+  ///
+  /// - Complexity: O(K).
+  static func nowValueBefore(
+    openProbability p: [Double], baseline base: [Double], after: [Double], activity terms: ActivityTerms
+  ) -> [Double] {
     var before = [Double](repeating: 0, count: p.count)
-    var acc = 0.0, edge = 0.0
+    var acc = 0.0
     for j in 0..<p.count {
       before[j] = acc
-      let credit = activity.map { exp(-(edge + $0[j] / 2)) } ?? 1
-      acc += p[j] * (utility(sinceSync: (Double(j) + 0.5) * step, lambda: lambda, fresh: fresh, agePerHour: agePerHour) - base[j]) * credit
-      edge += activity?[j] ?? 0
+      acc += p[j] * (after[j] - base[j]) * terms.credit[j]
     }
     return before
   }
@@ -247,6 +276,83 @@ package enum PlannerMath {
   package static func ramp(now: Double, atHorizon: Double, after u: Double, horizon h: Double) -> Double {
     let w = min(1, max(0, u / h))
     return now + (atHorizon - now) * w
+  }
+}
+
+/// The factors of the plan that depend only on the user's expected other
+/// radio activity in each look-ahead bin (``PlannerMath``'s `activity`):
+/// with `edge_k` the cumulative activity before bin k,
+///
+///     fromEdge[k] = e^(min(edge_k, 600)),   toMid[j] = e^(−min(edge_j + a_j/2, 1200)),
+///     credit[j]   = e^(−(edge_j + a_j/2)),  busy[k]  = 1 − e^(−edge_k).
+///
+/// Without activity (nil) every factor is 1 and `busy` 0. The activity
+/// bins repeat from one decision to the next (they follow the local hour),
+/// so ``PlannerPolicy`` keeps these by bins instead of taking 4 exponentials
+/// per bin at every decision.
+struct ActivityTerms {
+  let fromEdge: [Double]
+  let toMid: [Double]
+  let credit: [Double]
+  let busy: [Double]
+
+  /// - Complexity: O(bins): four exponentials per bin.
+  init(_ activity: [Double]?, bins K: Int) {
+    var fromEdge = [Double](repeating: 1, count: K)
+    var toMid = [Double](repeating: 1, count: K)
+    var credit = [Double](repeating: 1, count: K)
+    var busy = [Double](repeating: 0, count: K)
+    if let a = activity {
+      var edge = 0.0
+      for j in 0..<K {
+        busy[j] = -expm1(-edge)
+        fromEdge[j] = exp(min(edge, 600))
+        toMid[j] = exp(-min(edge + a[j] / 2, 1200))
+        credit[j] = exp(-(edge + a[j] / 2))
+        edge += a[j]
+      }
+    }
+    self.fromEdge = fromEdge
+    self.toMid = toMid
+    self.credit = credit
+    self.busy = busy
+  }
+}
+
+/// ``PlannerMath/utility(sinceSync:lambda:fresh:agePerHour:)`` remembered
+/// by the bits of its arguments: a decision's baselines at `since + mid`
+/// are, but for one, the baselines of the check a step before (the same
+/// sums of multiples of 2⁻²² s, hence the same bits; see
+/// ``HabitOpenMemo``). Direct-mapped, one slot per `quantum` seconds of
+/// `sinceSync`.
+struct UtilityMemo {
+  private let mask: Int
+  private let quantum: Double
+  private var keys: [(x: UInt64, lambda: UInt64, fresh: UInt64, age: UInt64)]
+  private var values: [Double]
+
+  /// A memo of `slots` values (rounded up to a power of two, at least 2).
+  init(slots: Int, quantum: Double) {
+    var n = 2
+    while n < slots { n *= 2 }
+    mask = n - 1
+    self.quantum = quantum > 0 && quantum.isFinite ? quantum : 1
+    keys = Array(repeating: (0, 0, 0, 0), count: n)
+    values = Array(repeating: .nan, count: n)
+  }
+
+  /// `PlannerMath.utility(sinceSync: x, lambda:, fresh:, agePerHour:)`, the same bits.
+  ///
+  /// - Complexity: O(1).
+  mutating func utility(sinceSync x: Double, lambda: Double, fresh: Double, agePerHour: Double) -> Double {
+    let key = (x: x.bitPattern, lambda: lambda.bitPattern, fresh: fresh.bitPattern, age: agePerHour.bitPattern)
+    let q = (x / quantum).rounded(.down)
+    let slot = abs(q) < 1e15 ? Int(q) & mask : 0
+    if !values[slot].isNaN && keys[slot] == key { return values[slot] }
+    let v = PlannerMath.utility(sinceSync: x, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
+    keys[slot] = key
+    values[slot] = v
+    return v
   }
 }
 
@@ -356,6 +462,14 @@ package struct PlannerPolicy: FetchPolicy {
   var logBase: Double
   let logBounds: ClosedRange<Double>
   var lastLaunch = -Double.infinity
+  /// The baselines U(since + mid) of the last decisions' bins.
+  var utilityMemo: UtilityMemo
+  /// ``PlannerMath/utilitiesAfter(bins:step:lambda:fresh:agePerHour:)`` at
+  /// the update rate (bits) it was computed for.
+  var afterCache: (lambda: UInt64, values: [Double]) = (0, [])
+  /// ``ActivityTerms`` by the local hours of the look-ahead bins (their
+  /// activity is `activityRate[hour] · step`).
+  var activityMemo: [[UInt8]: ActivityTerms] = [:]
   /// Decisions, when `logDecisions` is on.
   package private(set) var decisions: [PlannerDecision] = []
   package var logDecisions = false
@@ -369,6 +483,10 @@ package struct PlannerPolicy: FetchPolicy {
     mp.refitHour = params.refitHour
     mp.priorUpdatesPerHour = params.priorUpdatesPerHour
     habit = MinimumPolicy(params: mp, world: world, training: training, app: app, population: population, fits: fits)
+    // Room for two decisions' look-ahead points, one slot per step.
+    let bins = max(1, Int((params.horizonS / params.stepS).rounded(.down)))
+    habit.openMemo = HabitOpenMemo(slots: 2 * bins, quantum: params.stepS)
+    utilityMemo = UtilityMemo(slots: 2 * bins, quantum: params.stepS)
     self.params = params
     self.world = world
     if params.useDeviceModels > 0, let m = deviceModels {
@@ -445,6 +563,24 @@ package struct PlannerPolicy: FetchPolicy {
     min(1, params.paceSlack + MinimumPolicy.share(habit.pace, atHour: clock.hourOfDay(t)))
   }
 
+  /// The ``ActivityTerms`` of the `K` look-ahead bins from `t`, whose
+  /// activity is `activityRate[local hour of the bin's midpoint] · step`:
+  /// kept by the bins' hours, computed on first use.
+  ///
+  /// - Complexity: O(K) local hours; O(K) exponentials for hours not seen before.
+  mutating func activityTerms(at t: Double, bins K: Int) -> ActivityTerms {
+    let step = params.stepS
+    var hours = [UInt8](repeating: 0, count: K)
+    for j in 0..<K { hours[j] = UInt8(min(23, Int(clock.hourOfDay(t + (Double(j) + 0.5) * step)))) }
+    if let terms = activityMemo[hours] { return terms }
+    var activity = [Double](repeating: 0, count: K)
+    for j in 0..<K { activity[j] = activityRate[Int(hours[j])] * step }
+    let terms = ActivityTerms(activity, bins: K)
+    if activityMemo.count >= 4096 { activityMemo.removeAll(keepingCapacity: true) }
+    activityMemo[hours] = terms
+    return terms
+  }
+
   /// One decision at `ctx.now`: the gates, then the plan of the type's
   /// documentation; launches or not, and logs the decision when asked.
   ///
@@ -512,7 +648,9 @@ package struct PlannerPolicy: FetchPolicy {
     // Upper bound of any gain per open: a whole fresh open and all the age since the sync.
     let bound = params.freshWeight * pNew + params.ageWeightPerHour * since / 3600
     if !logDecisions && !(bound > price * costNow) { return }
-    // 1. The next open's distribution over the horizon's bins.
+    // 1. The next open's distribution over the horizon's bins. Consecutive
+    // periodic checks share all but one of their points (intensities and
+    // baselines remembered, the same bits).
     let step = params.stepS
     let K = max(1, Int((params.horizonS / step).rounded(.down)))
     let recency = habit.recency(at: t)
@@ -520,8 +658,8 @@ package struct PlannerPolicy: FetchPolicy {
     var base = [Double](repeating: 0, count: K)
     for j in 0..<K {
       let mid = (Double(j) + 0.5) * step
-      rho[j] = habit.habit.intensity(at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
-      base[j] = PlannerMath.utility(
+      rho[j] = habit.openMemo.intensity(habit.habit, at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
+      base[j] = utilityMemo.utility(
         sinceSync: since + mid, lambda: lambda, fresh: params.freshWeight, agePerHour: params.ageWeightPerHour)
     }
     var p = PlannerMath.nextOpenProbabilities(intensities: rho, step: step)
@@ -530,12 +668,17 @@ package struct PlannerPolicy: FetchPolicy {
     {
       PlannerMath.condition(&p, firstSeconds: params.pairWindowS, step: step, on: q)
     }
-    var activity = [Double](repeating: 0, count: K)
-    for j in 0..<K { activity[j] = activityRate[min(23, Int(clock.hourOfDay(t + (Double(j) + 0.5) * step)))] * step }
+    let terms = activityTerms(at: t, bins: K)
+    let credited = params.sessionCredit > 0 ? terms : ActivityTerms(nil, bins: K)
+    if afterCache.lambda != lambda.bitPattern || afterCache.values.count != K {
+      afterCache = (
+        lambda.bitPattern,
+        PlannerMath.utilitiesAfter(
+          bins: K, step: step, lambda: lambda, fresh: params.freshWeight, agePerHour: params.ageWeightPerHour)
+      )
+    }
     // 2. The expected utility of a fetch at each candidate.
-    let v = PlannerMath.candidateValues(
-      openProbability: p, baseline: base, step: step, lambda: lambda, fresh: params.freshWeight,
-      agePerHour: params.ageWeightPerHour, activity: params.sessionCredit > 0 ? activity : nil)
+    let v = PlannerMath.candidateValues(openProbability: p, baseline: base, after: afterCache.values, activity: credited)
     decision.valueNow = v[0]
     let netNow = v[0] - price * costNow
     guard netNow > 0 || logDecisions else { return }
@@ -550,13 +693,11 @@ package struct PlannerPolicy: FetchPolicy {
     decision.pPlugged = odds?.plugged
     let netH = DeviceModelOptions().networkHorizonSeconds, plugH = DeviceModelOptions().pluggedHorizonSeconds
     let nearGate = !ctx.isCharging && (ctx.batteryPct.map { $0 < params.lowBatteryPct + params.gateMarginPct } ?? false)
-    var expectedActivity = 0.0
     var best = (net: netNow, k: 0, value: v[0], cost: costNow)
     for k in 1..<max(1, K) {
       let u = Double(k) * step
-      // Other apps' activity in the bin before the candidate (Poisson).
-      expectedActivity += activity[k - 1]
-      let pBusy = -expm1(-expectedActivity)
+      // Other apps' activity in the bins before the candidate (Poisson).
+      let pBusy = terms.busy[k]
       let pWiFi = PlannerMath.ramp(now: onWiFi ? 1 : 0, atHorizon: odds?.wifi ?? (onWiFi ? 1 : 0), after: u, horizon: netH)
       let pOff = PlannerMath.ramp(now: 0, atHorizon: odds?.offline ?? 0, after: u, horizon: netH)
       let pPlug = ctx.isCharging ? 1 : PlannerMath.ramp(now: 0, atHorizon: odds?.plugged ?? 0, after: u, horizon: plugH)
@@ -575,9 +716,7 @@ package struct PlannerPolicy: FetchPolicy {
     let both: Bool
     let slack = params.planBoth >= 2 ? spentToday + costNow <= (share - params.paceSlack) * budget : true
     if params.planBoth > 0 && best.k > 0 && slack {
-      let before = PlannerMath.nowValueBefore(
-        openProbability: p, baseline: base, step: step, lambda: lambda, fresh: params.freshWeight,
-        agePerHour: params.ageWeightPerHour, activity: params.sessionCredit > 0 ? activity : nil)
+      let before = PlannerMath.nowValueBefore(openProbability: p, baseline: base, after: afterCache.values, activity: credited)
       both = before[best.k] - price * costNow > 0
     } else {
       both = false
