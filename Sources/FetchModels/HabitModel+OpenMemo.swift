@@ -131,12 +131,14 @@ struct TwoWayMemo<Key>: Sendable where Key: Sendable {
   /// Per set: whether way 1 (else way 0) was used last.
   private var recent: [Bool]
 
+  /// A memo of `sets` sets of two entries, `empty` the placeholder key.
   init(sets: Int, empty: Key) {
     keys = Array(repeating: empty, count: 2 * sets)
     values = Array(repeating: .nan, count: 2 * sets)
     recent = Array(repeating: false, count: sets)
   }
 
+  /// Forgets every entry.
   mutating func reset() {
     for k in values.indices { values[k] = .nan }
   }

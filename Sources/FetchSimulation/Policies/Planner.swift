@@ -193,13 +193,26 @@ package enum PlannerMath {
   static func candidateValues(
     openProbability p: [Double], baseline base: [Double], after: [Double], activity terms: ActivityTerms
   ) -> [Double] {
+    var v = [Double](repeating: 0, count: p.count)
+    candidateValues(&v, candidates: 0..<p.count, openProbability: p, baseline: base, after: after, activity: terms)
+    return v
+  }
+
+  /// Fills `v[k]` for the candidates `ks` as
+  /// ``candidateValues(openProbability:baseline:after:activity:)`` does (the
+  /// same bits), so that a decision can stop after candidate 0.
+  ///
+  /// - Complexity: O(K) per candidate.
+  static func candidateValues(
+    _ v: inout [Double], candidates ks: Range<Int>, openProbability p: [Double], baseline base: [Double],
+    after: [Double], activity terms: ActivityTerms
+  ) {
     let K = p.count
-    var v = [Double](repeating: 0, count: K)
     p.withUnsafeBufferPointer { p in
       base.withUnsafeBufferPointer { base in
         after.withUnsafeBufferPointer { after in
           terms.toMid.withUnsafeBufferPointer { toMid in
-            for k in 0..<K {
+            for k in ks {
               var s = 0.0
               for j in k..<K { s += p[j] * (after[j - k] - base[j]) * toMid[j] }
               v[k] = s * terms.fromEdge[k]
@@ -208,7 +221,6 @@ package enum PlannerMath {
         }
       }
     }
-    return v
   }
 
   /// The part of candidate 0's value (``candidateValues(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``)
@@ -246,9 +258,16 @@ package enum PlannerMath {
   ///
   /// - Complexity: O(K).
   package static func nextOpenProbabilities(intensities rho: [Double], step: Double) -> [Double] {
+    nextOpenProbabilities(survivals: rho.map { exp(-max(0, $0) * step) })
+  }
+
+  /// ``nextOpenProbabilities(intensities:step:)`` from each bin's survival
+  /// `q_j = e^(−max(0, ρ_j)·step)`: the same bits.
+  ///
+  /// - Complexity: O(K).
+  static func nextOpenProbabilities(survivals: [Double]) -> [Double] {
     var s = 1.0
-    return rho.map { r in
-      let q = exp(-max(0, r) * step)
+    return survivals.map { q in
       defer { s *= q }
       return s * (1 - q)
     }
@@ -328,29 +347,75 @@ struct ActivityTerms {
 struct UtilityMemo {
   private let mask: Int
   private let quantum: Double
-  private var keys: [(x: UInt64, lambda: UInt64, fresh: UInt64, age: UInt64)]
+  /// The rate and weights (bits) the values are for.
+  private var parameters: (lambda: UInt64, fresh: UInt64, age: UInt64) = (0, 0, 0)
+  /// Two-way sets: keys (the bits of `sinceSync`), values (NaN: empty),
+  /// and per set whether way 1 was used last.
+  private var keys: [UInt64]
   private var values: [Double]
+  private var recent: [Bool]
 
-  /// A memo of `slots` values (rounded up to a power of two, at least 2).
+  /// A memo of about 2 × `slots` values (`slots` rounded up to a power of
+  /// two, at least 2), in two-way sets as ``HabitOpenMemo``'s.
   init(slots: Int, quantum: Double) {
     var n = 2
     while n < slots { n *= 2 }
     mask = n - 1
     self.quantum = quantum > 0 && quantum.isFinite ? quantum : 1
-    keys = Array(repeating: (0, 0, 0, 0), count: n)
-    values = Array(repeating: .nan, count: n)
+    keys = Array(repeating: 0, count: 2 * n)
+    values = Array(repeating: .nan, count: 2 * n)
+    recent = Array(repeating: false, count: n)
   }
 
   /// `PlannerMath.utility(sinceSync: x, lambda:, fresh:, agePerHour:)`, the same bits.
   ///
-  /// - Complexity: O(1).
+  /// - Complexity: O(1); O(slots) when the rate or the weights changed.
   mutating func utility(sinceSync x: Double, lambda: Double, fresh: Double, agePerHour: Double) -> Double {
-    let key = (x: x.bitPattern, lambda: lambda.bitPattern, fresh: fresh.bitPattern, age: agePerHour.bitPattern)
+    let p = (lambda: lambda.bitPattern, fresh: fresh.bitPattern, age: agePerHour.bitPattern)
+    if p != parameters {
+      parameters = p
+      for k in values.indices { values[k] = .nan }
+    }
     let q = (x / quantum).rounded(.down)
-    let slot = abs(q) < 1e15 ? Int(q) & mask : 0
-    if !values[slot].isNaN && keys[slot] == key { return values[slot] }
+    let set = abs(q) < 1e15 ? Int(q) & mask : 0
+    let key = x.bitPattern
+    let i = 2 * set
+    if keys[i] == key && !values[i].isNaN {
+      recent[set] = false
+      return values[i]
+    }
+    if keys[i + 1] == key && !values[i + 1].isNaN {
+      recent[set] = true
+      return values[i + 1]
+    }
     let v = PlannerMath.utility(sinceSync: x, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
-    keys[slot] = key
+    let way = recent[set] ? 0 : 1
+    keys[i + way] = key
+    values[i + way] = v
+    recent[set] = way == 1
+    return v
+  }
+}
+
+/// `e^(−max(0, ρ)·step)` remembered by the bits of ρ (direct-mapped, by a
+/// hash): the look-ahead intensities repeat from one decision to the next
+/// (``HabitOpenMemo``), and so do their survivals.
+struct SurvivalMemo {
+  private static let slots = 128
+  private var keys = [UInt64](repeating: 0, count: slots)
+  private var steps = [UInt64](repeating: 0, count: slots)
+  private var values = [Double](repeating: .nan, count: slots)
+
+  /// `exp(-max(0, rho) * step)`, the same bits.
+  ///
+  /// - Complexity: O(1).
+  mutating func survival(_ rho: Double, step: Double) -> Double {
+    let k = rho.bitPattern
+    let slot = Int(truncatingIfNeeded: (k &* 0x9E37_79B9_7F4A_7C15) >> 57)
+    if keys[slot] == k && steps[slot] == step.bitPattern && !values[slot].isNaN { return values[slot] }
+    let v = exp(-max(0, rho) * step)
+    keys[slot] = k
+    steps[slot] = step.bitPattern
     values[slot] = v
     return v
   }
@@ -469,7 +534,16 @@ package struct PlannerPolicy: FetchPolicy {
   var afterCache: (lambda: UInt64, values: [Double]) = (0, [])
   /// ``ActivityTerms`` by the local hours of the look-ahead bins (their
   /// activity is `activityRate[hour] · step`).
-  var activityMemo: [[UInt8]: ActivityTerms] = [:]
+  var activityMemo: [HourKey: ActivityTerms] = [:]
+  /// Scratch of the decisions: intensities and baselines of the bins.
+  var rho: [Double] = []
+  var base: [Double] = []
+  /// The bins' survivals e^(−ρ·step), and those of the last intensities seen.
+  var survivals: [Double] = []
+  var survivalMemo = SurvivalMemo()
+  /// Whether decisions reuse what the decisions before them computed (the
+  /// memos above; off only in tests, which check that it changes nothing).
+  var remembers = true
   /// Decisions, when `logDecisions` is on.
   package private(set) var decisions: [PlannerDecision] = []
   package var logDecisions = false
@@ -565,20 +639,32 @@ package struct PlannerPolicy: FetchPolicy {
 
   /// The ``ActivityTerms`` of the `K` look-ahead bins from `t`, whose
   /// activity is `activityRate[local hour of the bin's midpoint] · step`:
-  /// kept by the bins' hours, computed on first use.
+  /// kept by the bins' hours (packed 5 bits each, for up to 24 bins),
+  /// computed on first use.
   ///
   /// - Complexity: O(K) local hours; O(K) exponentials for hours not seen before.
   mutating func activityTerms(at t: Double, bins K: Int) -> ActivityTerms {
     let step = params.stepS
-    var hours = [UInt8](repeating: 0, count: K)
-    for j in 0..<K { hours[j] = UInt8(min(23, Int(clock.hourOfDay(t + (Double(j) + 0.5) * step)))) }
-    if let terms = activityMemo[hours] { return terms }
+    var key = HourKey(low: 0, high: 0)
+    for j in 0..<min(K, 24) {
+      let h = UInt64(min(23, Int(clock.hourOfDay(t + (Double(j) + 0.5) * step))))
+      if j < 12 { key.low |= h << UInt64(5 * j) } else { key.high |= h << UInt64(5 * (j - 12)) }
+    }
+    if K <= 24, let terms = activityMemo[key] { return terms }
     var activity = [Double](repeating: 0, count: K)
-    for j in 0..<K { activity[j] = activityRate[Int(hours[j])] * step }
+    for j in 0..<K { activity[j] = activityRate[min(23, Int(clock.hourOfDay(t + (Double(j) + 0.5) * step)))] * step }
     let terms = ActivityTerms(activity, bins: K)
-    if activityMemo.count >= 4096 { activityMemo.removeAll(keepingCapacity: true) }
-    activityMemo[hours] = terms
+    if K <= 24 {
+      if activityMemo.count >= 4096 { activityMemo.removeAll(keepingCapacity: true) }
+      activityMemo[key] = terms
+    }
     return terms
+  }
+
+  /// The local hours of up to 24 look-ahead bins, 5 bits each.
+  struct HourKey: Hashable {
+    var low: UInt64
+    var high: UInt64
   }
 
   /// One decision at `ctx.now`: the gates, then the plan of the type's
@@ -600,6 +686,13 @@ package struct PlannerPolicy: FetchPolicy {
       launchesToday = 0
     }
     guard !ctx.fetchInFlight else { return }
+    if !remembers {
+      habit.openMemo = HabitOpenMemo(slots: 2 * max(1, Int((params.horizonS / params.stepS).rounded(.down))), quantum: params.stepS)
+      utilityMemo = UtilityMemo(slots: 2, quantum: params.stepS)
+      survivalMemo = SurvivalMemo()
+      activityMemo = [:]
+      afterCache = (0, [])
+    }
     var decision = PlannerDecision(
       time: t, launched: false, valueNow: 0, costNowJ: 0, price: 0, bestLaterDelayS: 0, bestLaterValue: 0,
       bestLaterCostJ: 0, pWiFi: nil, pPlugged: nil, factor: .notWorthIt)
@@ -654,15 +747,19 @@ package struct PlannerPolicy: FetchPolicy {
     let step = params.stepS
     let K = max(1, Int((params.horizonS / step).rounded(.down)))
     let recency = habit.recency(at: t)
-    var rho = [Double](repeating: 0, count: K)
-    var base = [Double](repeating: 0, count: K)
+    if rho.count != K {
+      rho = [Double](repeating: 0, count: K)
+      base = [Double](repeating: 0, count: K)
+      survivals = [Double](repeating: 0, count: K)
+    }
     for j in 0..<K {
       let mid = (Double(j) + 0.5) * step
       rho[j] = habit.openMemo.intensity(habit.habit, at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
+      survivals[j] = survivalMemo.survival(rho[j], step: step)
       base[j] = utilityMemo.utility(
         sinceSync: since + mid, lambda: lambda, fresh: params.freshWeight, agePerHour: params.ageWeightPerHour)
     }
-    var p = PlannerMath.nextOpenProbabilities(intensities: rho, step: step)
+    var p = PlannerMath.nextOpenProbabilities(survivals: survivals)
     if params.pairWindowS > 0, let o = otherOpen, o.time == t, t - habit.lastAppOpen >= TransitionModel.staleAfterS,
       let q = transitions.probability(after: o.app)
     {
@@ -678,10 +775,15 @@ package struct PlannerPolicy: FetchPolicy {
       )
     }
     // 2. The expected utility of a fetch at each candidate.
-    let v = PlannerMath.candidateValues(openProbability: p, baseline: base, after: afterCache.values, activity: credited)
+    // Candidate 0 first: the others matter only when fetching now pays.
+    var v = [Double](repeating: 0, count: K)
+    PlannerMath.candidateValues(
+      &v, candidates: 0..<1, openProbability: p, baseline: base, after: afterCache.values, activity: credited)
     decision.valueNow = v[0]
     let netNow = v[0] - price * costNow
     guard netNow > 0 || logDecisions else { return }
+    PlannerMath.candidateValues(
+      &v, candidates: 1..<K, openProbability: p, baseline: base, after: afterCache.values, activity: credited)
     // 3. Later candidates: expected cost over WiFi, charging and the user's
     // own radio activity; value scaled by the odds of being online.
     let onWiFi = ctx.network == .wifi
