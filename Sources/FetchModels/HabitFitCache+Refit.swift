@@ -91,8 +91,8 @@ struct HabitTimeGroups {
 /// by the apps' ``HabitDesignTable``s.
 final class HabitUserDesign {
   let bins: HabitBins
-  /// `bins.count` × 12, column-major; `recency_app` (column 10) is the
-  /// placeholder of an app never opened.
+  /// `bins.count` × 12, column-major; `recency_app` (column 10) is 0, a
+  /// placeholder (each app's table has its own column).
   let x: [Double]
   let exposure: [Double]
   /// The rows' time-of-day groups, built on first use.
@@ -107,7 +107,8 @@ final class HabitUserDesign {
     var exposure = [Double](repeating: 0, count: n)
     // An app index no event has: the app-independent columns, exactly as for any app.
     let sample = HabitSample(trace: trace, app: Int32.min, from: trace.start, to: trace.end)
-    _ = HabitModel.fillDesign(sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: n)
+    _ = HabitModel.fillDesign(
+      sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: n, appRecency: false)
     self.x = x
     self.exposure = exposure
   }
@@ -127,13 +128,13 @@ struct HabitGroupedDesign {
   let recencyApp: [Double]
   let recencyAny: [Double]
 
-  init(groups g: HabitTimeGroups, x: [Double], rows n: Int) {
+  init(groups g: HabitTimeGroups, recencyApp: [Double], recencyAny: [Double]) {
     time = g.time
     groups = g.count
     outer = g.outer
     group = g.group
-    recencyApp = Array(x[(10 * n)..<(11 * n)])
-    recencyAny = Array(x[(11 * n)..<(12 * n)])
+    self.recencyApp = recencyApp
+    self.recencyAny = recencyAny
   }
 }
 
@@ -636,10 +637,22 @@ extension HabitFitCache {
   /// - Complexity: O(rows since `base`) per IRLS iteration after the
   ///   training fit.
   package func refit(_ sample: HabitSample, base: Double, prior: HabitModel?, fitter: HabitFitter) -> HabitModel {
+    refit(
+      user: sample.trace.user, app: sample.app, from: sample.from, to: sample.to, base: base, prior: prior,
+      fitter: fitter
+    ) { sample }
+  }
+
+  /// ``refit(_:base:prior:fitter:)`` of the sample of `user`'s `app` over
+  /// [`from`, `to`) that `sample` makes: called only when neither a fit
+  /// nor a design table covers the window, so a caller need not assemble
+  /// the trace (a policy's training part and the opens since) otherwise.
+  package func refit(
+    user: String, app: Int32, from: Double, to: Double, base: Double, prior: HabitModel?, fitter: HabitFitter,
+    sample: () -> HabitSample
+  ) -> HabitModel {
     let key = FastKey(
-      window: Key(
-        user: sample.trace.user, app: sample.app, from: sample.from.bitPattern, to: sample.to.bitPattern, fitter: fitter,
-        start: nil),
+      window: Key(user: user, app: app, from: from.bitPattern, to: to.bitPattern, fitter: fitter, start: nil),
       base: base.bitPattern)
     lock.lock()
     if let m = fastFits[key] {
@@ -647,12 +660,12 @@ extension HabitFitCache {
       lock.unlock()
       return m
     }
-    guard let table = table(for: sample, fitter: fitter) else {
+    guard let table = table(user: user, app: app, from: from, to: to, fitter: fitter) else {
       lock.unlock()
-      return fit(sample, prior: prior, fitter: fitter)
+      return fit(sample(), prior: prior, fitter: fitter)
     }
     defer { lock.unlock() }
-    let m = table.fastFit(to: sample.to, base: base, prior: prior, fitter: fitter)
+    let m = table.fastFit(to: to, base: base, prior: prior, fitter: fitter)
     fastFits[key] = m
     computed += 1
     return m

@@ -171,9 +171,12 @@ extension HabitModel {
   ///
   /// - Returns: the number of opens counted.
   /// - Complexity: O(events + bins).
+  ///
+  /// With `appRecency` false, column 10 (`recency_app`) is left 0 without
+  /// its `log1p` (for ``HabitUserDesign``, whose tables bring their own).
   static func fillDesign(
     _ sample: HabitSample, bins: HabitBins, x: inout [Double], y: inout [Double], exposure: inout [Double],
-    rowOffset: Int, totalRows: Int
+    rowOffset: Int, totalRows: Int, appRecency: Bool = true
   ) -> Int {
     let n = bins.count
     guard n > 0 else { return 0 }
@@ -195,7 +198,8 @@ extension HabitModel {
         }
         p += 1
       }
-      let recency = Recency(sinceAppOpenS: t0 - lastApp, sinceAnyOpenS: t0 - lastAny)
+      // log1p(0) = 0 (exact, and cheap) where column 10 is not wanted.
+      let recency = Recency(sinceAppOpenS: appRecency ? t0 - lastApp : 0, sinceAnyOpenS: t0 - lastAny)
       let row = rowOffset + i
       precondition(t0.isFinite, "HabitModel features need a finite time, got \(t0)")
       let h = clock.hourOfDay(t0)
