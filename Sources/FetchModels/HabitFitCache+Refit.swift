@@ -33,8 +33,11 @@ struct HabitTimeGroups {
   /// Number of groups.
   let count: Int
   /// f_gj · f_gk for j ≤ k < 10 of each group, ``pairCount`` per group, in
-  /// the order k = 0..<10, j = 0...k.
+  /// the order k = 0..<10, j = 0...k, each group's padded with zeros to
+  /// ``pairStride`` (for 8-wide vector adds).
   let outer: [Double]
+  /// Doubles per group in ``outer``: ``pairCount`` rounded up to 8.
+  static let pairStride = 56
   /// The group of each row.
   let group: [Int32]
 
@@ -71,9 +74,9 @@ struct HabitTimeGroups {
     self.time = time
     count = index.count
     self.group = group
-    var outer = [Double](repeating: 0, count: index.count * Self.pairCount)
+    var outer = [Double](repeating: 0, count: index.count * Self.pairStride)
     for g in 0..<index.count {
-      var q = g * Self.pairCount
+      var q = g * Self.pairStride
       for k in 0..<Self.timeCount {
         for j in 0...k {
           outer[q] = time[g * Self.timeCount + j] * time[g * Self.timeCount + k]
@@ -182,41 +185,70 @@ struct HabitGroupedSums {
   func addNormalEquations(_ d: HabitGroupedDesign, h: inout [Double], c: inout [Double], includingLast: Bool = true) {
     let p = HabitModel.featureCount
     let tc = HabitGroupedDesign.timeCount
-    let pc = HabitGroupedDesign.pairCount
-    // Σ_g S_g f_g f_gᵀ (upper triangle, packed), and the cross sums.
-    var pairs = [Double](repeating: 0, count: pc)
+    let ps = HabitTimeGroups.pairStride
+    // Σ_g S_g f_g f_gᵀ (upper triangle, packed), and the cross sums: the
+    // same products and the same order of additions in each lane as one
+    // scalar sum per entry (8-wide vectors add lane by lane, without
+    // fused multiply-adds), so the same bits.
+    var pairs = [Double](repeating: 0, count: ps)
     var cross = [Double](repeating: 0, count: 3 * tc)
-    d.time.withUnsafeBufferPointer { f in
-      d.outer.withUnsafeBufferPointer { o in
+    typealias V8 = SIMD8<Double>
+    typealias V2 = SIMD2<Double>
+    var a0 = V8(), a1 = V8(), a2 = V8(), a3 = V8(), a4 = V8(), a5 = V8(), a6 = V8()
+    var xa = V8(), xb = V8(), xz = V8(), xa2 = V2(), xb2 = V2(), xz2 = V2()
+    d.time.withUnsafeBytes { f in
+      d.outer.withUnsafeBytes { o in
         perGroup.withUnsafeBufferPointer { s in
-          pairs.withUnsafeMutableBufferPointer { acc in
-            cross.withUnsafeMutableBufferPointer { x in
-              for g in 0..<d.groups {
-                let w = s[4 * g], wa = s[4 * g + 1], wb = s[4 * g + 2], wz = s[4 * g + 3]
-                if w == 0 && wz == 0 { continue }
-                let og = g * pc
-                for q in 0..<pc { acc[q] += w * o[og + q] }
-                let fg = g * tc
-                for k in 0..<tc {
-                  let fk = f[fg + k]
-                  x[k] += wa * fk
-                  x[tc + k] += wb * fk
-                  x[2 * tc + k] += wz * fk
-                }
-              }
-              if includingLast && lastGroup >= 0 {
-                let og = lastGroup * pc, fg = lastGroup * tc
-                for q in 0..<pc { acc[q] += lastW * o[og + q] }
-                for k in 0..<tc {
-                  let fk = f[fg + k]
-                  x[k] += lastW * lastA * fk
-                  x[tc + k] += lastW * lastB * fk
-                  x[2 * tc + k] += lastWZ * fk
-                }
-              }
-            }
+          for g in 0..<d.groups {
+            let w = s[4 * g], wa = s[4 * g + 1], wb = s[4 * g + 2], wz = s[4 * g + 3]
+            if w == 0 && wz == 0 { continue }
+            let og = 8 * g * ps
+            let wv = V8(repeating: w)
+            a0 += wv * o.loadUnaligned(fromByteOffset: og, as: V8.self)
+            a1 += wv * o.loadUnaligned(fromByteOffset: og + 64, as: V8.self)
+            a2 += wv * o.loadUnaligned(fromByteOffset: og + 128, as: V8.self)
+            a3 += wv * o.loadUnaligned(fromByteOffset: og + 192, as: V8.self)
+            a4 += wv * o.loadUnaligned(fromByteOffset: og + 256, as: V8.self)
+            a5 += wv * o.loadUnaligned(fromByteOffset: og + 320, as: V8.self)
+            a6 += wv * o.loadUnaligned(fromByteOffset: og + 384, as: V8.self)
+            let fg = 8 * g * tc
+            let f8 = f.loadUnaligned(fromByteOffset: fg, as: V8.self)
+            let f2 = f.loadUnaligned(fromByteOffset: fg + 64, as: V2.self)
+            xa += V8(repeating: wa) * f8
+            xb += V8(repeating: wb) * f8
+            xz += V8(repeating: wz) * f8
+            xa2 += V2(repeating: wa) * f2
+            xb2 += V2(repeating: wb) * f2
+            xz2 += V2(repeating: wz) * f2
           }
         }
+      }
+    }
+    for l in 0..<8 {
+      pairs[l] = a0[l]
+      pairs[8 + l] = a1[l]
+      pairs[16 + l] = a2[l]
+      pairs[24 + l] = a3[l]
+      pairs[32 + l] = a4[l]
+      pairs[40 + l] = a5[l]
+      pairs[48 + l] = a6[l]
+      cross[l] = xa[l]
+      cross[tc + l] = xb[l]
+      cross[2 * tc + l] = xz[l]
+    }
+    for l in 0..<2 {
+      cross[8 + l] = xa2[l]
+      cross[tc + 8 + l] = xb2[l]
+      cross[2 * tc + 8 + l] = xz2[l]
+    }
+    if includingLast && lastGroup >= 0 {
+      let og = lastGroup * ps, fg = lastGroup * tc
+      for q in 0..<HabitGroupedDesign.pairCount { pairs[q] += lastW * d.outer[og + q] }
+      for k in 0..<tc {
+        let fk = d.time[fg + k]
+        cross[k] += lastW * lastA * fk
+        cross[tc + k] += lastW * lastB * fk
+        cross[2 * tc + k] += lastWZ * fk
       }
     }
     var q = 0
