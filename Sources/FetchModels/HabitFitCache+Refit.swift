@@ -98,6 +98,8 @@ final class HabitUserDesign {
   /// placeholder (each app's table has its own column).
   let x: [Double]
   let exposure: [Double]
+  /// log of each exposure (the same for every app's table), on first use.
+  private(set) lazy var logExposure: [Double] = exposure.map { log($0) }
   /// The rows' time-of-day groups, built on first use.
   private(set) lazy var groups = HabitTimeGroups(x: x, rows: bins.count, binSeconds: bins.binSeconds)
 

@@ -141,7 +141,7 @@ final class HabitDesignTable {
   private var shape: (prior: [Double], values: [Double])?
   /// y log y and log exposure of every row (for the grouped fits).
   private(set) lazy var yLogY: [Double] = y.map { $0 > 0 ? $0 * log($0) : 0 }
-  private(set) lazy var logExposure: [Double] = exposure.map { log($0) }
+  private(set) lazy var logExposure: [Double] = shared?.logExposure ?? exposure.map { log($0) }
   /// The columns every app of the user shares, when built from them.
   private let shared: HabitUserDesign?
   /// The rows grouped by time of day (``HabitGroupedDesign``), built on first use.
