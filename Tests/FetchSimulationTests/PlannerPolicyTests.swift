@@ -197,6 +197,29 @@ struct PlannerPolicyTests {
     #expect(launches > 20)
   }
 
+  @Test("planner settings replayed with one learning context fit the device models once, with the results of separate fits")
+  func sharedDeviceModels() throws {
+    let trace = SyntheticPopulation(seed: 20260601, days: 14).user(1)
+    let (train, test) = trace.split(at: trace.start + 10 * 86_400)
+    let world = WorldParameters()
+    let user = PreparedUser(trace: test, world: world)
+    let content = ContentTimeline(trace: test, app: 0, world: world, seed: 4)
+    let specs = try ["planner:budget=5", "planner:budget=50", "planner:budget=50,session_credit=0"].map {
+      try PolicySpec(parsing: $0)
+    }
+    let shared = LearningContext(training: train, population: nil)
+    for spec in specs {
+      let together = spec.replay(user: user, app: 0, content: content, seed: 4, recordEvents: true, learning: shared)
+      let alone = spec.replay(
+        user: user, app: 0, content: content, seed: 4, recordEvents: true,
+        learning: LearningContext(training: train, population: nil))
+      let same = together.fetches == alone.fetches
+      #expect(same, "\(spec): \(together.fetches.count) and \(alone.fetches.count) fetches")
+    }
+    #expect(shared.deviceModels.computed == 1)
+    #expect(PlannerPolicy.fitDeviceModels(train) != nil)  // the models exist, so the sharing is exercised
+  }
+
   // MARK: behaviour in replay
 
   /// IMP's test user (LTE, two wakes an hour, another app 40 times a day):

@@ -864,7 +864,15 @@ package enum PlannerFamily: PolicyFamily {
     let training = device.training
     let user = device.user
     let learning = device.learning
-    let models = p.useDeviceModels > 0 ? PlannerPolicy.fitDeviceModels(training) : nil
+    // The same models for every planner setting replayed with this context.
+    let models: DeviceModels? =
+      if p.useDeviceModels <= 0 {
+        nil
+      } else if let learning {
+        learning.deviceModels.models(for: training, fit: PlannerPolicy.fitDeviceModels)
+      } else {
+        PlannerPolicy.fitDeviceModels(training)
+      }
     return { app, _ in
       PlannerPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
