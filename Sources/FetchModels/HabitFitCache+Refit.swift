@@ -33,8 +33,11 @@ struct HabitTimeGroups {
   /// Number of groups.
   let count: Int
   /// f_gj · f_gk for j ≤ k < 10 of each group, ``pairCount`` per group, in
-  /// the order k = 0..<10, j = 0...k.
+  /// the order k = 0..<10, j = 0...k, each group's padded with zeros to
+  /// ``pairStride`` (for 8-wide vector adds).
   let outer: [Double]
+  /// Doubles per group in ``outer``: ``pairCount`` rounded up to 8.
+  static let pairStride = 56
   /// The group of each row.
   let group: [Int32]
 
@@ -71,9 +74,9 @@ struct HabitTimeGroups {
     self.time = time
     count = index.count
     self.group = group
-    var outer = [Double](repeating: 0, count: index.count * Self.pairCount)
+    var outer = [Double](repeating: 0, count: index.count * Self.pairStride)
     for g in 0..<index.count {
-      var q = g * Self.pairCount
+      var q = g * Self.pairStride
       for k in 0..<Self.timeCount {
         for j in 0...k {
           outer[q] = time[g * Self.timeCount + j] * time[g * Self.timeCount + k]
@@ -91,10 +94,12 @@ struct HabitTimeGroups {
 /// by the apps' ``HabitDesignTable``s.
 final class HabitUserDesign {
   let bins: HabitBins
-  /// `bins.count` × 12, column-major; `recency_app` (column 10) is the
-  /// placeholder of an app never opened.
+  /// `bins.count` × 12, column-major; `recency_app` (column 10) is 0, a
+  /// placeholder (each app's table has its own column).
   let x: [Double]
   let exposure: [Double]
+  /// log of each exposure (the same for every app's table), on first use.
+  private(set) lazy var logExposure: [Double] = exposure.map { log($0) }
   /// The rows' time-of-day groups, built on first use.
   private(set) lazy var groups = HabitTimeGroups(x: x, rows: bins.count, binSeconds: bins.binSeconds)
 
@@ -107,7 +112,8 @@ final class HabitUserDesign {
     var exposure = [Double](repeating: 0, count: n)
     // An app index no event has: the app-independent columns, exactly as for any app.
     let sample = HabitSample(trace: trace, app: Int32.min, from: trace.start, to: trace.end)
-    _ = HabitModel.fillDesign(sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: n)
+    _ = HabitModel.fillDesign(
+      sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: n, appRecency: false)
     self.x = x
     self.exposure = exposure
   }
@@ -127,13 +133,13 @@ struct HabitGroupedDesign {
   let recencyApp: [Double]
   let recencyAny: [Double]
 
-  init(groups g: HabitTimeGroups, x: [Double], rows n: Int) {
+  init(groups g: HabitTimeGroups, recencyApp: [Double], recencyAny: [Double]) {
     time = g.time
     groups = g.count
     outer = g.outer
     group = g.group
-    recencyApp = Array(x[(10 * n)..<(11 * n)])
-    recencyAny = Array(x[(11 * n)..<(12 * n)])
+    self.recencyApp = recencyApp
+    self.recencyAny = recencyAny
   }
 }
 
@@ -181,41 +187,70 @@ struct HabitGroupedSums {
   func addNormalEquations(_ d: HabitGroupedDesign, h: inout [Double], c: inout [Double], includingLast: Bool = true) {
     let p = HabitModel.featureCount
     let tc = HabitGroupedDesign.timeCount
-    let pc = HabitGroupedDesign.pairCount
-    // Σ_g S_g f_g f_gᵀ (upper triangle, packed), and the cross sums.
-    var pairs = [Double](repeating: 0, count: pc)
+    let ps = HabitTimeGroups.pairStride
+    // Σ_g S_g f_g f_gᵀ (upper triangle, packed), and the cross sums: the
+    // same products and the same order of additions in each lane as one
+    // scalar sum per entry (8-wide vectors add lane by lane, without
+    // fused multiply-adds), so the same bits.
+    var pairs = [Double](repeating: 0, count: ps)
     var cross = [Double](repeating: 0, count: 3 * tc)
-    d.time.withUnsafeBufferPointer { f in
-      d.outer.withUnsafeBufferPointer { o in
+    typealias V8 = SIMD8<Double>
+    typealias V2 = SIMD2<Double>
+    var a0 = V8(), a1 = V8(), a2 = V8(), a3 = V8(), a4 = V8(), a5 = V8(), a6 = V8()
+    var xa = V8(), xb = V8(), xz = V8(), xa2 = V2(), xb2 = V2(), xz2 = V2()
+    d.time.withUnsafeBytes { f in
+      d.outer.withUnsafeBytes { o in
         perGroup.withUnsafeBufferPointer { s in
-          pairs.withUnsafeMutableBufferPointer { acc in
-            cross.withUnsafeMutableBufferPointer { x in
-              for g in 0..<d.groups {
-                let w = s[4 * g], wa = s[4 * g + 1], wb = s[4 * g + 2], wz = s[4 * g + 3]
-                if w == 0 && wz == 0 { continue }
-                let og = g * pc
-                for q in 0..<pc { acc[q] += w * o[og + q] }
-                let fg = g * tc
-                for k in 0..<tc {
-                  let fk = f[fg + k]
-                  x[k] += wa * fk
-                  x[tc + k] += wb * fk
-                  x[2 * tc + k] += wz * fk
-                }
-              }
-              if includingLast && lastGroup >= 0 {
-                let og = lastGroup * pc, fg = lastGroup * tc
-                for q in 0..<pc { acc[q] += lastW * o[og + q] }
-                for k in 0..<tc {
-                  let fk = f[fg + k]
-                  x[k] += lastW * lastA * fk
-                  x[tc + k] += lastW * lastB * fk
-                  x[2 * tc + k] += lastWZ * fk
-                }
-              }
-            }
+          for g in 0..<d.groups {
+            let w = s[4 * g], wa = s[4 * g + 1], wb = s[4 * g + 2], wz = s[4 * g + 3]
+            if w == 0 && wz == 0 { continue }
+            let og = 8 * g * ps
+            let wv = V8(repeating: w)
+            a0 += wv * o.loadUnaligned(fromByteOffset: og, as: V8.self)
+            a1 += wv * o.loadUnaligned(fromByteOffset: og + 64, as: V8.self)
+            a2 += wv * o.loadUnaligned(fromByteOffset: og + 128, as: V8.self)
+            a3 += wv * o.loadUnaligned(fromByteOffset: og + 192, as: V8.self)
+            a4 += wv * o.loadUnaligned(fromByteOffset: og + 256, as: V8.self)
+            a5 += wv * o.loadUnaligned(fromByteOffset: og + 320, as: V8.self)
+            a6 += wv * o.loadUnaligned(fromByteOffset: og + 384, as: V8.self)
+            let fg = 8 * g * tc
+            let f8 = f.loadUnaligned(fromByteOffset: fg, as: V8.self)
+            let f2 = f.loadUnaligned(fromByteOffset: fg + 64, as: V2.self)
+            xa += V8(repeating: wa) * f8
+            xb += V8(repeating: wb) * f8
+            xz += V8(repeating: wz) * f8
+            xa2 += V2(repeating: wa) * f2
+            xb2 += V2(repeating: wb) * f2
+            xz2 += V2(repeating: wz) * f2
           }
         }
+      }
+    }
+    for l in 0..<8 {
+      pairs[l] = a0[l]
+      pairs[8 + l] = a1[l]
+      pairs[16 + l] = a2[l]
+      pairs[24 + l] = a3[l]
+      pairs[32 + l] = a4[l]
+      pairs[40 + l] = a5[l]
+      pairs[48 + l] = a6[l]
+      cross[l] = xa[l]
+      cross[tc + l] = xb[l]
+      cross[2 * tc + l] = xz[l]
+    }
+    for l in 0..<2 {
+      cross[8 + l] = xa2[l]
+      cross[tc + 8 + l] = xb2[l]
+      cross[2 * tc + 8 + l] = xz2[l]
+    }
+    if includingLast && lastGroup >= 0 {
+      let og = lastGroup * ps, fg = lastGroup * tc
+      for q in 0..<HabitGroupedDesign.pairCount { pairs[q] += lastW * d.outer[og + q] }
+      for k in 0..<tc {
+        let fk = d.time[fg + k]
+        cross[k] += lastW * lastA * fk
+        cross[tc + k] += lastW * lastB * fk
+        cross[2 * tc + k] += lastWZ * fk
       }
     }
     var q = 0
@@ -636,10 +671,22 @@ extension HabitFitCache {
   /// - Complexity: O(rows since `base`) per IRLS iteration after the
   ///   training fit.
   package func refit(_ sample: HabitSample, base: Double, prior: HabitModel?, fitter: HabitFitter) -> HabitModel {
+    refit(
+      user: sample.trace.user, app: sample.app, from: sample.from, to: sample.to, base: base, prior: prior,
+      fitter: fitter
+    ) { sample }
+  }
+
+  /// ``refit(_:base:prior:fitter:)`` of the sample of `user`'s `app` over
+  /// [`from`, `to`) that `sample` makes: called only when neither a fit
+  /// nor a design table covers the window, so a caller need not assemble
+  /// the trace (a policy's training part and the opens since) otherwise.
+  package func refit(
+    user: String, app: Int32, from: Double, to: Double, base: Double, prior: HabitModel?, fitter: HabitFitter,
+    sample: () -> HabitSample
+  ) -> HabitModel {
     let key = FastKey(
-      window: Key(
-        user: sample.trace.user, app: sample.app, from: sample.from.bitPattern, to: sample.to.bitPattern, fitter: fitter,
-        start: nil),
+      window: Key(user: user, app: app, from: from.bitPattern, to: to.bitPattern, fitter: fitter, start: nil),
       base: base.bitPattern)
     lock.lock()
     if let m = fastFits[key] {
@@ -647,12 +694,12 @@ extension HabitFitCache {
       lock.unlock()
       return m
     }
-    guard let table = table(for: sample, fitter: fitter) else {
+    guard let table = table(user: user, app: app, from: from, to: to, fitter: fitter) else {
       lock.unlock()
-      return fit(sample, prior: prior, fitter: fitter)
+      return fit(sample(), prior: prior, fitter: fitter)
     }
     defer { lock.unlock() }
-    let m = table.fastFit(to: sample.to, base: base, prior: prior, fitter: fitter)
+    let m = table.fastFit(to: to, base: base, prior: prior, fitter: fitter)
     fastFits[key] = m
     computed += 1
     return m

@@ -92,16 +92,21 @@ package final class HabitFitCache: @unchecked Sendable {
   /// The design table of `sample`'s app when it covers the sample's window
   /// (made on first use), else nil. Call with the lock held.
   func table(for sample: HabitSample, fitter: HabitFitter) -> HabitDesignTable? {
-    guard let trace, sample.trace.user == trace.user, sample.from == trace.start, sample.to <= trace.end,
-      sample.app >= 0, Int(sample.app) < trace.apps.count, sample.to > sample.from,
-      HabitBins(from: sample.from, to: sample.to, binSeconds: fitter.binSeconds).count > 0
+    table(user: sample.trace.user, app: sample.app, from: sample.from, to: sample.to, fitter: fitter)
+  }
+
+  /// ``table(for:fitter:)`` of the window [`from`, `to`) of `user`'s `app`.
+  func table(user: String, app: Int32, from: Double, to: Double, fitter: HabitFitter) -> HabitDesignTable? {
+    guard let trace, user == trace.user, from == trace.start, to <= trace.end,
+      app >= 0, Int(app) < trace.apps.count, to > from,
+      HabitBins(from: from, to: to, binSeconds: fitter.binSeconds).count > 0
     else { return nil }
-    if let t = tables[sample.app], t.bins.binSeconds == fitter.binSeconds { return t }
+    if let t = tables[app], t.bins.binSeconds == fitter.binSeconds { return t }
     if userDesign?.bins.binSeconds != fitter.binSeconds {
       userDesign = HabitUserDesign(trace: trace, binSeconds: fitter.binSeconds)
     }
-    let table = HabitDesignTable(shared: userDesign!, trace: trace, app: sample.app)
-    tables[sample.app] = table
+    let table = HabitDesignTable(shared: userDesign!, trace: trace, app: app)
+    tables[app] = table
     return table
   }
 }
@@ -111,8 +116,23 @@ package final class HabitFitCache: @unchecked Sendable {
 /// the app's open times, and the prior's per-row shape once known.
 final class HabitDesignTable {
   let bins: HabitBins
-  /// `bins.count` × 12, column-major.
-  let x: [Double]
+  /// The 12 design columns, `bins.count` × 12, column-major: the user's
+  /// shared columns with this app's `recency_app` in column 10
+  /// (``recencyApp``), or the table's own when built alone.
+  private let columns: [Double]
+  /// This app's `recency_app` column when ``columns`` are the user's
+  /// shared ones (whose column 10 is a placeholder); nil when built alone.
+  private let recencyApp: [Double]?
+  /// `bins.count` × 12, column-major (assembled on first use for a table
+  /// built from shared columns: only the row-wise fallback and the tests
+  /// need it whole).
+  private(set) lazy var x: [Double] = {
+    guard let recencyApp else { return columns }
+    var x = columns
+    let n = bins.count
+    for i in 0..<n { x[i + 10 * n] = recencyApp[i] }
+    return x
+  }()
   let y: [Double]
   let exposure: [Double]
   /// The app's open times in the window, sorted.
@@ -121,13 +141,15 @@ final class HabitDesignTable {
   private var shape: (prior: [Double], values: [Double])?
   /// y log y and log exposure of every row (for the grouped fits).
   private(set) lazy var yLogY: [Double] = y.map { $0 > 0 ? $0 * log($0) : 0 }
-  private(set) lazy var logExposure: [Double] = exposure.map { log($0) }
+  private(set) lazy var logExposure: [Double] = shared?.logExposure ?? exposure.map { log($0) }
   /// The columns every app of the user shares, when built from them.
   private let shared: HabitUserDesign?
   /// The rows grouped by time of day (``HabitGroupedDesign``), built on first use.
   private(set) lazy var grouped: HabitGroupedDesign = {
-    if let shared { return HabitGroupedDesign(groups: shared.groups, x: x, rows: bins.count) }
-    return HabitGroupedDesign(groups: HabitTimeGroups(x: x, rows: bins.count, binSeconds: bins.binSeconds), x: x, rows: bins.count)
+    let n = bins.count
+    let app = recencyApp ?? Array(columns[(10 * n)..<(11 * n)])
+    let groups = shared?.groups ?? HabitTimeGroups(x: columns, rows: n, binSeconds: bins.binSeconds)
+    return HabitGroupedDesign(groups: groups, recencyApp: app, recencyAny: Array(columns[(11 * n)..<(12 * n)]))
   }()
   /// Base fits of ``fastFit(to:base:prior:fitter:)`` by (base end, fitter):
   /// the model and its training rows' normal equations (nil when the
@@ -153,19 +175,20 @@ final class HabitDesignTable {
   /// are the app's own. The same rows, bit for bit, as
   /// ``init(trace:app:binSeconds:)``'s (tested).
   ///
-  /// - Complexity: O(events + bins), one `log1p` per bin.
+  /// - Complexity: O(events + bins), one `log1p` per bin; the shared
+  ///   columns are not copied.
   init(shared: HabitUserDesign, trace: UserTrace, app: Int32) {
     self.shared = shared
     let bins = shared.bins
     self.bins = bins
     let n = bins.count
-    var x = shared.x
+    var column = [Double](repeating: 0, count: n)
     var y = [Double](repeating: 0, count: n)
     // One pass over the events: the app's open times (in trace order).
     let opens = trace.events.compactMap { $0.kind == .open && $0.app == app ? $0.time : nil }
     var p = 0
     var lastApp = -Double.infinity
-    x.withUnsafeMutableBufferPointer { col in
+    column.withUnsafeMutableBufferPointer { col in
       for i in 0..<n {
         let t0 = bins.start(bins.first + i)
         while p < opens.count && opens[p] < t0 {
@@ -173,7 +196,7 @@ final class HabitDesignTable {
           p += 1
         }
         // As HabitModel.forEachFeature's recency_app of Recency(sinceAppOpenS: t0 − lastApp).
-        col[i + 10 * n] = HabitModel.cappedLog1p(t0 - lastApp, cap: HabitModel.appRecencyCapS, scale: 3600)
+        col[i] = HabitModel.cappedLog1p(t0 - lastApp, cap: HabitModel.appRecencyCapS, scale: 3600)
       }
     }
     // Counts as HabitModel.fillDesign counts them.
@@ -184,7 +207,8 @@ final class HabitDesignTable {
         y[k] += 1
       }
     }
-    self.x = x
+    columns = shared.x
+    recencyApp = column
     self.y = y
     exposure = shared.exposure
     self.opens = opens
@@ -199,7 +223,8 @@ final class HabitDesignTable {
     var exposure = [Double](repeating: 0, count: n)
     let sample = HabitSample(trace: trace, app: app, from: trace.start, to: trace.end)
     _ = HabitModel.fillDesign(sample, bins: bins, x: &x, y: &y, exposure: &exposure, rowOffset: 0, totalRows: n)
-    self.x = x
+    columns = x
+    recencyApp = nil
     self.y = y
     self.exposure = exposure
     opens = trace.events.compactMap { $0.kind == .open && $0.app == app ? $0.time : nil }
@@ -257,7 +282,17 @@ final class HabitDesignTable {
     let N = bins.count
     var mean = [Double](repeating: 0, count: p)
     for j in 1..<p { mean[j] = prior.coefficients[j] }
-    let values = (0..<N).map { HabitFitter.priorShape(x: x, row: $0, rows: N, mean: mean) }
+    guard let recencyApp else {
+      let values = (0..<N).map { HabitFitter.priorShape(x: columns, row: $0, rows: N, mean: mean) }
+      shape = (prior.coefficients, values)
+      return values
+    }
+    // HabitFitter.priorShape of the assembled rows: the same terms in the same order.
+    let values = (0..<N).map { i in
+      var s = 0.0
+      for j in 1..<p { s += (j == 10 ? recencyApp[i] : columns[i + j * N]) * mean[j] }
+      return exp(HabitModel.clampEta(s))
+    }
     shape = (prior.coefficients, values)
     return values
   }

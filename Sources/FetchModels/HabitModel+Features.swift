@@ -84,6 +84,29 @@ extension HabitModel {
     body(11, cappedLog1p(recency.sinceAnyOpenS, cap: anyRecencyCapS, scale: 60))
   }
 
+  /// The time part of the linear predictor, Σ_{j<10} β_j x_j(t) summed in
+  /// ``linearPredictor(at:clock:recency:)``'s order (the same bits as its
+  /// running sum before the recency terms), from the weekend flag and
+  /// sin, cos of the hour angle as in
+  /// ``forEachFeature(weekend:sin:cos:recency:_:)``.
+  @inline(__always)
+  static func timeLinearPredictor(_ c: [Double], weekend w: Double, sin s1: Double, cos c1: Double) -> Double {
+    let s2 = 2 * s1 * c1, c2 = c1 * c1 - s1 * s1
+    let s3 = s1 * c2 + c1 * s2, c3 = c1 * c2 - s1 * s2
+    var eta = 0.0
+    eta += c[0] * 1
+    eta += c[1] * s1
+    eta += c[2] * c1
+    eta += c[3] * s2
+    eta += c[4] * c2
+    eta += c[5] * s3
+    eta += c[6] * c3
+    eta += c[7] * w
+    eta += c[8] * (w * s1)
+    eta += c[9] * (w * c1)
+    return eta
+  }
+
   /// `log1p(min(max(s, 0), cap) / scale)`, NaN and ∞ mapping to the cap.
   @inline(__always)
   static func cappedLog1p(_ s: Double, cap: Double, scale: Double) -> Double {
@@ -148,9 +171,12 @@ extension HabitModel {
   ///
   /// - Returns: the number of opens counted.
   /// - Complexity: O(events + bins).
+  ///
+  /// With `appRecency` false, column 10 (`recency_app`) is left 0 without
+  /// its `log1p` (for ``HabitUserDesign``, whose tables bring their own).
   static func fillDesign(
     _ sample: HabitSample, bins: HabitBins, x: inout [Double], y: inout [Double], exposure: inout [Double],
-    rowOffset: Int, totalRows: Int
+    rowOffset: Int, totalRows: Int, appRecency: Bool = true
   ) -> Int {
     let n = bins.count
     guard n > 0 else { return 0 }
@@ -172,7 +198,8 @@ extension HabitModel {
         }
         p += 1
       }
-      let recency = Recency(sinceAppOpenS: t0 - lastApp, sinceAnyOpenS: t0 - lastAny)
+      // log1p(0) = 0 (exact, and cheap) where column 10 is not wanted.
+      let recency = Recency(sinceAppOpenS: appRecency ? t0 - lastApp : 0, sinceAnyOpenS: t0 - lastAny)
       let row = rowOffset + i
       precondition(t0.isFinite, "HabitModel features need a finite time, got \(t0)")
       let h = clock.hourOfDay(t0)

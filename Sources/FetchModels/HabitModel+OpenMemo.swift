@@ -16,18 +16,43 @@ import FetchTraces
 ///
 /// Forget it (``reset()``) whenever the model changes.
 package struct HabitOpenMemo: Sendable {
-  private static let slots = 8
-  private var keys = [(t: UInt64, app: UInt64, any: UInt64)](repeating: (0, 0, 0), count: slots)
-  private var values = [Double](repeating: .nan, count: slots)
+  /// Sets of the memos (a power of two, minus one), two entries each.
+  private let mask: Int
+  /// Seconds between the points of consecutive sets: points `quantum`
+  /// apart go to consecutive sets, so a check's points never evict one
+  /// another while the memo has at least as many sets as points.
+  private let quantum: Double
+  /// Whole intensities by (t, recency) bits.
+  private var points: TwoWayMemo<(t: UInt64, app: UInt64, any: UInt64)>
+  /// The time part of the linear predictor (features 0..<10) by t bits.
+  private var timeParts: TwoWayMemo<UInt64>
+  /// `recency_app` and `recency_any` feature values by the recency's bits.
+  private var appTerms: TwoWayMemo<UInt64>
+  private var anyTerms: TwoWayMemo<UInt64>
   /// Lookups answered from the memo and computed, for tests.
   package private(set) var hits = 0
   package private(set) var misses = 0
 
-  package init() {}
+  /// A memo of about 2 × `slots` points (`slots` rounded up to a power of
+  /// two, at least 2) for checks whose points are `quantum` seconds apart
+  /// (> 0).
+  package init(slots: Int = 8, quantum: Double = 300) {
+    precondition(quantum > 0 && quantum.isFinite, "HabitOpenMemo needs a positive, finite quantum")
+    var n = 2
+    while n < slots { n *= 2 }
+    mask = n - 1
+    self.quantum = quantum
+    points = TwoWayMemo(sets: n, empty: (0, 0, 0))
+    timeParts = TwoWayMemo(sets: n, empty: 0)
+    appTerms = TwoWayMemo(sets: n, empty: 0)
+    anyTerms = TwoWayMemo(sets: n, empty: 0)
+  }
 
-  /// Forgets every remembered intensity.
+  /// Forgets every remembered intensity (the recency features, which do
+  /// not depend on the model, stay).
   package mutating func reset() {
-    for k in values.indices { values[k] = .nan }
+    points.reset()
+    timeParts.reset()
   }
 
   /// `model.probabilityOfOpen(within: h, from: t, clock: &clock, recency: recency, step: step)`,
@@ -43,18 +68,104 @@ package struct HabitOpenMemo: Sendable {
     }
   }
 
-  /// `model.intensity(at: t, clock: &clock, recency: r)`, remembered.
-  mutating func intensity(_ model: HabitModel, at t: Double, clock: inout LocalClock, recency r: Recency) -> Double {
+  /// The set of `x`: ⌊x / quantum⌋ modulo the sets (0 for values too
+  /// large for that, ∞ and NaN).
+  @inline(__always)
+  private func set(_ x: Double) -> Int {
+    let q = (x / quantum).rounded(.down)
+    return abs(q) < 1e15 ? Int(q) & mask : 0
+  }
+
+  /// `model.intensity(at: t, clock: &clock, recency: r)`, remembered: the
+  /// same bits. A point not remembered reuses the time part of its linear
+  /// predictor and its recency features when those are (the sum of the
+  /// twelve terms in ``HabitModel/linearPredictor(at:clock:recency:)``'s
+  /// order, so the same bits).
+  ///
+  /// - Complexity: O(1).
+  package mutating func intensity(_ model: HabitModel, at t: Double, clock: inout LocalClock, recency r: Recency) -> Double {
     let key = (t: t.bitPattern, app: r.sinceAppOpenS.bitPattern, any: r.sinceAnyOpenS.bitPattern)
-    let slot = Int(truncatingIfNeeded: (key.t &* 0x9E37_79B9_7F4A_7C15) >> 61)
-    if !values[slot].isNaN && keys[slot] == key {
+    let set = set(t)
+    if let v = points.find(set, where: { $0 == key }) {
       hits += 1
-      return values[slot]
+      return v
     }
     misses += 1
-    let v = model.intensity(at: t, clock: &clock, recency: r)
-    keys[slot] = key
-    values[slot] = v
+    let c = model.coefficients
+    var eta: Double
+    if let e = timeParts.find(set, where: { $0 == key.t }) {
+      eta = e
+    } else {
+      precondition(t.isFinite, "HabitModel features need a finite time, got \(t)")
+      let h = clock.hourOfDay(t)
+      let w: Double = clock.dayOfWeek(t) >= 5 ? 1 : 0
+      let a = 2 * Double.pi * h / 24
+      eta = HabitModel.timeLinearPredictor(c, weekend: w, sin: sin(a), cos: cos(a))
+      timeParts.insert(set, key: key.t, value: eta)
+    }
+    let sa = self.set(r.sinceAppOpenS), sb = self.set(r.sinceAnyOpenS)
+    let va =
+      appTerms.find(sa, where: { $0 == key.app })
+      ?? appTerms.insert(
+        sa, key: key.app,
+        value: HabitModel.cappedLog1p(r.sinceAppOpenS, cap: HabitModel.appRecencyCapS, scale: 3600))
+    let vb =
+      anyTerms.find(sb, where: { $0 == key.any })
+      ?? anyTerms.insert(
+        sb, key: key.any,
+        value: HabitModel.cappedLog1p(r.sinceAnyOpenS, cap: HabitModel.anyRecencyCapS, scale: 60))
+    eta += c[10] * va
+    eta += c[11] * vb
+    let v = exp(HabitModel.clampEta(eta)) / model.binSeconds
+    points.insert(set, key: key, value: v)
     return v
+  }
+}
+
+/// A small two-way set-associative memo of doubles: each set keeps its two
+/// most recently used entries, so one decision off the checks' grid (whose
+/// points fall into the same sets) does not evict the grid's points.
+struct TwoWayMemo<Key>: Sendable where Key: Sendable {
+  private var keys: [Key]
+  private var values: [Double]
+  /// Per set: whether way 1 (else way 0) was used last.
+  private var recent: [Bool]
+
+  /// A memo of `sets` sets of two entries, `empty` the placeholder key.
+  init(sets: Int, empty: Key) {
+    keys = Array(repeating: empty, count: 2 * sets)
+    values = Array(repeating: .nan, count: 2 * sets)
+    recent = Array(repeating: false, count: sets)
+  }
+
+  /// Forgets every entry.
+  mutating func reset() {
+    for k in values.indices { values[k] = .nan }
+  }
+
+  /// The value remembered for the key matching `match` in set `s`, if any.
+  @inline(__always)
+  mutating func find(_ s: Int, where match: (Key) -> Bool) -> Double? {
+    let i = 2 * s
+    if !values[i].isNaN && match(keys[i]) {
+      recent[s] = false
+      return values[i]
+    }
+    if !values[i + 1].isNaN && match(keys[i + 1]) {
+      recent[s] = true
+      return values[i + 1]
+    }
+    return nil
+  }
+
+  /// Remembers `value` for `key` in set `s`, in place of the entry used
+  /// least recently; returns `value`.
+  @discardableResult @inline(__always)
+  mutating func insert(_ s: Int, key: Key, value: Double) -> Double {
+    let way = recent[s] ? 0 : 1
+    keys[2 * s + way] = key
+    values[2 * s + way] = value
+    recent[s] = way == 1
+    return value
   }
 }

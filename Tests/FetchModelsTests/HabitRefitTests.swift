@@ -220,4 +220,41 @@ struct HabitRefitTests {
     let a = memo.probabilityOfOpen(other, within: 900, from: t, clock: &clockA, recency: r)
     #expect(a.bitPattern == other.probabilityOfOpen(within: 900, from: t, clock: &clockB, recency: r).bitPattern)
   }
+
+  @Test("a planner-sized memo (24 points, two-way sets, remembered time parts and recency features) gives the model's intensities bit for bit")
+  func openMemoLookAhead() {
+    let trace = SyntheticPopulation(seed: 9, days: 10).user(0)
+    let app = topApps(trace, 1)[0]
+    let model = HabitFitter().fit(HabitSample(trace: trace, app: app, from: trace.start, to: trace.start + 7 * 86_400), prior: nil)
+    var rng = SplitMix64(seed: 12)
+    var memo = HabitOpenMemo(slots: 48, quantum: 300)
+    var clockA = LocalClock(trace.timeZone), clockB = LocalClock(trace.timeZone)
+    var lastApp = -Double.infinity, lastAny = trace.start - 100.5
+    var t = trace.start + 7 * 86_400 + 0.375
+    var differ = 0
+    var current = model
+    for k in 0..<2000 {
+      // Periodic checks, opportunities off the grid, opens of this and other apps.
+      let now = k % 4 == 3 ? t + rng.uniform() * 300 : t
+      if rng.uniform() < 0.08 { lastAny = now - rng.uniform() * 60 }
+      if rng.uniform() < 0.02 { lastApp = lastAny }
+      if k % 500 == 499 {
+        // A refit: a new model, the memo forgotten.
+        current = HabitModel(coefficients: current.coefficients.map { $0 * 0.9 })
+        memo.reset()
+      }
+      let r = Recency(sinceAppOpenS: now - lastApp, sinceAnyOpenS: now - lastAny)
+      for j in 0..<24 {
+        let mid = (Double(j) + 0.5) * 300
+        let a = memo.intensity(current, at: now + mid, clock: &clockA, recency: r.advanced(by: mid))
+        let b = current.intensity(at: now + mid, clock: &clockB, recency: r.advanced(by: mid))
+        if a.bitPattern != b.bitPattern { differ += 1 }
+      }
+      if k % 4 != 3 { t += 300 }
+    }
+    #expect(differ == 0)
+    // 23 of the 24 points of an undisturbed check are the check before's;
+    // opens and checks off the grid (a third of the checks here) miss.
+    #expect(memo.hits > memo.misses)
+  }
 }

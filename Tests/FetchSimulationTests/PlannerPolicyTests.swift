@@ -105,6 +105,121 @@ struct PlannerPolicyTests {
     #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "planner:budget=-1") }
   }
 
+  @Test("the split forms of the plan's arithmetic (utilities after a fetch, activity factors, survivals) give the direct formulas' bits")
+  func splitArithmetic() {
+    var rng = SplitMix64(seed: 5)
+    for K in [1, 2, 7, 24] {
+      let step = 300.0, lambda = 1e-4 + rng.uniform() * 1e-3
+      let rho = (0..<K).map { _ in rng.uniform() * 1e-3 }
+      let base = (0..<K).map { _ in rng.uniform() - 0.5 }
+      let activity = (0..<K).map { _ in rng.uniform() * 0.4 }
+      // The formulas as written before the planner kept their parts.
+      var s = 1.0
+      let p = rho.map { r in
+        let q = exp(-max(0, r) * step)
+        defer { s *= q }
+        return s * (1 - q)
+      }
+      #expect(PlannerMath.nextOpenProbabilities(intensities: rho, step: step).map(\.bitPattern) == p.map(\.bitPattern))
+      let after = (0..<K).map {
+        PlannerMath.utility(sinceSync: (Double($0) + 0.5) * step, lambda: lambda, fresh: 1, agePerHour: 0.5)
+      }
+      var fromEdge = [Double](repeating: 1, count: K), toMid = [Double](repeating: 1, count: K)
+      var edge = 0.0
+      for j in 0..<K {
+        fromEdge[j] = exp(min(edge, 600))
+        toMid[j] = exp(-min(edge + activity[j] / 2, 1200))
+        edge += activity[j]
+      }
+      var v = [Double](repeating: 0, count: K)
+      for k in 0..<K {
+        var acc = 0.0
+        for j in k..<K { acc += p[j] * (after[j - k] - base[j]) * toMid[j] }
+        v[k] = acc * fromEdge[k]
+      }
+      var before = [Double](repeating: 0, count: K), busy = [Double](repeating: 0, count: K)
+      var acc = 0.0, cum = 0.0
+      edge = 0
+      for j in 0..<K {
+        before[j] = acc
+        acc += p[j] * (after[j] - base[j]) * exp(-(edge + activity[j] / 2))
+        edge += activity[j]
+        if j + 1 < K {
+          cum += activity[j]
+          busy[j + 1] = -expm1(-cum)
+        }
+      }
+      let got = PlannerMath.candidateValues(
+        openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0.5, activity: activity)
+      #expect(got.map(\.bitPattern) == v.map(\.bitPattern))
+      let gotBefore = PlannerMath.nowValueBefore(
+        openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0.5, activity: activity)
+      #expect(gotBefore.map(\.bitPattern) == before.map(\.bitPattern))
+      #expect(ActivityTerms(activity, bins: K).busy.map(\.bitPattern) == busy.map(\.bitPattern))
+      // Candidate 0 alone, then the rest: the same values.
+      var split = [Double](repeating: 0, count: K)
+      let terms = ActivityTerms(activity, bins: K)
+      PlannerMath.candidateValues(&split, candidates: 0..<1, openProbability: p, baseline: base, after: after, activity: terms)
+      PlannerMath.candidateValues(&split, candidates: 1..<K, openProbability: p, baseline: base, after: after, activity: terms)
+      #expect(split.map(\.bitPattern) == v.map(\.bitPattern))
+    }
+  }
+
+  @Test("decisions that reuse the decisions before them (intensities, baselines, survivals, activity factors) launch exactly as decisions computing everything afresh")
+  func rememberedDecisions() {
+    let population = SyntheticPopulation(seed: 20260601, days: 14)
+    var launches = 0
+    for u in 0..<3 {
+      let trace = population.user(u)
+      let (train, test) = trace.split(at: trace.start + 10 * 86_400)
+      var counts: [Int32: Int] = [:]
+      for e in trace.events where e.kind == .open { counts[e.app, default: 0] += 1 }
+      let app = counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }!.key
+      let world = WorldParameters()
+      var results: [[FetchRecord]] = []
+      var logs: [[PlannerDecision]] = []
+      for (remembers, logging) in [(true, false), (false, false), (true, true), (false, true)] {
+        var p = PlannerPolicy(params: PlannerParameters(), world: world, training: train, app: app, population: nil)
+        p.remembers = remembers
+        p.logDecisions = logging
+        let r = replay(
+          &p, user: PreparedUser(trace: test, world: world), app: app,
+          content: ContentTimeline(trace: test, app: app, world: world, seed: 3), options: ReplayOptions(seed: 3))
+        results.append(r.fetches)
+        logs.append(p.decisions)
+      }
+      let sameFetches = results[0] == results[1] && results[0] == results[2]
+      let sameDecisions = logs[2] == logs[3]
+      #expect(sameFetches, "user \(u): \(results.map(\.count)) fetches")
+      #expect(sameDecisions, "user \(u): \(logs[2].count) and \(logs[3].count) decisions")
+      launches += results[0].count
+    }
+    #expect(launches > 20)
+  }
+
+  @Test("planner settings replayed with one learning context fit the device models once, with the results of separate fits")
+  func sharedDeviceModels() throws {
+    let trace = SyntheticPopulation(seed: 20260601, days: 14).user(1)
+    let (train, test) = trace.split(at: trace.start + 10 * 86_400)
+    let world = WorldParameters()
+    let user = PreparedUser(trace: test, world: world)
+    let content = ContentTimeline(trace: test, app: 0, world: world, seed: 4)
+    let specs = try ["planner:budget=5", "planner:budget=50", "planner:budget=50,session_credit=0"].map {
+      try PolicySpec(parsing: $0)
+    }
+    let shared = LearningContext(training: train, population: nil)
+    for spec in specs {
+      let together = spec.replay(user: user, app: 0, content: content, seed: 4, recordEvents: true, learning: shared)
+      let alone = spec.replay(
+        user: user, app: 0, content: content, seed: 4, recordEvents: true,
+        learning: LearningContext(training: train, population: nil))
+      let same = together.fetches == alone.fetches
+      #expect(same, "\(spec): \(together.fetches.count) and \(alone.fetches.count) fetches")
+    }
+    #expect(shared.deviceModels.computed == 1)
+    #expect(PlannerPolicy.fitDeviceModels(train) != nil)  // the models exist, so the sharing is exercised
+  }
+
   // MARK: behaviour in replay
 
   /// IMP's test user (LTE, two wakes an hour, another app 40 times a day):

@@ -250,8 +250,22 @@ package struct MinimumPolicy: FetchPolicy {
   let fits: HabitFitCache?
   var habit: HabitModel
   var clock: LocalClock
-  /// Opens seen so far (training part and the replay), for nightly refits.
-  var history: UserTrace
+  /// The trace before the replay (shared with the other policies, not copied).
+  let training: UserTrace
+  /// Opens seen in the replay, in order, and the time of the last.
+  var seenOpens: [TraceEvent] = []
+  var seenEnd: Double
+  /// Opens seen so far (training part and the replay), for nightly refits:
+  /// the training trace with the opens seen since.
+  ///
+  /// - Complexity: O(training events + opens seen): a copy, made only for
+  ///   fits the shared cache's design tables do not cover.
+  var history: UserTrace {
+    var h = training
+    h.events.append(contentsOf: seenOpens)
+    h.end = seenEnd
+    return h
+  }
   var lastAppOpen = -Double.infinity
   var lastAnyOpen = -Double.infinity
   var lastLaunch = -Double.infinity
@@ -324,7 +338,8 @@ package struct MinimumPolicy: FetchPolicy {
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.population = population
     self.habit = habit
-    self.history = history
+    training = history
+    seenEnd = history.end
     clock = LocalClock(history.timeZone)
     self.lastAppOpen = lastAppOpen
     self.lastAnyOpen = lastAnyOpen
@@ -416,10 +431,14 @@ package struct MinimumPolicy: FetchPolicy {
     if ctx.now >= nextRefit {
       // On everything seen up to the nominal refit time (not the check that
       // noticed it), so every policy refitting at this hour fits the same window.
-      let sample = HabitSample(trace: history, app: ctx.app, from: history.start, to: nextRefit)
+      let app = ctx.app, to = nextRefit
       if let fits, let refitBase {
-        habit = fits.refit(sample, base: refitBase, prior: population, fitter: fitter)
+        habit = fits.refit(
+          user: training.user, app: app, from: training.start, to: to, base: refitBase, prior: population,
+          fitter: fitter
+        ) { HabitSample(trace: history, app: app, from: history.start, to: to) }
       } else {
+        let sample = HabitSample(trace: history, app: app, from: history.start, to: to)
         habit =
           fits?.fit(sample, prior: population, fitter: fitter, start: habit.coefficients)
           ?? fitter.fit(sample, prior: population, start: habit.coefficients)
@@ -440,8 +459,8 @@ package struct MinimumPolicy: FetchPolicy {
     var opportunity = false
     switch event.kind {
     case .open:
-      history.events.append(event)
-      history.end = event.time
+      seenOpens.append(event)
+      seenEnd = event.time
       lastAnyOpen = event.time
       if event.app == ctx.app {
         lastAppOpen = event.time

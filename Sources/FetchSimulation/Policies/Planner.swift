@@ -165,31 +165,62 @@ package enum PlannerMath {
     openProbability p: [Double], baseline base: [Double], step: Double, lambda: Double, fresh: Double,
     agePerHour: Double, activity: [Double]? = nil
   ) -> [Double] {
-    let K = p.count
+    let after = utilitiesAfter(bins: p.count, step: step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
+    return candidateValues(openProbability: p, baseline: base, after: after, activity: ActivityTerms(activity, bins: p.count))
+  }
+
+  /// U((d + ½)·step) for d in 0..<`bins`: the utility at each bin's
+  /// midpoint after a fetch at the start of the first (the `after` of
+  /// ``candidateValues(openProbability:baseline:after:activity:)``); it
+  /// depends on the update rate only, so the planner keeps it between
+  /// fetches.
+  ///
+  /// - Complexity: O(bins).
+  static func utilitiesAfter(bins K: Int, step: Double, lambda: Double, fresh: Double, agePerHour: Double) -> [Double] {
     var after = [Double](repeating: 0, count: K)
     for d in 0..<K {
       after[d] = utility(sinceSync: (Double(d) + 0.5) * step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
     }
-    // e^(−A) from candidate k to bin j's midpoint = e^(−mid_j) · e^(edge_k),
-    // with the cumulative activity at bin edges and midpoints (edges capped
-    // so that e^(edge) stays finite; beyond it the credit is 0 anyway).
-    var fromEdge = [Double](repeating: 1, count: K)
-    var toMid = [Double](repeating: 1, count: K)
-    if let a = activity {
-      var edge = 0.0
-      for j in 0..<K {
-        fromEdge[j] = exp(min(edge, 600))
-        toMid[j] = exp(-min(edge + a[j] / 2, 1200))
-        edge += a[j]
+    return after
+  }
+
+  /// ``candidateValues(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``
+  /// from its parts: the utilities `after` a fetch
+  /// (``utilitiesAfter(bins:step:lambda:fresh:agePerHour:)``) and the
+  /// activity's credit factors; the same bits.
+  ///
+  /// - Complexity: O(K²) for K bins.
+  static func candidateValues(
+    openProbability p: [Double], baseline base: [Double], after: [Double], activity terms: ActivityTerms
+  ) -> [Double] {
+    var v = [Double](repeating: 0, count: p.count)
+    candidateValues(&v, candidates: 0..<p.count, openProbability: p, baseline: base, after: after, activity: terms)
+    return v
+  }
+
+  /// Fills `v[k]` for the candidates `ks` as
+  /// ``candidateValues(openProbability:baseline:after:activity:)`` does (the
+  /// same bits), so that a decision can stop after candidate 0.
+  ///
+  /// - Complexity: O(K) per candidate.
+  static func candidateValues(
+    _ v: inout [Double], candidates ks: Range<Int>, openProbability p: [Double], baseline base: [Double],
+    after: [Double], activity terms: ActivityTerms
+  ) {
+    let K = p.count
+    p.withUnsafeBufferPointer { p in
+      base.withUnsafeBufferPointer { base in
+        after.withUnsafeBufferPointer { after in
+          terms.toMid.withUnsafeBufferPointer { toMid in
+            for k in ks {
+              var s = 0.0
+              for j in k..<K { s += p[j] * (after[j - k] - base[j]) * toMid[j] }
+              v[k] = s * terms.fromEdge[k]
+            }
+          }
+        }
       }
     }
-    var v = [Double](repeating: 0, count: K)
-    for k in 0..<K {
-      var s = 0.0
-      for j in k..<K { s += p[j] * (after[j - k] - base[j]) * toMid[j] }
-      v[k] = s * fromEdge[k]
-    }
-    return v
   }
 
   /// The part of candidate 0's value (``candidateValues(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``)
@@ -201,13 +232,23 @@ package enum PlannerMath {
     openProbability p: [Double], baseline base: [Double], step: Double, lambda: Double, fresh: Double,
     agePerHour: Double, activity: [Double]? = nil
   ) -> [Double] {
+    let after = utilitiesAfter(bins: p.count, step: step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
+    return nowValueBefore(openProbability: p, baseline: base, after: after, activity: ActivityTerms(activity, bins: p.count))
+  }
+
+  /// ``nowValueBefore(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``
+  /// from its parts (as ``candidateValues(openProbability:baseline:after:activity:)``);
+  /// the same bits.
+  ///
+  /// - Complexity: O(K).
+  static func nowValueBefore(
+    openProbability p: [Double], baseline base: [Double], after: [Double], activity terms: ActivityTerms
+  ) -> [Double] {
     var before = [Double](repeating: 0, count: p.count)
-    var acc = 0.0, edge = 0.0
+    var acc = 0.0
     for j in 0..<p.count {
       before[j] = acc
-      let credit = activity.map { exp(-(edge + $0[j] / 2)) } ?? 1
-      acc += p[j] * (utility(sinceSync: (Double(j) + 0.5) * step, lambda: lambda, fresh: fresh, agePerHour: agePerHour) - base[j]) * credit
-      edge += activity?[j] ?? 0
+      acc += p[j] * (after[j] - base[j]) * terms.credit[j]
     }
     return before
   }
@@ -217,9 +258,16 @@ package enum PlannerMath {
   ///
   /// - Complexity: O(K).
   package static func nextOpenProbabilities(intensities rho: [Double], step: Double) -> [Double] {
+    nextOpenProbabilities(survivals: rho.map { exp(-max(0, $0) * step) })
+  }
+
+  /// ``nextOpenProbabilities(intensities:step:)`` from each bin's survival
+  /// `q_j = e^(−max(0, ρ_j)·step)`: the same bits.
+  ///
+  /// - Complexity: O(K).
+  static func nextOpenProbabilities(survivals: [Double]) -> [Double] {
     var s = 1.0
-    return rho.map { r in
-      let q = exp(-max(0, r) * step)
+    return survivals.map { q in
       defer { s *= q }
       return s * (1 - q)
     }
@@ -247,6 +295,129 @@ package enum PlannerMath {
   package static func ramp(now: Double, atHorizon: Double, after u: Double, horizon h: Double) -> Double {
     let w = min(1, max(0, u / h))
     return now + (atHorizon - now) * w
+  }
+}
+
+/// The factors of the plan that depend only on the user's expected other
+/// radio activity in each look-ahead bin (``PlannerMath``'s `activity`):
+/// with `edge_k` the cumulative activity before bin k,
+///
+///     fromEdge[k] = e^(min(edge_k, 600)),   toMid[j] = e^(−min(edge_j + a_j/2, 1200)),
+///     credit[j]   = e^(−(edge_j + a_j/2)),  busy[k]  = 1 − e^(−edge_k).
+///
+/// Without activity (nil) every factor is 1 and `busy` 0. The activity
+/// bins repeat from one decision to the next (they follow the local hour),
+/// so ``PlannerPolicy`` keeps these by bins instead of taking 4 exponentials
+/// per bin at every decision.
+struct ActivityTerms {
+  let fromEdge: [Double]
+  let toMid: [Double]
+  let credit: [Double]
+  let busy: [Double]
+
+  /// - Complexity: O(bins): four exponentials per bin.
+  init(_ activity: [Double]?, bins K: Int) {
+    var fromEdge = [Double](repeating: 1, count: K)
+    var toMid = [Double](repeating: 1, count: K)
+    var credit = [Double](repeating: 1, count: K)
+    var busy = [Double](repeating: 0, count: K)
+    if let a = activity {
+      var edge = 0.0
+      for j in 0..<K {
+        busy[j] = -expm1(-edge)
+        fromEdge[j] = exp(min(edge, 600))
+        toMid[j] = exp(-min(edge + a[j] / 2, 1200))
+        credit[j] = exp(-(edge + a[j] / 2))
+        edge += a[j]
+      }
+    }
+    self.fromEdge = fromEdge
+    self.toMid = toMid
+    self.credit = credit
+    self.busy = busy
+  }
+}
+
+/// ``PlannerMath/utility(sinceSync:lambda:fresh:agePerHour:)`` remembered
+/// by the bits of its arguments: a decision's baselines at `since + mid`
+/// are, but for one, the baselines of the check a step before (the same
+/// sums of multiples of 2⁻²² s, hence the same bits; see
+/// ``HabitOpenMemo``). Direct-mapped, one slot per `quantum` seconds of
+/// `sinceSync`.
+struct UtilityMemo {
+  private let mask: Int
+  private let quantum: Double
+  /// The rate and weights (bits) the values are for.
+  private var parameters: (lambda: UInt64, fresh: UInt64, age: UInt64) = (0, 0, 0)
+  /// Two-way sets: keys (the bits of `sinceSync`), values (NaN: empty),
+  /// and per set whether way 1 was used last.
+  private var keys: [UInt64]
+  private var values: [Double]
+  private var recent: [Bool]
+
+  /// A memo of about 2 × `slots` values (`slots` rounded up to a power of
+  /// two, at least 2), in two-way sets as ``HabitOpenMemo``'s.
+  init(slots: Int, quantum: Double) {
+    var n = 2
+    while n < slots { n *= 2 }
+    mask = n - 1
+    self.quantum = quantum > 0 && quantum.isFinite ? quantum : 1
+    keys = Array(repeating: 0, count: 2 * n)
+    values = Array(repeating: .nan, count: 2 * n)
+    recent = Array(repeating: false, count: n)
+  }
+
+  /// `PlannerMath.utility(sinceSync: x, lambda:, fresh:, agePerHour:)`, the same bits.
+  ///
+  /// - Complexity: O(1); O(slots) when the rate or the weights changed.
+  mutating func utility(sinceSync x: Double, lambda: Double, fresh: Double, agePerHour: Double) -> Double {
+    let p = (lambda: lambda.bitPattern, fresh: fresh.bitPattern, age: agePerHour.bitPattern)
+    if p != parameters {
+      parameters = p
+      for k in values.indices { values[k] = .nan }
+    }
+    let q = (x / quantum).rounded(.down)
+    let set = abs(q) < 1e15 ? Int(q) & mask : 0
+    let key = x.bitPattern
+    let i = 2 * set
+    if keys[i] == key && !values[i].isNaN {
+      recent[set] = false
+      return values[i]
+    }
+    if keys[i + 1] == key && !values[i + 1].isNaN {
+      recent[set] = true
+      return values[i + 1]
+    }
+    let v = PlannerMath.utility(sinceSync: x, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
+    let way = recent[set] ? 0 : 1
+    keys[i + way] = key
+    values[i + way] = v
+    recent[set] = way == 1
+    return v
+  }
+}
+
+/// `e^(−max(0, ρ)·step)` remembered by the bits of ρ (direct-mapped, by a
+/// hash): the look-ahead intensities repeat from one decision to the next
+/// (``HabitOpenMemo``), and so do their survivals.
+struct SurvivalMemo {
+  private static let slots = 128
+  private var keys = [UInt64](repeating: 0, count: slots)
+  private var steps = [UInt64](repeating: 0, count: slots)
+  private var values = [Double](repeating: .nan, count: slots)
+
+  /// `exp(-max(0, rho) * step)`, the same bits.
+  ///
+  /// - Complexity: O(1).
+  mutating func survival(_ rho: Double, step: Double) -> Double {
+    let k = rho.bitPattern
+    let slot = Int(truncatingIfNeeded: (k &* 0x9E37_79B9_7F4A_7C15) >> 57)
+    if keys[slot] == k && steps[slot] == step.bitPattern && !values[slot].isNaN { return values[slot] }
+    let v = exp(-max(0, rho) * step)
+    keys[slot] = k
+    steps[slot] = step.bitPattern
+    values[slot] = v
+    return v
   }
 }
 
@@ -356,6 +527,23 @@ package struct PlannerPolicy: FetchPolicy {
   var logBase: Double
   let logBounds: ClosedRange<Double>
   var lastLaunch = -Double.infinity
+  /// The baselines U(since + mid) of the last decisions' bins.
+  var utilityMemo: UtilityMemo
+  /// ``PlannerMath/utilitiesAfter(bins:step:lambda:fresh:agePerHour:)`` at
+  /// the update rate (bits) it was computed for.
+  var afterCache: (lambda: UInt64, values: [Double]) = (0, [])
+  /// ``ActivityTerms`` by the local hours of the look-ahead bins (their
+  /// activity is `activityRate[hour] · step`).
+  var activityMemo: [HourKey: ActivityTerms] = [:]
+  /// Scratch of the decisions: intensities and baselines of the bins.
+  var rho: [Double] = []
+  var base: [Double] = []
+  /// The bins' survivals e^(−ρ·step), and those of the last intensities seen.
+  var survivals: [Double] = []
+  var survivalMemo = SurvivalMemo()
+  /// Whether decisions reuse what the decisions before them computed (the
+  /// memos above; off only in tests, which check that it changes nothing).
+  var remembers = true
   /// Decisions, when `logDecisions` is on.
   package private(set) var decisions: [PlannerDecision] = []
   package var logDecisions = false
@@ -369,6 +557,10 @@ package struct PlannerPolicy: FetchPolicy {
     mp.refitHour = params.refitHour
     mp.priorUpdatesPerHour = params.priorUpdatesPerHour
     habit = MinimumPolicy(params: mp, world: world, training: training, app: app, population: population, fits: fits)
+    // Room for two decisions' look-ahead points, one slot per step.
+    let bins = max(1, Int((params.horizonS / params.stepS).rounded(.down)))
+    habit.openMemo = HabitOpenMemo(slots: 2 * bins, quantum: params.stepS)
+    utilityMemo = UtilityMemo(slots: 2 * bins, quantum: params.stepS)
     self.params = params
     self.world = world
     if params.useDeviceModels > 0, let m = deviceModels {
@@ -445,6 +637,36 @@ package struct PlannerPolicy: FetchPolicy {
     min(1, params.paceSlack + MinimumPolicy.share(habit.pace, atHour: clock.hourOfDay(t)))
   }
 
+  /// The ``ActivityTerms`` of the `K` look-ahead bins from `t`, whose
+  /// activity is `activityRate[local hour of the bin's midpoint] · step`:
+  /// kept by the bins' hours (packed 5 bits each, for up to 24 bins),
+  /// computed on first use.
+  ///
+  /// - Complexity: O(K) local hours; O(K) exponentials for hours not seen before.
+  mutating func activityTerms(at t: Double, bins K: Int) -> ActivityTerms {
+    let step = params.stepS
+    var key = HourKey(low: 0, high: 0)
+    for j in 0..<min(K, 24) {
+      let h = UInt64(min(23, Int(clock.hourOfDay(t + (Double(j) + 0.5) * step))))
+      if j < 12 { key.low |= h << UInt64(5 * j) } else { key.high |= h << UInt64(5 * (j - 12)) }
+    }
+    if K <= 24, let terms = activityMemo[key] { return terms }
+    var activity = [Double](repeating: 0, count: K)
+    for j in 0..<K { activity[j] = activityRate[min(23, Int(clock.hourOfDay(t + (Double(j) + 0.5) * step)))] * step }
+    let terms = ActivityTerms(activity, bins: K)
+    if K <= 24 {
+      if activityMemo.count >= 4096 { activityMemo.removeAll(keepingCapacity: true) }
+      activityMemo[key] = terms
+    }
+    return terms
+  }
+
+  /// The local hours of up to 24 look-ahead bins, 5 bits each.
+  struct HourKey: Hashable {
+    var low: UInt64
+    var high: UInt64
+  }
+
   /// One decision at `ctx.now`: the gates, then the plan of the type's
   /// documentation; launches or not, and logs the decision when asked.
   ///
@@ -464,6 +686,13 @@ package struct PlannerPolicy: FetchPolicy {
       launchesToday = 0
     }
     guard !ctx.fetchInFlight else { return }
+    if !remembers {
+      habit.openMemo = HabitOpenMemo(slots: 2 * max(1, Int((params.horizonS / params.stepS).rounded(.down))), quantum: params.stepS)
+      utilityMemo = UtilityMemo(slots: 2, quantum: params.stepS)
+      survivalMemo = SurvivalMemo()
+      activityMemo = [:]
+      afterCache = (0, [])
+    }
     var decision = PlannerDecision(
       time: t, launched: false, valueNow: 0, costNowJ: 0, price: 0, bestLaterDelayS: 0, bestLaterValue: 0,
       bestLaterCostJ: 0, pWiFi: nil, pPlugged: nil, factor: .notWorthIt)
@@ -512,33 +741,49 @@ package struct PlannerPolicy: FetchPolicy {
     // Upper bound of any gain per open: a whole fresh open and all the age since the sync.
     let bound = params.freshWeight * pNew + params.ageWeightPerHour * since / 3600
     if !logDecisions && !(bound > price * costNow) { return }
-    // 1. The next open's distribution over the horizon's bins.
+    // 1. The next open's distribution over the horizon's bins. Consecutive
+    // periodic checks share all but one of their points (intensities and
+    // baselines remembered, the same bits).
     let step = params.stepS
     let K = max(1, Int((params.horizonS / step).rounded(.down)))
     let recency = habit.recency(at: t)
-    var rho = [Double](repeating: 0, count: K)
-    var base = [Double](repeating: 0, count: K)
+    if rho.count != K {
+      rho = [Double](repeating: 0, count: K)
+      base = [Double](repeating: 0, count: K)
+      survivals = [Double](repeating: 0, count: K)
+    }
     for j in 0..<K {
       let mid = (Double(j) + 0.5) * step
-      rho[j] = habit.habit.intensity(at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
-      base[j] = PlannerMath.utility(
+      rho[j] = habit.openMemo.intensity(habit.habit, at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
+      survivals[j] = survivalMemo.survival(rho[j], step: step)
+      base[j] = utilityMemo.utility(
         sinceSync: since + mid, lambda: lambda, fresh: params.freshWeight, agePerHour: params.ageWeightPerHour)
     }
-    var p = PlannerMath.nextOpenProbabilities(intensities: rho, step: step)
+    var p = PlannerMath.nextOpenProbabilities(survivals: survivals)
     if params.pairWindowS > 0, let o = otherOpen, o.time == t, t - habit.lastAppOpen >= TransitionModel.staleAfterS,
       let q = transitions.probability(after: o.app)
     {
       PlannerMath.condition(&p, firstSeconds: params.pairWindowS, step: step, on: q)
     }
-    var activity = [Double](repeating: 0, count: K)
-    for j in 0..<K { activity[j] = activityRate[min(23, Int(clock.hourOfDay(t + (Double(j) + 0.5) * step)))] * step }
+    let terms = activityTerms(at: t, bins: K)
+    let credited = params.sessionCredit > 0 ? terms : ActivityTerms(nil, bins: K)
+    if afterCache.lambda != lambda.bitPattern || afterCache.values.count != K {
+      afterCache = (
+        lambda.bitPattern,
+        PlannerMath.utilitiesAfter(
+          bins: K, step: step, lambda: lambda, fresh: params.freshWeight, agePerHour: params.ageWeightPerHour)
+      )
+    }
     // 2. The expected utility of a fetch at each candidate.
-    let v = PlannerMath.candidateValues(
-      openProbability: p, baseline: base, step: step, lambda: lambda, fresh: params.freshWeight,
-      agePerHour: params.ageWeightPerHour, activity: params.sessionCredit > 0 ? activity : nil)
+    // Candidate 0 first: the others matter only when fetching now pays.
+    var v = [Double](repeating: 0, count: K)
+    PlannerMath.candidateValues(
+      &v, candidates: 0..<1, openProbability: p, baseline: base, after: afterCache.values, activity: credited)
     decision.valueNow = v[0]
     let netNow = v[0] - price * costNow
     guard netNow > 0 || logDecisions else { return }
+    PlannerMath.candidateValues(
+      &v, candidates: 1..<K, openProbability: p, baseline: base, after: afterCache.values, activity: credited)
     // 3. Later candidates: expected cost over WiFi, charging and the user's
     // own radio activity; value scaled by the odds of being online.
     let onWiFi = ctx.network == .wifi
@@ -550,13 +795,11 @@ package struct PlannerPolicy: FetchPolicy {
     decision.pPlugged = odds?.plugged
     let netH = DeviceModelOptions().networkHorizonSeconds, plugH = DeviceModelOptions().pluggedHorizonSeconds
     let nearGate = !ctx.isCharging && (ctx.batteryPct.map { $0 < params.lowBatteryPct + params.gateMarginPct } ?? false)
-    var expectedActivity = 0.0
     var best = (net: netNow, k: 0, value: v[0], cost: costNow)
     for k in 1..<max(1, K) {
       let u = Double(k) * step
-      // Other apps' activity in the bin before the candidate (Poisson).
-      expectedActivity += activity[k - 1]
-      let pBusy = -expm1(-expectedActivity)
+      // Other apps' activity in the bins before the candidate (Poisson).
+      let pBusy = terms.busy[k]
       let pWiFi = PlannerMath.ramp(now: onWiFi ? 1 : 0, atHorizon: odds?.wifi ?? (onWiFi ? 1 : 0), after: u, horizon: netH)
       let pOff = PlannerMath.ramp(now: 0, atHorizon: odds?.offline ?? 0, after: u, horizon: netH)
       let pPlug = ctx.isCharging ? 1 : PlannerMath.ramp(now: 0, atHorizon: odds?.plugged ?? 0, after: u, horizon: plugH)
@@ -575,9 +818,7 @@ package struct PlannerPolicy: FetchPolicy {
     let both: Bool
     let slack = params.planBoth >= 2 ? spentToday + costNow <= (share - params.paceSlack) * budget : true
     if params.planBoth > 0 && best.k > 0 && slack {
-      let before = PlannerMath.nowValueBefore(
-        openProbability: p, baseline: base, step: step, lambda: lambda, fresh: params.freshWeight,
-        agePerHour: params.ageWeightPerHour, activity: params.sessionCredit > 0 ? activity : nil)
+      let before = PlannerMath.nowValueBefore(openProbability: p, baseline: base, after: afterCache.values, activity: credited)
       both = before[best.k] - price * costNow > 0
     } else {
       both = false
@@ -623,7 +864,15 @@ package enum PlannerFamily: PolicyFamily {
     let training = device.training
     let user = device.user
     let learning = device.learning
-    let models = p.useDeviceModels > 0 ? PlannerPolicy.fitDeviceModels(training) : nil
+    // The same models for every planner setting replayed with this context.
+    let models: DeviceModels? =
+      if p.useDeviceModels <= 0 {
+        nil
+      } else if let learning {
+        learning.deviceModels.models(for: training, fit: PlannerPolicy.fitDeviceModels)
+      } else {
+        PlannerPolicy.fitDeviceModels(training)
+      }
     return { app, _ in
       PlannerPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,

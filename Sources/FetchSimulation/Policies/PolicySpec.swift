@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import Foundation
 
 /// A policy configuration as written on the command line, e.g.
 /// `periodic:30m`: a ``PolicyFamily`` and one of its configurations.
@@ -181,11 +182,52 @@ package struct LearningContext: Sendable {
   package var population: HabitModel?
   /// Habit fits shared by the learning policies replayed with this context.
   package let fits: HabitFitCache
+  /// Device models fitted on the training window, shared likewise.
+  package let deviceModels = DeviceModelsCache()
 
   package init(training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache()) {
     self.training = training
     self.population = population
     self.fits = fits
+  }
+}
+
+/// Device models fitted on a training window, shared by the policies
+/// replayed with one ``LearningContext`` (every `planner` setting of a
+/// sweep fits the same models on the same window). A fit is a pure
+/// function of the window, so sharing it changes no result.
+///
+/// Thread-safe (a lock).
+package final class DeviceModelsCache: @unchecked Sendable {
+  private struct Key: Equatable {
+    var user: String
+    var start: UInt64
+    var end: UInt64
+    var events: Int
+  }
+
+  private var entry: (key: Key, models: DeviceModels?)?
+  private let lock = NSLock()
+  /// Fits computed, for tests.
+  package private(set) var computed = 0
+
+  package init() {}
+
+  /// `fit(training)`, computed once for the window (the user, start, end
+  /// and number of events of `training`; the last window asked for is kept).
+  ///
+  /// - Complexity: O(1) when kept, else the fit's.
+  package func models(for training: UserTrace, fit: (UserTrace) -> DeviceModels?) -> DeviceModels? {
+    let key = Key(
+      user: training.user, start: training.start.bitPattern, end: training.end.bitPattern,
+      events: training.events.count)
+    lock.lock()
+    defer { lock.unlock() }
+    if let entry, entry.key == key { return entry.models }
+    let models = fit(training)
+    entry = (key, models)
+    computed += 1
+    return models
   }
 }
 
