@@ -426,19 +426,9 @@ struct ReplayEngine {
   var own: [[BusyInterval]] = [[], []]
   /// The longest interval in `own`, s (bounds the backward scan of ``quietGap(_:at:)``).
   var longestOwnS = 0.0
-  /// Per-network look-around for marginal energy, s: the radio's own tail
-  /// and promotion bound the reach of one interval's cost.
-  let window: [Double]
-  /// The longest ``window``, s.
-  let maxWindow: Double
-  /// Radio profiles by ``NetworkKind`` raw value (nil offline).
-  let radios: [RadioProfile?]
-  /// Their plain terms by ``NetworkKind`` raw value (zero offline) and,
-  /// for ``promotionTime(_:afterGap:)``, every profile's tail stages: the
-  /// gap at which each stage ends, s, and the promotion from it, s.
-  let terms: [RadioTerms]
-  let stageEnds: [Double]
-  let stagePromotionS: [Double]
+  /// The world's radios (profiles, plain terms, tail stages, look-around
+  /// windows), prepared with the user.
+  let radios: ReplayRadios
   /// The longest budget a fetch was given (``PolicyContext/requestFetch(withinS:)``), s.
   var longestBudgetS = 0.0
   // Search hints: the previous answers (times mostly move forward).
@@ -481,25 +471,19 @@ struct ReplayEngine {
     appOpens =
       apps.count == 1 ? user.opens(of: apps[0]) : apps == user.deviceApps ? user.deviceOpens : mergeOpens(apps.map { user.opens(of: $0) })
     busy = w.shareUserRadio ? user.busy : [[], []]
-    let r = user.radios
-    radios = r.profiles
-    terms = r.terms
-    stageEnds = r.stageEnds
-    stagePromotionS = r.stagePromotionS
-    window = r.window
-    maxWindow = r.maxWindow
+    radios = user.radios
   }
 
-  func radio(_ n: NetworkKind) -> RadioProfile? { radios[Int(n.rawValue)] }
+  func radio(_ n: NetworkKind) -> RadioProfile? { radios.profiles[Int(n.rawValue)] }
 
   /// ``RadioProfile/promotion(afterGap:)``'s time for the radio of `r`
-  /// (its ``terms``), s, from the stage table: the same comparisons.
+  /// (its ``ReplayRadios/terms``), s, from the stage table: the same comparisons.
   /// `mutating` only to borrow the engine (see ``lastActivity(_:at:after:)``).
   mutating func promotionTime(_ r: RadioTerms, afterGap gap: Double) -> Double {
     var i = r.firstStage
     let end = r.firstStage + r.stageCount
     while i < end {
-      if gap < stageEnds[i] { return stagePromotionS[i] }
+      if gap < radios.stageEnds[i] { return radios.stagePromotionS[i] }
       i += 1
     }
     return r.idlePromotionS
@@ -675,7 +659,7 @@ struct ReplayEngine {
       lanes[j].sync(to: o.version, at: t)
       return
     }
-    let r = terms[Int(net.rawValue)]
+    let r = radios.terms[Int(net.rawValue)]
     let x = r.transferTime(downBytes: o.responseBytes, upBytes: w.requestBytes)
     // The user's activity counts only when the radio is shared with it.
     let quietSince = w.shareUserRadio ? c.quietSince : -.infinity
@@ -782,7 +766,7 @@ struct ReplayEngine {
   /// The latest start from which a fetch on `net` finishes by `t`.
   mutating func startToComplete(_ j: Int, by t: Double, on net: NetworkKind) -> Double {
     guard let k = PreparedUser.interface(net) else { return t }
-    let r = terms[Int(net.rawValue)]
+    let r = radios.terms[Int(net.rawValue)]
     let v = lanes[j].serverVersion(at: t)
     let bytes = v > lanes[j].version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
     let x = r.transferTime(downBytes: bytes, upBytes: w.requestBytes)
@@ -805,7 +789,7 @@ struct ReplayEngine {
       return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net)
     }
     let instant = w.instantTransfers
-    let r = terms[Int(net.rawValue)]
+    let r = radios.terms[Int(net.rawValue)]
     let promoS = promotionTime(r, afterGap: quietGap(k, at: s))
     let x0 = r.transferTime(downBytes: 0, upBytes: w.requestBytes)
     let response = instant ? s : forced ?? (s + promoS + x0.up + w.serverLatencyS)
@@ -860,7 +844,7 @@ struct ReplayEngine {
     longestOwnS = max(longestOwnS, iv.end - iv.start)
     guard own[k].count > 64 else { return }
     var drop = 0
-    while drop < own[k].count - 32 && own[k][drop].end < now - maxWindow { drop += 1 }
+    while drop < own[k].count - 32 && own[k][drop].end < now - radios.maxWindow { drop += 1 }
     own[k].removeFirst(drop)
   }
 
@@ -877,7 +861,7 @@ struct ReplayEngine {
   ///
   /// - Complexity: O(intervals within the window + log distance of the hint).
   mutating func marginalEnergy(_ k: Int, _ radio: RadioProfile, _ net: NetworkKind, _ f: BusyInterval) -> Double {
-    let d = window[Int(net.rawValue)]
+    let d = radios.window[Int(net.rawValue)]
     let lo = f.start - d, hi = f.end + d
     let b = busy[k]
     var i = firstBusy(k, endingAtOrAfter: lo)
