@@ -18,42 +18,45 @@ private struct Transcript: Equatable, CustomStringConvertible {
   }
 }
 
-private func sequentialTranscript(_ path: String, limits: ResourceLimits = .current) -> Transcript {
+/// Reads every user with `next` (the reader's line after each from
+/// `line`), then the byte count and digest from `end`, or the error.
+private func transcript(
+  _ open: () throws -> (next: () throws -> UserTrace?, line: () -> Int, end: () -> String)
+) -> Transcript {
   var t = Transcript()
-  var hash = SHA256()
   do {
-    let r = try TraceReader(path: path, limits: limits)
-    r.onRead = { hash.update($0) }
+    let r = try open()
     while let u = try r.next() {
       t.users.append(u)
-      t.lines.append(r.line)
+      t.lines.append(r.line())
     }
-    t.end = "\(r.bytesRead) bytes, \(hash.hexDigest())"
+    t.end = r.end()
   } catch {
     t.end = "\(error)"
   }
   return t
 }
 
+private func sequentialTranscript(_ path: String, limits: ResourceLimits = .current) -> Transcript {
+  var hash = SHA256()
+  return transcript {
+    let r = try TraceReader(path: path, limits: limits)
+    r.onRead = { hash.update($0) }
+    return (r.next, { r.line }, { "\(r.bytesRead) bytes, \(hash.hexDigest())" })
+  }
+}
+
 private func parallelTranscript(
   _ path: String, jobs: Int, chunkBytes: Int, maxChunkBytes: Int = ParallelTraceReader.maxChunkBytes,
   limits: ResourceLimits = .current
 ) -> Transcript {
-  var t = Transcript()
   let hash = BackgroundSHA256()
-  do {
+  return transcript {
     let r = try ParallelTraceReader(
       path: path, limits: limits, jobs: jobs, chunkBytes: chunkBytes, maxChunkBytes: maxChunkBytes)
     r.hasher = hash
-    while let u = try r.next() {
-      t.users.append(u)
-      t.lines.append(r.line)
-    }
-    t.end = "\(r.bytesRead) bytes, \(hash.hexDigest())"
-  } catch {
-    t.end = "\(error)"
+    return (r.next, { r.line }, { "\(r.bytesRead) bytes, \(hash.hexDigest())" })
   }
-  return t
 }
 
 @Suite("Parallel trace reader", .serialized)
