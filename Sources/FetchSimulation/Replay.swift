@@ -192,8 +192,9 @@ struct RadioTerms {
 /// The world's radio profiles as the engine reads them, by ``NetworkKind``
 /// raw value: built once per user (``PreparedUser/radios``), not per replay.
 struct ReplayRadios: Sendable {
-  /// The profiles (nil offline).
-  let profiles: [RadioProfile?]
+  /// The profiles (offline: WiFi's, never read: a non-optional element
+  /// is copied and destroyed without the runtime's generic witnesses).
+  let profiles: [RadioProfile]
   /// Their plain terms (zero offline).
   let terms: [RadioTerms]
   /// Every profile's tail stages (``RadioTerms/firstStage``): the gap at
@@ -206,11 +207,12 @@ struct ReplayRadios: Sendable {
   let maxWindow: Double
 
   init(_ world: WorldParameters) {
-    profiles = NetworkKind.allCases.map { world.radio(for: $0) }
+    let optional = NetworkKind.allCases.map { world.radio(for: $0) }
+    profiles = optional.map { $0 ?? world.wifi }
     var terms: [RadioTerms] = []
     var ends: [Double] = []
     var promotions: [Double] = []
-    for r in profiles {
+    for r in optional {
       guard let r else {
         terms.append(RadioTerms())
         continue
@@ -226,7 +228,7 @@ struct ReplayRadios: Sendable {
     self.terms = terms
     stageEnds = ends
     stagePromotionS = promotions
-    window = profiles.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
+    window = optional.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
     maxWindow = window.max() ?? 0
   }
 }
@@ -474,7 +476,9 @@ struct ReplayEngine {
     radios = user.radios
   }
 
-  func radio(_ n: NetworkKind) -> RadioProfile? { radios.profiles[Int(n.rawValue)] }
+  /// The radio profile of `n` (offline: a placeholder; callers check
+  /// ``PreparedUser/interface(_:)`` first).
+  func radio(_ n: NetworkKind) -> RadioProfile { radios.profiles[Int(n.rawValue)] }
 
   /// ``RadioProfile/promotion(afterGap:)``'s time for the radio of `r`
   /// (its ``ReplayRadios/terms``), s, from the stage table: the same comparisons.
@@ -671,8 +675,8 @@ struct ReplayEngine {
     var energy = r.throughputEnergy(downS: x.down, upS: x.up)
     // Inside the user's session that opened the app: no radio energy
     // added and no one else's changed, exactly.
-    if coverEnd < iv.end, let radio = radio(net) {
-      energy += marginalEnergy(k, radio, net, iv)
+    if coverEnd < iv.end {
+      energy += marginalEnergy(k, radio(net), net, iv)
       addOwn(k, iv, now: t)
     }
     lanes[j].refreshed(
@@ -785,7 +789,7 @@ struct ReplayEngine {
     let seg = u.networkIndex(at: s, hint: &netHint)
     let net = u.netKinds[seg]
     let cpuWake = w.cpuWakeEnergyJ
-    guard let k = PreparedUser.interface(net), let radio = radio(net) else {
+    guard let k = PreparedUser.interface(net) else {
       return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net)
     }
     let instant = w.instantTransfers
@@ -823,7 +827,7 @@ struct ReplayEngine {
       downS = r.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
     }
     let iv = BusyInterval(start: s, end: end)
-    let radioJ = marginalEnergy(k, radio, net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
+    let radioJ = marginalEnergy(k, radio(net), net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
     addOwn(k, iv, now: lanes[j].ctx.now)
     let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
     return InFlight(

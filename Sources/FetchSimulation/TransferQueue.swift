@@ -203,9 +203,10 @@ extension ReplayEngine {
   /// the marginal radio energy given everything planned before it on the
   /// interface, and the throughput term; its busy time joins the radio.
   mutating func planChunk(remaining: Double, at s: Double, on net: NetworkKind, cutAt cut: Double) -> TransferChunk {
-    guard let k = PreparedUser.interface(net), let radio = radio(net) else {
+    guard let k = PreparedUser.interface(net) else {
       preconditionFailure("a transfer chunk needs a network (startTransfer checks it)")
     }
+    let radio = radio(net)
     let promo = radio.promotion(afterGap: quietGap(k, at: s))
     let x = radio.transferTime(downBytes: remaining, upBytes: w.requestBytes)
     let downStart = s + promo.timeS + x.up + w.serverLatencyS
