@@ -334,21 +334,17 @@ struct AppLane {
       nextOpen += 1
     }
     guard refresh else { return o }
-    // Fresh and nothing at t itself: the server holds what the device
-    // holds (no search; the common case).
-    if fresh && (version == updates.count || updates[version] > t) {
-      zeroWaits += 1
-      o.version = version
+    guard fresh else {
+      o.stale = true
+      o.version = serverVersion(at: t)
+      o.responseBytes = newDataBytes(version: o.version)
       return o
     }
-    o.version = serverVersion(at: t)
-    if fresh {
-      zeroWaits += 1
-      sync(to: o.version, at: t)
-    } else {
-      o.stale = true
-      o.responseBytes = newDataBytes(version: o.version)
-    }
+    zeroWaits += 1
+    // Nothing at t itself (the common case): the server holds what the
+    // device holds, found without a search; else an update at t lands.
+    o.version = version == updates.count || updates[version] > t ? version : serverVersion(at: t)
+    sync(to: o.version, at: t)
     return o
   }
 

@@ -66,7 +66,7 @@ extension Quantile {
           if k < zeros { return 0 }
           let r = k - zeros
           if !placed {
-            select(p, r, from: max(from, 0), to: p.count)
+            select(p, r, from: from, to: p.count)
             from = r
             return p[r]
           }
