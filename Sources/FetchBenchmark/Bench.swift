@@ -187,7 +187,7 @@ package func runBench(
   t0 = DispatchTime.now()
   do {
     let reader = try ParallelTraceReader(path: path, jobs: config.jobs)
-    let hasher = BackgroundSHA256()
+    let hasher = BackgroundSHA256(jobs: config.jobs)
     reader.hasher = hasher
     var n = 0
     while try reader.next() != nil {

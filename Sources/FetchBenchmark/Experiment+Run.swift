@@ -517,7 +517,7 @@ public func runExperiment(
     var population: HabitModel??
     var ids = [[String]](repeating: [], count: e.replications)
     let reader = try ParallelTraceReader(path: path, jobs: options.jobs, chunkBytes: configs[0].readChunkBytes)
-    let hasher = BackgroundSHA256()
+    let hasher = BackgroundSHA256(jobs: options.jobs)
     reader.hasher = hasher
     let totalBytes = max(1, inputs[di].bytes)
     var block = 0

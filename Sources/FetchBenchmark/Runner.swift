@@ -148,7 +148,7 @@ package func runReplay<S: RunSink>(
   let population = fitted?.model
   let reader = try ParallelTraceReader(
     path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
-  let hasher = BackgroundSHA256()
+  let hasher = BackgroundSHA256(jobs: config.jobs)
   reader.hasher = hasher
   let total = (try? FileManager.default.attributesOfItem(atPath: config.tracePath)[.size] as? Int) ?? 0
   let learns = config.policies.contains(where: \.learns)
@@ -297,7 +297,7 @@ package func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = 
 func fitPopulationHashed(_ config: RunConfiguration, limits: ResourceLimits) throws -> (model: HabitModel?, sha256: String) {
   let reader = try ParallelTraceReader(
     path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
-  let hasher = BackgroundSHA256()
+  let hasher = BackgroundSHA256(jobs: config.jobs)
   reader.hasher = hasher
   var kept: [(hash: UInt64, samples: [HabitSample])] = []
   while let u = try reader.next() {

@@ -66,7 +66,7 @@ package struct PreparedUser: Sendable {
     self.busy = busy
     appOpens = opens
     var netHint = 0
-    var busyHints = [0, 0]
+    var busyHints = PerInterface(0)
     openContexts = opens.map { list in
       list.map { e in
         OpenContext(open: e.time, netTimes: times, netKinds: kinds, busy: busy, netHint: &netHint, busyHints: &busyHints)
@@ -132,6 +132,28 @@ package struct PreparedUser: Sendable {
   }
 }
 
+/// One value per radio interface (``PreparedUser/interface(_:)``: 0 WiFi,
+/// 1 cellular) as two stored fields: reading or changing one is a branch,
+/// without the uniqueness and bounds checks of a two-element array.
+struct PerInterface<Value> {
+  var wifi: Value
+  var cellular: Value
+
+  /// Both interfaces start at `value`.
+  init(_ value: Value) {
+    wifi = value
+    cellular = value
+  }
+
+  /// The value of interface `k` (0 WiFi, otherwise cellular).
+  subscript(k: Int) -> Value {
+    get { k == 0 ? wifi : cellular }
+    _modify {
+      if k == 0 { yield &wifi } else { yield &cellular }
+    }
+  }
+}
+
 // Read-only views for reports (`fetchlab report --timeline-…`); not used by
 // the replay itself.
 extension PreparedUser {
@@ -168,7 +190,7 @@ struct OpenContext: Sendable {
   ///   of one app come in time order).
   init(
     open t: Double, netTimes: [Double], netKinds: [NetworkKind], busy: [[BusyInterval]], netHint: inout Int,
-    busyHints: inout [Int]
+    busyHints: inout PerInterface<Int>
   ) {
     time = t
     network = PreparedUser.networkIndex(in: netTimes, at: t, hint: &netHint)

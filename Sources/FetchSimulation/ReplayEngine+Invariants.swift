@@ -24,8 +24,11 @@ extension ReplayEngine {
     let start = u.trace.start, end = u.trace.end
     // Rounding of absolute Unix times (about 2.4e-7 s at 2^30 s).
     let timeSlack = 4 * max(abs(start), abs(end)).ulp
-    for (j, lane) in lanes.enumerated() {
-      let s = apps[j].summary
+    for j in lanes.indices {
+      let lane = lanes[j]
+      // The records were moved from the lane to its result.
+      let r = apps[j]
+      let s = r.summary
       check(lane.inflight == nil && !lane.ctx.fetchInFlight, "lane \(j): a fetch is still in flight")
       check(lane.version >= 0 && lane.version <= lane.updates.count, "lane \(j): version \(lane.version) out of range")
       check(lane.segmentStart <= end, "lane \(j): integrated past the window end")
@@ -36,37 +39,37 @@ extension ReplayEngine {
       check(s.fetches == s.newData + s.noData + s.failed, "lane \(j): fetch outcomes do not add up")
       check(s.energyJ >= 0 && s.cellularBytes >= 0 && s.wifiBytes >= 0, "lane \(j): negative energy or bytes")
       check(s.foregroundEnergyJ >= 0, "lane \(j): negative foreground energy")
-      check(lane.ages.allSatisfy { $0 > 0 } && lane.ages.count <= s.opens, "lane \(j): bad ages")
-      check(lane.waits.allSatisfy { $0 >= 0 }, "lane \(j): negative wait")
+      check(r.staleAges.allSatisfy { $0 > 0 } && r.staleAges.count <= s.opens, "lane \(j): bad ages")
+      check(r.waits.allSatisfy { $0 >= 0 }, "lane \(j): negative wait")
       check(
         s.transferEnergyJ >= 0 && s.transferCellularBytes >= 0 && s.transferWifiBytes >= 0
           && s.transfersCompleted <= s.transfersQueued && s.transfersCompleted <= s.transferChunks,
         "lane \(j): bad transfer counts or charges")
       check(s.delivered <= s.updates && s.deliveryDelaySumS >= 0, "lane \(j): bad deliveries")
       guard options.recordEvents else { continue }
-      check(lane.opens.count == s.opens, "lane \(j): \(lane.opens.count) open records, \(s.opens) opens")
+      check(r.opens.count == s.opens, "lane \(j): \(r.opens.count) open records, \(s.opens) opens")
       var last = start
-      for o in lane.opens {
+      for o in r.opens {
         check(o.time >= last && o.time <= end, "lane \(j): open at \(o.time) out of order or window")
         last = o.time
       }
-      check(lane.fetches.count == s.fetches, "lane \(j): \(lane.fetches.count) fetch records, \(s.fetches) fetches")
+      check(r.fetches.count == s.fetches, "lane \(j): \(r.fetches.count) fetch records, \(s.fetches) fetches")
       last = start
       var energy = 0.0, bytes = 0.0
-      for f in lane.fetches {
+      for f in r.fetches {
         check(f.start >= last && f.end >= f.start, "lane \(j): fetch \(f.start)...\(f.end) out of order")
         check(f.end - f.start <= max(w.fetchBudgetS, longestBudgetS) + timeSlack, "lane \(j): fetch at \(f.start) exceeds the fetch budget")
         last = f.start
         energy += f.energyJ
         bytes += f.bytes
       }
-      let chunkJ = lane.transferChunks.reduce(0) { $0 + $1.energyJ }
+      let chunkJ = r.transferChunks.reduce(0) { $0 + $1.energyJ }
       check(
-        lane.transferChunks.count == s.transferChunks && abs(chunkJ - s.transferEnergyJ) <= 1e-9 * max(1, chunkJ),
+        r.transferChunks.count == s.transferChunks && abs(chunkJ - s.transferEnergyJ) <= 1e-9 * max(1, chunkJ),
         "lane \(j): transfer chunks charge \(chunkJ) J, summary \(s.transferEnergyJ) J")
       check(
-        lane.transferChunks.filter(\.completes).count == s.transfersCompleted
-          && lane.transferChunks.allSatisfy { $0.end >= $0.start && $0.end <= end && $0.bytes >= 0 },
+        r.transferChunks.filter(\.completes).count == s.transfersCompleted
+          && r.transferChunks.allSatisfy { $0.end >= $0.start && $0.end <= end && $0.bytes >= 0 },
         "lane \(j): bad transfer chunk records")
       // The summary's totals hold the background transfers too.
       let tol = 1e-9 * max(1, s.energyJ)
@@ -78,7 +81,7 @@ extension ReplayEngine {
         abs(bytes + transferBytes - s.cellularBytes - s.wifiBytes) <= 1e-9 * max(1, bytes + transferBytes),
         "lane \(j): fetch bytes sum to \(bytes) + transfers \(transferBytes), summary \(s.cellularBytes + s.wifiBytes)")
     }
-    for (k, list) in own.enumerated() {
+    for (k, list) in [own.wifi, own.cellular].enumerated() {
       check(zip(list, list.dropFirst()).allSatisfy { $0.start <= $1.start }, "interface \(k): device fetches unsorted")
     }
     check(energySinceSampleJ >= 0, "negative fetch energy since the battery sample")

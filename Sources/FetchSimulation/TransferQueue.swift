@@ -171,7 +171,7 @@ extension ReplayEngine {
     guard transfers.chunk == nil else { return }
     transfers.wakeAt = .infinity
     let all = transfers.waiting
-    let versions = lanes.map(\.version)
+    let versions = lanes.indices.map { lanes[$0].version }
     transfers.waiting.removeAll { x in
       versions[x.lane] >= x.version
         || (x.doneBytes == 0 && all.contains { $0.lane == x.lane && $0.version > x.version })

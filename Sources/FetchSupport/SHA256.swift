@@ -100,18 +100,34 @@ package struct SHA256: Sendable {
 /// At most ``maxPending`` blocks wait to be hashed (memory stays bounded
 /// when the reader is faster than the hash); the result is the same as
 /// ``SHA256``'s on the same bytes in the same order.
+///
+/// With `inline` (what `--jobs 1` asks for: one job, one core) every block
+/// is hashed on the calling thread instead, before `update` returns, so a
+/// one-job run never occupies a second core (a Slurm task given one CPU is
+/// not oversubscribed); the digest is the same.
 package final class BackgroundSHA256: @unchecked Sendable {
   /// Blocks that may wait at once.
   package static let maxPending = 8
   private var hasher = SHA256()
   private let queue = DispatchQueue(label: "fetchlab.sha256")
   private let slots = DispatchSemaphore(value: BackgroundSHA256.maxPending)
+  /// Hash on the calling thread.
+  package let inline: Bool
 
-  package init() {}
+  /// - Parameter inline: hash each block on the calling thread (one job).
+  package init(inline: Bool = false) {
+    self.inline = inline
+  }
+
+  /// A hasher for a run with `jobs` worker threads: inline with one.
+  package convenience init(jobs: Int) {
+    self.init(inline: jobs <= 1)
+  }
 
   /// Hashes a copy of `bytes` after every earlier block; blocks while
   /// ``maxPending`` blocks are waiting.
   package func update(_ bytes: UnsafeRawBufferPointer) {
+    if inline { return queue.sync { hasher.update(bytes) } }
     let copy = [UInt8](bytes)
     slots.wait()
     queue.async {
@@ -124,6 +140,7 @@ package final class BackgroundSHA256: @unchecked Sendable {
   /// (which must keep the bytes valid and unchanged) alive until then; no
   /// copy. Blocks while ``maxPending`` blocks are waiting.
   package func update(_ bytes: UnsafeRawBufferPointer, keepingAlive owner: AnyObject & Sendable) {
+    if inline { return queue.sync { hasher.update(bytes) } }
     let block = BorrowedBlock(bytes: bytes, owner: owner)
     slots.wait()
     queue.async {

@@ -151,11 +151,12 @@ struct ReplayInvariantTests {
     var outcomes = result.apps
     outcomes[1].summary.noData += 1
     #expect(engine.invariantViolations(outcomes).contains { $0.contains("do not add up") })
-    var late = engine
-    late.lanes[0].fetches[1].start = late.lanes[0].fetches[0].start - 1
-    #expect(late.invariantViolations(result.apps).contains { $0.contains("out of order") })
-    var overBudget = engine
-    overBudget.lanes[1].fetches[0].end = overBudget.lanes[1].fetches[0].start + w.fetchBudgetS + 1
-    #expect(overBudget.invariantViolations(result.apps).contains { $0.contains("exceeds the fetch budget") })
+    // The records have moved from the lanes to the results: corrupted there.
+    var late = result.apps
+    late[0].fetches[1].start = late[0].fetches[0].start - 1
+    #expect(engine.invariantViolations(late).contains { $0.contains("out of order") })
+    var overBudget = result.apps
+    overBudget[1].fetches[0].end = overBudget[1].fetches[0].start + w.fetchBudgetS + 1
+    #expect(engine.invariantViolations(overBudget).contains { $0.contains("exceeds the fetch budget") })
   }
 }

@@ -3,11 +3,13 @@ import Testing
 
 @Suite("SHA-256 in the background")
 struct BackgroundSHA256Tests {
-  @Test("the background hash equals the plain one, whatever the block sizes", arguments: 1...6)
-  func sameDigest(seed: UInt64) {
+  @Test(
+    "the background hash (and the inline one of --jobs 1) equals the plain one, whatever the block sizes",
+    arguments: 1...6, [false, true])
+  func sameDigest(seed: UInt64, inline: Bool) {
     var rng = SplitMix64(seed: seed, keys: "sha")
     var plain = SHA256()
-    let background = BackgroundSHA256()
+    let background = BackgroundSHA256(inline: inline)
     for _ in 0..<(20 + Int(rng.uniform() * 40)) {
       let n = Int(rng.uniform() * 3000)
       let block = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -15,7 +17,7 @@ struct BackgroundSHA256Tests {
       block.withUnsafeBytes { background.update($0) }
     }
     #expect(background.hexDigest() == plain.hexDigest())
-    #expect(BackgroundSHA256().hexDigest() == SHA256.hex([UInt8]()))
+    #expect(BackgroundSHA256(inline: inline).hexDigest() == SHA256.hex([UInt8]()))
   }
 }
 
