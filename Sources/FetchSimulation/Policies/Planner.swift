@@ -9,9 +9,11 @@ import Foundation
 /// utility, not these numbers; NV); the defaults were fixed before the
 /// evaluation in `docs/planner.md` and are the same for every dataset.
 package struct PlannerParameters: Sendable, Hashable {
-  /// Energy budget of the app, J per local day (CPU and marginal radio, as
-  /// the results report it), released through the day in step with the
-  /// user's opens of the app by hour.
+  /// Energy budget of the app, J per budget day (CPU and marginal radio,
+  /// including energy drawn while charging, as the results report it; the
+  /// day starts at ``dayStartHour``), released through the day in step with
+  /// the user's opens of the app by hour (weighted by the time since the
+  /// previous open with ``paceByGap``), ``paceSlack`` of it up front.
   package var budgetJPerDay = 10.0
   /// Look-ahead horizon of the plan, s.
   package var horizonS = 7200.0
@@ -664,11 +666,15 @@ package struct PlannerPolicy: FetchPolicy {
     return min(1, params.paceSlack + c)
   }
 
-  /// Cumulative shares by local hour of the app's training opens, each
-  /// weighted by the time since the app's previous open (capped at 24 h):
-  /// the age an open would see without background fetches. Pseudo-opens as
-  /// in ``MinimumPolicy/pacing(training:app:)`` (the population's hourly
-  /// shares × 24), each weighted by the mean weight of the user's opens.
+  /// Cumulative shares by the end of each local hour of the app's training
+  /// opens, each weighted by the time since the app's previous open, s,
+  /// capped at 24 h (the first open of the window, whose previous open is
+  /// unknown, weighs the cap): about the age an open would see without
+  /// background fetches, so an hour whose opens follow long quiet periods
+  /// (the first open of a morning) releases more of the day's budget than
+  /// its count of opens would. Pseudo-opens as in
+  /// ``MinimumPolicy/pacing(training:app:)`` (the population's hourly shares
+  /// × 24), each weighing the mean weight of the user's opens.
   ///
   /// - Complexity: O(training events).
   static func gapPacing(_ training: UserTrace, app: Int32) -> [Double] {
