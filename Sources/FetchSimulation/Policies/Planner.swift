@@ -37,7 +37,7 @@ package struct PlannerParameters: Sendable, Hashable {
   package var damping = 3.0
   /// The price stays within [initial / range, initial · range].
   package var priceRange = 1000.0
-  /// Launches per local day (paced like the energy budget).
+  /// Launches per budget day (paced like the energy budget).
   package var launchesPerDay = 288.0
   /// Share of the daily budgets released up front.
   package var paceSlack = 0.2
@@ -88,7 +88,7 @@ package struct PlannerParameters: Sendable, Hashable {
 
   /// Names accepted in `planner:key=value`.
   static let keys: [SettingKey<PlannerParameters>] = [
-    .init("budget", \.budgetJPerDay, help: "energy budget of the app, J per local day (paced by the user's opens by hour)"),
+    .init("budget", \.budgetJPerDay, help: "energy budget of the app, J per budget day (from day_start; paced by the user's opens by hour)"),
     .init("horizon", \.horizonS, min: 300, duration: true, help: "look-ahead horizon of the plan"),
     .init("step", \.stepS, min: 60, duration: true, help: "width of the look-ahead bins and spacing of the candidate fetch times"),
     .init("check", \.checkIntervalS, min: 60, duration: true, help: "time between the periodic decision points"),
@@ -99,7 +99,7 @@ package struct PlannerParameters: Sendable, Hashable {
     .init("gain", \.gain, help: "integral gain of the price controller, per local day"),
     .init("damping", \.damping, help: "proportional gain of the price controller"),
     .init("price_range", \.priceRange, min: 1, help: "the price stays within [initial / range, initial × range]"),
-    .init("launches", \.launchesPerDay, help: "launches per local day (paced like the energy budget)"),
+    .init("launches", \.launchesPerDay, help: "launches per budget day (paced like the energy budget)"),
     .init("pace_slack", \.paceSlack, help: "share of the daily budgets released up front"),
     .init("pace_by_gap", \.paceByGap, max: 1, help: "1: release the budget with the opens weighted by the time since the app's previous open; 0: by the count of opens"),
     .init("day_start", \.dayStartHour, min: -1, max: 23, help: "local hour at which the budget day starts (-1: the hour with the fewest of the user's opens of the app)"),
