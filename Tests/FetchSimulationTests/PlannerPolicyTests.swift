@@ -240,10 +240,11 @@ struct PlannerPolicyTests {
   func budget(_ b: Double) {
     var params = PlannerParameters()
     params.budgetJPerDay = b
-    let (r, _) = Self.run(params)
+    let (r, p) = Self.run(params)
     #expect(r.summary.fetches > 0)
+    // By the planner's budget day (from its start hour; the trace is in UTC).
     var energy: [Int: Double] = [:]
-    for f in r.fetches { energy[Int((f.start / 86_400).rounded(.down)), default: 0] += f.energyJ }
+    for f in r.fetches { energy[Int(((f.start - p.dayStartHour * 3600) / 86_400).rounded(.down)), default: 0] += f.energyJ }
     // One isolated LTE fetch costs about 12 J.
     for (day, e) in energy { #expect(e <= b + 13, "day \(day): \(e) J for a budget of \(b) J") }
     // An isolated LTE fetch costs ≈ 12 J; inside others' activity ≈ 1 J.
@@ -278,7 +279,8 @@ struct PlannerPolicyTests {
     }
     // Each budget is at least half spent, and each larger one buys more
     // (before the fix, the now-or-later choice, 48 launches a day and 10 min
-    // spacing stopped it: 10.9, 22.5 and 39.5 J/day; now 18.6, 46.4, 127.4).
+    // spacing stopped it: 10.9, 22.5 and 39.5 J/day; then 18.6, 46.4, 127.4;
+    // with the pacing by gaps from the quiet hour, 19.3, 49.3, 146.3).
     #expect(perDay[1] > perDay[0] && perDay[2] > perDay[1], "\(perDay)")
     for (b, e) in zip([20.0, 60, 200], perDay) { #expect(e >= 0.5 * b, "\(perDay)") }
     // And stays within the budget (plus one isolated LTE fetch a day).
@@ -341,4 +343,123 @@ struct PlannerPolicyTests {
     #expect(!b.contains { $0.bestLaterCostJ < 0.5 * $0.costNowJ })
     #expect(b.allSatisfy { $0.pWiFi == nil })
   }
+
+  // MARK: pacing the budget
+
+  @Test("the quiet hour is the hour with the smallest share of the opens, the first on ties")
+  func quietHour() {
+    // Hourly shares 0.05 everywhere but 0.02 at 3 and at 5: cumulative sums.
+    var hourly = [Double](repeating: 0.05, count: 24)
+    hourly[3] = 0.02
+    hourly[5] = 0.02
+    var acc = 0.0
+    let pace = hourly.map { acc += $0; return acc }
+    #expect(PlannerPolicy.quietHour(pace) == 3)
+    hourly[3] = 0.03
+    acc = 0
+    #expect(PlannerPolicy.quietHour(hourly.map { acc += $0; return acc }) == 5)
+  }
+
+  @Test("gap-weighted pacing: each open weighs the time since the app's previous open (worked example)")
+  func gapPacing() {
+    // Two opens in training: 01:00 (the first: its previous open unknown,
+    // it weighs the 24 h cap) and 10:00, 9 h later; the pseudo-opens weigh
+    // the mean weight, 16.5 h, each, 24 of them spread as the population's
+    // hourly shares.
+    var t = UserTrace(user: "g", start: 0, end: 86_400)
+    let a = t.appIndex("a")
+    t.events = [TraceEvent(time: 3600, kind: .open, app: a, value: 1), TraceEvent(time: 36_000, kind: .open, app: a, value: 1)]
+    let pace = PlannerPolicy.gapPacing(t, app: a)
+    let prior = WorldParameters.ubiqlogHourlyShare
+    let mean = (86_400 + 32_400) / 2.0
+    let total = 86_400 + 32_400 + 24 * mean
+    #expect(abs(pace[0] - 24 * mean * prior[0] / total) < 1e-12)
+    #expect(abs(pace[9] - (86_400 + 24 * mean * prior[0...9].reduce(0, +)) / total) < 1e-12)
+    #expect(abs(pace[10] - (86_400 + 32_400 + 24 * mean * prior[0...10].reduce(0, +)) / total) < 1e-12)
+    #expect(abs(pace[23] - 1) < 1e-12)
+    // A long night before the first open of the morning: its hour holds a
+    // larger share than by the count of opens.
+    let (train, _) = Self.sleeper().split(at: Self.sleeper().start + 7 * 86_400)
+    let byGap = PlannerPolicy.gapPacing(train, app: 0), byCount = MinimumPolicy.pacing(training: train, app: 0)
+    #expect(byGap[7] - byGap[6] > 2 * (byCount[7] - byCount[6]), "\(byGap[7] - byGap[6]) against \(byCount[7] - byCount[6])")
+  }
+
+  @Test("the budget day starts at the day-start hour; the replay's first budget day counts its part before the window as spent")
+  func budgetDay() {
+    let (train, test) = Self.sleeper().split(at: Self.sleeper().start + 7 * 86_400)
+    var params = PlannerParameters()
+    params.budgetJPerDay = 50
+    params.dayStartHour = 4
+    for startHour in [4.0, 18] {
+      var p = PlannerPolicy(params: params, world: IMPPolicyTests.world, training: train, app: 0, population: nil)
+      #expect(p.dayStartHour == 4)
+      let w = test.start + startHour * 3600
+      #expect(abs(p.released(at: w) - (startHour == 4 ? params.paceSlack : min(1, params.paceSlack + p.pace[17] - p.pace[3]))) < 1e-12)
+      var ctx = PolicyContext(now: w, app: 0, appName: "a", windowStart: w, timeZone: train.timeZone, network: .lte)
+      p.decide(&ctx)
+      // From 04:00 nothing is spent; from 18:00, the opens' share from 04:00 to 18:00.
+      let before = startHour == 4 ? 0 : (p.pace[17] - p.pace[3]) * params.budgetJPerDay
+      #expect(abs(p.spentToday - before) < 1e-9, "window from \(startHour) h: \(p.spentToday) J")
+      if startHour == 18 { #expect(p.spentToday > 10) }
+    }
+    // The default starts the day at the quiet hour of the pacing.
+    let q = PlannerPolicy(params: PlannerParameters(), world: IMPPolicyTests.world, training: train, app: 0, population: nil)
+    #expect(q.dayStartHour == PlannerPolicy.quietHour(q.habit.pace))
+  }
+
+  /// Two weeks on LTE of a user who sleeps from about 22:00 to 07:40: the
+  /// app is opened first thing in the morning (07:40–08:00), before any
+  /// other activity, then ten times from 10:00 to 22:00; another app 20
+  /// times from 10:00 to 22:00; no wakes (UTC trace).
+  static func sleeper() -> UserTrace {
+    var rng = SplitMix64(seed: 12)
+    var t = UserTrace(user: "sleeper", start: 1_767_571_200, end: 1_767_571_200 + 14 * 86_400)
+    let a = t.appIndex("a"), b = t.appIndex("b")
+    var ev: [TraceEvent] = [TraceEvent(time: t.start, kind: .network, value: Double(NetworkKind.lte.rawValue))]
+    for d in 0..<14 {
+      let day = t.start + Double(d) * 86_400
+      ev.append(TraceEvent(time: day + 7 * 3600 + 2400 + rng.uniform() * 1200, kind: .open, app: a, value: 30))
+      for h in [10.0, 11, 12, 13, 14, 15.5, 17, 18.5, 20, 21.8] {
+        ev.append(TraceEvent(time: day + h * 3600 + rng.uniform() * 600, kind: .open, app: a, value: 30))
+      }
+      for _ in 0..<20 {
+        ev.append(TraceEvent(time: day + 10 * 3600 + rng.uniform() * 12 * 3600, kind: .open, app: b, value: 10 + rng.uniform() * 60))
+      }
+    }
+    ev.sort { $0.time < $1.time }
+    t.events = ev
+    return t
+  }
+
+  /// Mean age, s, of the sleeper's first open of each test-week morning under `params`.
+  static func morningAge(_ params: PlannerParameters) -> Double {
+    let t = sleeper()
+    let world = IMPPolicyTests.world
+    let (train, test) = t.split(at: t.start + 7 * 86_400)
+    let population = try? HabitFitter().fitPopulation([HabitSample(trace: train, app: 0, from: train.start, to: train.end)])
+    var p = PlannerPolicy(params: params, world: world, training: train, app: 0, population: population)
+    let r = replay(
+      &p, user: PreparedUser(trace: test, world: world), app: 0,
+      content: ContentTimeline(trace: test, app: 0, world: world, seed: 5), options: ReplayOptions(seed: 5, recordEvents: true))
+    let mornings = r.opens.filter { ($0.time - test.start).truncatingRemainder(dividingBy: 86_400) < 8 * 3600 }
+    precondition(mornings.count == 7, "one morning open a day")
+    return mornings.map(\.ageS).reduce(0, +) / Double(mornings.count)
+  }
+
+  @Test("the first open of a morning gets its fetch: the budget is released with the age the opens would see, not their count")
+  func morningFetch() {
+    var params = PlannerParameters()
+    params.budgetJPerDay = 40
+    var byCount = params
+    byCount.paceByGap = 0
+    let now = Self.morningAge(params), before = Self.morningAge(byCount)
+    // Paced by the count of opens, the 12 J fetch from idle LTE does not fit
+    // the morning's released budget (8 J up front and the morning open's
+    // share, one open in eleven) until after the open: the night's age
+    // (about 9 h) is shown. Weighted by the time since the previous open,
+    // the morning open's share (about a third of the day's) releases it.
+    #expect(before > 5 * 3600, "\(before) s")
+    #expect(now < 0.25 * before, "\(now) s against \(before) s")
+  }
+
 }

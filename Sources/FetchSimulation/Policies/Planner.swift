@@ -9,9 +9,11 @@ import Foundation
 /// utility, not these numbers; NV); the defaults were fixed before the
 /// evaluation in `docs/planner.md` and are the same for every dataset.
 package struct PlannerParameters: Sendable, Hashable {
-  /// Energy budget of the app, J per local day (CPU and marginal radio, as
-  /// the results report it), released through the day in step with the
-  /// user's opens of the app by hour.
+  /// Energy budget of the app, J per budget day (CPU and marginal radio,
+  /// including energy drawn while charging, as the results report it; the
+  /// day starts at ``dayStartHour``), released through the day in step with
+  /// the user's opens of the app by hour (weighted by the time since the
+  /// previous open with ``paceByGap``), ``paceSlack`` of it up front.
   package var budgetJPerDay = 10.0
   /// Look-ahead horizon of the plan, s.
   package var horizonS = 7200.0
@@ -20,8 +22,9 @@ package struct PlannerParameters: Sendable, Hashable {
   package var stepS = 300.0
   /// Seconds between the periodic decision points.
   package var checkIntervalS = 300.0
-  /// Least time between two launches of the app, s.
-  package var minSpacingS = 300.0
+  /// Least time between two launches of the app, s (1 min: a fetch at
+  /// another app's open just before this app's may follow a periodic one).
+  package var minSpacingS = 60.0
   /// Value of one more fresh open (dimensionless unit of the utility).
   package var freshWeight = 1.0
   /// Value of one hour of age avoided at an open, per hour.
@@ -34,10 +37,21 @@ package struct PlannerParameters: Sendable, Hashable {
   package var damping = 3.0
   /// The price stays within [initial / range, initial · range].
   package var priceRange = 1000.0
-  /// Launches per local day (paced like the energy budget).
+  /// Launches per budget day (paced like the energy budget).
   package var launchesPerDay = 288.0
   /// Share of the daily budgets released up front.
-  package var paceSlack = 0.1
+  package var paceSlack = 0.2
+  /// Local hour at which the budget day starts, 0–23; negative: the hour
+  /// with the fewest of the user's opens of the app in training
+  /// (``PlannerPolicy/quietHour(_:)``), so that a night's and the next
+  /// morning's fetches draw on one day's budget.
+  package var dayStartHour = -1.0
+  /// 1: release the budget in step with the user's opens weighted by the
+  /// time since the app's previous open (``PlannerPolicy/gapPacing(_:app:)``),
+  /// so that the first open of a morning, which would see the night's age,
+  /// releases the energy of the fetch it needs; 0: with the count of opens
+  /// (``MinimumPolicy/pacing(training:app:)``).
+  package var paceByGap = 1.0
   /// Cost multiplier while charging.
   package var chargingCostFactor = 0.1
   /// Battery %, below which nothing runs unless charging (the OS gate).
@@ -74,7 +88,7 @@ package struct PlannerParameters: Sendable, Hashable {
 
   /// Names accepted in `planner:key=value`.
   static let keys: [SettingKey<PlannerParameters>] = [
-    .init("budget", \.budgetJPerDay, help: "energy budget of the app, J per local day (paced by the user's opens by hour)"),
+    .init("budget", \.budgetJPerDay, help: "energy budget of the app, J per budget day (from day_start; paced by the user's opens by hour)"),
     .init("horizon", \.horizonS, min: 300, duration: true, help: "look-ahead horizon of the plan"),
     .init("step", \.stepS, min: 60, duration: true, help: "width of the look-ahead bins and spacing of the candidate fetch times"),
     .init("check", \.checkIntervalS, min: 60, duration: true, help: "time between the periodic decision points"),
@@ -85,8 +99,10 @@ package struct PlannerParameters: Sendable, Hashable {
     .init("gain", \.gain, help: "integral gain of the price controller, per local day"),
     .init("damping", \.damping, help: "proportional gain of the price controller"),
     .init("price_range", \.priceRange, min: 1, help: "the price stays within [initial / range, initial × range]"),
-    .init("launches", \.launchesPerDay, help: "launches per local day (paced like the energy budget)"),
+    .init("launches", \.launchesPerDay, help: "launches per budget day (paced like the energy budget)"),
     .init("pace_slack", \.paceSlack, help: "share of the daily budgets released up front"),
+    .init("pace_by_gap", \.paceByGap, max: 1, help: "1: release the budget with the opens weighted by the time since the app's previous open; 0: by the count of opens"),
+    .init("day_start", \.dayStartHour, min: -1, max: 23, help: "local hour at which the budget day starts (-1: the hour with the fewest of the user's opens of the app)"),
     .init("charging_cost", \.chargingCostFactor, help: "cost multiplier while charging"),
     .init("low_battery_pct", \.lowBatteryPct, help: "battery %, below which nothing runs unless charging"),
     .init("gate_margin_pct", \.gateMarginPct, help: "battery points above the gate within which later candidates need the charger"),
@@ -521,6 +537,11 @@ package struct PlannerPolicy: FetchPolicy {
   /// The other app opened at the current instant (for the transition model).
   var otherOpen: (app: Int32, time: Double)?
   var clock: LocalClock
+  /// Local hour at which the budget day starts (see
+  /// ``PlannerParameters/dayStartHour``).
+  let dayStartHour: Double
+  /// Cumulative share of the day's budget by the end of each local hour.
+  let pace: [Double]
   var day = Int.min
   var spentToday = 0.0
   var launchesToday = 0
@@ -569,6 +590,8 @@ package struct PlannerPolicy: FetchPolicy {
     activityRate = Self.activityRates(training, app: app)
     transitions = TransitionModel(training, app: app, window: params.pairWindowS)
     clock = LocalClock(training.timeZone)
+    pace = params.paceByGap > 0 ? Self.gapPacing(training, app: app) : habit.pace
+    dayStartHour = params.dayStartHour >= 0 ? params.dayStartHour : Self.quietHour(habit.pace)
     logBase = log(params.initialPrice)
     let r = log(params.priceRange)
     logBounds = (logBase - r)...(logBase + r)
@@ -632,9 +655,64 @@ package struct PlannerPolicy: FetchPolicy {
     spentToday += outcome.energyJ
   }
 
-  /// Share of the day's budgets released by local time `t`.
+  /// Share of the day's budgets released by local time `t`: `paceSlack`
+  /// plus the share of the user's opens of the app from the budget day's
+  /// start hour s to t (`habit.pace`), at most 1.
   mutating func released(at t: Double) -> Double {
-    min(1, params.paceSlack + MinimumPolicy.share(habit.pace, atHour: clock.hourOfDay(t)))
+    let s = dayStartHour
+    let h = clock.hourOfDay(t)
+    let a = MinimumPolicy.share(pace, atHour: s)
+    let c = h >= s ? MinimumPolicy.share(pace, atHour: h) - a : 1 - a + MinimumPolicy.share(pace, atHour: h)
+    return min(1, params.paceSlack + c)
+  }
+
+  /// Cumulative shares by the end of each local hour of the app's training
+  /// opens, each weighted by the time since the app's previous open, s,
+  /// capped at 24 h (the first open of the window, whose previous open is
+  /// unknown, weighs the cap): about the age an open would see without
+  /// background fetches, so an hour whose opens follow long quiet periods
+  /// (the first open of a morning) releases more of the day's budget than
+  /// its count of opens would. Pseudo-opens as in
+  /// ``MinimumPolicy/pacing(training:app:)`` (the population's hourly shares
+  /// × 24), each weighing the mean weight of the user's opens.
+  ///
+  /// - Complexity: O(training events).
+  static func gapPacing(_ training: UserTrace, app: Int32) -> [Double] {
+    var clock = LocalClock(training.timeZone)
+    var weights = [Double](repeating: 0, count: 24)
+    var last = -Double.infinity
+    var n = 0.0, total = 0.0
+    for e in training.events where e.kind == .open && e.app == app {
+      let w = min(86_400, e.time - last)
+      last = e.time
+      guard w.isFinite else { continue }
+      weights[min(23, Int(clock.hourOfDay(e.time)))] += w
+      n += 1
+      total += w
+    }
+    let mean = n > 0 ? total / n : 1
+    var acc = 0.0
+    let counts = zip(weights, WorldParameters.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean }
+    let sum = counts.reduce(0, +)
+    return counts.map { acc += $0; return acc / sum }
+  }
+
+  /// The start of the local hour with the fewest of the user's opens of the
+  /// app (`pace`: cumulative shares by the end of each hour, as
+  /// ``MinimumPolicy/pacing(training:app:)``, whose population pseudo-counts
+  /// keep every hour's share positive), 0–23; the first such hour on ties.
+  ///
+  /// - Complexity: O(24).
+  static func quietHour(_ pace: [Double]) -> Double {
+    var best = 0, least = Double.infinity
+    for i in 0..<min(24, pace.count) {
+      let share = pace[i] - (i > 0 ? pace[i - 1] : 0)
+      if share < least {
+        best = i
+        least = share
+      }
+    }
+    return Double(best)
   }
 
   /// The ``ActivityTerms`` of the `K` look-ahead bins from `t`, whose
@@ -675,15 +753,22 @@ package struct PlannerPolicy: FetchPolicy {
   ///   upper bound of the gain decides first.
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
-    let d = Int((clock.local(t) / 86_400).rounded(.down))
+    let d = Int(((clock.local(t) - dayStartHour * 3600) / 86_400).rounded(.down))
     if d != day {
       if day != Int.min, params.budgetJPerDay > 0 {
         let e = (spentToday - params.budgetJPerDay) / params.budgetJPerDay
         logBase = min(logBounds.upperBound, max(logBounds.lowerBound, logBase + params.gain * min(1, e)))
       }
+      // The replay's first budget day is pro-rated: its part before the
+      // window start (the share of the user's opens there) counts as spent.
+      let first = day == Int.min
       day = d
       spentToday = 0
       launchesToday = 0
+      let w = ctx.windowStart
+      if first && Int(((clock.local(w) - dayStartHour * 3600) / 86_400).rounded(.down)) == d {
+        spentToday = max(0, released(at: w) - params.paceSlack) * params.budgetJPerDay
+      }
     }
     guard !ctx.fetchInFlight else { return }
     if !remembers {
@@ -728,10 +813,11 @@ package struct PlannerPolicy: FetchPolicy {
         + radio.marginalEnergyEstimate(
           afterQuietGap: gap, downBytes: down, upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
     }
-    var costNow = estimate(world.radio(for: ctx.network)!, gap: ctx.radioQuietGapS)
-    if ctx.isCharging { costNow *= params.chargingCostFactor }
+    // The budget counts the energy drawn while charging; the price sees it discounted.
+    let energyNow = estimate(world.radio(for: ctx.network)!, gap: ctx.radioQuietGapS)
+    let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
     decision.costNowJ = costNow
-    if spentToday + costNow > share * budget {
+    if spentToday + energyNow > share * budget {
       decision.factor = .energyBudget
       return
     }
