@@ -296,6 +296,7 @@ struct AppLane {
 
   /// Scores an open at `t` (the age, AoI and freshness of the content on
   /// the device); returns whether it is fresh (age 0).
+  @inline(__always)
   mutating func scoreOpen(at t: Double, windowStart: Double, record: Bool) -> Bool {
     let age = version < updates.count ? max(0, t - updates[version]) : 0
     let fresh = age == 0
@@ -326,6 +327,7 @@ struct AppLane {
   /// finds the server's version and, for a fresh open (wait 0), syncs to
   /// it. A stale open's refresh is priced by the engine, then
   /// ``refreshed(at:version:wait:energyJ:bytes:cellular:)``.
+  @inline(__always)
   mutating func open(at t: Double, windowStart: Double, record: Bool, refresh: Bool) -> Open {
     let fresh = scoreOpen(at: t, windowStart: windowStart, record: record)
     var o = Open()
@@ -409,10 +411,11 @@ final class LaneBuffer {
   /// The number of lanes.
   let count: Int
 
-  init(_ lanes: [AppLane]) {
-    count = lanes.count
+  /// `count` lanes, lane `j` made by `make(j)` in place.
+  init(count: Int, _ make: (Int) -> AppLane) {
+    self.count = count
     base = .allocate(capacity: max(1, count))
-    lanes.withUnsafeBufferPointer { if let b = $0.baseAddress { base.initialize(from: b, count: count) } }
+    for j in 0..<count { (base + j).initialize(to: make(j)) }
   }
 
   deinit {
@@ -487,7 +490,7 @@ struct ReplayEngine {
     sampledPct = pct
     network = user.netKinds[0]
     let failing = user.world.failureProbability > 0
-    lanes = LaneBuffer(apps.indices.map { i in
+    lanes = LaneBuffer(count: apps.count) { i in
       let app = apps[i], content = contents[i]
       var ctx = PolicyContext(
         now: t.start, app: app, appName: t.apps[Int(app)], windowStart: t.start, timeZone: t.timeZone,
@@ -506,7 +509,7 @@ struct ReplayEngine {
       lane.ages.reserveCapacity(lane.openContexts.count)
       lane.waits.reserveCapacity(lane.openContexts.count)
       return lane
-    })
+    }
     var laneOf = [Int](repeating: -1, count: t.apps.count)
     for (i, a) in apps.enumerated() where a >= 0 && Int(a) < laneOf.count && laneOf[Int(a)] < 0 { laneOf[Int(a)] = i }
     self.laneOf = laneOf
