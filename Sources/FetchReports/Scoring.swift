@@ -152,7 +152,7 @@ package struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable
 /// per-policy means with bootstrap intervals, Pareto frontiers, staleness at
 /// matched energy, the gap to the budgeted oracle, and paired comparisons
 /// against a baseline. See ``SummaryTable`` for how a user's rows are
-/// averaged and ``writeScores(runDir:resamples:)`` for the files.
+/// averaged and ``writeScores(runDir:resamples:jobs:)`` for the files.
 public enum Scoring {
   /// The family of a policy configuration: `periodic:1h` → `periodic`,
   /// `ios-minimum:price=0.1` → `ios-minimum`, `never` → `never`.
@@ -162,27 +162,31 @@ public enum Scoring {
 
   /// Mean over users and a percentile bootstrap interval of every metric,
   /// per (dataset, policy) in file order. Users are resampled jointly for
-  /// all metrics, from a stream seeded by the dataset and policy names.
+  /// all metrics, from a stream seeded by the dataset and policy names, so
+  /// the (dataset, policy) pairs are scored on `jobs` threads with the same
+  /// results as on one (the bootstrap, B · users · metrics draws a pair, was
+  /// the serial tail of a two-job run).
+  ///
+  /// - Complexity: O(pairs · resamples · users · metrics / jobs).
   package static func score(
-    _ table: SummaryTable, resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel
+    _ table: SummaryTable, resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel,
+    jobs: Int = 1
   ) -> [PolicyScore] {
-    var out: [PolicyScore] = []
-    for d in table.datasets {
-      for p in table.policies(in: d) {
-        guard let v = table.values(dataset: d, policy: p) else { continue }
-        var rng = Bootstrap.generator("policies", d, p)
-        let columns = ScoreMetric.allCases.map { v[$0] }
-        let intervals = Bootstrap.meanIntervals(columns, resamples: resamples, level: level, using: &rng)
-        var est: [ScoreMetric: MetricEstimate] = [:]
-        for (i, m) in ScoreMetric.allCases.enumerated() {
-          est[m] = MetricEstimate(
-            mean: nanMean(columns[i]), users: columns[i].filter { !$0.isNaN }.count,
-            interval: m.declaration.interval ? intervals[i] : nil)
-        }
-        out.append(PolicyScore(dataset: d, policy: p, users: v.users.count, estimates: est))
+    let pairs = table.datasets.flatMap { d in table.policies(in: d).map { (dataset: d, policy: $0) } }
+    return parallelMap(pairs.count, jobs: jobs) { k -> PolicyScore? in
+      let (d, p) = pairs[k]
+      guard let v = table.values(dataset: d, policy: p) else { return nil }
+      var rng = Bootstrap.generator("policies", d, p)
+      let columns = ScoreMetric.allCases.map { v[$0] }
+      let intervals = Bootstrap.meanIntervals(columns, resamples: resamples, level: level, using: &rng)
+      var est: [ScoreMetric: MetricEstimate] = [:]
+      for (i, m) in ScoreMetric.allCases.enumerated() {
+        est[m] = MetricEstimate(
+          mean: nanMean(columns[i]), users: columns[i].filter { !$0.isNaN }.count,
+          interval: m.declaration.interval ? intervals[i] : nil)
       }
-    }
-    return out
+      return PolicyScore(dataset: d, policy: p, users: v.users.count, estimates: est)
+    }.compactMap { $0 }
   }
 
   /// Header of the scored `policies.csv`: `dataset, policy, family, users`,
@@ -269,9 +273,11 @@ public enum Scoring {
 /// Throws ``TraceFormatError`` (file, line, column) when the summary is
 /// missing or malformed; then no file is changed.
 @discardableResult
-public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamples) throws -> [PolicyScore] {
+public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamples, jobs: Int = 1) throws
+  -> [PolicyScore]
+{
   let table = try SummaryTable(path: runDir + "/summary.csv")
-  let scores = Scoring.score(table, resamples: resamples)
+  let scores = Scoring.score(table, resamples: resamples, jobs: jobs)
   let cell = Scoring.cell
 
   let policies = try AtomicTextFile(path: runDir + "/policies.csv")
@@ -318,17 +324,17 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
   return scores
 }
 
-/// Columns of `pareto.csv` (see ``writeScores(runDir:resamples:)``).
+/// Columns of `pareto.csv` (see ``writeScores(runDir:resamples:jobs:)``).
 package enum ParetoColumn: String, CaseIterable, Sendable {
   case dataset, staleness_metric, cost_metric, policy, family, cost, staleness, on_frontier
 }
 
-/// Columns of `matched.csv` (see ``writeScores(runDir:resamples:)``).
+/// Columns of `matched.csv` (see ``writeScores(runDir:resamples:jobs:)``).
 package enum MatchedColumn: String, CaseIterable, Sendable {
   case dataset, family, reference_policy, energy_j_per_day, mean_age_s, p90_age_s, fresh_ratio
 }
 
-/// Columns of `oracle_gap.csv` (see ``writeScores(runDir:resamples:)``).
+/// Columns of `oracle_gap.csv` (see ``writeScores(runDir:resamples:jobs:)``).
 package enum OracleGapColumn: String, CaseIterable, Sendable {
   case dataset, budget_metric, policy, budget_value, mean_age_s, budget_oracle_mean_age_s
   case gap_to_budget_oracle_mean_age_s

@@ -81,6 +81,14 @@ struct ParetoTests {
     return s
   }()
 
+  @Test("scores on several threads equal the scores on one, in the same order", arguments: [2, 3, 8])
+  func scoresOnThreads(jobs: Int) throws {
+    let table = try SummaryTable(text: Self.sweepSummary)
+    let one = Scoring.score(table, resamples: 60)
+    #expect(one.count > 3)
+    #expect(Scoring.score(table, resamples: 60, jobs: jobs) == one)
+  }
+
   @Test("matched energy: each family interpolated at every configuration's energy; empty outside its range")
   func matched() throws {
     let scores = Scoring.score(try SummaryTable(text: Self.sweepSummary), resamples: 50)

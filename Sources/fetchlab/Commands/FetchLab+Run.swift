@@ -171,7 +171,7 @@ extension FetchLab {
         "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
       ]
       try sink.commit(manifest: manifest)
-      try writeScores(runDir: dir.staging)
+      try writeScores(runDir: dir.staging, jobs: jobs)
       try dir.commit(removing: force ? ["parts", "datasets"] : [])
       print("\(sink.users) users, \(sink.aggregates.first?.pairs ?? 0) (user, app) pairs, \(specs.count) policies -> \(out)/")
       print(ComparisonTable.render(sink.aggregates, capacityJ: world.batteryCapacityJ), terminator: "")
@@ -228,7 +228,7 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
   manifest["jobs"] = jobs
   manifest["started_at"] = ISO8601DateFormatter().string(from: started)
   manifest["elapsed_s"] = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
-  try outcome.commit(manifest: manifest) { staging in _ = try writeScores(runDir: staging) }
+  try outcome.commit(manifest: manifest) { staging in _ = try writeScores(runDir: staging, jobs: jobs) }
   let t = outcome.total
   print(
     "\(exp.name): \(exp.datasets.count) datasets, \(t.users) users, \(t.pairs) (user, app) pairs, "
