@@ -57,7 +57,7 @@ struct FetchLab: ParsableCommand {
 /// The version recorded in outputs, and part of every experiment's
 /// configuration hash: a run never resumes from
 /// parts another version computed. Bump it whenever results change.
-let fetchLabVersion = "0.4.0"
+let fetchLabVersion = "0.4.1"
 
 /// Writes a line to standard error (progress, warnings, logs).
 func log(_ s: String) {

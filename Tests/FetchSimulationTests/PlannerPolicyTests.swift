@@ -224,15 +224,17 @@ struct PlannerPolicyTests {
 
   /// IMP's test user (LTE, two wakes an hour, another app 40 times a day):
   /// the second week replayed under the planner.
-  static func run(_ params: PlannerParameters) -> (AppReplay, PlannerPolicy) {
-    let t = IMPPolicyTests.user()
+  /// (Or `t`'s second week, content and failures drawn with `seed`.)
+  static func run(
+    _ params: PlannerParameters, trace t: UserTrace = IMPPolicyTests.user(), seed: UInt64 = 7
+  ) -> (AppReplay, PlannerPolicy) {
     let world = IMPPolicyTests.world
     let (train, test) = t.split(at: t.start + 7 * 86_400)
     let population = try? HabitFitter().fitPopulation([HabitSample(trace: train, app: 0, from: train.start, to: train.end)])
     var p = PlannerPolicy(params: params, world: world, training: train, app: 0, population: population)
     let r = replay(
       &p, user: PreparedUser(trace: test, world: world), app: 0,
-      content: ContentTimeline(trace: test, app: 0, world: world, seed: 7), options: ReplayOptions(seed: 7))
+      content: ContentTimeline(trace: test, app: 0, world: world, seed: seed), options: ReplayOptions(seed: seed))
     return (r, p)
   }
 
@@ -434,13 +436,8 @@ struct PlannerPolicyTests {
   /// Mean age, s, of the sleeper's first open of each test-week morning under `params`.
   static func morningAge(_ params: PlannerParameters) -> Double {
     let t = sleeper()
-    let world = IMPPolicyTests.world
-    let (train, test) = t.split(at: t.start + 7 * 86_400)
-    let population = try? HabitFitter().fitPopulation([HabitSample(trace: train, app: 0, from: train.start, to: train.end)])
-    var p = PlannerPolicy(params: params, world: world, training: train, app: 0, population: population)
-    let r = replay(
-      &p, user: PreparedUser(trace: test, world: world), app: 0,
-      content: ContentTimeline(trace: test, app: 0, world: world, seed: 5), options: ReplayOptions(seed: 5, recordEvents: true))
+    let test = t.split(at: t.start + 7 * 86_400).test
+    let r = run(params, trace: t, seed: 5).0
     let mornings = r.opens.filter { ($0.time - test.start).truncatingRemainder(dividingBy: 86_400) < 8 * 3600 }
     precondition(mornings.count == 7, "one morning open a day")
     return mornings.map(\.ageS).reduce(0, +) / Double(mornings.count)
