@@ -730,7 +730,7 @@ struct ReplayEngine {
     // Inside the user's session that opened the app: no radio energy
     // added and no one else's changed, exactly.
     if coverEnd < iv.end {
-      energy += marginalEnergy(k, radios.profiles[Int(net.rawValue)], net, iv)
+      energy += marginalEnergy(k, radio(net), net, iv)
       addOwn(k, iv, now: t)
     }
     lanes[j].refreshed(
@@ -884,7 +884,7 @@ struct ReplayEngine {
       downS = r.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
     }
     let iv = BusyInterval(start: s, end: end)
-    let radioJ = marginalEnergy(k, radios.profiles[Int(net.rawValue)], net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
+    let radioJ = marginalEnergy(k, radio(net), net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
     addOwn(k, iv, now: lanes[j].ctx.now)
     let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
     return InFlight(
@@ -921,7 +921,7 @@ struct ReplayEngine {
   /// ``RadioProfile/energy(ofSorted:)``, without building either list.
   ///
   /// - Complexity: O(intervals within the window + log distance of the hint).
-  mutating func marginalEnergy(_ k: Int, _ radio: borrowing RadioProfile, _ net: NetworkKind, _ f: BusyInterval) -> Double {
+  mutating func marginalEnergy(_ k: Int, _ radio: RadioProfile, _ net: NetworkKind, _ f: BusyInterval) -> Double {
     let d = radios.window[Int(net.rawValue)]
     let lo = f.start - d, hi = f.end + d
     let b = busy[k]

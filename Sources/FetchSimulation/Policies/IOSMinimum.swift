@@ -356,9 +356,17 @@ package struct MinimumPolicy: FetchPolicy {
     for e in training.events where e.kind == .open && e.app == app {
       counts[min(23, Int(clock.hourOfDay(e.time)))] += 1
     }
-    let total = counts.reduce(0, +)
+    return cumulativeShares(counts)
+  }
+
+  /// The running sums of `weights` (one per local hour) over their total:
+  /// the cumulative share by the end of each hour, the last 1.
+  ///
+  /// - Complexity: O(weights).
+  static func cumulativeShares(_ weights: [Double]) -> [Double] {
+    let total = weights.reduce(0, +)
     var acc = 0.0
-    return counts.map { acc += $0; return acc / total }
+    return weights.map { acc += $0; return acc / total }
   }
 
   /// The cumulative share `pace` (from ``pacing(training:app:)``) at local

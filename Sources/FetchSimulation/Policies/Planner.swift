@@ -666,6 +666,12 @@ package struct PlannerPolicy: FetchPolicy {
     return min(1, params.paceSlack + c)
   }
 
+  /// The budget day holding `t`: local days counted from
+  /// ``PlannerParameters/dayStartHour``.
+  mutating func budgetDay(at t: Double) -> Int {
+    Int(((clock.local(t) - dayStartHour * 3600) / 86_400).rounded(.down))
+  }
+
   /// Cumulative shares by the end of each local hour of the app's training
   /// opens, each weighted by the time since the app's previous open, s,
   /// capped at 24 h (the first open of the window, whose previous open is
@@ -691,10 +697,7 @@ package struct PlannerPolicy: FetchPolicy {
       total += w
     }
     let mean = n > 0 ? total / n : 1
-    var acc = 0.0
-    let counts = zip(weights, WorldParameters.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean }
-    let sum = counts.reduce(0, +)
-    return counts.map { acc += $0; return acc / sum }
+    return MinimumPolicy.cumulativeShares(zip(weights, WorldParameters.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean })
   }
 
   /// The start of the local hour with the fewest of the user's opens of the
@@ -753,7 +756,7 @@ package struct PlannerPolicy: FetchPolicy {
   ///   upper bound of the gain decides first.
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
-    let d = Int(((clock.local(t) - dayStartHour * 3600) / 86_400).rounded(.down))
+    let d = budgetDay(at: t)
     if d != day {
       if day != Int.min, params.budgetJPerDay > 0 {
         let e = (spentToday - params.budgetJPerDay) / params.budgetJPerDay
@@ -766,7 +769,7 @@ package struct PlannerPolicy: FetchPolicy {
       spentToday = 0
       launchesToday = 0
       let w = ctx.windowStart
-      if first && Int(((clock.local(w) - dayStartHour * 3600) / 86_400).rounded(.down)) == d {
+      if first && budgetDay(at: w) == d {
         spentToday = max(0, released(at: w) - params.paceSlack) * params.budgetJPerDay
       }
     }
