@@ -13,6 +13,12 @@ public struct ContentTimeline: Sendable {
   /// (``newDataBytes(version:)``), drawn once here so that every policy
   /// replayed on this timeline reads the same sizes without drawing again.
   @usableFromInline let responseBytes: [Double]
+  /// The server's version (``version(at:)``) at each open of the app in the
+  /// trace the timeline was built from, in the trace's order; empty for a
+  /// timeline of explicit updates. Worked out once here (a merge) so that
+  /// a replay of any policy reads it instead of searching at each open
+  /// (which checks each value read against ``updates``).
+  package internal(set) var versionsAtOpens: [Int32]
 
   /// Builds the timeline of `app` in `trace` under `world`, drawing model
   /// updates from the stream keyed by (`seed`, "content", user, app).
@@ -47,6 +53,13 @@ public struct ContentTimeline: Sendable {
       versions: updates.count, seed: sizeSeed, medianBytes: world.newDataMedianBytes, sigma: world.newDataSigma)
     ContentTimeline.overrideSizes(&sizes, items: itemBytes)
     responseBytes = sizes
+    var atOpens: [Int32] = []
+    var v = 0
+    for e in trace.events where e.kind == .open && e.app == app {
+      while v < updates.count && updates[v] <= e.time { v += 1 }
+      atOpens.append(Int32(v))
+    }
+    versionsAtOpens = atOpens
   }
 
   /// Updates at explicit times (tests); `itemBytes[i]` > 0 is the size of
@@ -58,6 +71,7 @@ public struct ContentTimeline: Sendable {
       versions: updates.count, seed: seed, medianBytes: world.newDataMedianBytes, sigma: world.newDataSigma)
     ContentTimeline.overrideSizes(&sizes, items: itemBytes)
     responseBytes = sizes
+    versionsAtOpens = []
   }
 
   /// Large content: the response bringing version `v` ≥ 1 carries the item

@@ -2,7 +2,7 @@
 package struct BusyInterval: Sendable, Equatable {
   package var start: Double
   package var end: Double
-  package init(start: Double, end: Double) {
+  @inlinable package init(start: Double, end: Double) {
     self.start = start
     self.end = end
   }

@@ -222,9 +222,13 @@ public struct DeviceSummary: Sendable, Equatable {
     apps = replays.count
     days = replays.first?.summary.days ?? 0
     var zeros = 0
-    for r in replays {
-      let a = r.summary
-      zeros += r.zeroWaits
+    var waits = 0
+    // By index: a loop over the replays copied each one (six arrays retained
+    // and released).
+    for i in replays.indices {
+      let a = replays[i].summary
+      zeros += replays[i].zeroWaits
+      waits += replays[i].waits.count
       opens += a.opens
       fetches += a.fetches
       energyJ += a.energyJ
@@ -241,12 +245,19 @@ public struct DeviceSummary: Sendable, Equatable {
       transferWifiBytes += a.transferWifiBytes
     }
 
-    var all: [Double] = []
-    all.reserveCapacity(replays.reduce(0) { $0 + $1.waits.count })
-    for r in replays { all.append(contentsOf: r.waits) }
-    if zeros + all.count > 0 {
-      meanWaitS = all.reduce(0, +) / Double(zeros + all.count)
-      p90WaitS = Quantile.type7(zeros: zeros, selecting: &all, [0.9])[0]
+    guard zeros + waits > 0 else { return }
+    // The apps' waits concatenated in a buffer on the stack (when small).
+    (meanWaitS, p90WaitS) = withUnsafeTemporaryAllocation(of: Double.self, capacity: waits) { p in
+      var k = 0
+      for i in replays.indices {
+        for w in replays[i].waits {
+          p.initializeElement(at: k, to: w)
+          k += 1
+        }
+      }
+      let mean = p.reduce(0, +) / Double(zeros + waits)
+      var placed = 0
+      return (mean, Quantile.type7(zeros: zeros, selectingIn: p, 0.9, placed: &placed))
     }
   }
 

@@ -6,7 +6,10 @@ import FetchTraces
 /// activity of everything but the policy (the user's sessions and other
 /// apps' wakes), per interface. Built once per user and shared by every app
 /// and policy replayed for that user.
-package struct PreparedUser: Sendable {
+///
+/// A class: immutable once built, and shared by reference, so that a
+/// replay engine holding it costs one retain, not one per array.
+package final class PreparedUser: Sendable {
   package let trace: UserTrace
   package let world: WorldParameters
   /// Times at which the network changes; the first is the window start.

@@ -272,6 +272,9 @@ struct AppLane {
   /// and the next one to be read.
   let openContexts: [OpenContext]
   var nextOpen = 0
+  /// The server's version at each of those opens
+  /// (``ContentTimeline/versionsAtOpens``), checked where read.
+  let versionsAtOpens: [Int32]
   var ctx: PolicyContext
   var rng: SplitMix64
   var inflight: InFlight?
@@ -331,14 +334,16 @@ struct AppLane {
   mutating func open(at t: Double, windowStart: Double, record: Bool, refresh: Bool) -> Open {
     let fresh = scoreOpen(at: t, windowStart: windowStart, record: record)
     var o = Open()
+    var k = -1
     if nextOpen < openContexts.count, openContexts[nextOpen].time == t {
       o.context = openContexts[nextOpen]
+      k = nextOpen
       nextOpen += 1
     }
     guard refresh else { return o }
     guard fresh else {
       o.stale = true
-      o.version = serverVersion(at: t)
+      o.version = serverVersion(atOpen: k, t)
       o.responseBytes = newDataBytes(version: o.version)
       return o
     }
@@ -347,7 +352,7 @@ struct AppLane {
     // device holds, found without a search or a sync; else an update at t
     // lands.
     if version < updates.count && updates[version] <= t {
-      o.version = serverVersion(at: t)
+      o.version = serverVersion(atOpen: k, t)
       sync(to: o.version, at: t)
     } else {
       o.version = version
@@ -368,10 +373,25 @@ struct AppLane {
 
   mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
 
+  /// The server's version at `t`, the time of prepared open `k` (-1: none):
+  /// read from ``versionsAtOpens`` when it is the version at `t` (checked
+  /// against the updates on either side), else searched.
+  @inline(__always)
+  mutating func serverVersion(atOpen k: Int, _ t: Double) -> Int {
+    if k >= 0 && k < versionsAtOpens.count {
+      let v = Int(versionsAtOpens[k])
+      if v >= 0 && v <= updates.count && (v == 0 || updates[v - 1] <= t) && (v == updates.count || updates[v] > t) {
+        return v
+      }
+    }
+    return serverVersion(at: t)
+  }
+
   /// Bytes of the response bringing version `v`.
   func newDataBytes(version v: Int) -> Double { content.newDataBytes(version: v) }
 
   /// Adds the current content version's age and freshness over [segmentStart, t].
+  @inline(__always)
   mutating func integrate(to t: Double) {
     let x = segmentStart
     guard t > x else { return }
@@ -497,7 +517,8 @@ struct ReplayEngine {
         network: user.netKinds[0])
       ctx.batteryPct = pct
       var lane = AppLane(
-        content: content, updates: content.updates, openContexts: user.openContexts(of: app), ctx: ctx,
+        content: content, updates: content.updates, openContexts: user.openContexts(of: app),
+        versionsAtOpens: content.versionsAtOpens, ctx: ctx,
         // Drawn from only with server failures on: otherwise not keyed (the
         // string hashing cost more than a `never` replay's setup).
         rng: failing
@@ -620,9 +641,10 @@ struct ReplayEngine {
             // The policy sees no opens, so they move no completion, timer
             // or transfer: every open before the next of those (the order
             // of the branches above) is scored here in one run.
+            let through = min(tTimer, tTransfer, end)
             while i < events.count {
               let t = events[i].time
-              guard t < tDone && t <= tTimer && t <= tTransfer && t <= end else { break }
+              guard t < tDone && t <= through else { break }
               recordOpen(laneOf[Int(events[i].app)], at: t)
               i += 1
             }
@@ -702,11 +724,22 @@ struct ReplayEngine {
   /// radio state just before the open decides the promotion, and the
   /// user's wait is promotion + request + server latency + response; a
   /// fresh open waits 0 s; an offline open's wait is not measured.
+  ///
+  /// Inlined into the event loop: most opens are fresh and end in the
+  /// lane's side; a stale one's refresh is priced out of line
+  /// (``refreshStale(_:_:at:)``).
+  @inline(__always)
   mutating func recordOpen(_ j: Int, at t: Double) {
     // The lane's side (score, trace context, server version, a fresh
     // open's wait and sync) in one access to it.
     let o = lanes[j].open(at: t, windowStart: u.trace.start, record: options.recordEvents, refresh: w.foregroundRefresh)
-    guard o.stale else { return }
+    if o.stale { refreshStale(j, o, at: t) }
+  }
+
+  /// Prices the foreground refresh of stale open `o` of lane `j` at `t`
+  /// (see ``recordOpen(_:at:)``).
+  @inline(never)
+  mutating func refreshStale(_ j: Int, _ o: AppLane.Open, at t: Double) {
     // Prepared with the user; worked out here only if the replay's opens
     // and the prepared ones ever disagreed.
     let c =
@@ -1057,17 +1090,23 @@ extension AppLane {
       // ages are summed in time order, their quantiles found by selection
       // (a sort cost a fifth of a `never` replay).
       s.meanAgeS = ages.reduce(0, +) / Double(n)
-      let q = Quantile.type7(zeros: fresh, selecting: &ages, [0.5, 0.9, 0.99])
-      s.p50AgeS = q[0]
-      s.p90AgeS = q[1]
-      s.p99AgeS = q[2]
+      ages.withUnsafeMutableBufferPointer { p in
+        var placed = 0
+        s.p50AgeS = Quantile.type7(zeros: fresh, selectingIn: p, 0.5, placed: &placed)
+        s.p90AgeS = Quantile.type7(zeros: fresh, selectingIn: p, 0.9, placed: &placed)
+        s.p99AgeS = Quantile.type7(zeros: fresh, selectingIn: p, 0.99, placed: &placed)
+      }
       s.freshRatio = Double(fresh) / Double(n)
       s.meanAoiS = aoiSum / Double(n)
     }
     if zeroWaits + waits.count > 0 {
       s.meanWaitS = waits.reduce(0, +) / Double(zeroWaits + waits.count)
-      var w = waits
-      s.p90WaitS = Quantile.type7(zeros: zeroWaits, selecting: &w, [0.9])[0]
+      // Selected in a copy on the stack: the waits stay in time order.
+      s.p90WaitS = withUnsafeTemporaryAllocation(of: Double.self, capacity: waits.count) { p in
+        _ = p.initialize(fromContentsOf: waits)
+        var placed = 0
+        return Quantile.type7(zeros: zeroWaits, selectingIn: p, 0.9, placed: &placed)
+      }
     }
     if span > 0 {
       s.timeAvgAgeS = ageIntegral / span

@@ -54,31 +54,43 @@ extension Quantile {
   ///   values (a sort is O(n log n), but for the few dozen to few hundred
   ///   ages of one replay its comparisons' mispredicted branches cost more).
   package static func type7(zeros: Int, selecting v: inout [Double], _ qs: [Double]) -> [Double] {
-    let n = zeros + v.count
-    guard n > 0 else { return qs.map { _ in .nan } }
+    guard zeros + v.count > 0 else { return qs.map { _ in .nan } }
     return v.withUnsafeMutableBufferPointer { p in
-      var from = 0  // p[..<from] holds nothing larger than what is still to be selected
-      return qs.map { q in
-        let h = Double(n - 1) * min(max(q, 0), 1)
-        let lo = Int(h.rounded(.down))
-        let hi = min(lo + 1, n - 1)
-        func at(_ k: Int, _ placed: Bool) -> Double {
-          if k < zeros { return 0 }
-          let r = k - zeros
-          if !placed {
-            select(p, r, from: from, to: p.count)
-            from = r
-            return p[r]
-          }
-          // The next order statistic after the one just placed at r - 1.
-          var m = p[r]
-          for i in (r + 1)..<p.count where p[i] < m { m = p[i] }
-          return m
-        }
-        let a = at(lo, false)
-        return hi == lo ? a : a + (h - Double(lo)) * (at(hi, lo >= zeros) - a)
-      }
+      var placed = 0
+      return qs.map { type7(zeros: zeros, selectingIn: p, $0, placed: &placed) }
     }
+  }
+
+  /// One quantile of ``type7(zeros:selecting:_:)``, on a buffer (no array
+  /// allocated for the quantiles or the result: a replay asks for a few per
+  /// app). Successive calls on the same buffer take ascending q and share
+  /// `placed` (0 at first): the values before it hold nothing larger than
+  /// what is still to be selected.
+  ///
+  /// - Complexity: O(n) expected, O(n²) worst case, for n values.
+  package static func type7(
+    zeros: Int, selectingIn p: UnsafeMutableBufferPointer<Double>, _ q: Double, placed from: inout Int
+  ) -> Double {
+    let n = zeros + p.count
+    guard n > 0 else { return .nan }
+    let h = Double(n - 1) * min(max(q, 0), 1)
+    let lo = Int(h.rounded(.down))
+    let hi = min(lo + 1, n - 1)
+    func at(_ k: Int, _ placed: Bool) -> Double {
+      if k < zeros { return 0 }
+      let r = k - zeros
+      if !placed {
+        select(p, r, from: from, to: p.count)
+        from = r
+        return p[r]
+      }
+      // The next order statistic after the one just placed at r - 1.
+      var m = p[r]
+      for i in (r + 1)..<p.count where p[i] < m { m = p[i] }
+      return m
+    }
+    let a = at(lo, false)
+    return hi == lo ? a : a + (h - Double(lo)) * (at(hi, lo >= zeros) - a)
   }
 
   /// Puts into `p[k]` the value that would be there if `p[lo..<hi]` were

@@ -1,6 +1,7 @@
-import FetchModels
 import FetchTraces
 import Testing
+
+@testable import FetchModels
 
 @testable import FetchSimulation
 
@@ -130,6 +131,34 @@ struct ReplayInvariantTests {
     #expect(r.fetches.map(\.failure) == ["offline", "budget", "network_change"])
     #expect(r.fetches[1].end - r.fetches[1].start == 30)
     #expect(r.fetches[0].energyJ == 0 && r.fetches[0].bytes == 0)
+  }
+
+  @Test(
+    "the server's version at each open, prepared with the content, is the searched one; a replay reading it equals one searching, and one given wrong values checks and searches",
+    arguments: seeds)
+  func versionsAtOpens(seed: UInt64) {
+    let trace = TestTraces.user(seed: seed, days: 3, opensPerHour: 3, networkChangesPerDay: 8)
+    let w = Self.world(refresh: true, serverFailures: 0)
+    let user = PreparedUser(trace: trace, world: w)
+    for app in Int32(0)...1 {
+      let content = ContentTimeline(trace: trace, app: app, world: w, seed: seed)
+      let opens = trace.events.filter { $0.kind == .open && $0.app == app }
+      #expect(content.versionsAtOpens.count == opens.count)
+      #expect(zip(opens, content.versionsAtOpens).allSatisfy { content.version(at: $0.time) == Int($1) })
+      var searched = content
+      searched.versionsAtOpens = []
+      var wrong = content
+      wrong.versionsAtOpens = content.versionsAtOpens.map { $0 + 1 }
+      for policy in [PolicySpec.never, .periodic(interval: 3600)] {
+        let want = policy.replay(user: user, app: app, content: content, seed: seed, recordEvents: true)
+        #expect(want.summary.foregroundRefreshes > 0)
+        for c in [searched, wrong] {
+          let got = policy.replay(user: user, app: app, content: c, seed: seed, recordEvents: true)
+          #expect(got.summary == want.summary && got.opens == want.opens && got.waits == want.waits)
+        }
+      }
+    }
+    #expect(ContentTimeline(updates: [1, 2]).versionsAtOpens.isEmpty)
   }
 
   @Test("_checkInvariants: a finished replay holds them, and each corrupted charge or time is caught")
