@@ -1,6 +1,12 @@
 import CBLAS
 import CLAPACKE
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Dense solvers over ``Matrix`` backed by OpenBLAS and LAPACKE.
 ///
 /// No pointer leaves this module: inputs are copied into column-major scratch
@@ -17,12 +23,19 @@ import CLAPACKE
 /// that throws ``LinearAlgebraError/Code-swift.struct/notPositiveDefinite``.
 package enum LinearAlgebra {
   /// Makes OpenBLAS compute on the calling thread only
-  /// (`openblas_set_num_threads(1)`), once per process; later calls do nothing.
+  /// (`openblas_set_num_threads(1)`) and stops the worker threads it
+  /// started when it was loaded (`blas_thread_shutdown_`, where the
+  /// library has it), once per process; later calls do nothing.
   ///
   /// Call it before running many small solves in parallel (e.g. `batch` with
-  /// `--jobs`): OpenBLAS's own thread pool then only adds contention.
-  /// Setting the environment variable `OPENBLAS_NUM_THREADS=1` has the same
-  /// effect.
+  /// `--jobs`): OpenBLAS's own thread pool then only adds contention. The
+  /// `fetchlab` command calls it first thing: OpenBLAS (0.3.21, pthreads)
+  /// starts its pool when the library loads, and an idle worker polls with
+  /// `sched_yield` for about 0.1 s of CPU before it sleeps, a second core
+  /// busy in every run, `--jobs 1` included (seen with `strace -f`: 3,326
+  /// `sched_yield` calls from that thread in a one-job `run`). Setting
+  /// the environment variable `OPENBLAS_NUM_THREADS=1` before the process
+  /// starts has the same effect.
   package static func setSingleThreaded() {
     _ = openBLASSingleThreaded
   }
@@ -299,7 +312,14 @@ package enum LinearAlgebra {
   }
 }
 
-/// Runs `openblas_set_num_threads(1)` exactly once (lazy global, thread-safe).
+/// Runs `openblas_set_num_threads(1)` and `blas_thread_shutdown_()`
+/// exactly once (lazy global, thread-safe). The shutdown is looked up at
+/// run time: it is not in `cblas.h`, and a BLAS without it (not OpenBLAS,
+/// or another build) simply keeps its threads.
 private let openBLASSingleThreaded: Void = {
   openblas_set_num_threads(1)
+  if let f = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "blas_thread_shutdown_") {
+    typealias Shutdown = @convention(c) () -> Int32
+    _ = unsafeBitCast(f, to: Shutdown.self)()
+  }
 }()

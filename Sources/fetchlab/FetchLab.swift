@@ -1,4 +1,5 @@
 import ArgumentParser
+import FetchLinearAlgebra
 import FetchSupport
 import FetchTraces
 import Foundation
@@ -38,6 +39,9 @@ struct FetchLab: ParsableCommand {
   /// (`ValidationError`) with exit code 64, everything else (library errors
   /// such as `TraceFormatError`, ``CommandError``) as `Error: …` with 1.
   static func main() {
+    // Before anything else: OpenBLAS's idle workers would otherwise poll a
+    // second core for about 0.1 s in every command (see the method).
+    LinearAlgebra.setSingleThreaded()
     let args = Array(CommandLine.arguments.dropFirst())
     if let first = args.first, !first.hasPrefix("-"), !subcommandNames.contains(first) {
       log(

@@ -57,6 +57,19 @@ private func error<T>(_ body: () throws -> T) -> LinearAlgebraError? {
     #expect(close(x, [1.0 / 11, 7.0 / 11]))
   }
 
+  @Test("after OpenBLAS's pool is stopped (setSingleThreaded, twice), a 400 × 400 solve, large enough for its blocked routines, is still exact")
+  func solvesAfterThreadShutdown() throws {
+    LinearAlgebra.setSingleThreaded()
+    LinearAlgebra.setSingleThreaded()
+    // A = n·I + (i + j mod 7) / 10, symmetric and diagonally dominant; b = A·x for a known x.
+    let n = 400
+    var a = Matrix(rows: n, cols: n)
+    for i in 0..<n { for j in 0..<n { a[i, j] = (i == j ? Double(n) : 0) + Double((i + j) % 7) / 10 } }
+    let x = (0..<n).map { Double($0 % 11) - 5 }
+    let b = (0..<n).map { i in (0..<n).reduce(0.0) { $0 + a[i, $1] * x[$1] } }
+    #expect(close(try LinearAlgebra.symmetricPositiveDefiniteSolve(a, b), x, tol: 1e-9))
+  }
+
   @Test func choleskySolves3x3() throws {
     let a = Matrix(rows: [[25, 15, -5], [15, 18, 0], [-5, 0, 11]])
     let truth = [1.0, -2, 3]
