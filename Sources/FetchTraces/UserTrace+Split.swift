@@ -14,8 +14,15 @@ extension UserTrace {
   public func split(at t: Double) -> (train: UserTrace, test: UserTrace) {
     let s = min(max(t, start), end)
     let cut = events.firstIndex { $0.time >= s } ?? events.count
+    // The apps with update rows, marked in an array (a set insertion per
+    // update row was half the cost of a split) and then added to the set.
+    var updated = [Bool](repeating: false, count: apps.count)
     var updateApps = splitUpdateApps
-    for e in events where e.kind == .update { updateApps.insert(e.app) }
+    for e in events where e.kind == .update {
+      let a = Int(e.app)
+      if a >= 0 && a < updated.count { updated[a] = true } else { updateApps.insert(e.app) }
+    }
+    for (a, u) in updated.enumerated() where u { updateApps.insert(Int32(a)) }
     var train = self
     train.splitUpdateApps = updateApps
     train.end = s
@@ -38,7 +45,11 @@ extension UserTrace {
     if var n = network { n.time = s; state.append(n) }
     if var b = battery { b.time = s; state.append(b) }
     if charging { state.append(TraceEvent(time: s, kind: .chargeStart)) }
-    test.events = state + events[cut...]
+    var testEvents: [TraceEvent] = []
+    testEvents.reserveCapacity(state.count + events.count - cut)
+    testEvents.append(contentsOf: state)
+    testEvents.append(contentsOf: events[cut...])
+    test.events = testEvents
     return (train, test)
   }
 }

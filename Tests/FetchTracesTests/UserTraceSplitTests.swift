@@ -28,4 +28,22 @@ struct UserTraceSplitTests {
     let (whole, empty) = t.split(at: 1000)
     #expect(whole.events == t.events && empty.start == 100)
   }
+
+  @Test("both parts name the apps with update rows anywhere in the window, also after a second split")
+  func updateApps() {
+    var t = UserTrace(user: "u", start: 0, end: 100)
+    let (a, b, c) = (t.appIndex("a"), t.appIndex("b"), t.appIndex("c"))
+    t.events = [
+      TraceEvent(time: 10, kind: .open, app: a, value: 5),
+      TraceEvent(time: 20, kind: .update, app: b, value: 0),
+      TraceEvent(time: 30, kind: .update, app: b, value: 0),
+      TraceEvent(time: 70, kind: .update, app: c, value: 0),
+    ]
+    let (train, test) = t.split(at: 50)
+    #expect(train.splitUpdateApps == [b, c] && test.splitUpdateApps == [b, c])
+    // The test part holds c's row only; b's comes from the first split.
+    let (_, later) = test.split(at: 80)
+    #expect(later.splitUpdateApps == [b, c])
+    #expect(!later.splitUpdateApps.contains(a))
+  }
 }
