@@ -725,9 +725,11 @@ struct ReplayEngine {
   /// user's wait is promotion + request + server latency + response; a
   /// fresh open waits 0 s; an offline open's wait is not measured.
   ///
-  /// Inlined into the event loop: most opens are fresh and end in the
-  /// lane's side; a stale one's refresh is priced out of line
-  /// (``refreshStale(_:_:at:)``).
+  /// Most opens are fresh and end in the lane's side; a stale one's
+  /// refresh is priced out of line (``refreshStale(_:_:at:)``), which keeps
+  /// this function's frame small. (Marked `@inline(__always)`, it is still
+  /// called, not inlined, from the specialized event loops: seen in the
+  /// disassembly.)
   @inline(__always)
   mutating func recordOpen(_ j: Int, at t: Double) {
     // The lane's side (score, trace context, server version, a fresh
