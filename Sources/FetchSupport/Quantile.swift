@@ -39,35 +39,23 @@ package enum Quantile {
 }
 
 extension Quantile {
-  /// Type 7 quantiles `qs` (ascending) of `zeros` zeros followed by the
-  /// values of `v` (all ≥ 0, in any order), found by selection instead of a
-  /// sort: the same values as sorting `v` and calling
-  /// ``type7(zeros:thenSorted:_:)`` (order statistics are exact). `v` is
-  /// reordered. NaN for each q when both are empty.
+  /// Type 7 quantile `q` of `zeros` zeros followed by the values of `p`
+  /// (all ≥ 0, in any order), found by selection instead of a sort: the
+  /// same value as sorting `p` and calling ``type7(zeros:thenSorted:_:)``
+  /// (order statistics are exact). `p` is reordered; NaN when both are
+  /// empty. Works on a buffer, so that nothing is allocated for the
+  /// quantiles or the result (a replay asks for a few per app).
   ///
-  /// Each order statistic is placed by quickselect (median-of-three
-  /// pivots, insertion sort below 17 elements) in the part of `v` to the
-  /// right of the previous one; the next-larger one that type 7
-  /// interpolates with is the minimum of what lies beyond.
-  ///
-  /// - Complexity: O(n · qs.count) expected, O(n²) worst case, for n
-  ///   values (a sort is O(n log n), but for the few dozen to few hundred
-  ///   ages of one replay its comparisons' mispredicted branches cost more).
-  package static func type7(zeros: Int, selecting v: inout [Double], _ qs: [Double]) -> [Double] {
-    guard zeros + v.count > 0 else { return qs.map { _ in .nan } }
-    return v.withUnsafeMutableBufferPointer { p in
-      var placed = 0
-      return qs.map { type7(zeros: zeros, selectingIn: p, $0, placed: &placed) }
-    }
-  }
-
-  /// One quantile of ``type7(zeros:selecting:_:)``, on a buffer (no array
-  /// allocated for the quantiles or the result: a replay asks for a few per
-  /// app). Successive calls on the same buffer take ascending q and share
+  /// Successive calls on the same buffer take ascending q and share
   /// `placed` (0 at first): the values before it hold nothing larger than
-  /// what is still to be selected.
+  /// what is still to be selected. Each order statistic is placed by
+  /// quickselect (median-of-three pivots, insertion sort below 17
+  /// elements) in the part of `p` from `placed` on; the next-larger one
+  /// that type 7 interpolates with is the minimum of what lies beyond.
   ///
-  /// - Complexity: O(n) expected, O(n²) worst case, for n values.
+  /// - Complexity: O(n) expected, O(n²) worst case, for n values (a sort
+  ///   is O(n log n), but for the few dozen to few hundred ages of one
+  ///   replay its comparisons' mispredicted branches cost more).
   package static func type7(
     zeros: Int, selectingIn p: UnsafeMutableBufferPointer<Double>, _ q: Double, placed from: inout Int
   ) -> Double {

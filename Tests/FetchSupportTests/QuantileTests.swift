@@ -2,6 +2,15 @@ import FetchSupport
 import Foundation
 import Testing
 
+/// ``Quantile/type7(zeros:selectingIn:_:placed:)`` for ascending `qs` in
+/// turn on one buffer, as the replay calls it.
+private func type7(zeros: Int, selecting v: inout [Double], _ qs: [Double]) -> [Double] {
+  v.withUnsafeMutableBufferPointer { p in
+    var placed = 0
+    return qs.map { Quantile.type7(zeros: zeros, selectingIn: p, $0, placed: &placed) }
+  }
+}
+
 /// The one quantile definition (type 7), by hand and by its properties.
 @Suite("Quantile (type 7)")
 struct QuantileTests {
@@ -37,7 +46,7 @@ struct QuantileTests {
     let sorted = v.sorted()
     let qs = [0.0, 0.1, 0.5, 0.5, 0.9, 0.99, 1]
     var w = v
-    let got = Quantile.type7(zeros: zeros, selecting: &w, qs)
+    let got = type7(zeros: zeros, selecting: &w, qs)
     for (q, x) in zip(qs, got) {
       let want = Quantile.type7(zeros: zeros, thenSorted: sorted, q)
       #expect(x == want || (x.isNaN && want.isNaN), "n \(n), zeros \(zeros), q \(q)")
@@ -50,10 +59,10 @@ struct QuantileTests {
     // Padded and sorted: 0, 0, 1, 2, 3, 4, 5 (n = 7). q = 0.5: h = 3 → 2;
     // q = 0.9: h = 5.4 → 4 + 0.4 · (5 − 4) = 4.4; q = 0.1: h = 0.6 → 0 + 0.6 · (0 − 0) = 0.
     var v = [5.0, 1, 4, 2, 3]
-    let got = Quantile.type7(zeros: 2, selecting: &v, [0.1, 0.5, 0.9])
+    let got = type7(zeros: 2, selecting: &v, [0.1, 0.5, 0.9])
     #expect(got[0] == 0 && got[1] == 2 && abs(got[2] - 4.4) < 1e-12)
     var empty: [Double] = []
-    #expect(Quantile.type7(zeros: 0, selecting: &empty, [0.5])[0].isNaN)
+    #expect(type7(zeros: 0, selecting: &empty, [0.5])[0].isNaN)
   }
 
   @Test("monotone in q, between the minimum and the maximum", arguments: 1...20)
