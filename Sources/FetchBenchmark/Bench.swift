@@ -128,11 +128,12 @@ package struct BenchProgress: Sendable {
 /// and 2 jobs, default-style experiment. Users are streamed in batches
 /// throughout; the population is never held in memory.
 ///
-/// Per-core rates divide the work by the CPU time the process spent on it
-/// (user + system, all threads; ``processCPUSeconds()``), so they mean the
-/// same with `--jobs 1` and `--jobs 2` and do not count time lost to other
-/// processes on a busy machine; the other rates are per second of wall
-/// time, all threads together.
+/// Replays are timed as a run replays: each user prepared, then replayed
+/// under each policy in turn while its data is in the caches. Per-core
+/// rates divide the work by the CPU time of the threads that did it
+/// (``StageClock``), so they mean the same with `--jobs 1` and `--jobs 2`
+/// and do not count time lost to other processes on a busy machine; the
+/// other rates are per second of wall time, all threads together.
 ///
 /// Metric names are stable (see ``BenchReport/metricNames``); the targets
 /// are issue 13's (``BenchTarget``).
@@ -231,10 +232,15 @@ package func runBench(
   }
   metrics.append(.init(name: "fit_models_per_s", value: Double(models) / fitS, unit: "models/s"))
 
-  // 4. Replay: each user is prepared once (split, network and radio
-  // timelines, app selection, content timelines), as in an experiment, then
-  // replayed policy by policy (reading not timed).
+  // 4. Replay, as a run replays: each user is prepared once (split,
+  // network and radio timelines, app selection, content timelines), then
+  // replayed under each policy in turn while its data is still in the
+  // caches (reading not timed). Each stage is timed on the thread that
+  // runs it: CPU time (CLOCK_THREAD_CPUTIME_ID) for the per-core rates,
+  // elapsed time for the wall-time rates (summed over threads, divided by
+  // the jobs).
   let specs = try BenchConfiguration.replayPolicies.map { try PolicySpec(parsing: $0) }
+  let replayConfigs = specs.map { runConfig([$0], config.jobs) }
   var replayS = [Double](repeating: 0, count: specs.count)
   var replayCPU = [Double](repeating: 0, count: specs.count)
   var prepareS = 0.0
@@ -242,24 +248,33 @@ package func runBench(
   var testEvents = 0
   var replayed = 0
   try forEachBatch(path: path, size: config.batchUsers) { batch, _ in
-    let t = DispatchTime.now()
-    let prepared = parallelMap(batch.count, jobs: config.jobs) { PreparedReplay(batch[$0], fitConfig, population) }
-    prepareS += seconds(since: t)
-    for p in prepared {
-      testDays += p.user.trace.days
-      testEvents += p.user.trace.events.count
+    let timed = parallelMap(batch.count, jobs: config.jobs) { i in
+      var clock = StageClock()
+      let p = PreparedReplay(batch[i], fitConfig, population)
+      let prepare = clock.lap()
+      let replays = (0..<specs.count).map { k in
+        _ = p.replay([specs[k]], replayConfigs[k])
+        return clock.lap()
+      }
+      return (days: p.user.trace.days, events: p.user.trace.events.count, prepare: prepare, replays: replays)
     }
-    for (k, spec) in specs.enumerated() {
-      let cfg = runConfig([spec], config.jobs)
-      let t = DispatchTime.now()
-      let c = processCPUSeconds()
-      _ = parallelMap(prepared.count, jobs: config.jobs) { prepared[$0].replay([spec], cfg) }
-      replayCPU[k] += processCPUSeconds() - c
-      replayS[k] += seconds(since: t)
+    for u in timed {
+      testDays += u.days
+      testEvents += u.events
+      prepareS += u.prepare.wallS
+      for k in specs.indices {
+        replayS[k] += u.replays[k].wallS
+        replayCPU[k] += u.replays[k].cpuS
+      }
     }
     replayed += batch.count
     progress(BenchProgress(stage: "replay", done: replayed, total: users))
   }
+  // Elapsed times summed over the threads: divided by the jobs, the wall
+  // time the stage would take on its own.
+  let threads = Double(max(1, config.jobs))
+  prepareS /= threads
+  for k in specs.indices { replayS[k] /= threads }
   metrics.append(.init(name: "prepare_user_days_per_s", value: testDays / prepareS, unit: "user-days/s"))
   for (k, spec) in specs.enumerated() {
     let name = BenchReport.metricName(spec.description)
@@ -434,6 +449,28 @@ private func forEachBatch(path: String, size: Int, _ body: ([UserTrace], Int) th
   }
 }
 
+/// Times successive stages of work on one thread: each ``lap()`` returns
+/// the thread's CPU time and the elapsed time since the previous lap (or
+/// since the clock was made).
+private struct StageClock {
+  private var cpu = StageClock.threadCPUSeconds()
+  private var wall = DispatchTime.now()
+
+  mutating func lap() -> (cpuS: Double, wallS: Double) {
+    let c = StageClock.threadCPUSeconds()
+    let w = DispatchTime.now()
+    defer { (cpu, wall) = (c, w) }
+    return (c - cpu, Double(w.uptimeNanoseconds - wall.uptimeNanoseconds) / 1e9)
+  }
+
+  /// CPU time of the calling thread, s (nanosecond resolution on Linux).
+  static func threadCPUSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+  }
+}
+
 private func seconds(since t: DispatchTime) -> Double {
   Double(DispatchTime.now().uptimeNanoseconds - t.uptimeNanoseconds) / 1e9
 }
@@ -452,19 +489,6 @@ package func peakRSSMB() -> Double {
     getrusage(RUSAGE_SELF, &u)
     return Double(u.ru_maxrss) / 1e6  // bytes on Darwin
   #endif
-}
-
-/// CPU time of this process so far, user + system, all threads, seconds.
-func processCPUSeconds() -> Double {
-  var u = rusage()
-  #if os(Linux)
-    getrusage(RUSAGE_SELF.rawValue, &u)
-  #else
-    getrusage(RUSAGE_SELF, &u)
-  #endif
-  let user = Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6
-  let system = Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
-  return user + system
 }
 
 /// Current resident set size, MB, from `/proc/self/statm`; nil elsewhere.

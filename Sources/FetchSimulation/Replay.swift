@@ -269,7 +269,8 @@ struct AppLane {
   let content: ContentTimeline
   let updates: [Double]
   /// The trace's side of each open of the app (``PreparedUser/openContexts``)
-  /// and the next one to be read.
+  /// and the index of the next open to be scored (read only at a stale
+  /// open, where it is checked against the open's time).
   let openContexts: [OpenContext]
   var nextOpen = 0
   /// The server's version at each of those opens
@@ -317,29 +318,27 @@ struct AppLane {
     /// Whether a foreground refresh is to be priced (a stale open with
     /// foreground refresh on); all else is done.
     var stale = false
-    /// The trace's side of the open (nil if the replay's opens and the
-    /// prepared ones disagree: then searched).
-    var context: OpenContext?
+    /// The open's index among the app's prepared opens: where its
+    /// ``OpenContext`` and server version are (checked where read).
+    var index = 0
     /// The server's content version at the open and the bytes of the
     /// response that brings it.
     var version = 0
     var responseBytes = 0.0
   }
 
-  /// Scores an open at `t` and reads its trace context; with `refresh`,
-  /// finds the server's version and, for a fresh open (wait 0), syncs to
-  /// it. A stale open's refresh is priced by the engine, then
+  /// Scores an open at `t`; with `refresh`, finds the server's version
+  /// and, for a fresh open (wait 0), syncs to it. A stale open's refresh is
+  /// priced by the engine (which reads the open's trace context, so that a
+  /// fresh one touches none), then
   /// ``refreshed(at:version:wait:energyJ:bytes:cellular:)``.
   @inline(__always)
   mutating func open(at t: Double, windowStart: Double, record: Bool, refresh: Bool) -> Open {
     let fresh = scoreOpen(at: t, windowStart: windowStart, record: record)
     var o = Open()
-    var k = -1
-    if nextOpen < openContexts.count, openContexts[nextOpen].time == t {
-      o.context = openContexts[nextOpen]
-      k = nextOpen
-      nextOpen += 1
-    }
+    let k = nextOpen
+    o.index = k
+    nextOpen += 1
     guard refresh else { return o }
     guard fresh else {
       o.stale = true
@@ -373,8 +372,8 @@ struct AppLane {
 
   mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
 
-  /// The server's version at `t`, the time of prepared open `k` (-1: none):
-  /// read from ``versionsAtOpens`` when it is the version at `t` (checked
+  /// The server's version at `t`, the time of prepared open `k`: read
+  /// from ``versionsAtOpens`` when it is the version at `t` (checked
   /// against the updates on either side), else searched.
   @inline(__always)
   mutating func serverVersion(atOpen k: Int, _ t: Double) -> Int {
@@ -744,9 +743,12 @@ struct ReplayEngine {
   mutating func refreshStale(_ j: Int, _ o: AppLane.Open, at t: Double) {
     // Prepared with the user; worked out here only if the replay's opens
     // and the prepared ones ever disagreed.
-    let c =
-      o.context
-      ?? OpenContext(open: t, netTimes: u.netTimes, netKinds: u.netKinds, busy: u.busy, netHint: &netHint, busyHints: &busyHints)
+    let c: OpenContext
+    if o.index < lanes[j].openContexts.count && lanes[j].openContexts[o.index].time == t {
+      c = lanes[j].openContexts[o.index]
+    } else {
+      c = OpenContext(open: t, netTimes: u.netTimes, netKinds: u.netKinds, busy: u.busy, netHint: &netHint, busyHints: &busyHints)
+    }
     let net = u.netKinds[c.network]
     guard let k = PreparedUser.interface(net) else {
       lanes[j].sync(to: o.version, at: t)

@@ -49,9 +49,10 @@ extension Quantile {
   /// Successive calls on the same buffer take ascending q and share
   /// `placed` (0 at first): the values before it hold nothing larger than
   /// what is still to be selected. Each order statistic is placed by
-  /// quickselect (median-of-three pivots, insertion sort below 17
-  /// elements) in the part of `p` from `placed` on; the next-larger one
-  /// that type 7 interpolates with is the minimum of what lies beyond.
+  /// quickselect (median-of-three pivots, partitions without branches on
+  /// the values, insertion sort below 4 elements) in the part of `p` from
+  /// `placed` on; the next-larger one that type 7 interpolates with is the
+  /// minimum of what lies beyond.
   ///
   /// - Complexity: O(n) expected, O(n²) worst case, for n values (a sort
   ///   is O(n log n), but for the few dozen to few hundred ages of one
@@ -84,45 +85,62 @@ extension Quantile {
   /// Puts into `p[k]` the value that would be there if `p[lo..<hi]` were
   /// sorted, everything before it in that range no larger and everything
   /// after it no smaller.
+  ///
+  /// Each round partitions around a median-of-three pivot in two passes
+  /// without a branch on the comparison (the element is swapped either
+  /// way and the boundary moves by the comparison's result): values below
+  /// the pivot first, then, if `k` is not among them, values equal to it.
+  /// On short replays' ages and waits the branching partition mispredicted
+  /// about every other comparison; the equal-values pass keeps many ties
+  /// linear.
   @usableFromInline
   static func select(_ p: UnsafeMutableBufferPointer<Double>, _ k: Int, from lo: Int, to hi: Int) {
+    guard let b = p.baseAddress else { return }
     var lo = lo
-    var hi = hi - 1  // inclusive
-    while hi - lo > 16 {
+    var hi = hi  // exclusive
+    while hi - lo > 3 {
       let mid = lo + (hi - lo) / 2
-      if p[mid] < p[lo] { p.swapAt(mid, lo) }
-      if p[hi] < p[lo] { p.swapAt(hi, lo) }
-      if p[hi] < p[mid] { p.swapAt(hi, mid) }
-      let pivot = p[mid]
-      var i = lo
-      var j = hi
-      while i <= j {
-        while p[i] < pivot { i += 1 }
-        while pivot < p[j] { j -= 1 }
-        if i <= j {
-          p.swapAt(i, j)
-          i += 1
-          j -= 1
-        }
+      let last = hi - 1
+      // The median of three to the end (the pivot, partitioned last), the
+      // other two in their places by min and max (no branch).
+      let x = b[lo], y = b[mid], z = b[last]
+      let pivot = max(min(x, y), min(max(x, y), z))
+      b[lo] = min(min(x, y), z)
+      b[mid] = max(max(x, y), z)
+      b[last] = pivot
+      var less = lo
+      for i in lo..<last {
+        let x = b[i]
+        b[i] = b[less]
+        b[less] = x
+        less &+= Int(unsafeBitCast(x < pivot, to: UInt8.self))
       }
-      // p[lo...j] <= pivot <= p[i...hi]; anything between equals the pivot.
-      if k <= j {
-        hi = j
-      } else if k >= i {
-        lo = i
-      } else {
-        return
+      // b[lo..<less] < pivot <= b[less...last]
+      if k < less {
+        hi = less
+        continue
       }
+      var equal = less
+      for i in less...last {
+        let x = b[i]
+        b[i] = b[equal]
+        b[equal] = x
+        equal &+= Int(unsafeBitCast(!(pivot < x), to: UInt8.self))
+      }
+      // b[less..<equal] == pivot < b[equal..<hi]; the pivot itself is
+      // among the equal ones, so each round shrinks the range.
+      if k < equal { return }
+      lo = equal
     }
-    guard lo < hi else { return }
-    for a in (lo + 1)...hi {
-      let x = p[a]
-      var b = a
-      while b > lo && x < p[b - 1] {
-        p[b] = p[b - 1]
-        b -= 1
+    guard hi - lo > 1 else { return }
+    for a in (lo + 1)..<hi {
+      let x = b[a]
+      var c = a
+      while c > lo && x < b[c - 1] {
+        b[c] = b[c - 1]
+        c -= 1
       }
-      p[b] = x
+      b[c] = x
     }
   }
 }

@@ -70,6 +70,9 @@ public final class TraceReader {
     var appBytes: [[UInt8]] = []
     /// Region ids named by `location` rows (``UserTrace/regions``).
     var regions: [String] = []
+    /// The bytes after the colon of each `enter:`/`exit:` value already
+    /// read, with its index into `regions` (``locationValue(_:_:)``).
+    var regionBytes: [(bytes: [UInt8], index: Int32)] = []
   }
   @exclusivity(unchecked) private var state = UserState()
   /// Events of the previous user, to reserve as much for the next.
@@ -437,7 +440,32 @@ public final class TraceReader {
   /// Parses a `location` value: `significant`, `enter`, `exit`, or
   /// `enter:<region>` / `exit:<region>` (a region id of 1–64 bytes of
   /// UTF-8 without a comma or quote; quoting is not needed).
+  private static let transitionBytes = LocationTransition.allCases.map { (Array($0.description.utf8), $0) }
+
+  /// A `location` row's value: `significant`, `enter`, `exit`, or `enter:`
+  /// or `exit:` and a region id.
+  ///
+  /// A value whose transition is spelled exactly and whose region's bytes
+  /// were read before (the common case) is decoded from its bytes; any
+  /// other goes through ``locationText(_:_:)``, which checks it as text
+  /// and remembers the region's bytes.
   private func locationValue(_ b: Bytes, _ u: inout UserState) throws -> LocationChange {
+    let colon = b.firstIndex(of: UInt8(ascii: ":"))
+    let name = colon.map { Bytes(rebasing: b[..<$0]) } ?? b
+    if let t = TraceReader.transitionBytes.first(where: { TraceReader.equal(name, $0.0) })?.1 {
+      guard let c = colon else { return LocationChange(t) }
+      if t != .significant {
+        let id = Bytes(rebasing: b[(c + 1)...])
+        for r in u.regionBytes where TraceReader.equal(id, r.bytes) { return LocationChange(t, region: r.index) }
+      }
+    }
+    return try locationText(b, &u)
+  }
+
+  /// ``locationValue(_:_:)`` checked as text: the transition, the region
+  /// id (not empty, at most 64 bytes, no comma, quote or line break),
+  /// regions compared as strings.
+  private func locationText(_ b: Bytes, _ u: inout UserState) throws -> LocationChange {
     let whole = try text(b, "value")
     let parts = whole.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
     guard let t = LocationTransition.allCases.first(where: { $0.description == parts[0] }) else {
@@ -460,6 +488,7 @@ public final class TraceReader {
       r = Int32(u.regions.count)
       u.regions.append(id)
     }
+    u.regionBytes.append((Array(id.utf8), r))
     return LocationChange(t, region: r)
   }
 
@@ -532,6 +561,7 @@ public final class TraceReader {
         u.start = time
         u.apps = []
         u.regions = []
+        u.regionBytes.removeAll(keepingCapacity: true)
         u.events = []
         u.events.reserveCapacity(min(lastEventCount, limits.maxEventsPerUser))
         u.appHashes.removeAll(keepingCapacity: true)

@@ -54,6 +54,18 @@ struct QuantileTests {
     #expect(w.sorted() == sorted)  // reordered, nothing lost
   }
 
+  @Test("selection with every value tied, or two values, at every quantile: exact, and nothing lost")
+  func selectionTies() {
+    for v in [[Double](repeating: 2.5, count: 5_000), (0..<4_001).map { $0 % 2 == 0 ? 1.0 : 7.0 }] {
+      let sorted = v.sorted()
+      let qs = [0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 1]
+      var w = v
+      let got = type7(zeros: 3, selecting: &w, qs)
+      for (q, x) in zip(qs, got) { #expect(x == Quantile.type7(zeros: 3, thenSorted: sorted, q), "q = \(q)") }
+      #expect(w.sorted() == sorted)
+    }
+  }
+
   @Test("selection worked example: 2 zeros then 5, 1, 4, 2, 3")
   func selectionWorkedExample() {
     // Padded and sorted: 0, 0, 1, 2, 3, 4, 5 (n = 7). q = 0.5: h = 3 → 2;

@@ -44,6 +44,33 @@ struct LocationTraceTests {
     u._checkInvariants()
   }
 
+  @Test("a region read before is found by its bytes; an id equal as text in other bytes (NFC, NFD) is the same region")
+  func regionSpellings() throws {
+    let nfc = "caf\u{E9}"
+    let nfd = "cafe\u{301}"
+    let body = """
+      user,time,event,app,value
+      u1,1000,begin,,UTC
+      u1,1010,location,,enter:\(nfc)
+      u1,1020,location,,exit:\(nfd)
+      u1,1030,location,,enter:\(nfd)
+      u1,1040,location,,exit:\(nfc)
+      u1,1050,location,,enter:home
+      u1,1060,location,,exit:home
+      u1,1070,location,,enter:\(nfd)
+      u1,3000,end,,
+
+      """
+    let u = try readAll(tempFile(body, name: "location-spellings.csv"))[0]
+    #expect(u.regions.count == 2 && u.regions[0] == nfc && Array(u.regions[0].utf8) == Array(nfc.utf8))
+    #expect(u.regions[1] == "home")
+    #expect(u.events.map { $0.location } == [
+      LocationChange(.enter, region: 0), LocationChange(.exit, region: 0), LocationChange(.enter, region: 0),
+      LocationChange(.exit, region: 0), LocationChange(.enter, region: 1), LocationChange(.exit, region: 1),
+      LocationChange(.enter, region: 0),
+    ])
+  }
+
   @Test("writer and reader round-trip location rows exactly")
   func roundTrip() throws {
     let users = try readAll(tempFile(Self.good, name: "location.csv"))
