@@ -437,13 +437,12 @@ public final class TraceReader {
     throw fail("event", "unknown event '\(name)' (expected begin, open, wake, battery, charge_start, charge_end, network, update, location, end)")
   }
 
+  /// The transitions' names as bytes, for ``locationValue(_:_:)``.
+  private static let transitionBytes = LocationTransition.allCases.map { (Array($0.description.utf8), $0) }
+
   /// Parses a `location` value: `significant`, `enter`, `exit`, or
   /// `enter:<region>` / `exit:<region>` (a region id of 1–64 bytes of
   /// UTF-8 without a comma or quote; quoting is not needed).
-  private static let transitionBytes = LocationTransition.allCases.map { (Array($0.description.utf8), $0) }
-
-  /// A `location` row's value: `significant`, `enter`, `exit`, or `enter:`
-  /// or `exit:` and a region id.
   ///
   /// A value whose transition is spelled exactly and whose region's bytes
   /// were read before (the common case) is decoded from its bytes; any
