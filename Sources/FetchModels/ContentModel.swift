@@ -28,8 +28,14 @@ public struct ContentTimeline: Sendable {
     let name = trace.apps[Int(app)]
     var fromTrace: [Double] = []
     var itemBytes: [Double] = []
-    if world.contentSource != .model {
-      for e in trace.events where e.kind == .update && e.app == app {
+    // One pass over the events: the app's update rows (unless the content
+    // is the model's) and its opens' times (for ``versionsAtOpens``).
+    var openTimes: [Double] = []
+    let readsUpdates = world.contentSource != .model
+    for e in trace.events where e.app == app {
+      if e.kind == .open {
+        openTimes.append(e.time)
+      } else if readsUpdates && e.kind == .update {
         fromTrace.append(e.time)
         itemBytes.append(e.value)
       }
@@ -54,9 +60,10 @@ public struct ContentTimeline: Sendable {
     ContentTimeline.overrideSizes(&sizes, items: itemBytes)
     responseBytes = sizes
     var atOpens: [Int32] = []
+    atOpens.reserveCapacity(openTimes.count)
     var v = 0
-    for e in trace.events where e.kind == .open && e.app == app {
-      while v < updates.count && updates[v] <= e.time { v += 1 }
+    for t in openTimes {
+      while v < updates.count && updates[v] <= t { v += 1 }
       atOpens.append(Int32(v))
     }
     versionsAtOpens = atOpens

@@ -273,9 +273,6 @@ struct AppLane {
   /// open, where it is checked against the open's time).
   let openContexts: [OpenContext]
   var nextOpen = 0
-  /// The server's version at each of those opens
-  /// (``ContentTimeline/versionsAtOpens``), checked where read.
-  let versionsAtOpens: [Int32]
   var ctx: PolicyContext
   var rng: SplitMix64
   var inflight: InFlight?
@@ -373,12 +370,12 @@ struct AppLane {
   mutating func serverVersion(at t: Double) -> Int { content.version(at: t, hint: &versionHint) }
 
   /// The server's version at `t`, the time of prepared open `k`: read
-  /// from ``versionsAtOpens`` when it is the version at `t` (checked
-  /// against the updates on either side), else searched.
+  /// from ``ContentTimeline/versionsAtOpens`` when it is the version at `t`
+  /// (checked against the updates on either side), else searched.
   @inline(__always)
   mutating func serverVersion(atOpen k: Int, _ t: Double) -> Int {
-    if k >= 0 && k < versionsAtOpens.count {
-      let v = Int(versionsAtOpens[k])
+    if k >= 0 && k < content.versionsAtOpens.count {
+      let v = Int(content.versionsAtOpens[k])
       if v >= 0 && v <= updates.count && (v == 0 || updates[v - 1] <= t) && (v == updates.count || updates[v] > t) {
         return v
       }
@@ -516,8 +513,7 @@ struct ReplayEngine {
         network: user.netKinds[0])
       ctx.batteryPct = pct
       var lane = AppLane(
-        content: content, updates: content.updates, openContexts: user.openContexts(of: app),
-        versionsAtOpens: content.versionsAtOpens, ctx: ctx,
+        content: content, updates: content.updates, openContexts: user.openContexts(of: app), ctx: ctx,
         // Drawn from only with server failures on: otherwise not keyed (the
         // string hashing cost more than a `never` replay's setup).
         rng: failing
