@@ -36,6 +36,11 @@ package enum LinearAlgebra {
   /// `sched_yield` calls from that thread in a one-job `run`). Setting
   /// the environment variable `OPENBLAS_NUM_THREADS=1` before the process
   /// starts has the same effect.
+  ///
+  /// Call it before other threads use BLAS: OpenBLAS deadlocks when its
+  /// pool is stopped while a call it spread over the pool is in flight
+  /// (seen in a test process: a population fit in one test, a `run` in
+  /// another).
   package static func setSingleThreaded() {
     _ = openBLASSingleThreaded
   }

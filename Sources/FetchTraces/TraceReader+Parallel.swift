@@ -44,6 +44,11 @@ package final class ParallelTraceReader {
       if startedSequential, let hasher { sequential?.onRead = { hasher.update($0) } }
     }
   }
+  /// Users to pass over (``TraceReader/skip``; set it before the first
+  /// ``next()``): asked on the workers' threads, in no set order.
+  package var skip: (@Sendable (UInt64) -> Bool)? {
+    didSet { sequential?.skip = skip }
+  }
   /// Chunks of more than this many bytes without a cut point are read by
   /// the sequential reader instead (by default; see `init`).
   package static let maxChunkBytes = 64 << 20
@@ -172,6 +177,7 @@ package final class ParallelTraceReader {
     work = nil
     let r = try TraceReader(path: path, limits: limits)
     try r.resume(atByte: offset, line: lineBase + 1, sawHeader: sawHeader, finishedUsers: finishedUsers)
+    r.skip = skip
     if let hasher {
       let hashedUpTo = fileOffset
       var position = offset
@@ -237,8 +243,8 @@ package final class ParallelTraceReader {
     pending = ChunkStorage(capacity: max(chunkBytes, rest + chunkBytes / 2))
     if rest > 0 { pending.base.update(from: chunk.storage.base + count, count: rest) }
     inFlight.append((pendingOffset, count, chunksSubmitted))
-    let (path, limits, sawHeader) = (self.path, self.limits, chunksSubmitted > 0)
-    work!.submit { ParallelTraceReader.parse(chunk, path: path, limits: limits, sawHeader: sawHeader) }
+    let (path, limits, sawHeader, skip) = (self.path, self.limits, chunksSubmitted > 0, self.skip)
+    work!.submit { ParallelTraceReader.parse(chunk, path: path, limits: limits, sawHeader: sawHeader, skip: skip) }
     chunksSubmitted += 1
     pendingOffset += count
     pendingCount = rest
@@ -246,23 +252,28 @@ package final class ParallelTraceReader {
 
   /// Parses one chunk with ``TraceReader``; `clean` when it parsed to its
   /// end without an error (so ending outside a user, past the header).
-  static func parse(_ chunk: ChunkBytes, path: String, limits: ResourceLimits, sawHeader: Bool) -> ParsedChunk {
+  static func parse(
+    _ chunk: ChunkBytes, path: String, limits: ResourceLimits, sawHeader: Bool, skip: (@Sendable (UInt64) -> Bool)?
+  ) -> ParsedChunk {
     withExtendedLifetime(chunk.storage) {
-      parse(chunk.storage.base, chunk.count, path: path, limits: limits, sawHeader: sawHeader)
+      parse(chunk.storage.base, chunk.count, path: path, limits: limits, sawHeader: sawHeader, skip: skip)
     }
   }
 
   private static func parse(
-    _ base: UnsafeMutablePointer<UInt8>, _ count: Int, path: String, limits: ResourceLimits, sawHeader: Bool
+    _ base: UnsafeMutablePointer<UInt8>, _ count: Int, path: String, limits: ResourceLimits, sawHeader: Bool,
+    skip: (@Sendable (UInt64) -> Bool)?
   ) -> ParsedChunk {
     let r = TraceReader(path: path, limits: limits, borrowing: base, count: count, sawHeader: sawHeader)
+    r.skip = skip
     var out = ParsedChunk(bytes: count)
     do {
       while let u = try r.next() {
         out.users.append(u)
         out.endLines.append(r.line)
-        out.hashes.append(StableHash.fnv1a(u.user))
       }
+      // Every user the chunk finished, the skipped ones included.
+      out.hashes = Array(r.finishedUsers)
       out.clean = true
     } catch {
       out = ParsedChunk(bytes: count)
@@ -338,7 +349,8 @@ struct ParsedChunk: Sendable {
   var users: [UserTrace] = []
   /// The line of each user's `end` row, counted from 1 in the chunk.
   var endLines: [Int] = []
-  /// ``StableHash/fnv1a(_:)`` of each user id.
+  /// ``StableHash/fnv1a(_:)`` of each user id the chunk finished (those
+  /// ``ParallelTraceReader/skip`` passed over included), in no set order.
   var hashes: [UInt64] = []
   /// Lines in the chunk; its bytes.
   var lines = 0

@@ -51,10 +51,23 @@ public final class TraceReader {
   /// 64-bit hashes of finished user ids (8 bytes a user), to catch a user
   /// whose rows are split.
   @exclusivity(unchecked) var finishedUsers = Set<UInt64>()
+  /// Users to pass over, by the ``StableHash/fnv1a(_:)`` hash of their id
+  /// (nil: none). A user it returns true for at its `begin` row is read
+  /// only as far as its `end` row and not returned: of its other rows only
+  /// the user id and whether the row is an `end` row are read, so their
+  /// errors (a bad time, event, app or value, unsorted rows, too many
+  /// events) are not reported. A row of another user before the `end` row
+  /// is still an error, as is a file ending inside the user. The
+  /// population fit uses it for the users it would not sample.
+  package var skip: ((UInt64) -> Bool)?
 
   /// The user being read, kept in `next()`'s locals while it runs.
   private struct UserState {
     var inUser = false
+    /// The user is one ``skip`` passes over.
+    var skipping = false
+    /// ``StableHash/fnv1a(_:)`` of `user`.
+    var userHash: UInt64 = 0
     var firstLine = 0
     var user = ""
     var userBytes: [UInt8] = []
@@ -534,9 +547,17 @@ public final class TraceReader {
         sawHeader = true
         continue
       }
+      if u.skipping, let end = TraceReader.isEndRow(raw, of: u.userBytes) {
+        if end { finishSkipped(&u) }
+        continue
+      }
       let f = try split(raw)
       let userField = f.0
       guard !userField.isEmpty else { throw fail("user", "empty user id") }
+      if u.skipping, TraceReader.equal(userField, u.userBytes) {
+        if case .end = try rowKind(f.2) { finishSkipped(&u) }
+        continue
+      }
       let time = try timeField(f.1)
       let row = try rowKind(f.2)
 
@@ -545,7 +566,8 @@ public final class TraceReader {
           throw fail("event", "user '\(u.user)' (begun on line \(u.firstLine)) has no 'end' row before this 'begin'")
         }
         let name = try text(userField, "user")
-        guard !finishedUsers.contains(StableHash.fnv1a(name)) else {
+        let hash = StableHash.fnv1a(name)
+        guard !finishedUsers.contains(hash) else {
           throw fail("user", "user '\(name)' appears again; each user's rows must be contiguous")
         }
         guard f.3.isEmpty else { throw fail("app", "'begin' takes no app") }
@@ -555,7 +577,13 @@ public final class TraceReader {
         }
         u.inUser = true
         u.user = name
+        u.userHash = hash
         u.userBytes = Array(userField)
+        if let skip, skip(hash) {
+          u.skipping = true
+          u.firstLine = line
+          continue
+        }
         u.timeZone = tz
         u.start = time
         u.apps = []
@@ -584,7 +612,7 @@ public final class TraceReader {
       guard case .event(let kind) = row else {  // end
         guard f.3.isEmpty, f.4.isEmpty else { throw fail(f.3.isEmpty ? "value" : "app", "'end' takes no app or value") }
         u.inUser = false
-        finishedUsers.insert(StableHash.fnv1a(u.user))
+        finishedUsers.insert(u.userHash)
         lastEventCount = u.events.count
         var trace = UserTrace(user: u.user, timeZone: u.timeZone, start: u.start, end: time, apps: u.apps, events: u.events)
         trace.regions = u.regions
@@ -647,4 +675,38 @@ public final class TraceReader {
   }
 
   private static let headerBytes = Array(traceHeader.utf8)
+
+  /// A skipped user's `end` row: the user is finished, nothing returned.
+  private func finishSkipped(_ u: inout UserState) {
+    u.inUser = false
+    u.skipping = false
+    finishedUsers.insert(u.userHash)
+  }
+
+  /// Whether `raw`, a row of the skipped user whose id is `user`, is its
+  /// `end` row, read without splitting the row: it must start with the id
+  /// and a comma, and its time and event fields hold no quote; otherwise
+  /// nil (the row is then split like any other, and exactly the rows a
+  /// split reads as the user's `end` row end it).
+  ///
+  /// - Complexity: O(length of the first three fields).
+  private static func isEndRow(_ raw: Bytes, of user: [UInt8]) -> Bool? {
+    let n = raw.count
+    let m = user.count
+    guard n > m, raw[m] == 44, user.withUnsafeBufferPointer({ memcmp(raw.baseAddress!, $0.baseAddress!, m) == 0 })
+    else { return nil }
+    var i = m + 1
+    while i < n && raw[i] != 44 {  // the time
+      if raw[i] == 34 { return nil }
+      i += 1
+    }
+    i += 1
+    let kind = i
+    while i < n && raw[i] != 44 {  // the event
+      if raw[i] == 34 { return nil }
+      i += 1
+    }
+    guard i < n else { return nil }
+    return i - kind == 3 && raw[kind] == 101 && raw[kind + 1] == 110 && raw[kind + 2] == 100  // "end"
+  }
 }

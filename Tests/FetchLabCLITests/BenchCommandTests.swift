@@ -21,8 +21,8 @@ struct BenchCommandTests {
     let names = rows.map { $0[0] }
     let expected = [
       "generate_users_per_s", "generate_mb_per_s", "trace_size", "trace_events", "trace_users", "ingest_mb_per_s",
-      "ingest_events_per_s", "ingest_hashed_mb_per_s", "sha256_mb_per_s", "fit_population_s", "fit_models_per_s",
-      "replay_never_policy_user_days_per_s", "replay_never_policy_user_days_per_core_s", "replay_never_events_per_s",
+      "ingest_events_per_s", "ingest_hashed_mb_per_s", "sha256_mb_per_s", "fit_population_s",
+      "fit_population_users_parsed", "fit_models_per_s", "replay_never_policy_user_days_per_s", "replay_never_policy_user_days_per_core_s", "replay_never_events_per_s",
       "replay_periodic_1h_policy_user_days_per_s", "replay_periodic_1h_policy_user_days_per_core_s",
       "replay_periodic_1h_events_per_s",
       "replay_oracle_policy_user_days_per_s", "replay_oracle_policy_user_days_per_core_s", "replay_oracle_events_per_s",

@@ -37,24 +37,28 @@ private func transcript(
   return t
 }
 
-private func sequentialTranscript(_ path: String, limits: ResourceLimits = .current) -> Transcript {
+private func sequentialTranscript(
+  _ path: String, limits: ResourceLimits = .current, skip: (@Sendable (UInt64) -> Bool)? = nil
+) -> Transcript {
   var hash = SHA256()
   return transcript {
     let r = try TraceReader(path: path, limits: limits)
     r.onRead = { hash.update($0) }
+    r.skip = skip
     return (r.next, { r.line }, { "\(r.bytesRead) bytes, \(hash.hexDigest())" })
   }
 }
 
 private func parallelTranscript(
   _ path: String, jobs: Int, chunkBytes: Int, maxChunkBytes: Int = ParallelTraceReader.maxChunkBytes,
-  limits: ResourceLimits = .current
+  limits: ResourceLimits = .current, skip: (@Sendable (UInt64) -> Bool)? = nil
 ) -> Transcript {
   let hash = BackgroundSHA256()
   return transcript {
     let r = try ParallelTraceReader(
       path: path, limits: limits, jobs: jobs, chunkBytes: chunkBytes, maxChunkBytes: maxChunkBytes)
     r.hasher = hash
+    r.skip = skip
     return (r.next, { r.line }, { "\(r.bytesRead) bytes, \(hash.hexDigest())" })
   }
 }
@@ -84,16 +88,30 @@ struct ParallelTraceReaderTests {
     return Mutator.join(kept) + [10]
   }
 
-  @Test("the same users, lines, bytes and hash as the sequential reader, for any chunk size and jobs")
-  func sameAsSequential() throws {
+  /// Users whose id hashes to a multiple of 3 (about a third).
+  static let skipThird: @Sendable (UInt64) -> Bool = { $0 % 3 == 0 }
+
+  @Test(
+    "the same users, lines, bytes and hash as the sequential reader, for any chunk size and jobs; with a third of the users skipped, the others exactly as a full read gives them",
+    arguments: [false, true])
+  func sameAsSequential(skipping: Bool) throws {
     let base = try Self.synthetic(users: 40, rows: 80)
-    let path = Scratch.directory("ptr") + "/t.csv"
+    let path = Scratch.directory("ptr") + "/t-\(skipping).csv"
     try writeBytes(base, to: path)
-    let want = sequentialTranscript(path)
+    var want = sequentialTranscript(path)
     #expect(want.users.count == 40)
+    let skip = skipping ? Self.skipThird : nil
+    if skipping {
+      let full = want
+      let kept = full.users.indices.filter { !Self.skipThird(StableHash.fnv1a(full.users[$0].user)) }
+      #expect(kept.count > 15 && kept.count < 35, "\(kept.count) of 40 users not skipped")
+      want.users = kept.map { full.users[$0] }
+      want.lines = kept.map { full.lines[$0] }
+      #expect(sequentialTranscript(path, skip: skip) == want)
+    }
     for jobs in [1, 2, 3] {
       for chunk in [1, 100, 700, 3_000, 20_000, 1 << 22] {
-        let got = parallelTranscript(path, jobs: jobs, chunkBytes: chunk)
+        let got = parallelTranscript(path, jobs: jobs, chunkBytes: chunk, skip: skip)
         #expect(got == want, "jobs \(jobs), chunks of \(chunk) bytes: \(got) against \(want)")
       }
     }
@@ -157,6 +175,62 @@ struct ParallelTraceReaderTests {
       let got = parallelTranscript(path, jobs: 2, chunkBytes: chunk)
       #expect(got == want, "chunks of \(chunk) bytes: \(got)")
     }
+  }
+
+  @Test("a skipped user: its end row found however it is quoted; its own errors unread; the file's structure still checked")
+  func skippedUserRows() throws {
+    let all: @Sendable (UInt64) -> Bool = { _ in true }
+    let u2: @Sendable (UInt64) -> Bool = { $0 == StableHash.fnv1a("u2") }
+    func read(_ body: String, skip: @escaping @Sendable (UInt64) -> Bool) throws -> Transcript {
+      let path = Scratch.directory("ptr") + "/rows.csv"
+      try (traceHeader + "\n" + body).write(toFile: path, atomically: true, encoding: .utf8)
+      let t = sequentialTranscript(path, skip: skip)
+      for chunk in [1, 30, 1_000] {
+        let p = parallelTranscript(path, jobs: 2, chunkBytes: chunk, skip: skip)
+        #expect(p == t, "chunks of \(chunk) bytes: \(p) against \(t)")
+      }
+      return t
+    }
+    let u1 = "u1,100,begin,,UTC\nu1,101,open,a,1\nu1,200,end,,\n"
+    let u3 = "u3,100,begin,,UTC\nu3,200,end,,\n"
+    // The end row quoted (or its time): found by the split.
+    for end in ["u2,200,\"end\",,", "\"u2\",200,end,,", "u2,\"200\",end,,"] {
+      let t = try read(u1 + "u2,100,begin,,UTC\nu2,150,open,b,1\n" + end + "\n" + u3, skip: u2)
+      #expect(t.users.map(\.user) == ["u1", "u3"] && t.lines == [4, 9], "\(end): \(t)")
+    }
+    // An unsorted time, a bad app or value inside u2: not read.
+    let bad = try read(u1 + "u2,100,begin,,UTC\nu2,90,open,,x\nu2,200,end,,\n" + u3, skip: u2)
+    #expect(bad.users.map(\.user) == ["u1", "u3"], "\(bad)")
+    // A row of another user inside u2, u2 again later, a file ending inside u2.
+    let other = try read(u1 + "u2,100,begin,,UTC\nu3,150,open,b,1\nu2,200,end,,\n", skip: u2)
+    #expect(other.end.contains(":6: user: user 'u3' starts before user 'u2' has its 'end' row"), "\(other)")
+    let again = try read("u2,100,begin,,UTC\nu2,200,end,,\n" + u1 + "u2,300,begin,,UTC\nu2,400,end,,\n", skip: all)
+    #expect(again.end.contains(":7: user: user 'u2' appears again"), "\(again)")
+    let cut = try read(u1 + "u2,100,begin,,UTC\nu2,150,open,b,1\n", skip: u2)
+    #expect(cut.end.contains("file ends inside user 'u2' (begun on line 5)"), "\(cut)")
+  }
+
+  @Test("mutated traces with users skipped: the parallel reader's transcript is the sequential one's; a file a full read accepts gives the other users")
+  func mutatedTracesSkipping() throws {
+    let base = Mutator.lines(try Self.synthetic(users: 8, rows: 25))
+    let path = Scratch.directory("ptr") + "/fuzz-skip.csv"
+    var m = Mutator(seed: 0x5_C1B)
+    var accepted = 0
+    for n in 0..<600 {
+      let input = m.mutateTrace(base)
+      try writeBytes(input, to: path)
+      let want = sequentialTranscript(path, skip: Self.skipThird)
+      let got = parallelTranscript(path, jobs: 2, chunkBytes: [1, 64, 300, 1_000, 5_000][n % 5], skip: Self.skipThird)
+      #expect(got == want, "input \(n):\n\(got)\nagainst\n\(want)")
+      let full = sequentialTranscript(path)
+      if !full.end.hasPrefix(path) {
+        accepted += 1
+        let others = full.users.filter { !Self.skipThird(StableHash.fnv1a($0.user)) }
+        #expect(want.users == others && want.end == full.end, "input \(n): \(want) against \(full)")
+      }
+      if got != want { break }
+    }
+    #expect(accepted > 50, "\(accepted) inputs accepted")
   }
 
   @Test("a user longer than the largest chunk hands over to the sequential reader")
