@@ -112,7 +112,7 @@ struct PartRecord: Equatable {
   }
 
   /// A histogram line's fields after `<tag> <policy>`; `nil` when malformed.
-  private static func histogram(_ w: ArraySlice<String>) -> AgeHistogram? {
+  private static func histogram(_ w: ArraySlice<Substring>) -> AgeHistogram? {
     guard w.count >= 2, let zeros = Int(w[w.startIndex]), let count = Int(w[w.startIndex + 1]) else { return nil }
     var h = AgeHistogram()
     for _ in 0..<zeros { h.add(0) }
@@ -130,40 +130,42 @@ struct PartRecord: Equatable {
   /// Parses a record; `nil` when the text is not a complete record of this
   /// format.
   static func decode(_ text: String) -> PartRecord? {
-    var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    // Split as bytes (a String split compares Characters).
+    var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Substring.init)
     guard lines.last == "" else { return nil }
     lines.removeLast()
     guard lines.first == "fetchlab-part \(formatVersion)", lines.last == "end" else { return nil }
     var r = PartRecord(config: "", unit: "", users: 0, firstUser: "", lastUser: "", files: [], pairs: [], ages: [])
-    var pairColumns: [String]?
-    var deviceColumns: [String]?
+    // The table positions of the `columns` lines' fields, resolved once.
+    var pairColumns: [Int]?
+    var deviceColumns: [Int]?
     for line in lines.dropFirst().dropLast() {
-      let w = line.split(separator: " ").map(String.init)
+      let w = line.utf8.split(separator: UInt8(ascii: " ")).map(Substring.init)
       guard let tag = w.first else { return nil }
       switch (tag, w.count) {
-      case ("config", 2): r.config = w[1]
-      case ("unit", 2): r.unit = w[1]
+      case ("config", 2): r.config = String(w[1])
+      case ("unit", 2): r.unit = String(w[1])
       case ("users", 4):
-        guard let n = Int(w[1]), let a = unescape(w[2]), let b = unescape(w[3]) else { return nil }
+        guard let n = Int(w[1]), let a = unescape(String(w[2])), let b = unescape(String(w[3])) else { return nil }
         (r.users, r.firstUser, r.lastUser) = (n, a, b)
       case ("file", 4):
         guard let n = Int(w[2]) else { return nil }
-        r.files.append(File(kind: w[1], bytes: n, sha256: w[3]))
+        r.files.append(File(kind: String(w[1]), bytes: n, sha256: String(w[3])))
       case ("columns", _) where w.count >= 2 && w[1] == "pair":
-        pairColumns = Array(w.dropFirst(2))
+        pairColumns = AppSummary.recordFields.positions(of: w.dropFirst(2).map(String.init))
       case ("columns", _) where w.count >= 2 && w[1] == "device":
-        deviceColumns = Array(w.dropFirst(2))
+        deviceColumns = DeviceSample.recordFields.positions(of: w.dropFirst(2).map(String.init))
       case ("pair", _):
-        guard let names = pairColumns, w.count == names.count + 2, let p = Int(w[1]),
-          let s = AppSummary.recordFields.record(AppSummary(), names: names, values: w.dropFirst(2).compactMap(Double.init))
+        guard let columns = pairColumns, w.count == columns.count + 2, let p = Int(w[1]),
+          let s = AppSummary.recordFields.record(AppSummary(), positions: columns, values: w.dropFirst(2).compactMap { Double($0) })
         else { return nil }
         r.pairs.append(Pair(policy: p, summary: s))
       case ("ages", 4...):
         guard let p = Int(w[1]), p == r.ages.count, let h = histogram(w.dropFirst(2)) else { return nil }
         r.ages.append(h)
       case ("device", _):
-        guard let names = deviceColumns, w.count == names.count + 2, let p = Int(w[1]),
-          let d = DeviceSample.recordFields.record(DeviceSample(), names: names, values: w.dropFirst(2).compactMap(Double.init))
+        guard let columns = deviceColumns, w.count == columns.count + 2, let p = Int(w[1]),
+          let d = DeviceSample.recordFields.record(DeviceSample(), positions: columns, values: w.dropFirst(2).compactMap { Double($0) })
         else { return nil }
         r.devices.append((p, d))
       case ("waits", 4...):

@@ -74,7 +74,10 @@ package struct CSVReportSink: RunSink {
     let capacityJ = config.world.batteryCapacityJ
     let policies = config.policies.map { CSV.field($0.description) }
     let user = CSV.field(r.trace.user)
-    var s = "", o = "", f = "", d = ""
+    var s = "", d = ""
+    // The event files are most of a run's output: their records are built
+    // as bytes (CSV.appendNumber), not as strings joined.
+    var o: [UInt8] = [], f: [UInt8] = []
     for (pi, device) in r.devices.enumerated() {
       d += deviceRecord(user: user, policy: policies[pi], device, capacityJ: capacityJ)
     }
@@ -86,20 +89,34 @@ package struct CSVReportSink: RunSink {
           $0.value(user: user, app: appName, policy: policy, replay.summary, capacityJ: capacityJ)
         }.joined(separator: ",") + "\n"
         guard config.recordEvents else { continue }
-        let prefix = "\(user),\(appName),\(policy),"
+        let prefix = Array("\(user),\(appName),\(policy),".utf8)
         for x in replay.opens {
-          o += prefix + "\(CSV.number(x.time, decimals: 3)),\(CSV.number(x.ageS, decimals: 3)),\(CSV.number(x.aoiS, decimals: 3)),\(x.fresh ? 1 : 0)\n"
+          o += prefix
+          o.appendCSVNumber(x.time, decimals: 3, then: ",")
+          o.appendCSVNumber(x.ageS, decimals: 3, then: ",")
+          o.appendCSVNumber(x.aoiS, decimals: 3, then: ",")
+          o.append(x.fresh ? UInt8(ascii: "1") : UInt8(ascii: "0"))
+          o.append(UInt8(ascii: "\n"))
         }
         for x in replay.fetches {
-          f += prefix + [
-            CSV.number(x.start, decimals: 3), CSV.number(x.end, decimals: 3), CSV.number(x.end - x.start, decimals: 3),
-            x.result.description, x.failure, CSV.number(x.bytes, decimals: 0), CSV.number(x.energyJ, decimals: 6),
-            x.network.description,
-          ].joined(separator: ",") + "\n"
+          f += prefix
+          f.appendCSVNumber(x.start, decimals: 3, then: ",")
+          f.appendCSVNumber(x.end, decimals: 3, then: ",")
+          f.appendCSVNumber(x.end - x.start, decimals: 3, then: ",")
+          f.append(contentsOf: x.result.description.utf8)
+          f.append(UInt8(ascii: ","))
+          f.append(contentsOf: x.failure.utf8)
+          f.append(UInt8(ascii: ","))
+          f.appendCSVNumber(x.bytes, decimals: 0, then: ",")
+          f.appendCSVNumber(x.energyJ, decimals: 6, then: ",")
+          f.append(contentsOf: x.network.description.utf8)
+          f.append(UInt8(ascii: "\n"))
         }
       }
     }
-    return Records(result: r, summary: s, devices: d, opens: o, fetches: f)
+    return Records(
+      result: r, summary: s, devices: d, opens: String(decoding: o, as: UTF8.self),
+      fetches: String(decoding: f, as: UTF8.self))
   }
 
   /// Pools one user's results and appends its records.
@@ -143,5 +160,14 @@ package struct CSVReportSink: RunSink {
     try p.commit()
     try dp.commit()
     try JSONText.write(manifest, to: directory + "/manifest.json")
+  }
+}
+
+extension [UInt8] {
+  /// Appends `value` formatted by ``CSV/appendNumber(_:decimals:to:)``, then
+  /// `separator`.
+  fileprivate mutating func appendCSVNumber(_ value: Double, decimals: Int, then separator: Unicode.Scalar) {
+    CSV.appendNumber(value, decimals: decimals, to: &self)
+    append(UInt8(ascii: separator))
   }
 }

@@ -30,10 +30,81 @@ package enum CSV {
 
   /// `x` rounded to `digits` decimals, then formatted by ``number(_:)``.
   package static func number(_ x: Double, decimals digits: Int) -> String {
-    guard x.isFinite else { return number(x) }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(24)
+    appendNumber(x, decimals: digits, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends the UTF-8 bytes of ``number(_:decimals:)`` to `out`, without
+  /// making strings in the common cases: integral values, and values whose
+  /// shortest round-trip form is the rounded decimal itself (see below).
+  ///
+  /// With `k` = round(`x` · 10^`digits`) and `v` = `k` / 10^`digits` (the
+  /// double nearest the decimal D = `k` / 10^`digits`), `Double.description`
+  /// prints the shortest digit string that rounds to `v`. D rounds to `v`,
+  /// and any other string with no more significant digits differs from D by
+  /// at least 10^−(`digits`+1); when the spacing of doubles at `v` is below
+  /// a twentieth of 10^−`digits`, no such string rounds to `v`, so the
+  /// shortest form is D without trailing zeros. It prints without an
+  /// exponent for 10^−4 ≤ |`v`| < 2^53. Other values take `number(v)`.
+  ///
+  /// - Complexity: O(1) (`digits` ≤ 15).
+  package static func appendNumber(_ x: Double, decimals digits: Int, to out: inout [UInt8]) {
+    guard x.isFinite else { return out.append(contentsOf: number(x).utf8) }
     var p = 1.0
     for _ in 0..<digits { p *= 10 }
-    return number((x * p).rounded() / p)
+    let k = (x * p).rounded()
+    let v = k / p
+    let magnitude = abs(v)
+    if v == v.rounded(), magnitude < 9_007_199_254_740_992 {
+      if v < 0 { out.append(UInt8(ascii: "-")) }
+      return appendDigits(UInt64(magnitude), to: &out)
+    }
+    guard digits <= 15, magnitude >= 1e-4, abs(k) < 9_007_199_254_740_992, v.ulp * p * 20 < 1 else {
+      return out.append(contentsOf: number(v).utf8)
+    }
+    let scaled = UInt64(abs(k))
+    let unit = UInt64(p)
+    if v < 0 { out.append(UInt8(ascii: "-")) }
+    appendDigits(scaled / unit, to: &out)
+    out.append(UInt8(ascii: "."))
+    // The fraction, `digits` places with its trailing zeros dropped (it is
+    // not zero: v is not integral).
+    var fraction = scaled % unit
+    var places = digits
+    while fraction % 10 == 0 {
+      fraction /= 10
+      places -= 1
+    }
+    let start = out.count
+    for _ in 0..<places {
+      out.append(UInt8(ascii: "0") + UInt8(fraction % 10))
+      fraction /= 10
+    }
+    reverseTail(&out, from: start)
+  }
+
+  /// Appends the decimal digits of `n`.
+  private static func appendDigits(_ n: UInt64, to out: inout [UInt8]) {
+    let start = out.count
+    var n = n
+    repeat {
+      out.append(UInt8(ascii: "0") + UInt8(n % 10))
+      n /= 10
+    } while n != 0
+    reverseTail(&out, from: start)
+  }
+
+  /// Reverses `out[start...]` in place (a slice's `reverse()` copies).
+  @inline(__always)
+  private static func reverseTail(_ out: inout [UInt8], from start: Int) {
+    var i = start, j = out.count - 1
+    while i < j {
+      out.swapAt(i, j)
+      i += 1
+      j -= 1
+    }
   }
 
   /// Splits one record at `delimiter` (`,` or tab), honouring RFC 4180

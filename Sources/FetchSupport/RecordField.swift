@@ -61,19 +61,36 @@ extension Array {
     map { $0.get(record) }
   }
 
-  /// A record with the fields named in `names` set from `values` (the rest
-  /// at `empty`'s values); `nil` when a field of the table is missing,
-  /// a name is unknown or repeated, or a count differs.
+  /// The table position of each of `names`, in `names` order (for
+  /// ``record(_:positions:values:)``); `nil` when a field of the table is
+  /// missing or a name is unknown or repeated.
   ///
   /// - Complexity: O(fields).
-  package func record<Record>(_ empty: Record, names: [String], values: [Double]) -> Record?
-  where Element == RecordField<Record> {
-    guard names.count == values.count, names.count == count, Set(names).count == names.count else { return nil }
-    var r = empty
-    for (name, v) in zip(names, values) {
-      guard let f = first(where: { $0.name == name }) else { return nil }
-      f.set(&r, v)
+  package func positions<Record>(of names: [String]) -> [Int]? where Element == RecordField<Record> {
+    guard names.count == count else { return nil }
+    var index: [String: Int] = [:]
+    for (i, f) in enumerated() { index[f.name] = i }
+    var seen = [Bool](repeating: false, count: count)
+    var positions: [Int] = []
+    positions.reserveCapacity(count)
+    for name in names {
+      guard let i = index[name], !seen[i] else { return nil }
+      seen[i] = true
+      positions.append(i)
     }
+    return positions
+  }
+
+  /// A record with field `positions[k]` set from `values[k]`, the rest at
+  /// `empty`'s values; `nil` when the counts differ. `positions` come from
+  /// ``positions(of:)``, once per header, not once per record.
+  ///
+  /// - Complexity: O(fields).
+  package func record<Record>(_ empty: Record, positions: [Int], values: [Double]) -> Record?
+  where Element == RecordField<Record> {
+    guard values.count == positions.count else { return nil }
+    var r = empty
+    for (i, v) in zip(positions, values) { self[i].set(&r, v) }
     return r
   }
 }

@@ -524,6 +524,22 @@ struct ExperimentRunTests {
     }
   }
 
+  @Test("record fields by position: any order; a missing, unknown or repeated name refused, even at the right count")
+  func recordFieldPositions() throws {
+    let fields = AppSummary.recordFields
+    var summary = AppSummary()
+    (summary.opens, summary.energyJ, summary.meanAgeS) = (7, 1.25, 42.5)
+    let names = fields.map(\.name), values = fields.values(of: summary)
+    let positions = try #require(fields.positions(of: names.reversed()))
+    #expect(positions == Array(fields.indices.reversed()))
+    #expect(fields.record(AppSummary(), positions: positions, values: values.reversed()) == summary)
+    #expect(fields.record(AppSummary(), positions: positions, values: values.dropLast()) == nil)
+    #expect(fields.positions(of: names.dropLast()) == nil)
+    #expect(fields.positions(of: names.dropLast() + ["no_such_field"]) == nil)
+    // The last field missing and the first twice: the count is right.
+    #expect(fields.positions(of: names.dropLast() + [names[0]]) == nil)
+  }
+
   @Test("every part-record field is declared once, with a unit and a meaning")
   func recordFieldDeclarations() {
     for names in [AppSummary.recordFields.map(\.name), DeviceSample.recordFields.map(\.name)] {
