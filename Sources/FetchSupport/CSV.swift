@@ -70,35 +70,26 @@ package enum CSV {
     appendDigits(scaled / unit, to: &out)
     out.append(UInt8(ascii: "."))
     // The fraction, `digits` places with its trailing zeros dropped (it is
-    // not zero: v is not integral).
+    // not zero: v is not integral), its leading zeros kept.
     var fraction = scaled % unit
     var places = digits
     while fraction % 10 == 0 {
       fraction /= 10
       places -= 1
     }
-    let start = out.count
-    for _ in 0..<places {
-      out.append(UInt8(ascii: "0") + UInt8(fraction % 10))
-      fraction /= 10
-    }
-    reverseTail(&out, from: start)
+    appendDigits(fraction, to: &out, width: places)
   }
 
-  /// Appends the decimal digits of `n`.
-  private static func appendDigits(_ n: UInt64, to out: inout [UInt8]) {
+  /// Appends the decimal digits of `n`, with leading zeros to `width`
+  /// digits.
+  private static func appendDigits(_ n: UInt64, to out: inout [UInt8], width: Int = 1) {
     let start = out.count
     var n = n
     repeat {
       out.append(UInt8(ascii: "0") + UInt8(n % 10))
       n /= 10
-    } while n != 0
-    reverseTail(&out, from: start)
-  }
-
-  /// Reverses `out[start...]` in place (a slice's `reverse()` copies).
-  @inline(__always)
-  private static func reverseTail(_ out: inout [UInt8], from start: Int) {
+    } while n != 0 || out.count - start < width
+    // Reverse in place (a slice's `reverse()` copies).
     var i = start, j = out.count - 1
     while i < j {
       out.swapAt(i, j)

@@ -693,8 +693,7 @@ public final class TraceReader {
   private static func isEndRow(_ raw: Bytes, of user: [UInt8]) -> Bool? {
     let n = raw.count
     let m = user.count
-    guard n > m, raw[m] == 44, user.withUnsafeBufferPointer({ memcmp(raw.baseAddress!, $0.baseAddress!, m) == 0 })
-    else { return nil }
+    guard n > m, raw[m] == 44, equal(Bytes(rebasing: raw[..<m]), user) else { return nil }
     var i = m + 1
     while i < n && raw[i] != 44 {  // the time
       if raw[i] == 34 { return nil }
