@@ -76,11 +76,13 @@ public final class TraceReader {
     var lastTime = -Double.infinity
     var apps: [String] = []
     var events: [TraceEvent] = []
-    /// FNV-1a hashes and bytes of `apps`' names, in the same order
+    /// ``nameKey(_:)`` and bytes of `apps`' names, in the same order
     /// (searched linearly: a user has a few dozen apps at most, and a
     /// comparison of two integers is cheaper than a dictionary lookup).
     var appHashes: [UInt64] = []
     var appBytes: [[UInt8]] = []
+    /// The app the last row named (rows of one app often follow each other).
+    var lastApp: Int32 = 0
     /// Region ids named by `location` rows (``UserTrace/regions``).
     var regions: [String] = []
     /// The bytes after the colon of each `enter:`/`exit:` value already
@@ -161,9 +163,45 @@ public final class TraceReader {
   /// Splits a line into exactly five fields, honouring RFC 4180 quotes
   /// (a quoted field is unescaped into the scratch buffer).
   private func split(_ s: Bytes) throws -> (Bytes, Bytes, Bytes, Bytes, Bytes) {
-    // Fast path: no quotes, exactly four commas; eight bytes at a time.
     let base = s.baseAddress!
     let n = s.count
+    // Fastest path, a line of 8 to 64 bytes without quotes and with four
+    // commas: one bit per comma (eight bytes at a time), then the first
+    // four set bits; no branch per comma.
+    if n >= 8 && n <= 64 {
+      let raw = UnsafeRawPointer(base)
+      var commaBits: UInt64 = 0
+      var quotes: UInt64 = 0
+      var i = 0
+      while i + 8 <= n {
+        let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+        quotes |= TraceReader.zeroBytes(w ^ 0x2222_2222_2222_2222)
+        commaBits |= TraceReader.byteBits(TraceReader.zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C)) << UInt64(i)
+        i += 8
+      }
+      if i < n {
+        // The word ending at the line's end, without the bytes already scanned.
+        let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
+        let fresh: UInt64 = ~0 << UInt64(8 * (i - (n - 8)))
+        quotes |= TraceReader.zeroBytes(w ^ 0x2222_2222_2222_2222) & fresh
+        commaBits |= TraceReader.byteBits(TraceReader.zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C) & fresh) << UInt64(n - 8)
+      }
+      // Four commas: the bits left after clearing the lowest three are one.
+      var rest = commaBits & (commaBits &- 1)
+      rest &= rest &- 1
+      let last = rest & (rest &- 1)
+      if quotes == 0 && last != 0 && last & (last &- 1) == 0 {
+        let c0 = commaBits.trailingZeroBitCount
+        let c1 = (commaBits & (commaBits &- 1)).trailingZeroBitCount
+        let c2 = rest.trailingZeroBitCount
+        let c3 = last.trailingZeroBitCount
+        return (
+          Bytes(start: base, count: c0), Bytes(start: base + c0 + 1, count: c1 - c0 - 1),
+          Bytes(start: base + c1 + 1, count: c2 - c1 - 1), Bytes(start: base + c2 + 1, count: c3 - c2 - 1),
+          Bytes(start: base + c3 + 1, count: n - c3 - 1))
+      }
+    }
+    // Fast path: no quotes, exactly four commas; eight bytes at a time.
     var commas = (0, 0, 0, 0)
     var k = 0
     var quoted = false
@@ -314,7 +352,8 @@ public final class TraceReader {
   /// at most 2^53); `nil` for anything else. Exact: the mantissa and the
   /// power of ten are exact doubles, and their quotient is rounded once.
   ///
-  /// - Complexity: O(bytes); the first 8 digits at once.
+  /// - Complexity: O(bytes); the first 8 digits at once, and a fraction of
+  ///   1 to 8 digits at once in a field of at least 8 bytes.
   static func fastDecimal(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
     var i = 0
     let n = b.count
@@ -345,11 +384,21 @@ public final class TraceReader {
       guard p[i] == 46 else { return nil }
       i += 1
       scale = n - i
-      while i < n {
-        let c = p[i] &- 48
-        guard c < 10 else { return nil }
-        mant = mant &* 10 &+ UInt64(c)
-        i += 1
+      if scale >= 1 && scale <= 8 && n >= 8 {
+        // The fraction at once: the word ending at the field's end, its
+        // bytes before the fraction replaced by '0's (no loop to mispredict).
+        let w = UInt64(littleEndian: UnsafeRawPointer(p + n - 8).loadUnaligned(as: UInt64.self))
+        let kept: UInt64 = ~0 << UInt64(8 * (8 - scale))
+        let fraction = (w & kept) | (0x3030_3030_3030_3030 & ~kept)
+        guard TraceReader.isEightDigits(fraction) else { return nil }
+        mant = mant &* TraceReader.integerPow10(scale) &+ TraceReader.eightDigits(fraction)
+      } else {
+        while i < n {
+          let c = p[i] &- 48
+          guard c < 10 else { return nil }
+          mant = mant &* 10 &+ UInt64(c)
+          i += 1
+        }
       }
       digits += scale
     }
@@ -366,6 +415,12 @@ public final class TraceReader {
   @inline(__always) static func zeroBytes(_ w: UInt64) -> UInt64 {
     let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
     return ~(((w & low7) &+ low7) | w | low7)
+  }
+
+  /// Bit j set for each byte j of `w` that is 0x80 (from ``zeroBytes(_:)``),
+  /// the others 0: the eight flags gathered by one multiplication.
+  @inline(__always) static func byteBits(_ m: UInt64) -> UInt64 {
+    ((m >> 7) &* 0x0102_0408_1020_4080) >> 56
   }
 
   /// Whether the 8 bytes of `w` (first byte lowest) are ASCII digits.
@@ -385,6 +440,21 @@ public final class TraceReader {
 
   /// ``fastDecimal(_:)`` on an array (for tests).
   static func fastDecimal(_ b: [UInt8]) -> Double? { b.withUnsafeBufferPointer { fastDecimal($0) } }
+
+  /// 10^k for k in 1...8 (otherwise 1).
+  @inline(__always) static func integerPow10(_ k: Int) -> UInt64 {
+    switch k {
+    case 1: 10
+    case 2: 100
+    case 3: 1_000
+    case 4: 10_000
+    case 5: 100_000
+    case 6: 1_000_000
+    case 7: 10_000_000
+    case 8: 100_000_000
+    default: 1
+    }
+  }
 
   /// 10^k for k in 0...18, exact (constants: no lazy global, no bounds check).
   @inline(__always) static func pow10(_ k: Int) -> Double {
@@ -415,36 +485,61 @@ public final class TraceReader {
   private enum RowKind { case begin, end, event(EventKind) }
 
   /// Names of the event column, as bytes, in ``EventKind`` order.
-  private static let kindNames: [[UInt8]] = EventKind.allCases.map { Array($0.description.utf8) }
   private static let networkNames: [[UInt8]] = NetworkKind.allCases.map { Array($0.description.utf8) }
 
   private static func equal(_ b: Bytes, _ name: [UInt8]) -> Bool {
-    b.count == name.count && name.withUnsafeBufferPointer { memcmp(b.baseAddress!, $0.baseAddress!, b.count) == 0 }
+    b.count == name.count && name.withUnsafeBufferPointer { equal(b, $0.baseAddress, $0.count) }
+  }
+
+  private static func equal(_ b: Bytes, _ name: StaticString) -> Bool {
+    equal(b, name.utf8Start, name.utf8CodeUnitCount)
+  }
+
+  /// Whether `b` holds exactly the `count` bytes at `p`: up to 16 bytes
+  /// by two overlapping loads of each (inline, no call), more by `memcmp`.
+  @inline(__always) private static func equal(_ b: Bytes, _ p: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
+    guard b.count == count else { return false }
+    guard count > 0, let p else { return true }
+    let x = UnsafeRawPointer(b.baseAddress!)
+    let y = UnsafeRawPointer(p)
+    switch count {
+    case 8...16:
+      return x.loadUnaligned(as: UInt64.self) == y.loadUnaligned(as: UInt64.self)
+        && x.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+          == y.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+    case 4..<8:
+      return x.loadUnaligned(as: UInt32.self) == y.loadUnaligned(as: UInt32.self)
+        && x.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+          == y.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+    case 1..<4:
+      // First, middle and last byte cover 1 to 3 bytes.
+      return x.load(as: UInt8.self) == y.load(as: UInt8.self)
+        && x.load(fromByteOffset: count >> 1, as: UInt8.self) == y.load(fromByteOffset: count >> 1, as: UInt8.self)
+        && x.load(fromByteOffset: count - 1, as: UInt8.self) == y.load(fromByteOffset: count - 1, as: UInt8.self)
+    default:
+      return memcmp(x, y, count) == 0
+    }
   }
 
   private func rowKind(_ b: Bytes) throws -> RowKind {
     if b.count > 0 {
-      // The candidate from the length and first byte, then one comparison.
-      let guess: RowKind? =
+      // The candidate from the length and first byte, then one comparison
+      // (with a literal: no lazily initialised table on this path).
+      let guess: (RowKind, StaticString)? =
         switch (b.count, b[0]) {
-        case (4, 111): .event(.open)
-        case (4, 119): .event(.wake)
-        case (7, 98): .event(.battery)
-        case (12, 99): .event(.chargeStart)
-        case (10, 99): .event(.chargeEnd)
-        case (7, 110): .event(.network)
-        case (6, 117): .event(.update)
-        case (8, 108): .event(.location)
-        case (5, 98): .begin
-        case (3, 101): .end
+        case (4, 111): (.event(.open), "open")
+        case (4, 119): (.event(.wake), "wake")
+        case (7, 98): (.event(.battery), "battery")
+        case (12, 99): (.event(.chargeStart), "charge_start")
+        case (10, 99): (.event(.chargeEnd), "charge_end")
+        case (7, 110): (.event(.network), "network")
+        case (6, 117): (.event(.update), "update")
+        case (8, 108): (.event(.location), "location")
+        case (5, 98): (.begin, "begin")
+        case (3, 101): (.end, "end")
         default: nil
         }
-      switch guess {
-      case .event(let k)? where TraceReader.equal(b, TraceReader.kindNames[Int(k.rawValue)]): return .event(k)
-      case .begin? where TraceReader.equal(b, TraceReader.beginBytes): return .begin
-      case .end? where TraceReader.equal(b, TraceReader.endBytes): return .end
-      default: break
-      }
+      if let guess, TraceReader.equal(b, guess.1) { return guess.0 }
     }
     let name = try text(b, "event")
     throw fail("event", "unknown event '\(name)' (expected begin, open, wake, battery, charge_start, charge_end, network, update, location, end)")
@@ -504,17 +599,18 @@ public final class TraceReader {
     return LocationChange(t, region: r)
   }
 
-  private static let beginBytes = Array("begin".utf8)
-  private static let endBytes = Array("end".utf8)
-
   /// The index of the app named by `b` in `u.apps`, adding it if new.
   ///
   /// - Complexity: O(apps of the user) integer comparisons, one `memcmp`
   ///   per hash match.
   private func app(_ b: Bytes, _ u: inout UserState) throws -> Int32 {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    for c in b { h = (h ^ UInt64(c)) &* 0x0100_0000_01b3 }
+    let h = TraceReader.nameKey(b)
+    let last = Int(u.lastApp)
+    if last < u.appHashes.count && u.appHashes[last] == h && TraceReader.equal(b, u.appBytes[last]) {
+      return u.lastApp
+    }
     for i in u.appHashes.indices where u.appHashes[i] == h && TraceReader.equal(b, u.appBytes[i]) {
+      u.lastApp = Int32(i)
       return Int32(i)
     }
     let name = try text(b, "app")
@@ -522,7 +618,31 @@ public final class TraceReader {
     u.apps.append(name)
     u.appHashes.append(h)
     u.appBytes.append(Array(b))
+    u.lastApp = i
     return i
+  }
+
+  /// A hash of a name's bytes for ``app(_:_:)``'s search (equal names,
+  /// equal keys; a match is confirmed byte for byte): its length and its
+  /// first and last 8 bytes (4 below 8 bytes), without a loop.
+  @inline(__always) private static func nameKey(_ b: Bytes) -> UInt64 {
+    let n = b.count
+    guard n > 0 else { return 0 }
+    let x = UnsafeRawPointer(b.baseAddress!)
+    let lo: UInt64
+    let hi: UInt64
+    switch n {
+    case 8...:
+      lo = x.loadUnaligned(as: UInt64.self)
+      hi = x.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+    case 4..<8:
+      lo = UInt64(x.loadUnaligned(as: UInt32.self))
+      hi = UInt64(x.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
+    default:
+      lo = UInt64(b[0]) | UInt64(b[n >> 1]) << 8 | UInt64(b[n - 1]) << 16
+      hi = 0
+    }
+    return (lo &* 0x9E37_79B9_7F4A_7C15) ^ (hi &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(n)
   }
 
   /// The next complete user, or `nil` after the last one.

@@ -249,7 +249,15 @@ struct TraceReaderFastPathTests {
       #expect(parsed == Double(s) || (parsed == nil && digits >= 16), "\(s)")
       if parsed != nil && parsed != Double(s) { return }
     }
-    for bad in ["1234567a", "12345678a", "1234 5678", "12345678.9.1", "-", ".", "1e5", "12345678-"] {
+    // Fractions of 1 to 8 digits in fields of at least 8 bytes are read a
+    // word at a time: a wrong byte anywhere in them is still refused.
+    for good in ["1700000000.5", "17000000.12345678", "12345.678", "1234567.8", "-1700000000.042", "12345678."] {
+      #expect(TraceReader.fastDecimal(Array(good.utf8)) == Double(good)!, "\(good)")
+    }
+    for bad in [
+      "1234567a", "12345678a", "1234 5678", "12345678.9.1", "-", ".", "1e5", "12345678-", "1700000000.12x",
+      "1700000000.x23", "17000000.1-3", "1234567.8/", "1234567.:", "12345.6789012a",
+    ] {
       #expect(TraceReader.fastDecimal(Array(bad.utf8)) == nil, "\(bad)")
     }
   }
@@ -271,12 +279,66 @@ struct TraceReaderFastPathTests {
     for (u, w) in zip(users, want) {
       #expect(u.user == w.user && u.apps == [w.app] && u.events.map(\.value) == [w.value])
     }
+    // Lines of every length from 20 to about 100 bytes (the split reads
+    // lines of 8 to 64 bytes by a bit per comma, longer ones word by word),
+    // with and without a quoted field, and a comma in the last word.
+    text = "user,time,event,app,value\n"
+    want = []
+    for k in 0..<80 {
+      let app = String(repeating: "b", count: 1 + k) + (k % 3 == 0 ? ",c" : "")
+      let appField = app.contains(",") ? "\"" + app + "\"" : app
+      let value = Double(k) + 0.5
+      text += "v\(k),1000,begin,,UTC\nv\(k),1001,open,\(appField),\(value)\nv\(k),1002,end,,\n"
+      want.append(("v\(k)", app, value))
+    }
+    let long = try readAll(tempFile(text))
+    #expect(long.count == want.count)
+    for (u, w) in zip(long, want) {
+      #expect(u.user == w.user && u.apps == [w.app] && u.events.map(\.value) == [w.value], "\(w.user)")
+    }
+    for (row, message) in [("u1,11,open,abcdefgh", "found 4"), ("u1,11,open,\(String(repeating: "a", count: 60)),1,x", "found more than 5")] {
+      let text = "user,time,event,app,value\nu1,10,begin,,UTC\n\(row)\nu1,20,end,,\n"
+      do {
+        _ = try readAll(tempFile(text))
+        Issue.record("\(row) was read")
+      } catch let e as TraceFormatError {
+        #expect(e.description.contains(":3:") && e.description.contains(message), "\(e)")
+      }
+    }
     let six = "user,time,event,app,value\nu1,10,begin,,UTC\nu1,11,open,abcdefgh,1,extra\nu1,20,end,,\n"
     #expect(throws: TraceFormatError.self) { try readAll(tempFile(six)) }
     do {
       _ = try readAll(tempFile(six))
     } catch let e as TraceFormatError {
       #expect(e.description.contains(":3:") && e.description.contains("found more than 5"), "\(e)")
+    }
+  }
+
+  @Test("app names alike in their first and last bytes and their length are told apart")
+  func appNames() throws {
+    // The reader's search key covers a name's length and its first and
+    // last 8 bytes (4 below 8): these names share keys in pairs.
+    let names = [
+      "aaaaaaaaXbbbbbbbb", "aaaaaaaaYbbbbbbbb", "aaaaaaaaXYbbbbbbbb", "aaaaaaaaYXbbbbbbbb", "a", "ab", "abc", "abcd", "abcde",
+      "ab,c", "a\"b",
+    ]
+    var text = "user,time,event,app,value\n"
+    for (k, user) in ["u1", "u2"].enumerated() {
+      text += "\(user),1000,begin,,UTC\n"
+      // Each name twice in a row (the last name read is tried first), then in turn.
+      let order = (k == 0 ? names : names.reversed()).flatMap { [$0, $0] } + names
+      for (i, name) in order.enumerated() {
+        text += "\(user),\(1001 + i),open,\(CSV.field(name)),1\n"
+      }
+      text += "\(user),2000,end,,\n"
+    }
+    let users = try readAll(tempFile(text))
+    #expect(users.count == 2)
+    for (k, u) in users.enumerated() {
+      let first = k == 0 ? names : names.reversed()
+      #expect(u.apps == first)
+      let order = first.flatMap { [$0, $0] } + names
+      #expect(u.events.map { u.apps[Int($0.app)] } == order)
     }
   }
 }
