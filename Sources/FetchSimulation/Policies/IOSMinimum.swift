@@ -397,9 +397,9 @@ package struct MinimumPolicy: FetchPolicy {
     return (lastAny, lastApp)
   }
 
-  /// Share of the day's budgets released by local time `t`.
-  mutating func released(at t: Double) -> Double {
-    min(1, params.paceSlack + Self.share(pace, atHour: clock.hourOfDay(t)))
+  /// Share of the day's budgets released by local hour `h` ∈ [0, 24).
+  func released(atHour h: Double) -> Double {
+    min(1, params.paceSlack + Self.share(pace, atHour: h))
   }
 
   /// The habit model currently in use.
@@ -589,7 +589,9 @@ package struct MinimumPolicy: FetchPolicy {
       decision.factor = .rateLimit
       return
     }
-    let share = released(at: t)
+    // LocalClock.hourOfDay(t) from the local time and day above (the same
+    // bits: Double(d) is the floor that hourOfDay subtracts).
+    let share = released(atHour: (local - Double(d) * 86_400) / 3600)
     if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ {
       decision.factor = .energyBudget
       return
