@@ -76,13 +76,13 @@ public final class TraceReader {
     var lastTime = -Double.infinity
     var apps: [String] = []
     var events: [TraceEvent] = []
-    /// ``nameKey(_:)`` and bytes of `apps`' names, in the same order
-    /// (searched linearly: a user has a few dozen apps at most, and a
-    /// comparison of two integers is cheaper than a dictionary lookup).
+    /// ``nameKey(_:)`` and bytes of `apps`' names, in the same order.
     var appHashes: [UInt64] = []
     var appBytes: [[UInt8]] = []
-    /// The app the last row named (rows of one app often follow each other).
-    var lastApp: Int32 = 0
+    /// 1 + the index of an app whose key's top 6 bits are the slot's (0:
+    /// none): most names are found in one probe; a name whose slot holds
+    /// another app is searched linearly (a user has a few dozen apps).
+    var appSlots = [Int32](repeating: 0, count: 64)
     /// Region ids named by `location` rows (``UserTrace/regions``).
     var regions: [String] = []
     /// The bytes after the colon of each `enter:`/`exit:` value already
@@ -601,16 +601,14 @@ public final class TraceReader {
 
   /// The index of the app named by `b` in `u.apps`, adding it if new.
   ///
-  /// - Complexity: O(apps of the user) integer comparisons, one `memcmp`
-  ///   per hash match.
+  /// - Complexity: O(1) for a name in its slot, else O(apps of the user)
+  ///   integer comparisons; one byte comparison per key match.
   private func app(_ b: Bytes, _ u: inout UserState) throws -> Int32 {
     let h = TraceReader.nameKey(b)
-    let last = Int(u.lastApp)
-    if last < u.appHashes.count && u.appHashes[last] == h && TraceReader.equal(b, u.appBytes[last]) {
-      return u.lastApp
-    }
+    let slot = Int(h >> 58)
+    let hint = Int(u.appSlots[slot]) - 1
+    if hint >= 0 && u.appHashes[hint] == h && TraceReader.equal(b, u.appBytes[hint]) { return Int32(hint) }
     for i in u.appHashes.indices where u.appHashes[i] == h && TraceReader.equal(b, u.appBytes[i]) {
-      u.lastApp = Int32(i)
       return Int32(i)
     }
     let name = try text(b, "app")
@@ -618,7 +616,7 @@ public final class TraceReader {
     u.apps.append(name)
     u.appHashes.append(h)
     u.appBytes.append(Array(b))
-    u.lastApp = i
+    if hint < 0 { u.appSlots[slot] = i + 1 }
     return i
   }
 
@@ -712,6 +710,7 @@ public final class TraceReader {
         u.events = []
         u.events.reserveCapacity(min(lastEventCount, limits.maxEventsPerUser))
         u.appHashes.removeAll(keepingCapacity: true)
+        for k in u.appSlots.indices { u.appSlots[k] = 0 }
         u.appBytes.removeAll(keepingCapacity: true)
         u.firstLine = line
         u.lastTime = time

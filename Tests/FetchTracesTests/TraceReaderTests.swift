@@ -325,7 +325,8 @@ struct TraceReaderFastPathTests {
     var text = "user,time,event,app,value\n"
     for (k, user) in ["u1", "u2"].enumerated() {
       text += "\(user),1000,begin,,UTC\n"
-      // Each name twice in a row (the last name read is tried first), then in turn.
+      // Each name twice in a row, then in turn; the second user reuses the
+      // first one's slots for other apps.
       let order = (k == 0 ? names : names.reversed()).flatMap { [$0, $0] } + names
       for (i, name) in order.enumerated() {
         text += "\(user),\(1001 + i),open,\(CSV.field(name)),1\n"
