@@ -201,7 +201,9 @@ public final class TraceReader {
           Bytes(start: base + c3 + 1, count: n - c3 - 1))
       }
     }
-    // Fast path: no quotes, exactly four commas; eight bytes at a time.
+    // Other lengths (and a line above that it did not split, which the
+    // general path below then reads): no quotes, exactly four commas;
+    // eight bytes at a time.
     var commas = (0, 0, 0, 0)
     var k = 0
     var quoted = false
@@ -484,7 +486,7 @@ public final class TraceReader {
   /// The `event` column: an event kind, or `begin`/`end` (as `nil` kinds).
   private enum RowKind { case begin, end, event(EventKind) }
 
-  /// Names of the event column, as bytes, in ``EventKind`` order.
+  /// Names of the network kinds, as bytes, in ``NetworkKind`` order.
   private static let networkNames: [[UInt8]] = NetworkKind.allCases.map { Array($0.description.utf8) }
 
   private static func equal(_ b: Bytes, _ name: [UInt8]) -> Bool {
