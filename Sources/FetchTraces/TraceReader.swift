@@ -393,7 +393,7 @@ public final class TraceReader {
         let kept: UInt64 = ~0 << UInt64(8 * (8 - scale))
         let fraction = (w & kept) | (0x3030_3030_3030_3030 & ~kept)
         guard TraceReader.isEightDigits(fraction) else { return nil }
-        mant = mant &* TraceReader.integerPow10(scale) &+ TraceReader.eightDigits(fraction)
+        mant = mant &* UInt64(TraceReader.pow10(scale)) &+ TraceReader.eightDigits(fraction)
       } else {
         while i < n {
           let c = p[i] &- 48
@@ -443,21 +443,6 @@ public final class TraceReader {
   /// ``fastDecimal(_:)`` on an array (for tests).
   static func fastDecimal(_ b: [UInt8]) -> Double? { b.withUnsafeBufferPointer { fastDecimal($0) } }
 
-  /// 10^k for k in 1...8 (otherwise 1).
-  @inline(__always) static func integerPow10(_ k: Int) -> UInt64 {
-    switch k {
-    case 1: 10
-    case 2: 100
-    case 3: 1_000
-    case 4: 10_000
-    case 5: 100_000
-    case 6: 1_000_000
-    case 7: 10_000_000
-    case 8: 100_000_000
-    default: 1
-    }
-  }
-
   /// 10^k for k in 0...18, exact (constants: no lazy global, no bounds check).
   @inline(__always) static func pow10(_ k: Int) -> Double {
     switch k {
@@ -490,7 +475,7 @@ public final class TraceReader {
   private static let networkNames: [[UInt8]] = NetworkKind.allCases.map { Array($0.description.utf8) }
 
   private static func equal(_ b: Bytes, _ name: [UInt8]) -> Bool {
-    b.count == name.count && name.withUnsafeBufferPointer { equal(b, $0.baseAddress, $0.count) }
+    name.withUnsafeBufferPointer { equal(b, $0.baseAddress, $0.count) }
   }
 
   private static func equal(_ b: Bytes, _ name: StaticString) -> Bool {
