@@ -150,56 +150,75 @@ public final class TraceReader {
 
   /// Returns the next record's bytes (without the line ending) or `nil` at
   /// EOF. The bytes stay valid until the next call.
-  private func nextLine() throws -> Bytes? {
+  ///
+  /// A short record without quotes comes with a bit per comma
+  /// (``LineReader/nextShort()``, one pass for the line break and the
+  /// commas); `commas` is 0 for the others.
+  private func nextLine() throws -> (record: Bytes, commas: UInt64)? {
     do {
-      let s = try reader.next()
+      if let short = try reader.nextShort() {
+        line = reader.line
+        return short
+      }
+      guard let s = try reader.next() else { return nil }
       line = reader.line
-      return s
+      return (s, 0)
     } catch let f as LineReader.Failure {
       throw TraceFormatError(file: path, f, hint: ResourceLimits.lineLimitHint)
     }
   }
 
+  /// The five fields of a line without quotes whose commas are the set
+  /// bits of `commaBits` (bit j: byte j), if there are exactly four: the
+  /// first four set bits, no branch per comma.
+  @inline(__always) private static func fields(
+    _ base: UnsafePointer<UInt8>, _ n: Int, commaBits: UInt64
+  ) -> (Bytes, Bytes, Bytes, Bytes, Bytes)? {
+    // Four commas: the bits left after clearing the lowest three are one.
+    var rest = commaBits & (commaBits &- 1)
+    rest &= rest &- 1
+    let last = rest & (rest &- 1)
+    guard last != 0 && last & (last &- 1) == 0 else { return nil }
+    let c0 = commaBits.trailingZeroBitCount
+    let c1 = (commaBits & (commaBits &- 1)).trailingZeroBitCount
+    let c2 = rest.trailingZeroBitCount
+    let c3 = last.trailingZeroBitCount
+    return (
+      Bytes(start: base, count: c0), Bytes(start: base + c0 + 1, count: c1 - c0 - 1),
+      Bytes(start: base + c1 + 1, count: c2 - c1 - 1), Bytes(start: base + c2 + 1, count: c3 - c2 - 1),
+      Bytes(start: base + c3 + 1, count: n - c3 - 1))
+  }
+
   /// Splits a line into exactly five fields, honouring RFC 4180 quotes
-  /// (a quoted field is unescaped into the scratch buffer).
-  private func split(_ s: Bytes) throws -> (Bytes, Bytes, Bytes, Bytes, Bytes) {
+  /// (a quoted field is unescaped into the scratch buffer). `commas` is
+  /// the bit per comma of a line without quotes that ``nextLine()`` found
+  /// in the same pass as its end, or 0.
+  private func split(_ s: Bytes, commas: UInt64) throws -> (Bytes, Bytes, Bytes, Bytes, Bytes) {
     let base = s.baseAddress!
     let n = s.count
-    // Fastest path, a line of 8 to 64 bytes without quotes and with four
+    if commas != 0, let f = TraceReader.fields(base, n, commaBits: commas) { return f }
+    // Fast path, a line of 8 to 64 bytes without quotes and with four
     // commas: one bit per comma (eight bytes at a time), then the first
     // four set bits; no branch per comma.
-    if n >= 8 && n <= 64 {
+    if commas == 0 && n >= 8 && n <= 64 {
       let raw = UnsafeRawPointer(base)
       var commaBits: UInt64 = 0
       var quotes: UInt64 = 0
       var i = 0
       while i + 8 <= n {
         let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-        quotes |= TraceReader.zeroBytes(w ^ 0x2222_2222_2222_2222)
-        commaBits |= TraceReader.byteBits(TraceReader.zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C)) << UInt64(i)
+        quotes |= ByteMask.equalBytes(w, 34)
+        commaBits |= ByteMask.bits(ByteMask.equalBytes(w, 44)) << UInt64(i)
         i += 8
       }
       if i < n {
         // The word ending at the line's end, without the bytes already scanned.
         let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
         let fresh: UInt64 = ~0 << UInt64(8 * (i - (n - 8)))
-        quotes |= TraceReader.zeroBytes(w ^ 0x2222_2222_2222_2222) & fresh
-        commaBits |= TraceReader.byteBits(TraceReader.zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C) & fresh) << UInt64(n - 8)
+        quotes |= ByteMask.equalBytes(w, 34) & fresh
+        commaBits |= ByteMask.bits(ByteMask.equalBytes(w, 44) & fresh) << UInt64(n - 8)
       }
-      // Four commas: the bits left after clearing the lowest three are one.
-      var rest = commaBits & (commaBits &- 1)
-      rest &= rest &- 1
-      let last = rest & (rest &- 1)
-      if quotes == 0 && last != 0 && last & (last &- 1) == 0 {
-        let c0 = commaBits.trailingZeroBitCount
-        let c1 = (commaBits & (commaBits &- 1)).trailingZeroBitCount
-        let c2 = rest.trailingZeroBitCount
-        let c3 = last.trailingZeroBitCount
-        return (
-          Bytes(start: base, count: c0), Bytes(start: base + c0 + 1, count: c1 - c0 - 1),
-          Bytes(start: base + c1 + 1, count: c2 - c1 - 1), Bytes(start: base + c2 + 1, count: c3 - c2 - 1),
-          Bytes(start: base + c3 + 1, count: n - c3 - 1))
-      }
+      if quotes == 0, let f = TraceReader.fields(base, n, commaBits: commaBits) { return f }
     }
     // Other lengths (and a line above that it did not split, which the
     // general path below then reads): no quotes, exactly four commas;
@@ -221,11 +240,11 @@ public final class TraceReader {
     let raw = UnsafeRawPointer(base)
     while i + 8 <= n {
       let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-      if TraceReader.zeroBytes(w ^ 0x2222_2222_2222_2222) != 0 {
+      if ByteMask.equalBytes(w, 34) != 0 {
         quoted = true
         break
       }
-      var m = TraceReader.zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C)
+      var m = ByteMask.equalBytes(w, 44)
       while m != 0 {
         comma(i + m.trailingZeroBitCount >> 3)
         m &= m &- 1
@@ -237,10 +256,10 @@ public final class TraceReader {
       // 1...7 bytes at its start already scanned.
       let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
       let fresh: UInt64 = ~0 << UInt64(8 * (i - (n - 8)))
-      if TraceReader.zeroBytes(w ^ 0x2222_2222_2222_2222) & fresh != 0 {
+      if ByteMask.equalBytes(w, 34) & fresh != 0 {
         quoted = true
       } else {
-        var m = TraceReader.zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C) & fresh
+        var m = ByteMask.equalBytes(w, 44) & fresh
         while m != 0 {
           comma(n - 8 + m.trailingZeroBitCount >> 3)
           m &= m &- 1
@@ -410,19 +429,6 @@ public final class TraceReader {
     var x = Double(mant)
     if scale > 0 { x /= TraceReader.pow10(scale) }
     return neg ? -x : x
-  }
-
-  /// 0x80 in each byte of `w` that is zero, 0 in the others (exact: no
-  /// borrow reaches the next byte).
-  @inline(__always) static func zeroBytes(_ w: UInt64) -> UInt64 {
-    let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
-    return ~(((w & low7) &+ low7) | w | low7)
-  }
-
-  /// Bit j set for each byte j of `w` that is 0x80 (from ``zeroBytes(_:)``),
-  /// the others 0: the eight flags gathered by one multiplication.
-  @inline(__always) static func byteBits(_ m: UInt64) -> UInt64 {
-    ((m >> 7) &* 0x0102_0408_1020_4080) >> 56
   }
 
   /// Whether the 8 bytes of `w` (first byte lowest) are ASCII digits.
@@ -635,7 +641,7 @@ public final class TraceReader {
     var u = state
     state = UserState()
     defer { state = u }
-    while let raw = try nextLine() {
+    while let (raw, commas) = try nextLine() {
       if raw.isEmpty { continue }
       if !sawHeader && raw[0] == 35 { continue }  // '#' comments, before the header only
       if !sawHeader {
@@ -656,7 +662,7 @@ public final class TraceReader {
         if end { finishSkipped(&u) }
         continue
       }
-      let f = try split(raw)
+      let f = try split(raw, commas: commas)
       let userField = f.0
       guard !userField.isEmpty else { throw fail("user", "empty user id") }
       if u.skipping, TraceReader.equal(userField, u.userBytes) {
