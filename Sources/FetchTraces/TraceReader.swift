@@ -658,7 +658,7 @@ public final class TraceReader {
         sawHeader = true
         continue
       }
-      if u.skipping, let end = TraceReader.isEndRow(raw, of: u.userBytes) {
+      if u.skipping, let end = TraceReader.isEndRow(raw, commas: commas, of: u.userBytes) {
         if end { finishSkipped(&u) }
         continue
       }
@@ -801,7 +801,25 @@ public final class TraceReader {
   /// nil (the row is then split like any other, and exactly the rows a
   /// split reads as the user's `end` row end it).
   ///
-  /// - Complexity: O(length of the first three fields).
+  /// A row without quotes whose commas ``nextLine()`` found (`commas`, a
+  /// bit per comma; 0 for other rows) is read from its first three commas.
+  ///
+  /// - Complexity: O(length of the user id) for a row whose commas are
+  ///   known, else O(length of the first three fields).
+  private static func isEndRow(_ raw: Bytes, commas: UInt64, of user: [UInt8]) -> Bool? {
+    // At least three commas: the user, time and event fields are known.
+    var rest = commas & (commas &- 1)
+    if rest & (rest &- 1) != 0 {
+      let m = user.count
+      guard commas.trailingZeroBitCount == m, equal(Bytes(rebasing: raw[..<m]), user) else { return nil }
+      let kind = rest.trailingZeroBitCount + 1
+      rest &= rest &- 1
+      return rest.trailingZeroBitCount - kind == 3 && raw[kind] == 101 && raw[kind + 1] == 110 && raw[kind + 2] == 100
+    }
+    return isEndRow(raw, of: user)
+  }
+
+  /// ``isEndRow(_:commas:of:)`` by scanning the row's bytes.
   private static func isEndRow(_ raw: Bytes, of user: [UInt8]) -> Bool? {
     let n = raw.count
     let m = user.count

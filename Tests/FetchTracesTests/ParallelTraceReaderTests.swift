@@ -198,6 +198,16 @@ struct ParallelTraceReaderTests {
       let t = try read(u1 + "u2,100,begin,,UTC\nu2,150,open,b,1\n" + end + "\n" + u3, skip: u2)
       #expect(t.users.map(\.user) == ["u1", "u3"] && t.lines == [4, 9], "\(end): \(t)")
     }
+    // Rows of u2 like its end row but not it (an event beginning with
+    // "end", "end" as the app, a shorter event), with more than 64 bytes
+    // after them (read with their commas found as the line's end is).
+    let u4 = "u4,100,begin,,UTC\nu4,101,open,a,1\nu4,102,open,a,1\nu4,200,end,,\n"
+    let near = try read(
+      u1 + "u2,100,begin,,UTC\nu2,150,ends,b,1\nu2,160,open,end,1\nu2,170,en,,\nu2,200,end,,\n" + u3 + u4, skip: u2)
+    #expect(near.users.map(\.user) == ["u1", "u3", "u4"] && near.lines == [4, 11, 15], "\(near)")
+    // A row of a user whose id begins with u2's.
+    let longer = try read(u1 + "u2,100,begin,,UTC\nu22,150,end,,\nu2,200,end,,\n" + u3 + u4, skip: u2)
+    #expect(longer.end.contains(":6: user: user 'u22' starts before user 'u2' has its 'end' row"), "\(longer)")
     // An unsorted time, a bad app or value inside u2: not read.
     let bad = try read(u1 + "u2,100,begin,,UTC\nu2,90,open,,x\nu2,200,end,,\n" + u3, skip: u2)
     #expect(bad.users.map(\.user) == ["u1", "u3"], "\(bad)")
