@@ -197,9 +197,9 @@ public final class TraceReader {
     let base = s.baseAddress!
     let n = s.count
     if commas != 0, let f = TraceReader.fields(base, n, commaBits: commas) { return f }
-    // Fast path, a line of 8 to 64 bytes without quotes and with four
-    // commas: one bit per comma (eight bytes at a time), then the first
-    // four set bits; no branch per comma.
+    // A line of 8 to 64 bytes read without its commas (near the end of
+    // the bytes read), without quotes and with four commas: one bit per
+    // comma (eight bytes at a time), then the first four set bits.
     if commas == 0 && n >= 8 && n <= 64 {
       let raw = UnsafeRawPointer(base)
       var commaBits: UInt64 = 0
