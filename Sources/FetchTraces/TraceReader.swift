@@ -223,15 +223,15 @@ public final class TraceReader {
     // Other lengths (and a line above that it did not split, which the
     // general path below then reads): no quotes, exactly four commas;
     // eight bytes at a time.
-    var commas = (0, 0, 0, 0)
+    var cuts = (0, 0, 0, 0)
     var k = 0
     var quoted = false
     @inline(__always) func comma(_ i: Int) {
       switch k {
-      case 0: commas.0 = i
-      case 1: commas.1 = i
-      case 2: commas.2 = i
-      case 3: commas.3 = i
+      case 0: cuts.0 = i
+      case 1: cuts.1 = i
+      case 2: cuts.2 = i
+      case 3: cuts.3 = i
       default: break
       }
       k += 1
@@ -281,10 +281,10 @@ public final class TraceReader {
     }
     if !quoted && k == 4 {
       return (
-        Bytes(start: base, count: commas.0), Bytes(start: base + commas.0 + 1, count: commas.1 - commas.0 - 1),
-        Bytes(start: base + commas.1 + 1, count: commas.2 - commas.1 - 1),
-        Bytes(start: base + commas.2 + 1, count: commas.3 - commas.2 - 1),
-        Bytes(start: base + commas.3 + 1, count: n - commas.3 - 1))
+        Bytes(start: base, count: cuts.0), Bytes(start: base + cuts.0 + 1, count: cuts.1 - cuts.0 - 1),
+        Bytes(start: base + cuts.1 + 1, count: cuts.2 - cuts.1 - 1),
+        Bytes(start: base + cuts.2 + 1, count: cuts.3 - cuts.2 - 1),
+        Bytes(start: base + cuts.3 + 1, count: n - cuts.3 - 1))
     }
     var f: (Bytes, Bytes, Bytes, Bytes, Bytes) = (s, s, s, s, s)
     var count = 0
@@ -811,7 +811,10 @@ public final class TraceReader {
     var rest = commas & (commas &- 1)
     if rest & (rest &- 1) != 0 {
       let m = user.count
-      guard commas.trailingZeroBitCount == m, equal(Bytes(rebasing: raw[..<m]), user) else { return nil }
+      // A first comma elsewhere: an id with a comma (quoted in its
+      // `begin` row), or another user; the byte loop decides, as before.
+      guard commas.trailingZeroBitCount == m else { return isEndRow(raw, of: user) }
+      guard equal(Bytes(rebasing: raw[..<m]), user) else { return nil }
       let kind = rest.trailingZeroBitCount + 1
       rest &= rest &- 1
       return rest.trailingZeroBitCount - kind == 3 && raw[kind] == 101 && raw[kind + 1] == 110 && raw[kind + 2] == 100

@@ -205,6 +205,12 @@ struct ParallelTraceReaderTests {
     let near = try read(
       u1 + "u2,100,begin,,UTC\nu2,150,ends,b,1\nu2,160,open,end,1\nu2,170,en,,\nu2,200,end,,\n" + u3 + u4, skip: u2)
     #expect(near.users.map(\.user) == ["u1", "u3", "u4"] && near.lines == [4, 11, 15], "\(near)")
+    // A skipped id with a comma (quoted in its `begin` row), its other
+    // rows unquoted: passed over like any row of a skipped user.
+    let comma: @Sendable (UInt64) -> Bool = { $0 == StableHash.fnv1a("u,2") }
+    let unquoted = try read(
+      u1 + "\"u,2\",100,begin,,UTC\nu,2,150,open,b,1\nu,2,200,end,,\n" + u3 + u4, skip: comma)
+    #expect(unquoted.users.map(\.user) == ["u1", "u3", "u4"] && unquoted.lines == [4, 9, 13], "\(unquoted)")
     // A row of a user whose id begins with u2's.
     let longer = try read(u1 + "u2,100,begin,,UTC\nu22,150,end,,\nu2,200,end,,\n" + u3 + u4, skip: u2)
     #expect(longer.end.contains(":6: user: user 'u22' starts before user 'u2' has its 'end' row"), "\(longer)")
