@@ -10,7 +10,8 @@ import Foundation
 /// does not end the record: the record, line breaks included, is returned
 /// whole, and ``line`` is the line it starts on.
 ///
-/// - Complexity: O(bytes) with `memchr` scans; no allocation after `init`.
+/// - Complexity: O(bytes) with `memchr` scans (a short record 8 bytes at a
+///   time, ``nextShort()``); no allocation after `init`.
 ///
 /// `next()` is inlinable and its state exempt from dynamic exclusivity
 /// checks, so the reader costs its callers in other modules nothing per

@@ -20,7 +20,8 @@ package let traceHeader = "user,time,event,app,value"
 ///
 /// - Complexity: O(bytes); each row is parsed once, in place, without
 ///   allocation except for new user ids and app names (an app name is looked
-///   up by the FNV-1a hash of its bytes, then compared byte for byte).
+///   up by a key of its length and first and last bytes, then compared byte
+///   for byte).
 public final class TraceReader {
   /// The path given to `init`, used in error messages.
   public let path: String
@@ -197,32 +198,9 @@ public final class TraceReader {
     let base = s.baseAddress!
     let n = s.count
     if commas != 0, let f = TraceReader.fields(base, n, commaBits: commas) { return f }
-    // A line of 8 to 64 bytes read without its commas (near the end of
-    // the bytes read), without quotes and with four commas: one bit per
-    // comma (eight bytes at a time), then the first four set bits.
-    if commas == 0 && n >= 8 && n <= 64 {
-      let raw = UnsafeRawPointer(base)
-      var commaBits: UInt64 = 0
-      var quotes: UInt64 = 0
-      var i = 0
-      while i + 8 <= n {
-        let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-        quotes |= ByteMask.equalBytes(w, 34)
-        commaBits |= ByteMask.bits(ByteMask.equalBytes(w, 44)) << UInt64(i)
-        i += 8
-      }
-      if i < n {
-        // The word ending at the line's end, without the bytes already scanned.
-        let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
-        let fresh: UInt64 = ~0 << UInt64(8 * (i - (n - 8)))
-        quotes |= ByteMask.equalBytes(w, 34) & fresh
-        commaBits |= ByteMask.bits(ByteMask.equalBytes(w, 44) & fresh) << UInt64(n - 8)
-      }
-      if quotes == 0, let f = TraceReader.fields(base, n, commaBits: commaBits) { return f }
-    }
-    // Other lengths (and a line above that it did not split, which the
-    // general path below then reads): no quotes, exactly four commas;
-    // eight bytes at a time.
+    // Lines read without their commas (longer than 64 bytes, with a
+    // quote, or the few near the end of the bytes read): no quotes,
+    // exactly four commas; eight bytes at a time.
     var cuts = (0, 0, 0, 0)
     var k = 0
     var quoted = false
