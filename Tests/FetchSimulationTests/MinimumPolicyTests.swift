@@ -107,6 +107,88 @@ struct MinimumPolicyTests {
     #expect(e[0] >= e[1] && e[1] >= e[2], "\(e)")
   }
 
+  @Test(
+    "passing over checks that stop at a gate changes nothing (device budgets, a DST change, refits)",
+    arguments: [
+      "ios-minimum", "ios-custom:1h", "ios-minimum:launches=6,energy_budget_pct=0.05",
+      "ios-minimum:spacing=40m,check=7m,refit_hour=2.5,pace_slack=0", "ios-minimum:price=0.05,launches=20",
+    ])
+  func passingOverChecks(spec: String) throws {
+    let settings = try PolicySpec(parsing: spec)
+    let params = try #require(
+      settings.configuration(of: IOSMinimumFamily.self) ?? settings.configuration(of: IOSCustomFamily.self)?.parameters)
+    // Synthetic phones (network, battery, charging, wakes) whose replayed
+    // week holds New York's change to daylight time (2026-03-08).
+    var pp = SyntheticPopulation.Parameters()
+    pp.startDate = "2026-02-26"
+    let pop = SyntheticPopulation(seed: 11, days: 14, parameters: pp)
+    let world = WorldParameters()
+    var passed = 0
+    for u in 0..<4 {
+      var t = pop.user(u)
+      t.timeZone = .named("America/New_York")
+      let (train, test) = t.split(at: t.start + 8 * 86_400)
+      let apps = Array(t.openCounts().enumerated().sorted { $0.element > $1.element }.prefix(3).map { Int32($0.offset) })
+      let contents = apps.map { ContentTimeline(trace: test, app: $0, world: world, seed: 5) }
+      func replay(passingOver: Bool) -> (DeviceReplay, Int) {
+        let fits = HabitFitCache(trace: t), ledger = DeviceBudgetLedger()
+        var ps = apps.map {
+          var p = MinimumPolicy(
+            params: params, world: world, training: train, app: $0, population: nil, fits: fits, ledger: ledger)
+          p.passesOverGatedChecks = passingOver
+          return p
+        }
+        let r = replayDevice(&ps, user: PreparedUser(trace: test, world: world), apps: apps, contents: contents)
+        return (r, ps.map(\.checksPassedOver).reduce(0, +))
+      }
+      let (fast, n) = replay(passingOver: true)
+      let (every, none) = replay(passingOver: false)
+      #expect(none == 0)
+      #expect(fast.apps.map(\.fetches) == every.apps.map(\.fetches), "user \(u)")
+      #expect(fast.apps.map(\.opens) == every.apps.map(\.opens), "user \(u)")
+      #expect(fast.apps.map(\.summary) == every.apps.map(\.summary), "user \(u)")
+      passed += n
+    }
+    // The test exercises the shortcut.
+    #expect(passed > 0)
+  }
+
+  @Test("the checks passed over end at the first one a gate may not stop, a new local day or a due refit")
+  func nextCheckBounds() throws {
+    var params = MinimumParameters()
+    params.minSpacingS = 7200
+    let training = TestTraces.user(seed: 1, days: 2, opensPerHour: 1)
+    let day = 19_700
+    let ten = Double(day) * 86_400 + 10 * 3600, late = ten + 13 * 3600  // 10:00 and 23:00 UTC
+    func policy(lastLaunch: Double = -.infinity, launches: Int = 0) -> MinimumPolicy {
+      var p = MinimumPolicy(params: params, world: WorldParameters(), training: training, app: 0, population: nil)
+      p.day = day
+      p.lastLaunch = lastLaunch
+      p.launchesToday = launches
+      return p
+    }
+    // Rate-limited for two hours: the first check that may launch.
+    var p = policy(lastLaunch: ten)
+    #expect(p.nextCheck(after: ten, fetchPending: true) == ten + 7200)
+    #expect(p.checksPassedOver == 23)
+    // No later than a due refit, nor past local midnight.
+    p = policy(lastLaunch: ten)
+    p.nextRefit = ten + 1000
+    #expect(p.nextCheck(after: ten, fetchPending: false) == ten + 1200)
+    p = policy(lastLaunch: late)
+    #expect(p.nextCheck(after: late, fetchPending: false) == late + 3600)
+    // Past the day's launch budget: the day's remaining checks, unless a
+    // fetch is pending (its outcome may raise the credit) or decisions are logged.
+    p = policy(launches: 500)
+    #expect(p.nextCheck(after: ten, fetchPending: false) == ten + 14 * 3600)
+    p = policy(launches: 500)
+    #expect(p.nextCheck(after: ten, fetchPending: true) == ten + 300)
+    p = policy(lastLaunch: ten)
+    p.logDecisions = true
+    #expect(p.nextCheck(after: ten, fetchPending: false) == ten + 300)
+    #expect(p.checksPassedOver == 0)
+  }
+
   @Test("skipping the habit model when even P(open) = 1 would not pay changes no decision", arguments: [0.2, 1, 5])
   func boundIsExact(price: Double) throws {
     let t = Self.user()
