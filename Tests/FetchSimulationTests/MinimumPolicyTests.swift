@@ -189,6 +189,19 @@ struct MinimumPolicyTests {
     #expect(p.checksPassedOver == 0)
   }
 
+  @Test("the shared pacing is each app's own, bit for bit, and another window is paced alone")
+  func sharedPacing() {
+    var t = SyntheticPopulation(seed: 2, days: 10).user(3)
+    t.timeZone = .named("Europe/Berlin")
+    let (train, test) = t.split(at: t.start + 7 * 86_400)
+    let shared = TrainingPacing()
+    for app in Int32(0)..<Int32(t.apps.count) {
+      #expect(shared.pace(train, app: app) == MinimumPolicy.pacing(training: train, app: app))
+    }
+    #expect(shared.pace(test, app: 0) == MinimumPolicy.pacing(training: test, app: 0))
+    #expect(shared.pace(train, app: 0) != shared.pace(test, app: 0))
+  }
+
   @Test("skipping the habit model when even P(open) = 1 would not pay changes no decision", arguments: [0.2, 1, 5])
   func boundIsExact(price: Double) throws {
     let t = Self.user()

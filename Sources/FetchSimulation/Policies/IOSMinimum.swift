@@ -311,10 +311,12 @@ package struct MinimumPolicy: FetchPolicy {
   ///   - fits: fits shared with other policies replayed for this user.
   ///   - ledger: the device's budgets, shared with its other apps' instances
   ///     (nil: per-app budgets).
+  ///   - pacing: the apps' pacing, shared with other policies trained on
+  ///     `training` (nil: computed here).
   package init(
     params: MinimumParameters, world: WorldParameters, training: UserTrace, app: Int32,
     population: HabitModel?, fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil,
-    ledger: DeviceBudgetLedger? = nil
+    ledger: DeviceBudgetLedger? = nil, pacing: TrainingPacing? = nil
   ) {
     let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
     let habit =
@@ -323,7 +325,7 @@ package struct MinimumPolicy: FetchPolicy {
     let last = Self.lastOpens(training, app: app)
     self.init(
       params: params, world: world, habit: habit, history: training, app: app, population: population,
-      lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits, ledger: ledger)
+      lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits, ledger: ledger, pacing: pacing)
     if fits != nil { refitBase = training.end }
   }
 
@@ -333,7 +335,7 @@ package struct MinimumPolicy: FetchPolicy {
   package init(
     params: MinimumParameters, world: WorldParameters, habit: HabitModel, history: UserTrace, app: Int32,
     population: HabitModel?, lastAppOpen: Double, lastAnyOpen: Double, fitter: HabitFitter = HabitFitter(),
-    fits: HabitFitCache? = nil, ledger: DeviceBudgetLedger? = nil
+    fits: HabitFitCache? = nil, ledger: DeviceBudgetLedger? = nil, pacing: TrainingPacing? = nil
   ) {
     self.fits = fits
     self.ledger = ledger
@@ -350,7 +352,7 @@ package struct MinimumPolicy: FetchPolicy {
     self.lastAnyOpen = lastAnyOpen
     lastSync = history.end
     rateEstimate = params.priorUpdatesPerHour / 3600
-    pace = Self.pacing(training: history, app: app)
+    pace = pacing?.pace(history, app: app) ?? Self.pacing(training: history, app: app)
   }
 
   /// Cumulative share of the app's training opens by local hour (Laplace
@@ -683,6 +685,46 @@ package struct MinimumPolicy: FetchPolicy {
   }
 }
 
+/// ``MinimumPolicy/pacing(training:app:)`` of every app of one training
+/// window, computed in one pass over it when first asked and shared by the
+/// policies replayed with one ``LearningContext`` (each `ios-minimum` and
+/// `ios-custom` setting and each `planner` paces every app the same way).
+/// The same values, bit for bit: each app's counts are summed in the same
+/// order.
+///
+/// Thread-safe (a lock).
+package final class TrainingPacing: @unchecked Sendable {
+  private var window: (user: String, start: UInt64, end: UInt64, events: Int)?
+  private var paces: [[Double]] = []
+  private let lock = NSLock()
+
+  package init() {}
+
+  /// The pacing of `app` in `training` (for the window first asked about;
+  /// another window is computed alone).
+  ///
+  /// - Complexity: O(training events) on first use, then O(1).
+  func pace(_ training: UserTrace, app: Int32) -> [Double] {
+    let key = (training.user, training.start.bitPattern, training.end.bitPattern, training.events.count)
+    lock.lock()
+    defer { lock.unlock() }
+    if window == nil {
+      window = key
+      var clock = LocalClock(training.timeZone)
+      let prior = WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }
+      var counts = [[Double]](repeating: prior, count: training.apps.count)
+      for e in training.events where e.kind == .open && e.app >= 0 && Int(e.app) < counts.count {
+        counts[Int(e.app)][min(23, Int(clock.hourOfDay(e.time)))] += 1
+      }
+      paces = counts.map(MinimumPolicy.cumulativeShares)
+    }
+    guard let window, window == key, app >= 0, Int(app) < paces.count else {
+      return MinimumPolicy.pacing(training: training, app: app)
+    }
+    return paces[Int(app)]
+  }
+}
+
 /// `ios-minimum[:key=value,...]`: the iOS Minimum scheduler.
 package enum IOSMinimumFamily: PolicyFamily {
   package static let name = "ios-minimum"
@@ -717,7 +759,7 @@ extension MinimumPolicy {
     return { app, _ in
       MinimumPolicy(
         params: params, world: user.world, training: training, app: app, population: learning?.population,
-        fits: learning?.fits, ledger: ledger)
+        fits: learning?.fits, ledger: ledger, pacing: learning?.pacing)
     }
   }
 }

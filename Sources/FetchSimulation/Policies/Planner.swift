@@ -571,13 +571,14 @@ package struct PlannerPolicy: FetchPolicy {
 
   package init(
     params: PlannerParameters, world: WorldParameters, training: UserTrace, app: Int32, population: HabitModel?,
-    fits: HabitFitCache? = nil, deviceModels: DeviceModels? = nil
+    fits: HabitFitCache? = nil, deviceModels: DeviceModels? = nil, pacing: TrainingPacing? = nil
   ) {
     var mp = MinimumParameters()
     mp.checkIntervalS = params.checkIntervalS
     mp.refitHour = params.refitHour
     mp.priorUpdatesPerHour = params.priorUpdatesPerHour
-    habit = MinimumPolicy(params: mp, world: world, training: training, app: app, population: population, fits: fits)
+    habit = MinimumPolicy(
+      params: mp, world: world, training: training, app: app, population: population, fits: fits, pacing: pacing)
     // Room for two decisions' look-ahead points, one slot per step.
     let bins = max(1, Int((params.horizonS / params.stepS).rounded(.down)))
     habit.openMemo = HabitOpenMemo(slots: 2 * bins, quantum: params.stepS)
@@ -965,7 +966,7 @@ package enum PlannerFamily: PolicyFamily {
     return { app, _ in
       PlannerPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
-        fits: learning?.fits, deviceModels: models)
+        fits: learning?.fits, deviceModels: models, pacing: learning?.pacing)
     }
   }
 }

@@ -189,6 +189,8 @@ package struct LearningContext: Sendable {
   package let fits: HabitFitCache
   /// Device models fitted on the training window, shared likewise.
   package let deviceModels = DeviceModelsCache()
+  /// The apps' pacing of the Minimum scheduler's budgets, shared likewise.
+  package let pacing = TrainingPacing()
 
   package init(training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache()) {
     self.training = training
