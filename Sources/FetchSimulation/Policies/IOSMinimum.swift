@@ -244,6 +244,10 @@ package struct MinimumPolicy: FetchPolicy {
 
   let params: MinimumParameters
   let world: WorldParameters
+  /// `world.batteryCapacityJ` and `world.radio(for:)` by network (by raw
+  /// value), kept: each call copied all of `world` to pass it.
+  let batteryCapacityJ: Double
+  let radios: [RadioProfile?]
   let fitter: HabitFitter
   let population: HabitModel?
   /// Fits shared with the run's other learning policies (nil: fit alone).
@@ -341,6 +345,8 @@ package struct MinimumPolicy: FetchPolicy {
     self.ledger = ledger
     self.params = params
     self.world = world
+    batteryCapacityJ = world.batteryCapacityJ
+    radios = NetworkKind.allCases.map { world.radio(for: $0) }
     self.fitter = fitter
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.population = population
@@ -405,6 +411,10 @@ package struct MinimumPolicy: FetchPolicy {
   }
 
   /// Share of the day's budgets released by local hour `h` ∈ [0, 24).
+  ///
+  /// Inlined, as ``budgetGate(share:)``: called from a mutating method, a
+  /// call copied the whole policy (1.2 KB) to pass it.
+  @inline(__always)
   func released(atHour h: Double) -> Double {
     min(1, params.paceSlack + Self.share(pace, atHour: h))
   }
@@ -478,8 +488,9 @@ package struct MinimumPolicy: FetchPolicy {
 
   /// The daily budget that stops a decision when `share` of the day's
   /// budgets is released: energy, then launches; nil when both allow one.
+  @inline(__always)
   func budgetGate(share: Double) -> MinimumFactor? {
-    if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ {
+    if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * batteryCapacityJ {
       return .energyBudget
     }
     if Double(ledger?.launchesToday ?? launchesToday) >= share * params.launchesPerDay * credit { return .launchBudget }
@@ -661,7 +672,7 @@ package struct MinimumPolicy: FetchPolicy {
     // E[(t − X)⁺] for the first update X after the last sync, X − sync ~ Exp(λ̂).
     decision.expectedAgeS = max(0, since - decision.pNew / rateEstimate)
     let value = decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour
-    let radio = world.radio(for: ctx.network)!
+    let radio = radios[Int(ctx.network.rawValue)]!
     var cost = world.cpuWakeEnergyJ
       + radio.marginalEnergyEstimate(
         afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + world.noDataBytes * (1 - decision.pNew),
