@@ -143,6 +143,11 @@ public struct WorldParameters: Sendable, Equatable {
     }
   }
 
+  /// ``radio(for:)`` of every network, by raw value. Hot paths keep it
+  /// instead of calling ``radio(for:)``, whose every call copies the
+  /// whole parameter set to pass it.
+  package var radiosByNetwork: [RadioProfile?] { NetworkKind.allCases.map { radio(for: $0) } }
+
   /// Battery capacity in joules.
   package var batteryCapacityJ: Double { batteryCapacityWh * 3600 }
 

@@ -207,7 +207,7 @@ struct ReplayRadios: Sendable {
   let maxWindow: Double
 
   init(_ world: WorldParameters) {
-    let optional = NetworkKind.allCases.map { world.radio(for: $0) }
+    let optional = world.radiosByNetwork
     profiles = optional.map { $0 ?? world.wifi }
     var terms: [RadioTerms] = []
     var ends: [Double] = []

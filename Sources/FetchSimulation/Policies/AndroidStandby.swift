@@ -182,12 +182,14 @@ package struct StandbyPolicy: FetchPolicy {
   package var period: Double { job.period }
 
   /// The app's bucket at `t` if it is not opened before then.
+  @inline(__always)  // called from step, a call copied the whole policy
   package func bucket(at t: Double) -> StandbyBucket {
     params.bucket(idleFor: t - lastUse)
   }
 
   /// The earliest time ≥ `t` at which the app is within its bucket's quota
   /// (assuming its bucket stays as at `t`).
+  @inline(__always)  // as bucket(at:)
   func quotaFree(at t: Double, _ ctx: PolicyContext) -> Double {
     let b = bucket(at: t)
     if ctx.isCharging && params.chargingExempt != 0 && b != .restricted { return t }

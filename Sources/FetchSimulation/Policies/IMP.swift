@@ -114,6 +114,8 @@ package struct IMPPolicy: FetchPolicy {
 
   let params: IMPParameters
   let world: WorldParameters
+  /// `world.radiosByNetwork`, kept (``WorldParameters/radio(for:)`` copies `world` per call).
+  let radios: [RadioProfile?]
   let habit: HabitModel
   var clock: LocalClock
   /// Cumulative share of the app's training opens by the end of each local hour.
@@ -193,6 +195,7 @@ package struct IMPPolicy: FetchPolicy {
       "IMP needs a positive decision period and positive, finite initial prices")
     self.params = params
     self.world = world
+    radios = world.radiosByNetwork
     let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
     habit =
       fits?.refit(sample, base: training.end, prior: population, fitter: fitter)
@@ -339,7 +342,7 @@ package struct IMPPolicy: FetchPolicy {
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
     rollDay(at: t)
-    guard !ctx.fetchInFlight, let radio = world.radio(for: ctx.network) else { return }
+    guard !ctx.fetchInFlight, let radio = radios[Int(ctx.network.rawValue)] else { return }
     let since = max(0, t - lastSync)
     let pNew = -expm1(-rateEstimate * since)
     let bytes = expectedBytes(pNew: pNew)

@@ -244,8 +244,8 @@ package struct MinimumPolicy: FetchPolicy {
 
   let params: MinimumParameters
   let world: WorldParameters
-  /// `world.batteryCapacityJ` and `world.radio(for:)` by network (by raw
-  /// value), kept: each call copied all of `world` to pass it.
+  /// `world.batteryCapacityJ` and `world.radiosByNetwork`, kept: each
+  /// call of those copied all of `world` to pass it.
   let batteryCapacityJ: Double
   let radios: [RadioProfile?]
   let fitter: HabitFitter
@@ -346,7 +346,7 @@ package struct MinimumPolicy: FetchPolicy {
     self.params = params
     self.world = world
     batteryCapacityJ = world.batteryCapacityJ
-    radios = NetworkKind.allCases.map { world.radio(for: $0) }
+    radios = world.radiosByNetwork
     self.fitter = fitter
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.population = population
@@ -640,7 +640,7 @@ package struct MinimumPolicy: FetchPolicy {
     var decision = MinimumDecision(
       time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .notWorthIt)
     defer { if logDecisions { decisions.append(decision) } }
-    // world.radio(for:) is nil exactly when offline; it is read below, after the gates.
+    // The radio is nil exactly when offline; it is read below, after the gates.
     guard ctx.network != .offline else {
       decision.factor = .offline
       return

@@ -524,6 +524,8 @@ package struct PlannerPolicy: FetchPolicy {
 
   let params: PlannerParameters
   let world: WorldParameters
+  /// `world.radiosByNetwork`, kept (``WorldParameters/radio(for:)`` copies `world` per call).
+  let radios: [RadioProfile?]
   /// ios-minimum's habit machinery: the habit model and its nightly refits,
   /// the open history and recency, the update-rate estimate, the last sync
   /// and the pacing of budgets by the user's opens by hour.
@@ -585,6 +587,7 @@ package struct PlannerPolicy: FetchPolicy {
     utilityMemo = UtilityMemo(slots: 2 * bins, quantum: params.stepS)
     self.params = params
     self.world = world
+    radios = world.radiosByNetwork
     if params.useDeviceModels > 0, let m = deviceModels {
       outlook = DeviceOutlook(models: m, fallback: DeviceModels(), options: DeviceModelOptions(), history: training)
     }
@@ -818,7 +821,7 @@ package struct PlannerPolicy: FetchPolicy {
           afterQuietGap: gap, downBytes: down, upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
     }
     // The budget counts the energy drawn while charging; the price sees it discounted.
-    let energyNow = estimate(world.radio(for: ctx.network)!, gap: ctx.radioQuietGapS)
+    let energyNow = estimate(radios[Int(ctx.network.rawValue)]!, gap: ctx.radioQuietGapS)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
     decision.costNowJ = costNow
     if spentToday + energyNow > share * budget {
@@ -877,7 +880,7 @@ package struct PlannerPolicy: FetchPolicy {
     // 3. Later candidates: expected cost over WiFi, charging and the user's
     // own radio activity; value scaled by the odds of being online.
     let onWiFi = ctx.network == .wifi
-    let cellular = world.radio(for: ctx.network.isCellular ? ctx.network : .cellular)!
+    let cellular = radios[Int((ctx.network.isCellular ? ctx.network : .cellular).rawValue)]!
     let cIdle = estimate(cellular, gap: .infinity), cBusy = estimate(cellular, gap: 0)
     let cWiFi = estimate(world.wifi, gap: .infinity)
     let odds = outlook?.probabilities(from: t)
