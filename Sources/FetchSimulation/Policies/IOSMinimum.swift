@@ -463,9 +463,10 @@ package struct MinimumPolicy: FetchPolicy {
   /// (``budgetGate(share:)``): spending only grows through a day, the
   /// released share only with the local hour, and no launch can happen
   /// before such a check, since a launch needs those gates open, so they
-  /// would be open at every check after it. The checks kept are the checks
-  /// every 300 s would make, at the same times (the same sums), so results
-  /// are unchanged. Every check is kept when decisions are logged.
+  /// would be open at every check after it. The checks kept are among
+  /// those made every ``MinimumParameters/checkIntervalS``, at the same
+  /// times (the same sums), so results are unchanged. Every check is kept
+  /// when decisions are logged.
   ///
   /// - Complexity: O(checks passed over), a few operations each, instead
   ///   of an engine event and a decision each.
