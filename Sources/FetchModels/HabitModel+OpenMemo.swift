@@ -29,6 +29,11 @@ package struct HabitOpenMemo: Sendable {
   /// `recency_app` and `recency_any` feature values by the recency's bits.
   private var appTerms: TwoWayMemo<UInt64>
   private var anyTerms: TwoWayMemo<UInt64>
+  /// sin and cos of the hour angle by five-minute slot of the day, with
+  /// the angle's bits: the checks' points recur at the same local times
+  /// every day, so after a refit (which forgets the time parts) their
+  /// angles are still known.
+  private var angles: [(a: UInt64, sin: Double, cos: Double)]
   /// Lookups answered from the memo and computed, for tests.
   package private(set) var hits = 0
   package private(set) var misses = 0
@@ -46,10 +51,11 @@ package struct HabitOpenMemo: Sendable {
     timeParts = TwoWayMemo(sets: n, empty: 0)
     appTerms = TwoWayMemo(sets: n, empty: 0)
     anyTerms = TwoWayMemo(sets: n, empty: 0)
+    angles = Array(repeating: (Double.nan.bitPattern, 0, 0), count: 289)
   }
 
-  /// Forgets every remembered intensity (the recency features, which do
-  /// not depend on the model, stay).
+  /// Forgets every remembered intensity (the recency features and the
+  /// hour angles, which do not depend on the model, stay).
   package mutating func reset() {
     points.reset()
     timeParts.reset()
@@ -100,7 +106,9 @@ package struct HabitOpenMemo: Sendable {
       let h = clock.hourOfDay(t)
       let w: Double = clock.dayOfWeek(t) >= 5 ? 1 : 0
       let a = 2 * Double.pi * h / 24
-      eta = HabitModel.timeLinearPredictor(c, weekend: w, sin: sin(a), cos: cos(a))
+      let slot = min(288, max(0, Int(h * 12)))
+      if angles[slot].a != a.bitPattern { angles[slot] = (a.bitPattern, sin(a), cos(a)) }
+      eta = HabitModel.timeLinearPredictor(c, weekend: w, sin: angles[slot].sin, cos: angles[slot].cos)
       timeParts.insert(set, key: key.t, value: eta)
     }
     let sa = self.set(r.sinceAppOpenS), sb = self.set(r.sinceAnyOpenS)
