@@ -194,10 +194,19 @@ struct MinimumPolicyTests {
     var t = SyntheticPopulation(seed: 2, days: 10).user(3)
     t.timeZone = .named("Europe/Berlin")
     let (train, test) = t.split(at: t.start + 7 * 86_400)
+    // One app's pacing counted on its own, as the scheduler first did.
+    func alone(_ trace: UserTrace, _ app: Int32) -> [Double] {
+      var clock = LocalClock(trace.timeZone)
+      var counts = WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }
+      for e in trace.events where e.kind == .open && e.app == app { counts[min(23, Int(clock.hourOfDay(e.time)))] += 1 }
+      return MinimumPolicy.cumulativeShares(counts)
+    }
     let shared = TrainingPacing()
     for app in Int32(0)..<Int32(t.apps.count) {
       #expect(shared.pace(train, app: app) == MinimumPolicy.pacing(training: train, app: app))
+      #expect(MinimumPolicy.pacing(training: train, app: app) == alone(train, app))
     }
+    #expect(MinimumPolicy.pacing(training: train, app: -1) == alone(train, -1))
     #expect(shared.pace(test, app: 0) == MinimumPolicy.pacing(training: test, app: 0))
     #expect(shared.pace(train, app: 0) != shared.pace(test, app: 0))
   }

@@ -184,9 +184,12 @@ package struct IMPPolicy: FetchPolicy {
   ///   - spending: the daily spending this instance counts against its
   ///     budgets; pass one shared object to every app of a device for
   ///     device-wide budgets.
+  ///   - pacing: the apps' pacing, shared with other policies trained on
+  ///     `training` (nil: computed here).
   package init(
     params: IMPParameters, world: WorldParameters, training: UserTrace, app: Int32, population: HabitModel?,
-    fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil, spending: IMPSpending = IMPSpending()
+    fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil, spending: IMPSpending = IMPSpending(),
+    pacing: TrainingPacing? = nil
   ) {
     self.spending = spending
     precondition(
@@ -202,7 +205,7 @@ package struct IMPPolicy: FetchPolicy {
       ?? fitter.fit(sample, prior: population)
     (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
-    pace = MinimumPolicy.pacing(training: training, app: app)
+    pace = pacing?.pace(training, app: app) ?? MinimumPolicy.pacing(training: training, app: app)
     energyBudgetJ = params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ
     dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
     let r = log(max(1, params.priceRange))
@@ -401,7 +404,7 @@ package enum IMPFamily: PolicyFamily {
     return { app, _ in
       IMPPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
-        fits: learning?.fits, spending: shared ?? IMPSpending())
+        fits: learning?.fits, spending: shared ?? IMPSpending(), pacing: learning?.pacing)
     }
   }
 

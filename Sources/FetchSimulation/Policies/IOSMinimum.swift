@@ -364,12 +364,24 @@ package struct MinimumPolicy: FetchPolicy {
   /// Cumulative share of the app's training opens by local hour (Laplace
   /// smoothed toward UbiqLog's hourly share of all opens).
   static func pacing(training: UserTrace, app: Int32) -> [Double] {
+    pacing(training: training, apps: [app])[0]
+  }
+
+  /// ``pacing(training:app:)`` of each of `apps`, in one pass over the
+  /// training events (each app's counts summed in event order, so the
+  /// same bits as one app's pass).
+  ///
+  /// - Complexity: O(training events + apps).
+  static func pacing(training: UserTrace, apps: [Int32]) -> [[Double]] {
+    // The row of `apps` of each app index of the trace (−1: not asked for).
+    var row = [Int](repeating: -1, count: training.apps.count)
+    for (k, a) in apps.enumerated() where a >= 0 && Int(a) < row.count { row[Int(a)] = k }
     var clock = LocalClock(training.timeZone)
-    var counts = WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }
-    for e in training.events where e.kind == .open && e.app == app {
-      counts[min(23, Int(clock.hourOfDay(e.time)))] += 1
+    var counts = [[Double]](repeating: WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }, count: apps.count)
+    for e in training.events where e.kind == .open && e.app >= 0 && Int(e.app) < row.count && row[Int(e.app)] >= 0 {
+      counts[row[Int(e.app)]][min(23, Int(clock.hourOfDay(e.time)))] += 1
     }
-    return cumulativeShares(counts)
+    return counts.map(cumulativeShares)
   }
 
   /// The running sums of `weights` (one per local hour) over their total:
@@ -412,7 +424,7 @@ package struct MinimumPolicy: FetchPolicy {
 
   /// Share of the day's budgets released by local hour `h` ∈ [0, 24).
   ///
-  /// Inlined, as ``budgetGate(share:)``: called from a mutating method, a
+  /// Inlined, as ``budgetGate(local:day:)``: called from a mutating method, a
   /// call copied the whole policy (1.2 KB) to pass it.
   @inline(__always)
   func released(atHour h: Double) -> Double {
@@ -460,7 +472,7 @@ package struct MinimumPolicy: FetchPolicy {
   /// due by), and either within ``MinimumParameters/minSpacingS`` of the
   /// last launch, or, with no fetch of this app pending (whose outcome
   /// changes the credit), past the day's released energy or launch budget
-  /// (``budgetGate(share:)``): spending only grows through a day, the
+  /// (``budgetGate(local:day:)``): spending only grows through a day, the
   /// released share only with the local hour, and no launch can happen
   /// before such a check, since a launch needs those gates open, so they
   /// would be open at every check after it. The checks kept are among
@@ -479,7 +491,7 @@ package struct MinimumPolicy: FetchPolicy {
       let d = Int((local / 86_400).rounded(.down))
       guard d == day else { break }
       if next - lastLaunch >= params.minSpacingS {
-        guard !fetchPending, budgetGate(share: released(atHour: (local - Double(d) * 86_400) / 3600)) != nil else { break }
+        guard !fetchPending, budgetGate(local: local, day: d) != nil else { break }
       }
       next += params.checkIntervalS
       checksPassedOver += 1
@@ -487,10 +499,14 @@ package struct MinimumPolicy: FetchPolicy {
     return next
   }
 
-  /// The daily budget that stops a decision when `share` of the day's
-  /// budgets is released: energy, then launches; nil when both allow one.
+  /// The daily budget that stops a decision at local time `local` (local
+  /// seconds) of local day `d` (its floor in days): energy, then launches;
+  /// nil when both allow one. The share released is that of the local hour
+  /// (``LocalClock/hourOfDay(_:)`` from the local time and day: the same
+  /// bits, `Double(d)` being the floor that `hourOfDay` subtracts).
   @inline(__always)
-  func budgetGate(share: Double) -> MinimumFactor? {
+  func budgetGate(local: Double, day d: Int) -> MinimumFactor? {
+    let share = released(atHour: (local - Double(d) * 86_400) / 3600)
     if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * batteryCapacityJ {
       return .energyBudget
     }
@@ -654,9 +670,7 @@ package struct MinimumPolicy: FetchPolicy {
       decision.factor = .rateLimit
       return
     }
-    // LocalClock.hourOfDay(t) from the local time and day above (the same
-    // bits: Double(d) is the floor that hourOfDay subtracts).
-    if let gate = budgetGate(share: released(atHour: (local - Double(d) * 86_400) / 3600)) {
+    if let gate = budgetGate(local: local, day: d) {
       decision.factor = gate
       return
     }
@@ -700,7 +714,8 @@ package struct MinimumPolicy: FetchPolicy {
 /// ``MinimumPolicy/pacing(training:app:)`` of every app of one training
 /// window, computed in one pass over it when first asked and shared by the
 /// policies replayed with one ``LearningContext`` (each `ios-minimum` and
-/// `ios-custom` setting and each `planner` paces every app the same way).
+/// `ios-custom` setting, each `planner` and each `imp` paces every app the
+/// same way).
 /// The same values, bit for bit: each app's counts are summed in the same
 /// order.
 ///
@@ -722,13 +737,7 @@ package final class TrainingPacing: @unchecked Sendable {
     defer { lock.unlock() }
     if window == nil {
       window = key
-      var clock = LocalClock(training.timeZone)
-      let prior = WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }
-      var counts = [[Double]](repeating: prior, count: training.apps.count)
-      for e in training.events where e.kind == .open && e.app >= 0 && Int(e.app) < counts.count {
-        counts[Int(e.app)][min(23, Int(clock.hourOfDay(e.time)))] += 1
-      }
-      paces = counts.map(MinimumPolicy.cumulativeShares)
+      paces = MinimumPolicy.pacing(training: training, apps: (0..<training.apps.count).map(Int32.init))
     }
     guard let window, window == key, app >= 0, Int(app) < paces.count else {
       return MinimumPolicy.pacing(training: training, app: app)
