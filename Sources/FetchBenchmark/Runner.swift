@@ -397,7 +397,8 @@ package struct PreparedReplay: Sendable {
     apps = config.apps.select(in: trace)
     user = PreparedUser(trace: test, world: config.world, apps: config.world.replayScope == .device ? apps : [])
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
-    learning = LearningContext(training: train, population: population, fits: HabitFitCache(trace: trace))
+    let fits = HabitFitCache(trace: trace, sharesOpenProbabilities: PolicySpec.sharesOpenProbabilities(config.policies))
+    learning = LearningContext(training: train, population: population, fits: fits)
   }
 
   /// The replays of every selected app under `policies`, at the world's

@@ -50,6 +50,12 @@ package final class HabitFitCache: @unchecked Sendable {
   /// Fits of ``refit(_:base:prior:fitter:)``.
   var fastFits: [FastKey: HabitModel] = [:]
   private var tables: [Int32: HabitDesignTable] = [:]
+  /// The open probabilities shared per fast fit (when ``sharesOpenProbabilities``).
+  private var openTables: [FastKey: SharedOpenProbabilities] = [:]
+  /// Whether ``openProbabilities(user:app:from:to:base:fitter:)`` shares
+  /// tables: worth it when several Minimum-scheduler settings are replayed
+  /// with this cache (a run decides from its policies), not for one.
+  package let sharesOpenProbabilities: Bool
   /// The columns the apps' tables share.
   private var userDesign: HabitUserDesign?
   let lock = NSLock()
@@ -61,8 +67,30 @@ package final class HabitFitCache: @unchecked Sendable {
   ///   at its start (and ending within it) are fitted from per-app design
   ///   tables. Their traces must hold the same opens before the window end
   ///   (a training part and the opens seen since, as the policies keep).
-  package init(trace: UserTrace? = nil) {
+  ///   - sharesOpenProbabilities: whether the policies share the open
+  ///     probabilities of each fast fit (``openProbabilities(user:app:from:to:base:fitter:)``).
+  package init(trace: UserTrace? = nil, sharesOpenProbabilities: Bool = false) {
     self.trace = trace
+    self.sharesOpenProbabilities = sharesOpenProbabilities
+  }
+
+  /// The open probabilities shared by the policies whose habit model is
+  /// ``refit(user:app:from:to:base:prior:fitter:sample:)``'s fit of the
+  /// same arguments (one table per fit, made on first use); nil unless
+  /// ``sharesOpenProbabilities``.
+  package func openProbabilities(
+    user: String, app: Int32, from: Double, to: Double, base: Double, fitter: HabitFitter
+  ) -> SharedOpenProbabilities? {
+    guard sharesOpenProbabilities else { return nil }
+    let key = FastKey(
+      window: Key(user: user, app: app, from: from.bitPattern, to: to.bitPattern, fitter: fitter, start: nil),
+      base: base.bitPattern)
+    lock.lock()
+    defer { lock.unlock() }
+    if let t = openTables[key] { return t }
+    let t = SharedOpenProbabilities()
+    openTables[key] = t
+    return t
   }
 
   /// `fitter.fit(sample, prior:, start:)`, computed once per distinct

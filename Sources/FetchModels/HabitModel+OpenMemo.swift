@@ -38,6 +38,9 @@ package struct HabitOpenMemo: Sendable {
   package private(set) var hits = 0
   package private(set) var misses = 0
 
+  /// The default step of ``probabilityOfOpen(_:within:from:clock:recency:step:)``, s.
+  package static let defaultStep = 300.0
+
   /// A memo of about 2 × `slots` points (`slots` rounded up to a power of
   /// two, at least 2) for checks whose points are `quantum` seconds apart
   /// (> 0).
@@ -67,7 +70,7 @@ package struct HabitOpenMemo: Sendable {
   /// - Complexity: O(h / step); one intensity per point not remembered.
   package mutating func probabilityOfOpen(
     _ model: HabitModel, within h: Double, from t: Double, clock: inout LocalClock, recency: Recency,
-    step: Double = 300
+    step: Double = defaultStep
   ) -> Double {
     probabilityOfAnOpen(within: h, from: t, step: step) { mid in
       intensity(model, at: t + mid, clock: &clock, recency: recency.advanced(by: mid))

@@ -80,6 +80,14 @@ package struct LocalClock: Sendable {
     return cached
   }
 
+  /// ``offset(at:)`` at `t` and the end of the span it holds over: the
+  /// offset is the same at every time in [`t`, `until`) (∞ for a fixed
+  /// offset; the zone's next transition after `t` otherwise).
+  package mutating func offsetSpan(at t: Double) -> (offset: Double, until: Double) {
+    let o = offset(at: t)
+    return (o, zone == nil ? .infinity : validTo)
+  }
+
   /// Local time as seconds since the Unix epoch in local wall-clock terms.
   package mutating func local(_ t: Double) -> Double { t + offset(at: t) }
 

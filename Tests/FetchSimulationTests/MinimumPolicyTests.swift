@@ -153,6 +153,52 @@ struct MinimumPolicyTests {
     #expect(passed > 0)
   }
 
+  @Test("settings sharing their open probabilities replay as each does alone (other prices, horizons, refit hours, floors)")
+  func sharedOpenProbabilities() throws {
+    let specs = try [
+      "ios-minimum:price=0.05", "ios-minimum", "ios-minimum:price=2", "ios-custom:1h", "ios-minimum:horizon=30m",
+      "ios-minimum:price=0.05,refit_hour=2.5",
+    ].map { try PolicySpec(parsing: $0) }
+    #expect(PolicySpec.sharesOpenProbabilities(specs))
+    #expect(!PolicySpec.sharesOpenProbabilities(Array(specs.prefix(2))))
+    #expect(!PolicySpec.sharesOpenProbabilities([specs[0], try PolicySpec(parsing: "planner")]))
+    // Synthetic phones whose replayed week holds New York's change to
+    // daylight time (2026-03-08), every setting at device scope.
+    var pp = SyntheticPopulation.Parameters()
+    pp.startDate = "2026-02-26"
+    let pop = SyntheticPopulation(seed: 12, days: 14, parameters: pp)
+    let world = WorldParameters()
+    var hits = 0
+    for u in 0..<3 {
+      var t = pop.user(u)
+      t.timeZone = .named("America/New_York")
+      let (train, test) = t.split(at: t.start + 8 * 86_400)
+      let apps = Array(t.openCounts().enumerated().sorted { $0.element > $1.element }.prefix(3).map { Int32($0.offset) })
+      let contents = apps.map { ContentTimeline(trace: test, app: $0, world: world, seed: 5) }
+      let user = PreparedUser(trace: test, world: world, apps: apps)
+      let shared = LearningContext(
+        training: train, population: nil, fits: HabitFitCache(trace: t, sharesOpenProbabilities: true))
+      for spec in specs {
+        let together = spec.replay(
+          user: user, apps: apps, contents: contents, scope: .device, seed: 5, recordEvents: true, learning: shared)
+        let alone = spec.replay(
+          user: user, apps: apps, contents: contents, scope: .device, seed: 5, recordEvents: true,
+          learning: LearningContext(training: train, population: nil, fits: HabitFitCache(trace: t)))
+        #expect(together.apps.map(\.fetches) == alone.apps.map(\.fetches), "user \(u), \(spec)")
+        #expect(together.apps.map(\.opens) == alone.apps.map(\.opens), "user \(u), \(spec)")
+        #expect(together.apps.map(\.summary) == alone.apps.map(\.summary), "user \(u), \(spec)")
+      }
+      // The training fit's probabilities (the replay's first day) were read by later settings.
+      for a in apps {
+        let table = try #require(
+          shared.fits.openProbabilities(
+            user: t.user, app: a, from: train.start, to: train.end, base: train.end, fitter: HabitFitter()))
+        hits += table.hits
+      }
+    }
+    #expect(hits > 0)
+  }
+
   @Test("the checks passed over end at the first one a gate may not stop, a new local day or a due refit")
   func nextCheckBounds() throws {
     var params = MinimumParameters()

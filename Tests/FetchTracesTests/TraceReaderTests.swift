@@ -193,6 +193,22 @@ struct TimeZoneAndCSVTests {
     #expect(abs(v.hourOfDay(1_784_116_800) - 14) < 1e-9)
   }
 
+  @Test("local clock: an offset holds until the zone's next change (New York, 2026-03-08 07:00 UTC), for ever when fixed")
+  func offsetSpan() {
+    var ny = LocalClock(.named("America/New_York"))
+    let change = 1_772_953_200.0
+    let before = ny.offsetSpan(at: change - 3 * 86_400)
+    #expect(before.offset == -18_000 && before.until == change)
+    #expect(ny.offset(at: change - 1) == -18_000 && ny.offset(at: change) == -14_400)
+    // Asked again inside the span (the clock's cached answer), the same span.
+    let again = ny.offsetSpan(at: change - 60)
+    #expect(again.offset == -18_000 && again.until == change)
+    let after = ny.offsetSpan(at: change)
+    #expect(after.offset == -14_400 && after.until > change + 200 * 86_400)
+    var fixed = LocalClock(.fixed(-18_000))
+    #expect(fixed.offsetSpan(at: change) == (offset: -18_000, until: .infinity))
+  }
+
   @Test("CSV quoting follows RFC 4180; numbers are locale-free")
   func csv() {
     #expect(CSV.field("plain") == "plain")

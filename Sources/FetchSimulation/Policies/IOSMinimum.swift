@@ -293,6 +293,9 @@ package struct MinimumPolicy: FetchPolicy {
   var refitBase: Double?
   /// The habit model's intensities at the last checks' points (reset at each refit).
   var openMemo = HabitOpenMemo()
+  /// The current fit's open probabilities, shared with the other Minimum
+  /// settings replayed with `fits` (nil: not shared).
+  var sharedOpens: SharedOpenProbabilities?
   /// Cumulative share of the app's opens by the end of each local hour.
   let pace: [Double]
   /// Update-rate evidence from the last fetches.
@@ -330,7 +333,11 @@ package struct MinimumPolicy: FetchPolicy {
     self.init(
       params: params, world: world, habit: habit, history: training, app: app, population: population,
       lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits, ledger: ledger, pacing: pacing)
-    if fits != nil { refitBase = training.end }
+    if let fits {
+      refitBase = training.end
+      sharedOpens = fits.openProbabilities(
+        user: training.user, app: app, from: training.start, to: training.end, base: training.end, fitter: fitter)
+    }
   }
 
   /// A scheduler that starts from an already fitted habit model (e.g. from
@@ -462,14 +469,32 @@ package struct MinimumPolicy: FetchPolicy {
     ctx.setTimer(at: nextCheck(after: ctx.now, fetchPending: ctx.fetchInFlight || ctx.request != nil))
   }
 
+  /// P(an open of the app within ``MinimumParameters/horizonS`` of `t`)
+  /// under the current habit model: read from the fit's shared
+  /// probabilities when another setting has asked for it (the same bits),
+  /// else from ``openMemo`` (and then kept for the others).
+  @inline(never)
+  mutating func probabilityOfOpen(at t: Double) -> Double {
+    let r = recency(at: t), h = params.horizonS, step = HabitOpenMemo.defaultStep
+    guard let shared = sharedOpens else {
+      return openMemo.probabilityOfOpen(habit, within: h, from: t, clock: &clock, recency: r, step: step)
+    }
+    let key = SharedOpenProbabilities.Key(within: h, from: t, recency: r, step: step)
+    if let p = shared.probability(key) { return p }
+    let p = openMemo.probabilityOfOpen(habit, within: h, from: t, clock: &clock, recency: r, step: step)
+    shared.remember(p, for: key)
+    return p
+  }
+
   /// The next periodic check (``MinimumParameters/checkIntervalS`` after
   /// the one at `t`, which has just decided) whose decision can have an
   /// effect: the checks before it are passed over, since each would stop at
   /// a gate that nothing before it can open, changing nothing. A check is
   /// passed over when it falls on the same local day as `t` (so it rolls no
-  /// day's budgets, this app's or the device's), with the same UTC offset,
-  /// before the next refit (``refitIfDue(_:)`` runs at the check it was
-  /// due by), and either within ``MinimumParameters/minSpacingS`` of the
+  /// day's budgets, this app's or the device's), before the time zone's
+  /// next change of offset (``LocalClock/offsetSpan(at:)``), before the
+  /// next refit (``refitIfDue(_:)`` runs at the check it was due by), and
+  /// either within ``MinimumParameters/minSpacingS`` of the
   /// last launch, or, with no fetch of this app pending (whose outcome
   /// changes the credit), past the day's released energy or launch budget
   /// (``budgetGate(local:day:)``): spending only grows through a day, the
@@ -485,9 +510,11 @@ package struct MinimumPolicy: FetchPolicy {
   mutating func nextCheck(after t: Double, fetchPending: Bool) -> Double {
     var next = t + params.checkIntervalS
     guard passesOverGatedChecks && !logDecisions else { return next }
-    let offset = clock.offset(at: t)
-    while next < nextRefit && clock.offset(at: next) == offset {
-      let local = clock.local(next)
+    // The offset holds until `until`: there `clock.local(next)` is `next + offset`.
+    let (offset, until) = clock.offsetSpan(at: t)
+    let stop = min(nextRefit, until)
+    while next < stop {
+      let local = next + offset
       let d = Int((local / 86_400).rounded(.down))
       guard d == day else { break }
       if next - lastLaunch >= params.minSpacingS {
@@ -526,7 +553,10 @@ package struct MinimumPolicy: FetchPolicy {
           user: training.user, app: app, from: training.start, to: to, base: refitBase, prior: population,
           fitter: fitter
         ) { HabitSample(trace: history, app: app, from: history.start, to: to) }
+        sharedOpens = fits.openProbabilities(
+          user: training.user, app: app, from: training.start, to: to, base: refitBase, fitter: fitter)
       } else {
+        sharedOpens = nil
         let sample = HabitSample(trace: history, app: app, from: history.start, to: to)
         habit =
           fits?.fit(sample, prior: population, fitter: fitter, start: habit.coefficients)
@@ -698,7 +728,7 @@ package struct MinimumPolicy: FetchPolicy {
     // for value ≥ 0 (rounding is monotone): below the cost, the habit model
     // need not be asked.
     if !logDecisions && value >= 0 && !(credit * value >= decision.costJ) { return }
-    decision.pOpen = openMemo.probabilityOfOpen(habit, within: params.horizonS, from: t, clock: &clock, recency: recency(at: t))
+    decision.pOpen = probabilityOfOpen(at: t)
     decision.benefitJ = decision.pOpen * credit * value
     guard decision.benefitJ >= decision.costJ else { return }
     decision.launched = true
