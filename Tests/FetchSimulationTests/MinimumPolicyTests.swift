@@ -107,6 +107,43 @@ struct MinimumPolicyTests {
     #expect(e[0] >= e[1] && e[1] >= e[2], "\(e)")
   }
 
+  /// A synthetic phone in New York: its whole trace, the training part
+  /// (8 days), the replayed part (6 days), its three most opened apps and
+  /// their content timelines.
+  struct Phone {
+    var trace: UserTrace
+    var train: UserTrace
+    var test: UserTrace
+    var apps: [Int32]
+    var contents: [ContentTimeline]
+  }
+
+  /// `count` synthetic phones (network, battery, charging, wakes) of
+  /// population `seed` whose replayed week holds New York's change to
+  /// daylight time (2026-03-08).
+  static func newYorkPhones(seed: UInt64, count: Int, world: WorldParameters) -> [Phone] {
+    var pp = SyntheticPopulation.Parameters()
+    pp.startDate = "2026-02-26"
+    let pop = SyntheticPopulation(seed: seed, days: 14, parameters: pp)
+    return (0..<count).map { u in
+      var t = pop.user(u)
+      t.timeZone = .named("America/New_York")
+      let (train, test) = t.split(at: t.start + 8 * 86_400)
+      let apps = Array(t.openCounts().enumerated().sorted { $0.element > $1.element }.prefix(3).map { Int32($0.offset) })
+      let contents = apps.map { ContentTimeline(trace: test, app: $0, world: world, seed: 5) }
+      return Phone(trace: t, train: train, test: test, apps: apps, contents: contents)
+    }
+  }
+
+  /// Expects two device replays to have the same fetches, opens and summaries, app by app.
+  static func expectSameReplay(
+    _ a: DeviceReplay, _ b: DeviceReplay, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    #expect(a.apps.map(\.fetches) == b.apps.map(\.fetches), comment, sourceLocation: sourceLocation)
+    #expect(a.apps.map(\.opens) == b.apps.map(\.opens), comment, sourceLocation: sourceLocation)
+    #expect(a.apps.map(\.summary) == b.apps.map(\.summary), comment, sourceLocation: sourceLocation)
+  }
+
   @Test(
     "passing over checks that stop at a gate changes nothing (device budgets, a DST change, refits)",
     arguments: [
@@ -117,36 +154,25 @@ struct MinimumPolicyTests {
     let settings = try PolicySpec(parsing: spec)
     let params = try #require(
       settings.configuration(of: IOSMinimumFamily.self) ?? settings.configuration(of: IOSCustomFamily.self)?.parameters)
-    // Synthetic phones (network, battery, charging, wakes) whose replayed
-    // week holds New York's change to daylight time (2026-03-08).
-    var pp = SyntheticPopulation.Parameters()
-    pp.startDate = "2026-02-26"
-    let pop = SyntheticPopulation(seed: 11, days: 14, parameters: pp)
     let world = WorldParameters()
     var passed = 0
-    for u in 0..<4 {
-      var t = pop.user(u)
-      t.timeZone = .named("America/New_York")
-      let (train, test) = t.split(at: t.start + 8 * 86_400)
-      let apps = Array(t.openCounts().enumerated().sorted { $0.element > $1.element }.prefix(3).map { Int32($0.offset) })
-      let contents = apps.map { ContentTimeline(trace: test, app: $0, world: world, seed: 5) }
+    for (u, phone) in Self.newYorkPhones(seed: 11, count: 4, world: world).enumerated() {
       func replay(passingOver: Bool) -> (DeviceReplay, Int) {
-        let fits = HabitFitCache(trace: t), ledger = DeviceBudgetLedger()
-        var ps = apps.map {
+        let fits = HabitFitCache(trace: phone.trace), ledger = DeviceBudgetLedger()
+        var ps = phone.apps.map {
           var p = MinimumPolicy(
-            params: params, world: world, training: train, app: $0, population: nil, fits: fits, ledger: ledger)
+            params: params, world: world, training: phone.train, app: $0, population: nil, fits: fits, ledger: ledger)
           p.passesOverGatedChecks = passingOver
           return p
         }
-        let r = replayDevice(&ps, user: PreparedUser(trace: test, world: world), apps: apps, contents: contents)
+        let r = replayDevice(
+          &ps, user: PreparedUser(trace: phone.test, world: world), apps: phone.apps, contents: phone.contents)
         return (r, ps.map(\.checksPassedOver).reduce(0, +))
       }
       let (fast, n) = replay(passingOver: true)
       let (every, none) = replay(passingOver: false)
       #expect(none == 0)
-      #expect(fast.apps.map(\.fetches) == every.apps.map(\.fetches), "user \(u)")
-      #expect(fast.apps.map(\.opens) == every.apps.map(\.opens), "user \(u)")
-      #expect(fast.apps.map(\.summary) == every.apps.map(\.summary), "user \(u)")
+      Self.expectSameReplay(fast, every, "user \(u)")
       passed += n
     }
     // The test exercises the shortcut.
@@ -162,37 +188,28 @@ struct MinimumPolicyTests {
     #expect(PolicySpec.sharesOpenProbabilities(specs))
     #expect(!PolicySpec.sharesOpenProbabilities(Array(specs.prefix(2))))
     #expect(!PolicySpec.sharesOpenProbabilities([specs[0], try PolicySpec(parsing: "planner")]))
-    // Synthetic phones whose replayed week holds New York's change to
-    // daylight time (2026-03-08), every setting at device scope.
-    var pp = SyntheticPopulation.Parameters()
-    pp.startDate = "2026-02-26"
-    let pop = SyntheticPopulation(seed: 12, days: 14, parameters: pp)
+    // Every setting at device scope.
     let world = WorldParameters()
     var hits = 0
-    for u in 0..<3 {
-      var t = pop.user(u)
-      t.timeZone = .named("America/New_York")
-      let (train, test) = t.split(at: t.start + 8 * 86_400)
-      let apps = Array(t.openCounts().enumerated().sorted { $0.element > $1.element }.prefix(3).map { Int32($0.offset) })
-      let contents = apps.map { ContentTimeline(trace: test, app: $0, world: world, seed: 5) }
-      let user = PreparedUser(trace: test, world: world, apps: apps)
+    for (u, phone) in Self.newYorkPhones(seed: 12, count: 3, world: world).enumerated() {
+      let (train, apps) = (phone.train, phone.apps)
+      let user = PreparedUser(trace: phone.test, world: world, apps: apps)
       let shared = LearningContext(
-        training: train, population: nil, fits: HabitFitCache(trace: t, sharesOpenProbabilities: true))
+        training: train, population: nil, fits: HabitFitCache(trace: phone.trace, sharesOpenProbabilities: true))
       for spec in specs {
         let together = spec.replay(
-          user: user, apps: apps, contents: contents, scope: .device, seed: 5, recordEvents: true, learning: shared)
+          user: user, apps: apps, contents: phone.contents, scope: .device, seed: 5, recordEvents: true,
+          learning: shared)
         let alone = spec.replay(
-          user: user, apps: apps, contents: contents, scope: .device, seed: 5, recordEvents: true,
-          learning: LearningContext(training: train, population: nil, fits: HabitFitCache(trace: t)))
-        #expect(together.apps.map(\.fetches) == alone.apps.map(\.fetches), "user \(u), \(spec)")
-        #expect(together.apps.map(\.opens) == alone.apps.map(\.opens), "user \(u), \(spec)")
-        #expect(together.apps.map(\.summary) == alone.apps.map(\.summary), "user \(u), \(spec)")
+          user: user, apps: apps, contents: phone.contents, scope: .device, seed: 5, recordEvents: true,
+          learning: LearningContext(training: train, population: nil, fits: HabitFitCache(trace: phone.trace)))
+        Self.expectSameReplay(together, alone, "user \(u), \(spec)")
       }
       // The training fit's probabilities (the replay's first day) were read by later settings.
       for a in apps {
         let table = try #require(
           shared.fits.openProbabilities(
-            user: t.user, app: a, from: train.start, to: train.end, base: train.end, fitter: HabitFitter()))
+            user: phone.trace.user, app: a, from: train.start, to: train.end, base: train.end, fitter: HabitFitter()))
         hits += table.hits
       }
     }

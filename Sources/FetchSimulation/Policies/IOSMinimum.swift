@@ -494,9 +494,9 @@ package struct MinimumPolicy: FetchPolicy {
   /// day's budgets, this app's or the device's), before the time zone's
   /// next change of offset (``LocalClock/offsetSpan(at:)``), before the
   /// next refit (``refitIfDue(_:)`` runs at the check it was due by), and
-  /// either within ``MinimumParameters/minSpacingS`` of the
-  /// last launch, or, with no fetch of this app pending (whose outcome
-  /// changes the credit), past the day's released energy or launch budget
+  /// either within ``MinimumParameters/minSpacingS`` of the last launch,
+  /// or, with no fetch of this app pending (whose outcome changes the
+  /// credit), past the day's released energy or launch budget
   /// (``budgetGate(local:day:)``): spending only grows through a day, the
   /// released share only with the local hour, and no launch can happen
   /// before such a check, since a launch needs those gates open, so they
