@@ -150,13 +150,13 @@ struct ReplayWorld {
   }
 }
 
-/// The terms of a ``RadioProfile`` that a foreground refresh's wait and
-/// energy read, as plain numbers (copying a profile retains its tail
-/// array; reading these retains nothing). Each is formed exactly as the
-/// profile forms it, so results are bit-identical to
-/// ``RadioProfile/transferTime(downBytes:upBytes:)``,
-/// ``RadioProfile/promotion(afterGap:)`` and
-/// ``RadioProfile/throughputEnergy(downS:upS:)``.
+/// The terms of a ``RadioProfile`` that the engine reads, as plain numbers
+/// (copying a profile retains its tail array; reading these retains
+/// nothing). Each is formed exactly as the profile forms it, so results are
+/// bit-identical to ``RadioProfile/transferTime(downBytes:upBytes:)``,
+/// ``RadioProfile/promotion(afterGap:)``,
+/// ``RadioProfile/throughputEnergy(downS:upS:)`` and, with the engine's
+/// stage table (``StagedRadio``), ``RadioProfile/componentCost(_:after:)``.
 struct RadioTerms {
   /// Downlink and uplink rates, bit/s.
   var downBitsPerS = 0.0
@@ -164,8 +164,13 @@ struct RadioTerms {
   /// Throughput power terms, W: αd·T_down and αu·T_up.
   var downW = 0.0
   var upW = 0.0
-  /// Promotion time from idle, s.
+  /// Connected power β, W.
+  var connectedW = 0.0
+  /// Promotion time from idle, s, and its energy, J.
   var idlePromotionS = 0.0
+  var idlePromotionJ = 0.0
+  /// The whole tail's energy, J (``RadioProfile/tailEnergy(gap:)`` at ∞).
+  var wholeTailJ = 0.0
   /// The tail stages in the engine's stage table: `stageCount` entries from `firstStage`.
   var firstStage = 0
   var stageCount = 0
@@ -177,7 +182,10 @@ struct RadioTerms {
     upBitsPerS = r.uplinkMbps * 1e6
     downW = r.downlinkWPerMbps * r.downlinkMbps
     upW = r.uplinkWPerMbps * r.uplinkMbps
+    connectedW = r.connectedPowerW
     idlePromotionS = r.promotionTimeS
+    idlePromotionJ = r.promotionTimeS * r.promotionPowerW
+    wholeTailJ = r.tailEnergy(gap: .infinity)
     self.firstStage = firstStage
     stageCount = r.tail.count
   }
@@ -189,6 +197,78 @@ struct RadioTerms {
   func throughputEnergy(downS: Double, upS: Double) -> Double { downW * downS + upW * upS }
 }
 
+/// One tail stage of the engine's stage table, s, W and J: where it starts
+/// and ends as a gap after the radio's last activity (the profile's running
+/// offsets, summed in the same order), its power, and the promotion from it.
+struct StageCost {
+  var start: Double
+  var end: Double
+  var durationS: Double
+  var powerW: Double
+  var promotionS: Double
+  var promotionJ: Double
+}
+
+/// A radio's costs read from its terms and its stages in the engine's
+/// stage table, so that pricing an interval retains nothing and every call
+/// stays in this module (a `package` type's methods are not inlined across
+/// modules, even `@inlinable` ones: measured with Swift 6.3). ``Sum`` is
+/// ``RadioEnergySum`` for it: the same comparisons and arithmetic, in the
+/// same order, as ``RadioProfile/energy(ofSorted:)`` with the profile's
+/// `componentCost(_:after:)`, `promotion(afterGap:)` and
+/// `tailEnergy(gap:)`, so the same bits (tested against it).
+struct StagedRadio {
+  let terms: RadioTerms
+  /// This radio's stages only; valid while the caller holds the table.
+  let stages: UnsafeBufferPointer<StageCost>
+
+  /// ``RadioProfile``'s `componentCost(_:after:)`, J.
+  func componentCost(_ c: BusyInterval, after prevEnd: Double) -> Double {
+    let gap = c.start - prevEnd
+    var promoS = terms.idlePromotionS, promoJ = terms.idlePromotionJ
+    for s in stages where gap < s.end {
+      promoS = s.promotionS
+      promoJ = s.promotionJ
+      break
+    }
+    var lead = 0.0
+    if prevEnd != -.infinity {
+      for s in stages {
+        let inStage = min(max(gap - s.start, 0), s.durationS)
+        lead += inStage * s.powerW
+        if gap <= s.end { break }
+      }
+    }
+    return lead + promoJ - terms.connectedW * min(promoS, c.end - c.start) + terms.connectedW * (c.end - c.start)
+  }
+
+  /// ``RadioEnergySum`` priced by a ``StagedRadio``.
+  struct Sum {
+    var sum = 0.0
+    var cur = BusyInterval(start: .infinity, end: -.infinity)
+    var prevEnd = -Double.infinity
+
+    /// Adds `iv`, whose start is at or after every earlier interval's start.
+    mutating func add(_ iv: BusyInterval, _ radio: StagedRadio) {
+      if cur.start <= cur.end {
+        if iv.start <= cur.end {
+          cur.end = max(cur.end, iv.end)
+          return
+        }
+        sum += radio.componentCost(cur, after: prevEnd)
+        prevEnd = cur.end
+      }
+      cur = iv
+    }
+
+    /// The energy of everything added, J (0 for nothing).
+    func total(_ radio: StagedRadio) -> Double {
+      guard cur.start <= cur.end else { return 0 }
+      return sum + radio.componentCost(cur, after: prevEnd) + radio.terms.wholeTailJ
+    }
+  }
+}
+
 /// The world's radio profiles as the engine reads them, by ``NetworkKind``
 /// raw value: built once per user (``PreparedUser/radios``), not per replay.
 struct ReplayRadios: Sendable {
@@ -197,10 +277,8 @@ struct ReplayRadios: Sendable {
   let profiles: [RadioProfile]
   /// Their plain terms (zero offline).
   let terms: [RadioTerms]
-  /// Every profile's tail stages (``RadioTerms/firstStage``): the gap at
-  /// which each ends, s, and the promotion time from it, s.
-  let stageEnds: [Double]
-  let stagePromotionS: [Double]
+  /// Every profile's tail stages (``RadioTerms/firstStage``).
+  let stages: [StageCost]
   /// Look-around for marginal energy, s: the radio's own tail and promotion
   /// bound the reach of one interval's cost; and the longest of them.
   let window: [Double]
@@ -210,26 +288,34 @@ struct ReplayRadios: Sendable {
     let optional = world.radiosByNetwork
     profiles = optional.map { $0 ?? world.wifi }
     var terms: [RadioTerms] = []
-    var ends: [Double] = []
-    var promotions: [Double] = []
+    var stages: [StageCost] = []
     for r in optional {
       guard let r else {
         terms.append(RadioTerms())
         continue
       }
-      terms.append(RadioTerms(r, firstStage: ends.count))
-      var offset = 0.0
-      for s in r.tail {
-        ends.append(offset + s.durationS)
-        promotions.append(s.promotionTimeS)
-        offset += s.durationS
-      }
+      terms.append(RadioTerms(r, firstStage: stages.count))
+      stages += Self.stages(of: r)
     }
     self.terms = terms
-    stageEnds = ends
-    stagePromotionS = promotions
+    self.stages = stages
     window = optional.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
     maxWindow = window.max() ?? 0
+  }
+
+  /// The tail stages of `r` in order, their bounds summed as the profile
+  /// sums its running offset.
+  static func stages(of r: RadioProfile) -> [StageCost] {
+    var stages: [StageCost] = []
+    var offset = 0.0
+    for s in r.tail {
+      stages.append(
+        StageCost(
+          start: offset, end: offset + s.durationS, durationS: s.durationS, powerW: s.powerW,
+          promotionS: s.promotionTimeS, promotionJ: s.promotionTimeS * s.promotionPowerW))
+      offset += s.durationS
+    }
+    return stages
   }
 }
 
@@ -546,7 +632,7 @@ struct ReplayEngine {
     var i = r.firstStage
     let end = r.firstStage + r.stageCount
     while i < end {
-      if gap < radios.stageEnds[i] { return radios.stagePromotionS[i] }
+      if gap < radios.stages[i].end { return radios.stages[i].promotionS }
       i += 1
     }
     return r.idlePromotionS
@@ -763,7 +849,7 @@ struct ReplayEngine {
     // Inside the user's session that opened the app: no radio energy
     // added and no one else's changed, exactly.
     if coverEnd < iv.end {
-      energy += marginalEnergy(k, radio(net), net, iv)
+      energy += marginalEnergy(k, net, iv)
       addOwn(k, iv, now: t)
     }
     lanes[j].refreshed(
@@ -917,7 +1003,7 @@ struct ReplayEngine {
       downS = r.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
     }
     let iv = BusyInterval(start: s, end: end)
-    let radioJ = marginalEnergy(k, radio(net), net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
+    let radioJ = marginalEnergy(k, net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
     addOwn(k, iv, now: lanes[j].ctx.now)
     let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
     return InFlight(
@@ -942,30 +1028,51 @@ struct ReplayEngine {
     own[k].removeFirst(drop)
   }
 
-  /// E(S ∪ {f}) − E(S) on interface `k` with `radio` (the profile of `net`),
-  /// where S is the background activity and the device's earlier fetches
-  /// near f. Intervals further than the radio's tail (plus promotion) from
-  /// f cannot change the difference, so the window is exact.
+  /// E(S ∪ {f}) − E(S) on interface `k` with the radio of `net`, where S is
+  /// the background activity and the device's earlier fetches near f.
+  /// Intervals further than the radio's tail (plus promotion) from f cannot
+  /// change the difference, so the window is exact.
   ///
   /// One pass over the intervals of the window (the background list from
   /// its search hint, merged with the device's fetches) prices the set
   /// without `f` and, forked where `f` falls in start order, the set with
   /// it: the same sums in the same order as two calls of
-  /// ``RadioProfile/energy(ofSorted:)``, without building either list.
+  /// ``RadioProfile/energy(ofSorted:)``, without building either list, and
+  /// priced from the stage table (``StagedRadio``) without reference counting.
   ///
   /// - Complexity: O(intervals within the window + log distance of the hint).
-  mutating func marginalEnergy(_ k: Int, _ radio: RadioProfile, _ net: NetworkKind, _ f: BusyInterval) -> Double {
+  mutating func marginalEnergy(_ k: Int, _ net: NetworkKind, _ f: BusyInterval) -> Double {
     let d = radios.window[Int(net.rawValue)]
     let lo = f.start - d, hi = f.end + d
-    let b = busy[k]
-    var i = firstBusy(k, endingAtOrAfter: lo)
-    let o = own[k]
+    let first = firstBusy(k, endingAtOrAfter: lo)
     // Sorted by start: none that starts more than the longest one before
     // `lo` can reach the window.
     let reach = lo - longestOwnS
-    var m = o.withUnsafeBufferPointer { p in firstIndex(in: 0..<p.count) { p[$0].start >= reach } }
-    var without = RadioEnergySum()
-    var with = RadioEnergySum()
+    let terms = radios.terms[Int(net.rawValue)]
+    return busy[k].withUnsafeBufferPointer { b in
+      own[k].withUnsafeBufferPointer { o in
+        let start = firstIndex(in: 0..<o.count) { o[$0].start >= reach }
+        return radios.stages.withUnsafeBufferPointer { table in
+          let radio = StagedRadio(
+            terms: terms,
+            stages: UnsafeBufferPointer(rebasing: table[terms.firstStage..<(terms.firstStage + terms.stageCount)]))
+          return Self.marginalEnergy(of: f, background: b, from: first, own: o, from: start, lo: lo, hi: hi, radio)
+        }
+      }
+    }
+  }
+
+  /// ``marginalEnergy(_:_:_:)``'s pass over the intervals of
+  /// `background[i...]` and `own[m...]` that reach the window [`lo`, `hi`]
+  /// (out of the closures that lend the buffers, so that the sums are
+  /// specialized).
+  static func marginalEnergy(
+    of f: BusyInterval, background b: UnsafeBufferPointer<BusyInterval>, from i: Int,
+    own o: UnsafeBufferPointer<BusyInterval>, from m: Int, lo: Double, hi: Double, _ radio: StagedRadio
+  ) -> Double {
+    var i = i, m = m
+    var without = StagedRadio.Sum()
+    var with = StagedRadio.Sum()
     var forked = false
     while true {
       let bg = i < b.count && b[i].start <= hi

@@ -219,7 +219,7 @@ extension ReplayEngine {
       end = cut
     }
     let iv = BusyInterval(start: s, end: end)
-    let radioJ = marginalEnergy(k, radio, net, iv) + radio.throughputEnergy(downS: downS, upS: min(x.up, end - s))
+    let radioJ = marginalEnergy(k, net, iv) + radio.throughputEnergy(downS: downS, upS: min(x.up, end - s))
     addOwn(k, iv, now: s)
     let energy = w.cpuWakeEnergyJ + w.cpuActivePowerW * (end - s) + radioJ
     return TransferChunk(start: s, end: end, bytes: bytes, energyJ: energy, network: net)

@@ -201,6 +201,47 @@ struct DesignTableTests {
     }
   }
 
+  @Test("the engine's staged radio prices interval sets like the profile, to the bit", arguments: 1...8)
+  func stagedRadio(seed: UInt64) {
+    var rng = SplitMix64(seed: seed, keys: "staged-radio")
+    let w = WorldParameters()
+    // The world's radios, and random ones with 0 to 4 tail stages.
+    var radios = [w.lte, w.umts3g, w.nr5g, w.wifi]
+    for _ in 0..<6 {
+      var r = w.lte
+      r.connectedPowerW = 0.5 + rng.uniform()
+      r.promotionTimeS = rng.uniform() * 2
+      r.tail = (0..<Int(rng.uniform() * 5)).map { _ in
+        TailStage(
+          durationS: (rng.uniform() * 12).rounded(), powerW: rng.uniform(), promotionTimeS: rng.uniform(),
+          promotionPowerW: rng.uniform() * 2)
+      }
+      radios.append(r)
+    }
+    for radio in radios {
+      let table = ReplayRadios.stages(of: radio)
+      // Gaps that fall exactly on a stage's end, and anywhere.
+      let ends = table.map(\.end)
+      table.withUnsafeBufferPointer { stages in
+        let staged = StagedRadio(terms: RadioTerms(radio, firstStage: 0), stages: stages)
+        for _ in 0..<60 {
+          var set: [BusyInterval] = []
+          var x = rng.uniform() * 10
+          for _ in 0..<Int(rng.uniform() * 9) {
+            let end = set.last.map { max($0.end, x) } ?? x
+            let u = rng.uniform()
+            x = u < 0.25 ? x : u < 0.5 && !ends.isEmpty ? end + ends[Int(rng.uniform() * Double(ends.count))] : x + rng.uniform() * 30
+            set.append(BusyInterval(start: x, end: x + (rng.uniform() < 0.2 ? 0 : rng.uniform() * 5)))
+          }
+          var sum = StagedRadio.Sum()
+          for iv in set { sum.add(iv, staged) }
+          #expect(sum.total(staged) == radio.energy(ofSorted: set))
+          #expect(sum.total(staged) == Self.referenceEnergy(radio, set))
+        }
+      }
+    }
+  }
+
   @Test("prepared open contexts equal searches over the user's activity", arguments: 1...8)
   func openContexts(seed: UInt64) {
     let trace = TestTraces.user(seed: seed, days: 4, opensPerHour: 3, networkChangesPerDay: 30, sessionS: 40)
