@@ -1063,9 +1063,8 @@ struct ReplayEngine {
   }
 
   /// ``marginalEnergy(_:_:_:)``'s pass over the intervals of
-  /// `background[i...]` and `own[m...]` that reach the window [`lo`, `hi`]
-  /// (out of the closures that lend the buffers, so that the sums are
-  /// specialized).
+  /// `background[i...]` and `own[m...]` that reach the window [`lo`, `hi`],
+  /// given the buffers the engine lends it.
   static func marginalEnergy(
     of f: BusyInterval, background b: UnsafeBufferPointer<BusyInterval>, from i: Int,
     own o: UnsafeBufferPointer<BusyInterval>, from m: Int, lo: Double, hi: Double, _ radio: StagedRadio

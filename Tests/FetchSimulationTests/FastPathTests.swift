@@ -230,7 +230,12 @@ struct DesignTableTests {
           for _ in 0..<Int(rng.uniform() * 9) {
             let end = set.last.map { max($0.end, x) } ?? x
             let u = rng.uniform()
-            x = u < 0.25 ? x : u < 0.5 && !ends.isEmpty ? end + ends[Int(rng.uniform() * Double(ends.count))] : x + rng.uniform() * 30
+            if u >= 0.25 && u < 0.5 && !ends.isEmpty {
+              // A quiet gap of exactly a stage's end after the activity so far.
+              x = end + ends[Int(rng.uniform() * Double(ends.count))]
+            } else if u >= 0.25 {
+              x += rng.uniform() * 30
+            }
             set.append(BusyInterval(start: x, end: x + (rng.uniform() < 0.2 ? 0 : rng.uniform() * 5)))
           }
           var sum = StagedRadio.Sum()
