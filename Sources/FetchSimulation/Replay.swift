@@ -210,19 +210,17 @@ struct StageCost {
 }
 
 /// A radio's costs read from its terms and its stages in the engine's
-/// stage table, so that pricing an interval retains nothing and every call
-/// stays in this module (a `package` type's methods are not inlined across
-/// modules, even `@inlinable` ones: measured with Swift 6.3). ``Sum`` is
-/// ``RadioEnergySum`` for it: the same comparisons and arithmetic, in the
-/// same order, as ``RadioProfile/energy(ofSorted:)`` with the profile's
-/// `componentCost(_:after:)`, `promotion(afterGap:)` and
-/// `tailEnergy(gap:)`, so the same bits (tested against it).
-struct StagedRadio {
+/// stage table, so that pricing an interval retains nothing (a
+/// ``RadioProfile`` copy retains its tail array). The same comparisons and
+/// arithmetic, in the same order, as ``RadioProfile``'s
+/// `componentCost(_:after:)` (with its `promotion(afterGap:)` and
+/// `tailEnergy(gap:)`), so ``RadioEnergySum`` gives the same bits with
+/// either (tested).
+struct StagedRadio: RadioComponentCosts {
   let terms: RadioTerms
   /// This radio's stages only; valid while the caller holds the table.
   let stages: UnsafeBufferPointer<StageCost>
 
-  /// ``RadioProfile``'s `componentCost(_:after:)`, J.
   func componentCost(_ c: BusyInterval, after prevEnd: Double) -> Double {
     let gap = c.start - prevEnd
     var promoS = terms.idlePromotionS, promoJ = terms.idlePromotionJ
@@ -242,31 +240,7 @@ struct StagedRadio {
     return lead + promoJ - terms.connectedW * min(promoS, c.end - c.start) + terms.connectedW * (c.end - c.start)
   }
 
-  /// ``RadioEnergySum`` priced by a ``StagedRadio``.
-  struct Sum {
-    var sum = 0.0
-    var cur = BusyInterval(start: .infinity, end: -.infinity)
-    var prevEnd = -Double.infinity
-
-    /// Adds `iv`, whose start is at or after every earlier interval's start.
-    mutating func add(_ iv: BusyInterval, _ radio: StagedRadio) {
-      if cur.start <= cur.end {
-        if iv.start <= cur.end {
-          cur.end = max(cur.end, iv.end)
-          return
-        }
-        sum += radio.componentCost(cur, after: prevEnd)
-        prevEnd = cur.end
-      }
-      cur = iv
-    }
-
-    /// The energy of everything added, J (0 for nothing).
-    func total(_ radio: StagedRadio) -> Double {
-      guard cur.start <= cur.end else { return 0 }
-      return sum + radio.componentCost(cur, after: prevEnd) + radio.terms.wholeTailJ
-    }
-  }
+  var wholeTailEnergyJ: Double { terms.wholeTailJ }
 }
 
 /// The world's radio profiles as the engine reads them, by ``NetworkKind``
@@ -1070,8 +1044,8 @@ struct ReplayEngine {
     own o: UnsafeBufferPointer<BusyInterval>, from m: Int, lo: Double, hi: Double, _ radio: StagedRadio
   ) -> Double {
     var i = i, m = m
-    var without = StagedRadio.Sum()
-    var with = StagedRadio.Sum()
+    var without = RadioEnergySum()
+    var with = RadioEnergySum()
     var forked = false
     while true {
       let bg = i < b.count && b[i].start <= hi

@@ -238,7 +238,7 @@ struct DesignTableTests {
             }
             set.append(BusyInterval(start: x, end: x + (rng.uniform() < 0.2 ? 0 : rng.uniform() * 5)))
           }
-          var sum = StagedRadio.Sum()
+          var sum = RadioEnergySum()
           for iv in set { sum.add(iv, staged) }
           #expect(sum.total(staged) == radio.energy(ofSorted: set))
           #expect(sum.total(staged) == Self.referenceEnergy(radio, set))
