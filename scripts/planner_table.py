@@ -94,7 +94,7 @@ for ds in datasets:
     for metric in ("fresh_ratio", "mean_age_s"):
         print(f"{ds} {metric}: planner wins {score[(ds, metric, 'win')]}, ties {score[(ds, metric, 'tie')]}, loses {score[(ds, metric, 'loss')]}")
 print()
-print("Per budget level, the issue's test: every timer setting at equal or lower energy than the planner's, "
+print("Per budget level, the dominance test: every timer setting at equal or lower energy than the planner's, "
       "paired per user; the level passes when no such timer is fresher (fresh share) or younger (mean age) "
       "with a CI excluding 0.")
 print()

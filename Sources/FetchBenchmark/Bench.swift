@@ -14,7 +14,7 @@ package struct BenchConfiguration: Sendable {
   package static let populationSeed: UInt64 = 20_260_601
   /// The policies whose replay speed is measured one by one.
   package static let replayPolicies = ["never", "periodic:1h", "oracle", "ios-minimum", "planner"]
-  /// The policies of the `run` timed with 1 and 2 jobs (issue 13's run).
+  /// The policies of the `run` timed with 1 and 2 jobs.
   package static let runPolicies = ["never", "periodic:30m", "periodic:1h", "oracle"]
   /// The default-style experiment: population fit plus these 8 policies.
   package static let experimentPolicies = [
@@ -61,7 +61,7 @@ package struct BenchConfiguration: Sendable {
   package var tracePath: String { trace ?? directory + "/bench-trace.csv" }
 }
 
-/// One measured quantity with its target, if the issue sets one.
+/// One measured quantity with its target, if it has one.
 package struct BenchMetric: Sendable, Equatable {
   package enum Goal: Sendable, Equatable {
     /// At least this much.
@@ -136,7 +136,7 @@ package struct BenchProgress: Sendable {
 /// other rates are per second of wall time, all threads together.
 ///
 /// Metric names are stable (see ``BenchReport/metricNames``); the targets
-/// are issue 13's (``BenchTarget``).
+/// are the speed targets (``BenchTarget``).
 package func runBench(
   _ config: BenchConfiguration, progress: @escaping (BenchProgress) -> Void = { _ in }
 ) throws -> BenchReport {
@@ -335,7 +335,7 @@ package func runBench(
   return BenchReport(metrics: metrics)
 }
 
-/// Issue 13's targets, as `fetchlab bench` checks them.
+/// The speed targets, as `fetchlab bench` checks them.
 package enum BenchTarget {
   /// Replay of `never`, `periodic`, `oracle`: policy-user-days per CPU second.
   package static let replayPerCore = 500_000.0

@@ -20,7 +20,7 @@ package struct BatteryReading: Codable, Sendable, Equatable {
 
 /// A user's charging habits and battery drain, fitted from a training
 /// window, for policies that must guess whether iOS will let background work
-/// run (reference §2.1: work is gated by critically low battery, < 20 %, and
+/// run (Apple, WWDC20 session 10063: work is gated by critically low battery, < 20 %, and
 /// Low Power Mode, offered at 20 %).
 ///
 /// - **P(on the charger)** by local hour of the week (168 bins, Monday 00:00

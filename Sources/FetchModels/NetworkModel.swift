@@ -183,7 +183,7 @@ package struct NetworkModel: Codable, Sendable, Equatable {
 ///
 /// A fetch may use at most the allowance, and so never more than the
 /// remaining monthly share. Defaults: 2 GB a month (2e9 bytes), 5 % for the
-/// app (both **NV**; sweep them — reference §2.1 suggests 1, 5, 20 MB/day).
+/// app (both **NV**; sweep them, e.g. 1, 5, 20 MB/day).
 package struct DataBudget: Codable, Sendable, Equatable {
   /// Cellular bytes per calendar month, the whole phone.
   package var monthlyBytes: Double

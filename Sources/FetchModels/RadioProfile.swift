@@ -21,7 +21,7 @@ package struct TailStage: Sendable, Equatable {
 /// The power state machine of one radio technology: promotion from idle,
 /// transfer power `P = αu·tu + αd·td + β`, and a tail of one or more stages.
 ///
-/// Energy of one isolated transfer (domain reference §1.1):
+/// Energy of one isolated transfer (Huang et al., MobiSys 2012):
 ///
 ///     E = P_pro·T_pro + (αu·tu + αd·td + β)·T_xfer + Σ P_tail,i·T_tail,i
 ///
@@ -96,7 +96,7 @@ package struct RadioProfile: Sendable, Equatable {
     downlinkWPerMbps * downlinkMbps * downS + uplinkWPerMbps * uplinkMbps * upS
   }
 
-  /// Energy of one isolated transfer from and back to idle, J (reference §1.7).
+  /// Energy of one isolated transfer from and back to idle, J.
   package func isolatedTransferEnergy(downBytes: Double, upBytes: Double = 0, extraConnectedS: Double = 0) -> Double {
     let t = transferTime(downBytes: downBytes, upBytes: upBytes)
     return promotionTimeS * promotionPowerW

@@ -30,7 +30,7 @@ package struct ParameterInfo: Sendable {
   package let name: String
   /// Unit, or `-` for dimensionless, flags and words.
   package let unit: String
-  /// Where the default comes from, with the reference's quality mark.
+  /// Where the default comes from, with the source's quality mark.
   package let source: String
   let get: @Sendable (WorldParameters) -> ParameterValue
   let set: @Sendable (inout WorldParameters, ParameterValue) -> String?
@@ -114,7 +114,7 @@ extension WorldParameters {
         }
       }
     }
-    let aro = "AT&T ARO lte.conf (V, reference §1.1)"
+    let aro = "AT&T ARO lte.conf (V)"
     radio("lte", \.lte, tailStages: ["tail"], [
       "*": aro,
       "connected_w": aro + "; Huang et al. 2012 paper: 1.288 W (M)",
@@ -124,8 +124,8 @@ extension WorldParameters {
       "tail_w": "ARO tail base power (V)",
     ])
     radio("3g", \.umts3g, tailStages: ["dch_tail", "fach_tail"], [
-      "promotion_s": "ARO i997 IDLE→DCH average (V, §1.2)",
-      "promotion_w": "ARO promotion power range 0.30–0.65 W, upper end as in §1.7 (V)",
+      "promotion_s": "ARO i997 IDLE→DCH average (V; Qian et al. IMC 2010)",
+      "promotion_w": "ARO promotion power range 0.30–0.65 W, upper end (V)",
       "connected_w": "PowerTutor HTC Dream DCH 570 mW (V)",
       "alpha_down": "not modelled for 3G: transfer at DCH power",
       "alpha_up": "not modelled for 3G: transfer at DCH power",
@@ -137,14 +137,14 @@ extension WorldParameters {
       "fach_tail_promotion_s": "ARO i997 FACH→DCH average 1.5 s (V)",
       "fach_tail_promotion_w": "ARO promotion power, upper end (V)",
     ])
-    let huangWiFi = "Huang et al. MobiSys 2012 WiFi model (M, reference §1.3)"
+    let huangWiFi = "Huang et al. MobiSys 2012 WiFi model (M)"
     radio("wifi", \.wifi, tailStages: ["tail"], [
       "*": huangWiFi,
       "tail_s": huangWiFi + "; ARO WiFi tail 0.25 s agrees (V)",
       "down_mbps": "NV placeholder", "up_mbps": "NV placeholder",
     ])
     radio("5g", \.nr5g, tailStages: ["tail"], [
-      "*": "NSA placeholder: LTE value (§1.4, NV; sweep)",
+      "*": "NSA placeholder: LTE value (NV; sweep; Xu et al. SIGCOMM 2020)",
       "promotion_w": "LTE × 2: Xu et al. SIGCOMM 2020, 5G power '2–3× over 4G' (V abstract); NV, sweep ×1–3",
       "connected_w": "LTE × 2: Xu et al. SIGCOMM 2020 '2–3× over 4G' (V abstract); NV, sweep ×1–3",
       "tail_w": "LTE × 2 (NV; sweep)",
@@ -155,27 +155,27 @@ extension WorldParameters {
     r.append(.word("network.default_cellular", \.defaultCellular, techs, "choice (LTE is the common case)"))
     r.append(.word("network.default", \.defaultNetwork, NetworkKind.allCases.map { ($0.description, $0) },
                    "assumption for traces without network rows (UbiqLog has none): cellular is the energy-conservative case"))
-    r.append(.number("device.cpu_wake_j", \.cpuWakeEnergyJ, "J", pos, "NV placeholder; reference §1.5 gives 0.5–2 J per 1–3 s wake in total"))
+    r.append(.number("device.cpu_wake_j", \.cpuWakeEnergyJ, "J", pos, "NV placeholder: no public measurement; 0.5–2 J per 1–3 s wake in total is plausible (PowerTutor, Zhang et al. CODES+ISSS 2010)"))
     r.append(.number("device.cpu_active_w", \.cpuActivePowerW, "W", pos, "PowerTutor HTC Dream CPU at 100 % ≈ 434 mW (V)"))
-    r.append(.number("device.battery_wh", \.batteryCapacityWh, "Wh", 1e-3...1e3, "iPhone 15: 12.981 Wh (S, reference §1.6)"))
+    r.append(.number("device.battery_wh", \.batteryCapacityWh, "Wh", 1e-3...1e3, "iPhone 15: 12.981 Wh (S, regulatory listing, MacRumors 2023-09-15)"))
     r.append(.number("device.initial_battery_pct", \.initialBatteryPct, "%", -1...100, "assumption; -1 = unknown until the first battery row"))
-    r.append(.number("fetch.new_data_median_bytes", \.newDataMedianBytes, "B", pos, "reference §1.7 worked example: 100 KB (D); NV"))
+    r.append(.number("fetch.new_data_median_bytes", \.newDataMedianBytes, "B", pos, "100 KB, the worked example of the LTE/3G/WiFi energy models above (D); NV"))
     r.append(.number("fetch.new_data_sigma", \.newDataSigma, "-", 0...5, "NV: log-normal spread of response sizes"))
     r.append(.number("fetch.no_data_bytes", \.noDataBytes, "B", pos, "NV: HTTP 304 with headers"))
     r.append(.number("fetch.request_bytes", \.requestBytes, "B", pos, "NV: request with headers"))
     r.append(.number("fetch.server_latency_s", \.serverLatencyS, "s", 0...3600, "NV: server time plus round trip"))
-    r.append(.number("fetch.budget_s", \.fetchBudgetS, "s", 1e-3...86_400, "Apple: ~30 s per background launch (V, reference §2.1)"))
+    r.append(.number("fetch.budget_s", \.fetchBudgetS, "s", 1e-3...86_400, "Apple: ~30 s per background launch (V, Apple background fetch and BGTaskScheduler documentation)"))
     r.append(.number("fetch.failure_probability", \.failureProbability, "-", 0...1, "NV: server-side failures; sweep"))
     r.append(.word("content.source", \.contentSource, ContentSource.allCases.map { ($0.rawValue, $0) }, "choice"))
-    r.append(.word("content.model", \.contentModel, ContentModelKind.allCases.map { ($0.rawValue, $0) }, "Poisson changes as in Cho & Garcia-Molina (reference §3)"))
-    r.append(.number("content.rate_per_hour", \.contentRatePerHour, "1/h", 0...maxRatePerHour, "NV; reference §3 check values use λ = 1/h"))
+    r.append(.word("content.model", \.contentModel, ContentModelKind.allCases.map { ($0.rawValue, $0) }, "Poisson changes as in Cho & Garcia-Molina (SIGMOD 2000, TODS 2003)"))
+    r.append(.number("content.rate_per_hour", \.contentRatePerHour, "1/h", 0...maxRatePerHour, "NV; the closed-form checks use λ = 1/h"))
     for h in 0..<24 {
       r.append(.number("content.diurnal_profile.\(h)", \.diurnalProfile[h], "-", 0...1e6,
-                       "UbiqLog share of opens by hour (D, reference §5.1), used as an update-intensity shape (NV)"))
+                       "UbiqLog share of opens by hour (D, computed from the UbiqLog dataset), used as an update-intensity shape (NV)"))
     }
-    r.append(.flag("replay.foreground_refresh", \.foregroundRefresh, "the issue's default: an open refreshes in the foreground, not charged to the policy"))
+    r.append(.flag("replay.foreground_refresh", \.foregroundRefresh, "default: an open refreshes in the foreground, not charged to the policy"))
     r.append(.word("replay.scope", \.replayScope, ReplayScope.allCases.map { ($0.rawValue, $0) },
-                   "device: a phone has one radio and one walk over its apps (issue 12); app: each app alone, as in per-app models"))
+                   "device: a phone has one radio and one walk over its apps; app: each app alone, as in per-app models"))
     r.append(.flag("replay.share_user_radio", \.shareUserRadio,
                    "on: the radio is physically shared with the user's sessions; off: per-flow models in papers do not share"))
     r.append(.word("replay.transfer", \.instantTransfers, [("timed", false), ("instant", true)],

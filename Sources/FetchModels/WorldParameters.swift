@@ -28,17 +28,17 @@ package enum ContentModelKind: String, Sendable, CaseIterable {
 }
 
 /// Every number of the world a replay runs in: radios, CPU, battery, payloads,
-/// content updates and replay switches. Defaults come from the domain
-/// reference (`../shared/reference/domain.md`); each is listed with its unit
+/// content updates and replay switches. Defaults come from published measurements
+/// and documentation (cited per parameter); each is listed with its unit
 /// and source by ``WorldParameters/registry`` and `fetchlab params`, and can be
 /// overridden by name in a JSON config file.
 public struct WorldParameters: Sendable, Equatable {
-  /// LTE, AT&T ARO `lte.conf` profile (reference §1.1).
+  /// LTE, AT&T ARO `lte.conf` profile (Huang et al., MobiSys 2012).
   package var lte = RadioProfile(
     promotionTimeS: 0.26, promotionPowerW: 1.21, connectedPowerW: 1.2,
     downlinkWPerMbps: 0.05197, uplinkWPerMbps: 0.43839, downlinkMbps: 13, uplinkMbps: 6,
     tail: [TailStage(durationS: 10.12, powerW: 1.06)])
-  /// 3G UMTS: DCH tail then FACH tail (reference §1.2).
+  /// 3G UMTS: DCH tail then FACH tail (Qian et al., IMC 2010; PowerTutor).
   package var umts3g = RadioProfile(
     promotionTimeS: 2.0, promotionPowerW: 0.65, connectedPowerW: 0.57,
     downlinkWPerMbps: 0, uplinkWPerMbps: 0, downlinkMbps: 1, uplinkMbps: 0.5,
@@ -46,13 +46,13 @@ public struct WorldParameters: Sendable, Equatable {
       TailStage(durationS: 5, powerW: 0.57),
       TailStage(durationS: 12, powerW: 0.401, promotionTimeS: 1.5, promotionPowerW: 0.65),
     ])
-  /// WiFi, Huang et al. 2012 model (reference §1.3).
+  /// WiFi, Huang et al. 2012 model (MobiSys 2012).
   package var wifi = RadioProfile(
     promotionTimeS: 0.0791, promotionPowerW: 0.1244, connectedPowerW: 0.13286,
     downlinkWPerMbps: 0.13701, uplinkWPerMbps: 0.28317, downlinkMbps: 20, uplinkMbps: 10,
     tail: [TailStage(durationS: 0.2381, powerW: 0.1193)])
   /// 5G NSA placeholder: the LTE state machine with connected power ×2
-  /// (Xu et al. 2020: "2–3× over 4G"); timers NV (reference §1.4).
+  /// (Xu et al. 2020: "2–3× over 4G"); timers NV (Xu et al., SIGCOMM 2020).
   package var nr5g = RadioProfile(
     promotionTimeS: 0.26, promotionPowerW: 2.42, connectedPowerW: 2.4,
     downlinkWPerMbps: 0.05197, uplinkWPerMbps: 0.43839, downlinkMbps: 100, uplinkMbps: 20,
@@ -125,7 +125,7 @@ public struct WorldParameters: Sendable, Equatable {
   /// The documented defaults (`fetchlab params`).
   public init() {}
 
-  /// Share of app opens by local hour in UbiqLog (reference §5.1, D).
+  /// Share of app opens by local hour in UbiqLog (D, computed from the UbiqLog dataset).
   package static let ubiqlogHourlyShare: [Double] = [
     0.046, 0.020, 0.012, 0.009, 0.004, 0.005, 0.017, 0.025, 0.030, 0.041, 0.051, 0.051,
     0.057, 0.052, 0.050, 0.046, 0.046, 0.056, 0.058, 0.062, 0.064, 0.061, 0.069, 0.068,

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Pareto frontiers of staleness against cost (reference §3, item 5).
+/// Pareto frontiers of staleness against cost.
 package enum Pareto {
   /// Whether each point is on the frontier: no other point has cost ≤ its
   /// cost and staleness at least as good, with one of the two strictly

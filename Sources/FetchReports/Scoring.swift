@@ -2,8 +2,8 @@ import FetchSupport
 import FetchTraces
 import Foundation
 
-/// The per-user metrics that ``Scoring`` compares policies on (reference §3,
-/// recommended metric set). Raw values are `summary.csv` column names.
+/// The per-user metrics that ``Scoring`` compares policies on (freshness metrics
+/// after Cho & Garcia-Molina and Kaul, Yates, Gruteser). Raw values are `summary.csv` column names.
 ///
 /// Each metric is declared once, in ``declaration``: its unit, how one
 /// user's rows are averaged, its direction, and whether it gets a

@@ -1,7 +1,7 @@
 import FetchTraces
 
 /// Timing of Android's deep Doze, from AOSP `DeviceIdleController` defaults
-/// (reference §2.5). All durations in seconds.
+/// (V). All durations in seconds.
 ///
 /// Only **deep** Doze is modelled. Light Doze (idle after 1 min inactive +
 /// 3 min pre-idle, light idle periods of 5 → 15 min with 1–5 min
@@ -26,7 +26,7 @@ package struct DozeParameters: Sendable, Hashable {
   /// First maintenance window, s (V: 5 min).
   package var maintenanceS = 300.0
   /// Growth of each following maintenance window (×2, AOSP's pending
-  /// factor, M; the reference gives 5 → 10 min, V).
+  /// factor, M; `DeviceIdleController` gives 5 → 10 min, V).
   package var maintenanceFactor = 2.0
   /// Longest maintenance window, s (V: 10 min).
   package var maxMaintenanceS = 600.0

@@ -94,7 +94,7 @@ public struct AppSummary: Sendable, Equatable {
   /// from the radio state before the open, request, server latency,
   /// response); opens offline are not counted. Mean and p90 (type 7) over
   /// the counted opens; 0 with foreground refresh off or no counted opens.
-  /// FALCON's launch delay (reference §4).
+  /// FALCON's launch delay (Yan et al., MobiSys 2012).
   public var meanWaitS = 0.0
   /// 90th percentile of the wait, s.
   public var p90WaitS = 0.0

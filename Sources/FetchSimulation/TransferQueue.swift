@@ -3,7 +3,7 @@ import FetchSupport
 import FetchTraces
 
 /// How a policy hands large content to the device's background transfer
-/// queue (`NSURLSession` background sessions; reference §2.3, §2.8): set on
+/// queue (`NSURLSession` background sessions, Apple URLSession documentation): set on
 /// ``PolicyContext/transfers`` by the policy, read by the engine when one of
 /// the policy's fetches finds new content.
 package struct TransferSettings: Sendable, Hashable {

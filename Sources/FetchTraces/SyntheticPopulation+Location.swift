@@ -29,7 +29,7 @@ extension SyntheticPopulation {
   /// Appends the user's `location` rows for `trips` and returns the region
   /// table (``UserTrace/regions``: `home`, then `work` for commuters).
   ///
-  /// Per trip (reference §2.8; the numbers are M, hence parameters): an
+  /// Per trip (Apple Core Location; the numbers are M, hence parameters): an
   /// `exit:<from>` row when it starts, `significant` rows while the user
   /// moves, spaced ``Parameters/significantChangeMinMinutes`` plus an
   /// exponential extra of mean ``Parameters/significantChangeExtraMinutes``

@@ -10,7 +10,7 @@ extension SyntheticPopulation {
   /// commuters without work WiFi whose WiFi fraction leaves room for it, and
   /// outings that use up the rest of the day's cellular budget. The budget
   /// is `(1 − f) · 24 h` per day with `f` the user's WiFi fraction, drawn
-  /// logit-normal around ``Parameters/wifiFractionMedian`` (§5.2), times
+  /// logit-normal around ``Parameters/wifiFractionMedian`` (ExtraSensory), times
   /// day-to-day log-normal noise. Offline intervals (tunnels during
   /// commutes, rare flights) override both. The cellular technology is one
   /// per user.

@@ -9,11 +9,11 @@ extension SyntheticPopulation {
     /// Generic app id written in the trace (`news`, `mail`, ...).
     package var name: String
     /// Relative chance of being among a user's apps and of ranking high in
-    /// that user's popularity order (NV; shaped after the §5.1 top-10 list,
+    /// that user's popularity order (NV; shaped after the UbiqLog top-10 list,
     /// where messaging dominates, toward its pooled top-10 share of 57 %).
     package var weight: Double
     /// Local hour of peak preference, 0..<24 (NV; e.g. news in the morning,
-    /// §5.3 Böhmer et al.).
+    /// Böhmer et al., MobileHCI 2011).
     package var peakHour: Double
     /// Strength of the preference; 0 = none (NV).
     package var concentration: Double
@@ -211,7 +211,7 @@ extension SyntheticPopulation {
 
   /// Every calibration knob of the generator.
   ///
-  /// Each knob names the `domain.md` statistic it is calibrated to, or is
+  /// Each knob names the dataset statistic it is calibrated to, or is
   /// marked **NV** (not verified: a plausible placeholder to sweep). The
   /// "calibrated" figures are what the generator reproduces; see
   /// `SyntheticPopulationTests` for the checks. Decoding accepts any subset
@@ -233,38 +233,38 @@ extension SyntheticPopulation {
     /// ±2.5 SD (NV).
     package var chronotypeSDHours = 0.75
 
-    // MARK: App opens (§5.1 UbiqLog, §5.3)
+    // MARK: App opens (UbiqLog; FALCON; Böhmer et al.)
 
-    /// The app pool (NV; generic stand-ins for the §5.1 app list).
+    /// The app pool (NV; generic stand-ins for the UbiqLog app list).
     package var apps = App.defaultPool
     /// Fewest apps a user opens (NV).
     package var appsPerUserMin = 15
     /// Most apps a user opens (NV).
     package var appsPerUserMax = 35
     /// Median share of a user's opens going to the user's most-used app;
-    /// §5.1: 34 %.
+    /// UbiqLog: 34 %.
     package var topAppShareMedian = 0.34
-    /// SD of logit(top-app share) across users; §5.1 p10 15 %, p90 52 %
+    /// SD of logit(top-app share) across users; UbiqLog p10 15 %, p90 52 %
     /// give (logit .52 − logit .15) / 2.56 ≈ 0.7.
     package var topAppShareLogitSD = 0.7
-    /// Median opens per active user-day; §5.1: 74. The generator solves for
+    /// Median opens per active user-day; UbiqLog: 74. The generator solves for
     /// the median of its normal days so that, with light days mixed in, the
     /// pooled median is this value.
     package var opensPerDayMedian = 74.0
     /// SD of log(a user's typical opens/day) across users; with
     /// ``opensPerDayDaySigma``, light days and the clustering of opens,
-    /// calibrated to the §5.1 spread of opens per user-day (p10 20, p90 180).
+    /// calibrated to the UbiqLog spread of opens per user-day (p10 20, p90 180).
     package var opensPerDayUserSigma = 0.5
     /// SD of log(opens/day) from day to day within a user; see
     /// ``opensPerDayUserSigma``.
     package var opensPerDayDaySigma = 0.35
     /// Chance that a day is a light day (little phone use); gives the long
-    /// lower tail of §5.1 (p10 20 while p90 is only 2.4 × the median).
+    /// lower tail of UbiqLog (p10 20 while p90 is only 2.4 × the median).
     package var lightDayProbability = 0.1
     /// Opens on a light day relative to a normal day; see
     /// ``lightDayProbability``.
     package var lightDayFactor = 0.3
-    /// Share of opens by local hour 00→23; §5.1 (UbiqLog), linearly
+    /// Share of opens by local hour 00→23; UbiqLog, linearly
     /// interpolated between hour centres, shifted by the chronotype.
     package var openHourlyShare = [
       0.046, 0.020, 0.012, 0.009, 0.004, 0.005, 0.017, 0.025, 0.030, 0.041,
@@ -277,22 +277,22 @@ extension SyntheticPopulation {
     /// between noon and 20:00 (NV).
     package var weekendMorningDelayHours = 1.0
     /// Mean number of apps opened per device pickup (geometric, ≥ 1);
-    /// calibrated to the §5.1 any-app gaps (p50 1.8 min, p75 7.8 min,
+    /// calibrated to the UbiqLog any-app gaps (p50 1.8 min, p75 7.8 min,
     /// p90 29 min) together with the re-pickup knobs.
     package var appsPerPickupMean = 1.8
     /// Chance that a pickup is followed by another pickup after a short
     /// delay rather than by the next arrival of the daily rhythm (clustered
-    /// phone checking); calibrated to the §5.1 any-app gaps.
+    /// phone checking); calibrated to the UbiqLog any-app gaps.
     package var repickupProbability = 0.6
     /// Median delay of such a re-pickup after the previous session ended, in
-    /// seconds (log-normal); calibrated to the §5.1 any-app gaps.
+    /// seconds (log-normal); calibrated to the UbiqLog any-app gaps.
     package var repickupDelayMedianSeconds = 240.0
-    /// Log-scale SD of the re-pickup delay; §5.1 any-app gaps.
+    /// Log-scale SD of the re-pickup delay; UbiqLog any-app gaps.
     package var repickupDelaySigma = 1.5
     /// Chance that a pickup starts with one of the last
     /// ``appRepeatMemory`` apps opened (continuing a conversation) rather
     /// than a fresh draw; keeps each app's share and is calibrated to the
-    /// §5.1 same-app gaps (p25 6.5 min, median 25 min, p75 163 min).
+    /// UbiqLog same-app gaps (p25 6.5 min, median 25 min, p75 163 min).
     package var appRepeatProbability = 0.6
     /// How many of the most recently opened apps a repeat picks from,
     /// uniformly; see ``appRepeatProbability``.
@@ -301,9 +301,9 @@ extension SyntheticPopulation {
     /// pickup, in seconds (log-normal, σ 0.7) (NV).
     package var appSwitchMedianSeconds = 4.0
     /// Median session length, in seconds, before app and user scaling;
-    /// §5.3 FALCON: 50 % of engagements < 30 s.
+    /// FALCON: 50 % of engagements < 30 s.
     package var sessionMedianSeconds = 27.0
-    /// Log-scale SD of session lengths; §5.3 FALCON: 90 % < 4 min gives
+    /// Log-scale SD of session lengths; FALCON: 90 % < 4 min gives
     /// ln(240/30) / 1.28 ≈ 1.6 in total, of which app and user scaling take
     /// part.
     package var sessionSigma = 1.45
@@ -335,11 +335,11 @@ extension SyntheticPopulation {
       1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.2, 1.2, 1.1, 0.8, 0.5,
     ]
 
-    // MARK: Network (§5.2 ExtraSensory)
+    // MARK: Network (ExtraSensory)
 
-    /// Median over users of the fraction of time on WiFi; §5.2: 82 %.
+    /// Median over users of the fraction of time on WiFi; ExtraSensory: 82 %.
     package var wifiFractionMedian = 0.82
-    /// SD of logit(WiFi fraction) across users; §5.2 p10 63 %, p90 93 %
+    /// SD of logit(WiFi fraction) across users; ExtraSensory p10 63 %, p90 93 %
     /// give (logit .93 − logit .63) / 2.56 ≈ 0.8.
     package var wifiFractionLogitSD = 0.8
     /// Log-scale SD of a day's cellular time around the user's mean (NV).
@@ -371,7 +371,7 @@ extension SyntheticPopulation {
     /// Share of users on 3G UMTS (NV).
     package var umts3gShare = 0.10
 
-    // MARK: Location (reference §2.8)
+    // MARK: Location (Apple Core Location documentation)
 
     /// Whether users get `location` rows: home/work region exits and
     /// entries around commutes and outings, significant changes on the
@@ -379,7 +379,7 @@ extension SyntheticPopulation {
     /// the other rows are the same either way.
     package var locationWakes = true
     /// Shortest spacing of significant location changes, in minutes (M:
-    /// "no more often than about every 5 min", reference §2.8).
+    /// "no more often than about every 5 min", Apple Core Location docs).
     package var significantChangeMinMinutes = 5.0
     /// Mean of the exponential extra spacing on top of the minimum, in
     /// minutes (NV: ~500 m per report at urban speeds).
@@ -388,20 +388,20 @@ extension SyntheticPopulation {
     /// back); the middle is stationary (NV).
     package var outingMovingMinutes = 15.0
 
-    // MARK: Charging and battery (§5.2 ExtraSensory)
+    // MARK: Charging and battery (ExtraSensory)
 
     /// Median over users of the chance of charging overnight; calibrated to
-    /// the §5.2 P(plugged) by hour (≈ .6–.7 at 02–05).
+    /// the ExtraSensory P(plugged) by hour (≈ .6–.7 at 02–05).
     package var overnightChargeMedian = 0.68
     /// SD of logit(overnight charge chance) across users (NV).
     package var overnightChargeLogitSD = 1.0
     /// Local hour of plugging in for the night, before the chronotype shift;
-    /// §5.2 P(plugged) rises from .31 at 22:00 to .68 at 03:00.
+    /// ExtraSensory P(plugged) rises from .31 at 22:00 to .68 at 03:00.
     package var bedtimeHour = 23.5
     /// SD of the bedtime from night to night, in hours (NV).
     package var bedtimeSDHours = 1.2
     /// Local hour of unplugging in the morning, before the chronotype shift;
-    /// §5.2 P(plugged) falls from .59 at 06:00 to .17 at 08:00.
+    /// ExtraSensory P(plugged) falls from .59 at 06:00 to .17 at 08:00.
     package var wakeHour = 7.0
     /// SD of the unplug time from day to day, in hours (NV).
     package var wakeSDHours = 0.6
@@ -409,7 +409,7 @@ extension SyntheticPopulation {
     package var weekendWakeDelayHours = 1.0
     /// Median over users of planned daytime top-ups per day, before the
     /// level gate (``topUpPivotLevel``) drops some; with the overnight and
-    /// low-battery charges, calibrated to §5.2 plug-ins per user-day median
+    /// low-battery charges, calibrated to ExtraSensory plug-ins per user-day median
     /// 2.5 (p10 0.8, p90 4.2).
     package var daytimePlugInsPerDayMedian = 4.5
     /// Log-scale SD of the daytime plug-in rate across users (NV).
@@ -417,20 +417,20 @@ extension SyntheticPopulation {
     /// Battery level at which a planned daytime top-up surely happens; above
     /// it the chance falls as ((100 − level) / (100 − pivot))^exponent, so
     /// people top up when the battery is low. With
-    /// ``topUpLevelExponent``, calibrated to the §5.2 level at plug-in
+    /// ``topUpLevelExponent``, calibrated to the ExtraSensory level at plug-in
     /// (median 35 %, p10 10 %, p90 83 %).
     package var topUpPivotLevel = 35.0
     /// See ``topUpPivotLevel``.
     package var topUpLevelExponent = 1.5
     /// Relative daytime plug-in intensity by local hour 00→23 (NV; shaped
-    /// so the §5.2 P(plugged) by hour is reproduced).
+    /// so the ExtraSensory P(plugged) by hour is reproduced).
     package var plugInHourlyShape = [
       0.1, 0.05, 0, 0, 0, 0, 0.1, 0.4, 1.0, 1.2, 1.2, 0.9,
       1.0, 1.1, 1.3, 1.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.7, 0.3,
     ]
     /// Median length of a daytime charge, in hours; with
-    /// ``daytimeChargeSigma``, calibrated to the §5.2 daytime P(plugged)
-    /// (.13–.36 between 09:00 and 22:00). The §5.2 observed charging-period
+    /// ``daytimeChargeSigma``, calibrated to the ExtraSensory daytime P(plugged)
+    /// (.13–.36 between 09:00 and 22:00). The ExtraSensory observed charging-period
     /// median, 0.7 h, is cut by sampling gaps, so it is a lower bound.
     package var daytimeChargeMedianHours = 1.0
     /// Log-scale SD of daytime charge lengths (many short top-ups, a few
@@ -444,7 +444,7 @@ extension SyntheticPopulation {
     /// Level at which a user always plugs in, in percent (NV).
     package var forcedPlugInLevel = 4.0
     /// Median drain while idle, in % per hour; with the active drain,
-    /// calibrated to the §5.2 level at plug-in (median 35 %). High for a
+    /// calibrated to the ExtraSensory level at plug-in (median 35 %). High for a
     /// current phone: ExtraSensory's phones are from 2015–16.
     package var idleDrainPercentPerHour = 4.0
     /// Median drain while an app is open, in % per hour; see

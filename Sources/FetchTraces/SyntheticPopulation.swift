@@ -2,7 +2,7 @@ import FetchSupport
 import Foundation
 
 /// A generator of synthetic phone-usage traces for a population of users,
-/// calibrated to the statistics of `domain.md` §5.
+/// calibrated to statistics of the UbiqLog and ExtraSensory datasets.
 ///
 /// User `index` is a pure function of `(seed, index, days, parameters)`:
 /// users can be generated in any order, in parallel or streamed, with
@@ -19,7 +19,7 @@ import Foundation
 /// of ``Parameters/startDate`` for `days` days, and, inside it:
 ///
 /// - `open` rows: device pickups as a non-homogeneous Poisson process
-///   following the §5.1 hourly curve (shifted by the user's chronotype,
+///   following the UbiqLog hourly curve (shifted by the user's chronotype,
 ///   later on weekend mornings), each opening a geometric number of apps
 ///   chosen by a Zipf popularity and an app-specific time-of-day preference;
 ///   pickups cluster (re-pickups a few minutes after the previous session).

@@ -20,7 +20,7 @@ public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   /// The server-side content of `app` changed (optional in traces).
   case update
   /// A location wake: a significant location change, or the device entered
-  /// or left a monitored region (reference §2.8); `value` is a
+  /// or left a monitored region (Apple Core Location); `value` is a
   /// ``LocationChange`` code (see ``TraceEvent/location``).
   case location
 
@@ -78,7 +78,7 @@ public enum NetworkKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
   }
 }
 
-/// What a ``EventKind/location`` row reports (reference §2.8): a
+/// What a ``EventKind/location`` row reports (Apple Core Location): a
 /// significant location change (the phone moved ~500 m, a cell-tower
 /// change), or the device entering or leaving a monitored circular region.
 package enum LocationTransition: UInt8, Sendable, CaseIterable, CustomStringConvertible {

@@ -71,7 +71,7 @@ extension UbiqLogAdapter {
 
     /// Substrings that mark background, system or helper processes.
     package static let defaultDropSubstrings: [String] = [
-      // the markers named in domain.md §5.1
+      // the markers of the published UbiqLog statistics
       "launcher", "widget", "provider", "service", "keyguard", "lockscreen", "push", "sync",
       // home screens, input methods, wallpapers
       "home", "wallpaper", "inputmethod", "keyboard", "theme",

@@ -2,8 +2,8 @@ import FetchSupport
 import Foundation
 
 extension UbiqLogAdapter {
-  /// Summary statistics of open traces, defined as in domain.md §5.1, so a
-  /// derived trace can be compared with the reference figures.
+  /// Summary statistics of open traces, defined as in the published UbiqLog statistics, so a
+  /// derived trace can be compared with the published figures.
   ///
   /// Definitions (all local time from each user's ``UserTrace/timeZone``):
   /// - an *active user-day* is a (user, local date) with at least one open;
@@ -134,7 +134,7 @@ extension UbiqLogAdapter {
 
 
     /// A Markdown table of these statistics next to the reference values of
-    /// domain.md §5.1, then the top-10 apps and the hourly shares.
+    /// the published UbiqLog statistics, then the top-10 apps and the hourly shares.
     package func markdownComparison() -> String {
       func f(_ x: Double, _ d: Int = 0) -> String { CSV.number(x, decimals: d) }
       func pct(_ x: Double) -> String { CSV.number(x * 100, decimals: 1) + " %" }
@@ -158,7 +158,7 @@ extension UbiqLogAdapter {
         ("Session length, s: median (p90) (capped)", "n/a",
          "\(f(sessionSeconds.median)) (\(f(sessionSeconds.p90)))"),
       ]
-      var s = "| Statistic | Reference (domain.md §5.1) | This adapter |\n|---|---|---|\n"
+      var s = "| Statistic | Published statistics (UbiqLog) | This adapter |\n|---|---|---|\n"
       for r in rows { s += "| \(r.0) | \(r.1) | \(r.2) |\n" }
       s += "\nTop-10 apps (share of opens): "
       s += topApps.map { "\($0.app) \(f($0.share, 3))" }.joined(separator: ", ") + "\n"

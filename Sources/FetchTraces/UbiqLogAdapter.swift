@@ -47,7 +47,7 @@ import Foundation
 ///     let out = try UbiqLogAdapter().read(path: "ubiqlog_application_parsed.tsv.xz")
 ///     print(UbiqLogAdapter.Statistics(users: out.users).opens)
 ///
-/// Compared with domain.md §5.1 (same method, slightly different name lists)
+/// Compared with the published UbiqLog statistics (same method, slightly different name lists)
 /// the defaults give 24 participants, about 1,084 active user-days and
 /// 94,600 opens; see ``Statistics/markdownComparison()``.
 ///

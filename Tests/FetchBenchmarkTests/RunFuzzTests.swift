@@ -7,7 +7,7 @@ import FetchTraces
 import Foundation
 import Testing
 
-/// One policy of every family (issue 11: fuzz `run`, not only `validate`).
+/// One policy of every family (fuzz `run`, not only `validate`).
 let everyPolicyFamily = [
   "never", "periodic:15m", "oracle", "oracle-budget:4", "oracle-budget:50J", "ios-minimum", "ios-custom:1h",
   "silent-push", "android-workmanager:15m", "android-standby", "tailender:30m", "imp",

@@ -43,7 +43,7 @@ struct BenchCommandTests {
         #expect(row[4].isEmpty)
       }
     }
-    // Issue 13's targets.
+    // The speed targets.
     let targets = Dictionary(rows.map { ($0[0], $0[3]) }) { a, _ in a }
     #expect(targets["ingest_mb_per_s"] == "")
     #expect(targets["ingest_hashed_mb_per_s"] == ">=400")

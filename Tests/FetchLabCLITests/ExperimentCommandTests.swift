@@ -121,7 +121,7 @@ struct ExperimentCommandTests {
     #expect((m["config_hash"] as? String)?.count == 64)
   }
 
-  @Test("a world-parameter grid replays each dataset once per grid point, as its own dataset, equal to a run with that world (issue 16)")
+  @Test("a world-parameter grid replays each dataset once per grid point, as its own dataset, equal to a run with that world")
   func worldGrid() throws {
     let (dir, file) = try experimentDir(
       """
@@ -360,7 +360,7 @@ struct ExperimentCommandTests {
     #expect(a.status == 64 && a.stderr.contains("--policy cannot be combined with an experiment file"), "\(a.stderr)")
     let b = try CLI.run(["run", "--out", dir + "/out"])
     #expect(b.status == 64, "\(b.stderr)")
-    // --force with --trace is accepted since issue 11 (it replaces an
+    // --force with --trace is accepted (it replaces an
     // experiment's directory); --shard is still experiment-only.
     let c = try CLI.run(["run", "--trace", dir + "/exp/t.csv", "--shard", "1/2", "--out", dir + "/out"])
     #expect(c.status == 64, "\(c.stderr)")

@@ -6,7 +6,7 @@ import Testing
 /// enough for the embedding example, which is type-checked here as a package
 /// that depends on FetchLab sees the modules (no `-package-name`, so
 /// `package` declarations are invisible to it).
-@Suite("library API (issue 10)")
+@Suite("library API")
 struct LibraryAPITests {
   /// Lines that declare something `public` (after any attributes).
   static func publicDeclarations() throws -> [(file: String, line: Int, text: String, documented: Bool)] {

@@ -51,9 +51,9 @@ struct ReportGoldenTests {
     }
   }
 
-  /// `Golden/app-scope/` holds the golden files from before device replay
-  /// (issue 12), when every app had a radio of its own.
-  @Test("replay.scope=app reproduces the per-app results from before device replay")
+  /// `Golden/app-scope/` holds the golden files of per-app replay, where
+  /// every app has a radio of its own.
+  @Test("replay.scope=app reproduces the per-app golden results")
   func appScope() throws {
     var w = WorldParameters()
     w.replayScope = .app

@@ -66,7 +66,7 @@ struct ZeroOpensTests {
     #expect(ComparisonTable.render([a], capacityJ: 1000).contains(" - "))
   }
 
-  @Test("pooled-over-opens and mean-over-users figures carry different names (issue 16)")
+  @Test("pooled-over-opens and mean-over-users figures carry different names")
   func pooledAndUserMeanNames() {
     // The CLI table pools over opens; the report's headline averages users.
     let table = ComparisonTable.render([PolicyAggregate(policy: "never")], capacityJ: 1000)

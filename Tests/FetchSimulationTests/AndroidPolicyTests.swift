@@ -81,7 +81,7 @@ struct AndroidPolicyTests {
   func dozeDefersWork() {
     var p = WorkManagerPolicy(interval: 900)
     let r = Self.run(&p, Self.nightTrace())
-    // From the reference table: the screen goes off at 23:00:30; deep Doze
+    // From the DeviceIdleController defaults: the screen goes off at 23:00:30; deep Doze
     // after 30 min + 4.5 min; idle 1 h, window 5 min, idle 2 h, window
     // 10 min, idle 4 h, window 10 min, idle 6 h, window 10 min, …
     let idleStart = (Self.s0 + 23 * 3600 + 30) + 1800 + 270
@@ -265,7 +265,7 @@ struct AndroidPolicyTests {
     let (r, p, train, test) = Self.standby(app)
     let a = Int32(train.apps.firstIndex(of: app)!)
     let opens = (train.events + test.events).filter { $0.kind == .open && $0.app == a }.map(\.time)
-    // Reference §2.4: QuotaController windows and max batches; NV bucket
+    // AOSP QuotaController windows and max batches; NV bucket
     // thresholds 1 h, 24 h, 3 days, 8 days on time since last use.
     let window: [Double] = [600, 7200, 28_800, 86_400, 86_400]
     let maxBatches = [75, 10, 8, 3, 1]

@@ -5,7 +5,7 @@ import Testing
 
 @testable import FetchSimulation
 
-/// Issue 15, part B: location wakes, fetch on exit, BGTaskScheduler and
+/// Background wakes: location wakes, fetch on exit, BGTaskScheduler and
 /// Android prefetch jobs, from their documented semantics
 /// (docs/background-wakes.md), with worked examples by hand.
 @Suite("Background wakes")

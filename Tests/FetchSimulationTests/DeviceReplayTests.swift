@@ -6,12 +6,12 @@ import Testing
 
 @testable import FetchSimulation
 
-/// Device-level replay (issue 12): one radio per interface shared by every
-/// app of the device, the issue's worked example, both accountings, the
+/// Device-level replay: one radio per interface shared by every
+/// app of the device, a worked example, both accountings, the
 /// per-radio look-around window, the wait at opens.
 @Suite("Device replay")
 struct DeviceReplayTests {
-  /// The issue's independent specification: LTE promotion 0.26 s at 1.21 W,
+  /// An independent specification: LTE promotion 0.26 s at 1.21 W,
   /// 100 kB at 5 Mbps at 1.288 + 0.05197·5 W, tail 11.576 s at 1.06 W, 1 J
   /// CPU per fetch, no sharing with user activity, instantaneous transfers.
   static var specWorld: WorldParameters {
@@ -43,7 +43,7 @@ struct DeviceReplayTests {
     return try PolicySpec(parsing: spec).replay(user: user, app: 0, content: content, seed: 1, recordEvents: true)
   }
 
-  @Test("the issue's worked example comes out exactly (foreground refresh on and off)")
+  @Test("the worked example comes out exactly (foreground refresh on and off)")
   func workedExample() throws {
     var w = Self.specWorld
     #expect(abs(Self.isolatedJ - 13.832816) < 1e-12)
@@ -66,7 +66,7 @@ struct DeviceReplayTests {
 
   /// Per-flow accounting (TailEnder-style): each fetch pays its whole
   /// transfer plus the tail it extends; one at or after the tail's end pays
-  /// from idle. An independent reference for the issue's figures.
+  /// from idle. An independent check of the worked example's figures.
   static func perFlowJ(_ starts: [Double]) -> Double {
     let xfer = 0.16 * (1.288 + 0.05197 * 5), tailW = 1.06, tailS = 11.576
     var busyEnd = -Double.infinity, total = 0.0

@@ -5,7 +5,7 @@ import Testing
 
 @testable import FetchSimulation
 
-/// Periodic sync every I under Poisson(λ) changes (reference §3):
+/// Periodic sync every I under Poisson(λ) changes (Cho & Garcia-Molina, TODS 2003):
 ///   F̄ = (1 − e^(−λI)) / (λI)
 ///   Ā = I·(1/2 − 1/(λI) + (1 − e^(−λI))/(λI)²)
 ///   AoI (content stamped at its last change) = 1/λ + I/2

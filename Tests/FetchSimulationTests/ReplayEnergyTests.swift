@@ -4,7 +4,8 @@ import Testing
 
 @testable import FetchSimulation
 
-/// Energy checks against the reference's worked examples (§1.7): one
+/// Energy checks against worked examples of the energy model
+/// E = P_pro·T_pro + P_xfer·T_xfer + P_tail·T_tail (Huang et al., MobiSys 2012): one
 /// isolated 100 KB download at 5 Mbps.
 @Suite("Radio energy")
 struct ReplayEnergyTests {
@@ -40,13 +41,13 @@ struct ReplayEnergyTests {
     let aro = Self.fetchEnergies(w, at: [100])
     #expect(aro.count == 1)
     #expect(abs(aro[0] - 11.3) < 0.05, "ARO: \(aro[0]) J")
-    // Closed form from the reference: 0.26·1.21 + 0.16·(1.2 + 0.05197·5) + 10.12·1.06
+    // Closed form: 0.26·1.21 + 0.16·(1.2 + 0.05197·5) + 10.12·1.06
     #expect(abs(aro[0] - (0.26 * 1.21 + 0.16 * (1.2 + 0.05197 * 5) + 10.12 * 1.06)) < 1e-9)
     w.lte.tail[0].durationS = 11.576
     w.lte.connectedPowerW = 1.28804
     let paper = Self.fetchEnergies(w, at: [100])
     #expect(abs(paper[0] - 12.8) < 0.05, "paper: \(paper[0]) J")
-    // 1 % of an iPhone 15 battery is ≈ 467 J (reference §1.6).
+    // 1 % of an iPhone 15 battery is ≈ 467 J (12.981 Wh, iPhone 15 regulatory listing).
     #expect(abs(w.batteryCapacityJ / 100 - 467) < 1)
   }
 
@@ -74,7 +75,7 @@ struct ReplayEnergyTests {
     #expect(two.count == 2)
     let total = two.reduce(0, +)
     #expect(total < 1.3 * one, "two fetches \(total) J vs one \(one) J")
-    // The second pays ~1 s of tail it cut short plus its own transfer: E_xfer + Δ·P_tail (reference §1.7).
+    // The second pays ~1 s of tail it cut short plus its own transfer: E_xfer + Δ·P_tail.
     #expect(two[1] < 2.0, "second fetch \(two[1]) J")
   }
 

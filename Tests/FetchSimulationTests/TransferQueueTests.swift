@@ -8,10 +8,10 @@ import Testing
 /// The background transfer queue (`TransferQueue.swift`) and the
 /// `transfer:` policies, on their documented semantics
 /// (docs/background-transfers.md) with hand-computed figures from the LTE
-/// and WiFi profiles of reference §1.1 and §1.3.
+/// and WiFi profiles (AT&T ARO lte.conf; Huang et al., MobiSys 2012).
 @Suite("Background transfers")
 struct TransferQueueTests {
-  /// 60 MB, the payload.
+  /// 60 MB, a large item for the background transfer queue.
   static let item = 60_000_000.0
 
   /// No request, latency, CPU or user radio: only the radio's promotion,
@@ -51,7 +51,7 @@ struct TransferQueueTests {
     return try PolicySpec(parsing: spec).replay(user: user, app: 0, content: content, seed: 1, recordEvents: true)
   }
 
-  // LTE (ARO, reference §1.1): 13 Mbps down, β 1.2 W, αd 0.05197 W/Mbps,
+  // LTE (AT&T ARO lte.conf): 13 Mbps down, β 1.2 W, αd 0.05197 W/Mbps,
   // promotion 0.26 s at 1.21 W, tail 10.12 s at 1.06 W.
   static let lteDownS = item * 8 / 13e6  // 36.923077 s
   static let lteThroughputW = 0.05197 * 13
@@ -82,7 +82,7 @@ struct TransferQueueTests {
     #expect(abs(r.summary.transferEnergyJ - transferJ) < 1e-9, "\(r.summary.transferEnergyJ)")
     #expect(r.summary.transferCellularBytes == Self.item && r.summary.transferWifiBytes == 0)
     #expect(r.summary.transfersCompleted == 1 && r.summary.transferChunks == 1)
-    // Handler and transfer together: the isolated-transfer formula of §1.1.
+    // Handler and transfer together: the isolated-transfer formula of ``RadioProfile``.
     let isolated = Self.promotionJ + (1.2 + Self.lteThroughputW) * Self.lteDownS + Self.tailJ
     #expect(abs(r.summary.energyJ - isolated) < 1e-9)
     // Published at 100 s, on the device at 1000.26 + 36.92 s.

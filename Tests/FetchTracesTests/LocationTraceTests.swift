@@ -5,7 +5,7 @@ import Testing
 
 @testable import FetchTraces
 
-/// `location` rows (issue 15): read, written and validated like every
+/// `location` rows: read, written and validated like every
 /// event; and the synthetic population's location wakes.
 @Suite("Location rows")
 struct LocationTraceTests {

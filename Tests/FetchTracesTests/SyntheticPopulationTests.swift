@@ -189,7 +189,7 @@ struct SyntheticPopulationTests {
     #expect(back == u)
   }
 
-  // MARK: Calibration (domain.md §5)
+  // MARK: Calibration (UbiqLog and ExtraSensory statistics)
 
   @Test func calibration() throws {
     let p = SyntheticPopulation.Parameters()
@@ -266,7 +266,7 @@ struct SyntheticPopulationTests {
   }
 
   /// A `--params` file's errors name the line of the key at fault and its
-  /// key path (issue 10: real line numbers from the located JSON reader).
+  /// key path (real line numbers from the located JSON reader).
   @Test(arguments: [
     ("{\n  \"opensPerDayMedian\": 20,\n  \"apps\": [\n    {\"name\": \"a\", \"weight\": \"x\"}\n  ]\n}", 4, "apps.0.weight", "Double"),
     ("{\n  \"apps\": [\n    {\"name\": \"a\",\n     \"peakHourX\": 3}\n  ]\n}", 4, "peakHourX", "unknown app key"),

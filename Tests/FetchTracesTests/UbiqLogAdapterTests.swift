@@ -299,7 +299,7 @@ private let fixtureRows: [[String]] = [
       .appendingPathComponent("shared/datasets/ubiqlog-apps/ubiqlog_application_parsed.tsv.xz").path
   }()
 
-  /// The full data against domain.md §5.1: 24 participants, 1,086 active
+  /// The full data against the published UbiqLog statistics: 24 participants, 1,086 active
   /// user-days, 96,140 opens, 74 opens per active day (median), top-10 share
   /// 57 %, same-app gap median 25 min. Tolerances: counts ±15 %, medians
   /// ±20 %, top-10 share ±5 points.

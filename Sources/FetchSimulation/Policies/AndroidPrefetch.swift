@@ -1,7 +1,7 @@
 import FetchModels
 import FetchTraces
 
-/// Knobs of the Android prefetch-job model (reference §2.6, §2.7).
+/// Knobs of the Android prefetch-job model (AndroidX WorkManager documentation; AOSP PrefetchController).
 /// Durations in seconds.
 package struct AndroidPrefetchParameters: Sendable, Hashable {
   /// The prefetch gate: the job is eligible only when the estimated next
@@ -13,7 +13,7 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
   /// this (NV: Android's estimate is a point value; 0.5 makes it the median).
   package var confidence = 0.5
   /// Period of the job, s (V: WorkManager's periodic minimum is 15 min,
-  /// reference §2.6; NV default 1 h).
+  /// AndroidX documentation; NV default 1 h).
   package var periodS = 3600.0
   /// "Battery not low" constraint: below this level, and not charging,
   /// the job waits, % (M: Android's low-battery level, 15 %).
@@ -30,7 +30,7 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
   ]
 }
 
-/// Android prefetch jobs, `android-prefetch` (reference §2.7):
+/// Android prefetch jobs, `android-prefetch` (AOSP PrefetchController, `JobInfo.Builder.setPrefetch`):
 /// `JobInfo.Builder.setPrefetch(true)`; Android 13+'s `PrefetchController`
 /// runs a prefetch job only when the system's estimated next launch of the
 /// app is within a threshold (7 h by default) of now: the OS's own

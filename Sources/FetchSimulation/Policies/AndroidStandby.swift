@@ -3,7 +3,7 @@ import FetchTraces
 
 // MARK: - App Standby Buckets
 
-/// Android's App Standby Buckets (Android 9+, reference §2.4).
+/// Android's App Standby Buckets (Android 9+; developer.android.com power details, AOSP QuotaController).
 package enum StandbyBucket: Int, Sendable, CaseIterable, CustomStringConvertible {
   case active, workingSet, frequent, rare, restricted
 
@@ -19,7 +19,7 @@ package enum StandbyBucket: Int, Sendable, CaseIterable, CustomStringConvertible
 }
 
 /// Knobs of the App Standby Bucket model: bucket thresholds (NV) and the
-/// AOSP `QuotaController` job quotas (V, reference §2.4), plus the periodic
+/// AOSP `QuotaController` job quotas (V), plus the periodic
 /// job the app runs (as ``WorkManagerParameters``).
 package struct StandbyParameters: Sendable, Hashable {
   /// Period of the app's job, s (clamped to ≥ 15 min, V).
@@ -133,7 +133,7 @@ package struct StandbyRun: Sendable, Equatable {
   package var counted: Bool
 }
 
-/// Android App Standby Buckets, `android-standby` (reference §2.4, baseline
+/// Android App Standby Buckets, `android-standby` (Android App Standby Buckets, baseline
 /// A2, with Doze, A3): the app runs a periodic job (default every 15 min,
 /// WorkManager rules: ``WorkManagerPolicy``) whose runs the system limits
 /// by the app's standby bucket.

@@ -3,8 +3,8 @@ import FetchTraces
 
 // MARK: - WorkManager
 
-/// Knobs of Android's WorkManager / JobScheduler periodic work (reference
-/// §2.6) and of the Doze model that defers it (§2.5). Flags are 0 (off) or
+/// Knobs of Android's WorkManager / JobScheduler periodic work (AndroidX
+/// documentation) and of the Doze model that defers it (AOSP DeviceIdleController). Flags are 0 (off) or
 /// any other value (on); durations are seconds.
 package struct WorkManagerParameters: Sendable, Hashable {
   /// Flex window, s: a run may happen in [period − flex, period] after the
@@ -128,7 +128,7 @@ struct AndroidPeriodicJob: Sendable {
 }
 
 /// Android WorkManager periodic work, `android-workmanager:<interval>`
-/// (reference §2.6, baselines A1 and A3): the app enqueues a periodic fetch.
+/// (AndroidX WorkManager documentation, baselines A1 and A3): the app enqueues a periodic fetch.
 ///
 /// - **Period** clamped to ≥ 15 min (V).
 /// - **Flex**: each run may happen in [period − flex, period] after the

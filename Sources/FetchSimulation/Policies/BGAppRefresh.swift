@@ -6,7 +6,7 @@ import FetchTraces
 /// moments.
 package struct BGAppRefreshConfiguration: Sendable, Hashable {
   /// `earliestBeginDate` − now at each (re)submission, s: the task does not
-  /// start sooner (V, reference §2.1); the app resubmits when a run ends, so
+  /// start sooner (V, Apple BGTaskScheduler documentation); the app resubmits when a run ends, so
   /// this is the least time between two runs. Default 15 min (NV; Apple's
   /// sample code).
   package var earliestS = 900.0
@@ -40,7 +40,7 @@ package struct BGAppRefreshConfiguration: Sendable, Hashable {
   }
 }
 
-/// `BGAppRefreshTask` (iOS 13+), `bg-app-refresh` (reference §2.1, §2.8):
+/// `BGAppRefreshTask` (iOS 13+), `bg-app-refresh` (Apple BGTaskScheduler documentation):
 /// the successor of the Minimum fetch interval. The system picks when to
 /// run the task from the user's usage, the battery, budgets and rate
 /// limits: this is `ios-minimum`'s scheduler (``MinimumPolicy``, its habit

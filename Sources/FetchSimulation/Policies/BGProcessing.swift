@@ -1,7 +1,7 @@
 import FetchModels
 import FetchTraces
 
-/// Knobs of the `BGProcessingTask` model (reference §2.1, §2.8; S: WWDC19
+/// Knobs of the `BGProcessingTask` model (Apple BGTaskScheduler documentation; S: WWDC19
 /// talk 707). Durations in seconds.
 package struct BGProcessingParameters: Sendable, Hashable {
   /// `requiresExternalPower`: run only while charging (1) or not (0).
@@ -21,7 +21,7 @@ package struct BGProcessingParameters: Sendable, Hashable {
   /// Seconds between the system's checks (NV, as `ios-minimum`'s 5 min).
   package var checkS = 300.0
   /// Below this battery level, and not charging, nothing runs, % (the
-  /// critically-low / Low Power Mode gate, reference §2.1).
+  /// critically-low / Low Power Mode gate, WWDC20 session 10063).
   package var lowBatteryPct = 20.0
 
   package init() {}
@@ -38,7 +38,7 @@ package struct BGProcessingParameters: Sendable, Hashable {
   ]
 }
 
-/// `BGProcessingTask` (iOS 13+), `bg-processing` (reference §2.1, §2.8):
+/// `BGProcessingTask` (iOS 13+), `bg-processing` (Apple BGTaskScheduler documentation):
 /// deferrable maintenance work of minutes, which the system runs when the
 /// device is idle, typically at night while charging.
 ///

@@ -1,11 +1,11 @@
 import FetchModels
 import FetchTraces
 
-/// Knobs of the fetch-on-exit policy (reference §2.8). Durations in seconds.
+/// Knobs of the fetch-on-exit policy (Apple background-task documentation). Durations in seconds.
 package struct FetchOnExitParameters: Sendable, Hashable {
   /// How the background task runs: iOS 6 (0), ~600 s of continuous time
   /// keeping the device awake; iOS 7 (1), in chunks when the device wakes
-  /// for other reasons, under 10 min in total (V, Xamarin docs, §2.8).
+  /// for other reasons, under 10 min in total (V, Xamarin.iOS backgrounding guides).
   package var mode = Mode.ios6
   /// The task's time, s: continuous (iOS 6) or the total of the chunks
   /// (iOS 7) (V: 600 s; later iOS versions grant 30–180 s, M).
@@ -13,7 +13,7 @@ package struct FetchOnExitParameters: Sendable, Hashable {
   /// iOS 7: the chunk right at the exit, s, while the app is still being
   /// moved to the background (M: `DidEnterBackground`'s few seconds, ~5 s).
   package var exitChunkS = 5.0
-  /// iOS 7: the chunk a location wake gives, s (M: ~10 s, §2.8).
+  /// iOS 7: the chunk a location wake gives, s (M: ~10 s).
   package var locationChunkS = 10.0
 
   /// The two background-task regimes.
@@ -31,7 +31,7 @@ package struct FetchOnExitParameters: Sendable, Hashable {
   ]
 }
 
-/// Refresh when the user leaves the app, `fetch-on-exit` (reference §2.8):
+/// Refresh when the user leaves the app, `fetch-on-exit` (Apple background-task documentation):
 /// the app asks for background-task time (`beginBackgroundTask`) as it
 /// moves to the background, at the end of each of its sessions (the open's
 /// time plus its session length), and refreshes its content in that time.
@@ -173,7 +173,7 @@ package enum FetchOnExitFamily: PolicyFamily {
     let items = (p.mode == .ios6 ? "" : "mode=ios7") + rest
     return name + (items.isEmpty ? "" : ":" + (items.hasPrefix(",") ? String(items.dropFirst()) : items))
   }
-  /// One refresh per session of the app (UbiqLog: a few a day, §5.1).
+  /// One refresh per session of the app (UbiqLog: a few a day).
   package static func expectedFetchesPerDay(_ p: FetchOnExitParameters) -> Double { 20 }
   package static func makePolicies(_ p: FetchOnExitParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> FetchOnExitPolicy {
     { _, _ in FetchOnExitPolicy(params: p) }

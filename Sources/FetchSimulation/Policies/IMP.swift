@@ -5,8 +5,8 @@ import Foundation
 /// Knobs of the IMP-style cost-benefit scheduler (`imp[:key=value,...]`).
 ///
 /// IMP (Higgins, Flinn, Giuli, Noble, Peplin, Watson, *Informed Mobile
-/// Prefetching*, MobiSys 2012; reference §4) publishes no defaults for these
-/// (NV); budgets follow the reference's iOS sweep (§2.1).
+/// Prefetching*, MobiSys 2012) publishes no defaults for these
+/// (NV); budgets follow the `ios-minimum` sweep.
 package struct IMPParameters: Sendable, Hashable {
   /// Decision period, s: prices adapt and a decision is taken every period
   /// (plus at opportunities).
@@ -16,10 +16,10 @@ package struct IMPParameters: Sendable, Hashable {
   /// Value of a prefetch that the user sees as new content, J-equivalent
   /// at the initial energy price (NV; as ``MinimumParameters/freshValueJ``).
   package var valueJ = 30.0
-  /// Energy budget, % of the battery per local day (reference §2.1 sweep
+  /// Energy budget, % of the battery per local day (sweep
   /// 0.25–2 %; 0.5 % ≈ 234 J on an iPhone 15).
   package var energyBudgetPctPerDay = 0.5
-  /// Cellular data budget, MB (10^6 bytes) per local day (reference §2.1
+  /// Cellular data budget, MB (10^6 bytes) per local day (NV;
   /// sweep 1–20 MB).
   package var dataBudgetMBPerDay = 5.0
   /// Integral gain k_I of the price controller, per decision period (NV):

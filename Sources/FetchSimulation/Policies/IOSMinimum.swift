@@ -3,14 +3,14 @@ import FetchTraces
 import Foundation
 
 /// Knobs of the iOS-like Minimum scheduler. Apple publishes none of these
-/// numbers (reference §2.1: NV), so each is a parameter with a default chosen
-/// inside the reference's suggested sweep, and `ios-minimum:key=value,...`
+/// numbers (NV), so each is a parameter with a default chosen
+/// inside a plausible sweep, and `ios-minimum:key=value,...`
 /// overrides any of them.
 package struct MinimumParameters: Sendable, Hashable {
   /// Seconds between the system's periodic scheduling checks (NV).
   package var checkIntervalS = 300.0
   /// Rate limit: minimum seconds between two launches of the app (factor 7;
-  /// reference sweep 15–120 min). `ios-custom:<interval>` raises it.
+  /// NV, sweep 15–120 min). `ios-custom:<interval>` raises it.
   package var minSpacingS = 900.0
   /// "Soon": the horizon of the predicted open probability, s.
   package var horizonS = 900.0
@@ -24,7 +24,7 @@ package struct MinimumParameters: Sendable, Hashable {
   package var energyPrice = 1.0
   /// Cost multiplier while charging (energy from the wall is nearly free).
   package var chargingCostFactor = 0.1
-  /// Per-app energy budget, % of battery per local day (factor 6; reference
+  /// Per-app energy budget, % of battery per local day (factor 6; NV,
   /// sweep 0.25–2 %/day).
   package var energyBudgetPctPerDay = 0.5
   /// Launches per local day the system grants the app before feedback
@@ -32,7 +32,7 @@ package struct MinimumParameters: Sendable, Hashable {
   package var launchesPerDay = 96.0
   /// Daily budgets are released through the day in proportion to the
   /// user's opens of the app by local hour (learned from training; "launches
-  /// follow device use", reference §2.1), plus this share up front.
+  /// follow device use", WWDC20 session 10063), plus this share up front.
   package var paceSlack = 0.1
   /// Monthly cellular budget of the device, bytes, and this app's share of
   /// it, paced linearly through the calendar month (factor 6; ``DataBudget``).
@@ -41,7 +41,7 @@ package struct MinimumParameters: Sendable, Hashable {
   /// Battery level below which background work stops unless charging: the
   /// critically-low gate, and Low Power Mode offered at 20 % (factors 1, 2).
   package var lowBatteryPct = 20.0
-  /// Feedback multipliers on the app's launch credit (reference §2.1:
+  /// Feedback multipliers on the app's launch credit (NV:
   /// ×1.1 NewData, ×0.9 NoData, ×0.8 Failed or over budget), clamped to
   /// [0.25, 2].
   package var newDataFactor = 1.1
@@ -106,7 +106,7 @@ package enum MinimumFactor: String, Sendable, CaseIterable {
 /// order, so no app can see the future; ranking simultaneous wishes by
 /// expected benefit would need every app's decision at the same instant,
 /// which the periodic checks (one per app, at the app's own phase) rarely
-/// produce, and Apple documents no such ranking (reference §2.1).
+/// produce, and Apple documents no such ranking.
 package final class DeviceBudgetLedger {
   var day = Int.min
   var energyToday = 0.0
@@ -211,7 +211,7 @@ struct UpdateRateEvidence {
 
 /// An iOS-like `backgroundFetchIntervalMinimum` scheduler: the system, not
 /// the app, decides when to launch it, from the seven factors of WWDC20
-/// "Background execution demystified" (reference §2.1):
+/// "Background execution demystified" (session 10063):
 ///
 /// 1. critically low battery (< 20 %): no launches unless charging;
 /// 2. Low Power Mode (modelled as the same threshold);

@@ -1,15 +1,15 @@
 import FetchModels
 import FetchTraces
 
-/// Knobs of the location-wake policy (reference §2.8). Durations in seconds.
+/// Knobs of the location-wake policy (Apple Core Location documentation). Durations in seconds.
 package struct LocationWakeParameters: Sendable, Hashable {
   /// Background time the system grants the app per location wake, s (M:
-  /// "a few seconds", ~10 s, reference §2.8). The refresh must start and
+  /// "a few seconds", ~10 s, Xamarin.iOS backgrounding guides). The refresh must start and
   /// finish inside it; a fetch still running at its end is cut.
   package var backgroundTimeS = 10.0
   /// Below this battery level, and not charging, wakes do nothing, % (the
   /// critically-low and Low Power Mode gates as in `ios-minimum`,
-  /// reference §2.1 factors 1–2).
+  /// WWDC20 session 10063 factors 1–2).
   package var lowBatteryPct = 20.0
   /// Whether region enter/exit wakes refresh (1) or not (0).
   package var regions = 1.0
@@ -47,7 +47,7 @@ package struct LocationWakeStats: Sendable, Equatable {
   package init() {}
 }
 
-/// Refresh on location wakes, `location-wake` (reference §2.8): an app
+/// Refresh on location wakes, `location-wake` (Apple Core Location documentation): an app
 /// that monitors regions (home, work) or the significant-location-change
 /// service is woken, or relaunched, when the user enters or leaves a region
 /// or the phone changes cell tower, and gets a few seconds of background
@@ -142,7 +142,7 @@ package enum LocationWakeFamily: PolicyFamily {
   }
   /// Commutes give about 10 wakes a working day (NV, the synthetic population).
   package static func expectedFetchesPerDay(_ p: LocationWakeParameters) -> Double { 12 }
-  /// Significant changes come no more often than every 5 min (reference §2.8).
+  /// Significant changes come no more often than every 5 min (Apple Core Location documentation).
   package static func fetchSpacingBound(_ p: LocationWakeParameters) -> Double? { max(300, p.spacingS) }
   package static func makePolicies(_ p: LocationWakeParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> LocationWakePolicy {
     { _, _ in LocationWakePolicy(params: p) }

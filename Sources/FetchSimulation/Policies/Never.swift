@@ -1,7 +1,7 @@
 import FetchModels
 
 /// Never fetches in the background: iOS's default
-/// `backgroundFetchIntervalNever` (reference §2.1). Costs exactly nothing.
+/// `backgroundFetchIntervalNever` (Apple, `setMinimumBackgroundFetchInterval`). Costs exactly nothing.
 package struct NeverPolicy: FetchPolicy {
   package static var observedEvents: ObservedEvents { .none }
   package init() {}

@@ -5,7 +5,7 @@ import Foundation
 /// Knobs of the planning scheduler (`planner[:budget=<J/day>,key=value,...]`).
 ///
 /// The value weights and the price controller have no published values
-/// (domain reference §4: IMP, FALCON and PALOMA publish the form of the
+/// (IMP, FALCON and PALOMA publish the form of the
 /// utility, not these numbers; NV); the defaults were fixed before the
 /// evaluation in `docs/planner.md` and are the same for every dataset.
 package struct PlannerParameters: Sendable, Hashable {

@@ -1,11 +1,11 @@
 import FetchModels
 import FetchTraces
 
-/// Knobs of the APNs silent-push model (reference §2.2). Durations in
+/// Knobs of the APNs silent-push model (Apple, "Pushing background updates to your App"). Durations in
 /// seconds.
 package struct SilentPushParameters: Sendable, Hashable {
   /// Most pushes delivered (app launches) in any sliding ``rateWindowS``
-  /// (V: Apple's guidance is "two or three per hour"; the reference sweeps
+  /// (V: Apple's guidance is "two or three per hour"; sweep
   /// k ∈ {2, 3}). 0 delivers nothing.
   package var rateLimit = 3.0
   /// The rate limiter's sliding window, s (V: per hour).
@@ -15,13 +15,13 @@ package struct SilentPushParameters: Sendable, Hashable {
   /// pushes "might get grouped and delivered in bursts").
   package var maxDelayS = 900.0
   /// Below this battery level, and not charging, pushes are dropped, %
-  /// (S: WWDC20's critically-low 20 % and Low Power Mode gates, reference
-  /// §2.1 factors 1–2; silent pushes obey the seven factors but app usage).
+  /// (S: WWDC20's critically-low 20 % and Low Power Mode gates, WWDC20
+  /// session 10063 factors 1–2; silent pushes obey the seven factors but app usage).
   package var lowBatteryPct = 20.0
   /// How long APNs stores the push for an unreachable device, s
   /// (V: up to 30 days, or `apns-expiration`).
   package var expirationS = 30 * 86_400.0
-  /// The push service and kind (reference §2.2, §2.8; S for the last three).
+  /// The push service and kind (Apple, "Pushing background updates to your App"; S for the last three).
   package var service = PushService.apns
 
   package init() {}
@@ -74,7 +74,7 @@ package struct SilentPushStats: Sendable, Equatable {
   package init() {}
 }
 
-/// APNs silent (background) push, `silent-push` (reference §2.2): the
+/// APNs silent (background) push, `silent-push` (Apple, "Pushing background updates to your App"): the
 /// app's server sends a `content-available` push, priority 5, on every
 /// content update (the server knows its own updates, hence `content`), and
 /// each delivered push launches the app for one fetch (30 s budget, in the
@@ -100,7 +100,7 @@ package struct SilentPushStats: Sendable, Equatable {
 ///   the content (``WorldParameters/foregroundRefresh``), the push reaches
 ///   the running app and no background launch happens.
 ///
-/// Other services (``SilentPushParameters/service``, reference §2.8): an
+/// Other services (``SilentPushParameters/service``): an
 /// APNs alert push with `content-available` and FCM high priority are
 /// delivered at once (no batching, no rate cap: `rate` and `max_delay`
 /// do not apply); FCM normal priority at once unless the device is in

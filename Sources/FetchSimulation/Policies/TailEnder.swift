@@ -5,8 +5,8 @@ import FetchTraces
 ///
 /// TailEnder (Balasubramanian, Balasubramanian, Venkataramani, *Energy
 /// Consumption in Mobile Phones: A Measurement Study and Implications for
-/// Network Applications*, IMC 2009, DOI 10.1145/1644893.1644927 (M);
-/// reference §4) defers delay-tolerant transfers, each with a deadline, so
+/// Network Applications*, IMC 2009, DOI 10.1145/1644893.1644927 (M))
+/// defers delay-tolerant transfers, each with a deadline, so
 /// that they share radio tails with other traffic. The paper leaves the
 /// deadline to the application; the defaults below are ours (NV).
 package struct TailEnderParameters: Sendable, Hashable {
@@ -19,12 +19,12 @@ package struct TailEnderParameters: Sendable, Hashable {
   /// rate stays the timer's; the longest gap between background syncs grows
   /// by at most half an interval; and with other apps' opens at rate r the
   /// deadline binds with probability e^(−r·interval/2), small for any user
-  /// who is awake (UbiqLog's median gap between opens of any app is 1.8 min,
-  /// reference §5.1) at intervals of 15 min or more.
+  /// who is awake (UbiqLog's median gap between opens of any app is 1.8 min)
+  /// at intervals of 15 min or more.
   package var deadlineFraction = 0.5
   /// The radio counts as active or in its tail while its quiet gap is below
   /// this, s. Default 10 s: just under the LTE tail (ARO 10.12 s; paper
-  /// 11.576 s, reference §1.1), inside 3G's DCH + FACH tail (17 s, §1.2);
+  /// 11.576 s, Huang et al.), inside 3G's DCH + FACH tail (17 s, PowerTutor);
   /// on WiFi (0.24 s tail) a fetch after any gap costs well under 0.2 J.
   package var tailS = 10.0
 
@@ -52,10 +52,10 @@ package struct TailEnderParameters: Sendable, Hashable {
 /// radio is already active or in its tail (``PolicyContext/radioQuietGapS``
 /// below ``TailEnderParameters/tailS``), or until the deadline passes,
 /// whichever comes first; at most one fetch per due period (Balasubramanian
-/// et al., IMC 2009; reference §4). Opportunities are noticed at the due
+/// et al., IMC 2009). Opportunities are noticed at the due
 /// time itself and after every observed event after which the radio is
 /// busy (another app's open, a wake); a fetch started there pays only the
-/// transfer and the tail it extends (reference §1.7, takeaway 2).
+/// transfer and the tail it extends (the isolated-transfer energy of ``RadioProfile``).
 ///
 /// The app's own opens are not opportunities: with foreground refresh the
 /// open already brings the content. A period whose deadline finds the device

@@ -4,7 +4,7 @@ import FetchTraces
 /// `transfer:<discretionary|immediate>[,deadline=<d>,fetch=<interval>,min_bytes=<n>]`:
 /// a handler that hands an item of at least ``TransferSettings/minBytes`` to
 /// the device's background transfer queue (`NSURLSession` background
-/// session, reference §2.3, §2.8) instead of downloading it itself; smaller
+/// session, Apple URLSession documentation) instead of downloading it itself; smaller
 /// items it downloads itself. The handler is launched by one of two
 /// triggers:
 /// - **push** (the default): the app's server sends a silent push on each

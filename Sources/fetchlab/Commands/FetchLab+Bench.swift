@@ -14,7 +14,7 @@ extension FetchLab {
         With --trace FILE the same stages run on FILE (a canonical trace, never deleted) instead \
         of a generated population; --users does not apply, and each user's window is split \
         --train-days/--days (3/4 by default) into training and replay. \
-        bench.csv columns: metric, value, unit, target (>=X or <=X: issue 13's speed targets), met. \
+        bench.csv columns: metric, value, unit, target (>=X or <=X: the speed targets), met. \
         Per-core replay rates divide the work by the CPU time of the threads that replayed it, so \
         they mean the same with any --jobs; with --jobs 2 or more, the run of never, periodic:30m, periodic:1h and \
         oracle is timed with 1 and with 2 jobs (speedup_jobs_2). The experiment wall-time target \
