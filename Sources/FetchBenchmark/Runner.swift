@@ -31,8 +31,8 @@ public struct RunConfiguration: Sendable {
   /// The scored window of `fetchlab run` and of experiment files unless
   /// they say otherwise: every policy, learning or not, is scored on the
   /// last 25 % of each user's window, so runs with different policies score
-  /// the same opens and can be compared. (Before 0.3.0 the split depended on
-  /// whether a learning policy was in the run.)
+  /// the same opens and can be compared. (The split does not depend on
+  /// whether a learning policy is in the run.)
   package static let defaultTrainFraction = 0.75
   /// Users whose training parts feed the population habit model (the
   /// `populationUsers` with the smallest stable hash of their id: a
@@ -139,7 +139,7 @@ package func runReplay<S: RunSink>(
   progress: (RunProgress) -> Void = { _ in }
 ) throws -> RunStats {
   // The runner parallelises over users; OpenBLAS's own threads would only
-  // contend with it (measured: 12.4 s → 7.1 s, system time 6.9 s → 0.1 s).
+  // contend with it (measured: 12.4 s with them, 7.1 s without; system time 6.9 s, 0.1 s).
   LinearAlgebra.setSingleThreaded()
   try requireRegularFile(config.tracePath)
   var stats = RunStats()

@@ -32,7 +32,7 @@ package enum LinearAlgebra {
   /// `fetchlab` command calls it first thing: OpenBLAS (0.3.21, pthreads)
   /// starts its pool when the library loads, and an idle worker polls with
   /// `sched_yield` for about 0.1 s of CPU before it sleeps, a second core
-  /// busy in every run, `--jobs 1` included (seen with `strace -f`: 3,326
+  /// busy in every run, `--jobs 1` included (`strace -f` shows 3,326
   /// `sched_yield` calls from that thread in a one-job `run`). Setting
   /// the environment variable `OPENBLAS_NUM_THREADS=1` before the process
   /// starts has the same effect.

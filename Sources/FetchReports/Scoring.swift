@@ -164,8 +164,8 @@ public enum Scoring {
   /// per (dataset, policy) in file order. Users are resampled jointly for
   /// all metrics, from a stream seeded by the dataset and policy names, so
   /// the (dataset, policy) pairs are scored on `jobs` threads with the same
-  /// results as on one (the bootstrap, B · users · metrics draws a pair, was
-  /// the serial tail of a two-job run).
+  /// results as on one (the bootstrap, B · users · metrics draws a pair, would
+  /// otherwise be the serial tail of a two-job run).
   ///
   /// - Complexity: O(pairs · resamples · users · metrics / jobs).
   package static func score(

@@ -15,7 +15,7 @@ import Foundation
 ///
 /// `next()` is inlinable and its state exempt from dynamic exclusivity
 /// checks, so the reader costs its callers in other modules nothing per
-/// line (without both, `fetchlab validate` ran 7 % and 86 % slower on a
+/// line (without both, `fetchlab validate` runs 7 % and 86 % slower on a
 /// 328 MB trace). A reader belongs to one thread at a time.
 package final class LineReader {
   /// Why reading stopped.

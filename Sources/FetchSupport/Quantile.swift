@@ -90,7 +90,7 @@ extension Quantile {
   /// without a branch on the comparison (the element is swapped either
   /// way and the boundary moves by the comparison's result): values below
   /// the pivot first, then, if `k` is not among them, values equal to it.
-  /// On short replays' ages and waits the branching partition mispredicted
+  /// On short replays' ages and waits a branching partition mispredicts
   /// about every other comparison; the equal-values pass keeps many ties
   /// linear.
   @usableFromInline

@@ -53,7 +53,7 @@ package final class ParallelTraceReader {
   /// the sequential reader instead (by default; see `init`).
   package static let maxChunkBytes = 64 << 20
   /// The chunk size by default: 2 MiB, about 6 synthetic users of 28
-  /// days (with 4 MiB, the peak resident set of `bench` at 1,000 users was
+  /// days (with 4 MiB, the peak resident set of `bench` at 1,000 users is
   /// about 40 MB higher than with the sequential reader).
   package static let defaultChunkBytes = 2 << 20
   private let maxChunk: Int

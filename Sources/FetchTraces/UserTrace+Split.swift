@@ -15,7 +15,7 @@ extension UserTrace {
     let s = min(max(t, start), end)
     let cut = events.firstIndex { $0.time >= s } ?? events.count
     // The apps with update rows, marked in an array (a set insertion per
-    // update row was half the cost of a split) and then added to the set.
+    // update row would be half the cost of a split) and then added to the set.
     var updated = [Bool](repeating: false, count: apps.count)
     var updateApps = splitUpdateApps
     for e in events where e.kind == .update {

@@ -279,11 +279,14 @@ struct SVGPlotTests {
       "android-workmanager", "android-standby", "tailender", "imp"]
     let pairs = fams.map { SVGPlot.familyStyle($0) }
     #expect(Set(pairs.map { "\($0.color)\($0.marker)" }).count == fams.count)
-    // ... and a colour of its own: silent-push and imp, and periodic,
-    // WorkManager and Standby, once shared one.
+    // ... and a colour of its own (silent-push and imp; periodic,
+    // WorkManager and Standby).
     #expect(Set(pairs.map(\.color)).count == fams.count)
     #expect(pairs.allSatisfy { SVGPlot.palette.contains($0.color) })
-    #expect(SVGPlot.familyStyle("new-thing") == SVGPlot.familyStyle("new-thing"))
+    // An unknown family: colour and marker picked by the FNV-1a hash of its
+    // name (0xC5ED898383AE78B0 for "new-thing": colour 4 of 6, marker 0 of 4).
+    #expect(SVGPlot.familyStyle("new-thing") == ("#D55E00", .plus))
+    #expect(SVGPlot.familyStyle("x") == ("#CC79A7", .plus))
     // The colour does not depend on which other policies a chart shows.
     #expect(SVGPlot.policyStyle("imp", among: ["imp"]).color == styles["imp"]?.color)
 

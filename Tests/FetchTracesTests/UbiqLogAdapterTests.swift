@@ -281,6 +281,7 @@ private let fixtureRows: [[String]] = [
     #expect(s.hourShare[0] == 0.25 && s.hourShare[1] == 0.25 && s.hourShare[2] == 0.25 && s.hourShare[10] == 0.25)
     #expect(s.hourShare.reduce(0, +) == 1)
     #expect(s.markdownComparison().contains("| Opens | 96,140 | 4 |"))
+    #expect(s.markdownComparison().hasPrefix("| Statistic | Published statistics (UbiqLog) | This adapter |\n"))
   }
 
   @Test func statisticsQuantilesAndEmptyInput() {

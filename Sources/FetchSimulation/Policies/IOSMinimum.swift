@@ -96,7 +96,7 @@ package enum MinimumFactor: String, Sendable, CaseIterable {
 /// `replay.scope=device` replay one ledger; at `app` scope each instance
 /// keeps its own). The budgets are the same parameters as per app
 /// (`energy_budget_pct`, `launches`, `cellular_monthly_bytes` ×
-/// `cellular_share`), now bounding the device's total.
+/// `cellular_share`), here bounding the device's total.
 ///
 /// Arbitration is first come, first served in the replay's deterministic
 /// order (time, then app index at equal times): an app launches when the

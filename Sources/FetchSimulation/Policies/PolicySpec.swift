@@ -78,7 +78,7 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
   /// about one ask in six finds another setting's answer. Two settings
   /// seldom ask at the same checks (the bench's `ios-minimum` and
   /// `ios-custom:1h`: 14 % of asks answered on 20 synthetic users, a small
-  /// net cost); a sweep's 12 prices, 68 % (9 % fewer instructions in all).
+  /// net cost); a sweep's 12 prices, 68 % (a net saving of about 9 % of instructions).
   /// Results are the same either way.
   package static func sharesOpenProbabilities(_ policies: [PolicySpec]) -> Bool {
     policies.lazy.filter(\.usesMinimumScheduler).count >= 3
