@@ -57,7 +57,7 @@ struct FetchLab: ParsableCommand {
       // not know; a mistyped option would then surface as a misleading
       // complaint about the others.
       if let message = unknownOption(in: args) { exit(withError: ValidationError(message)) }
-      exit(withError: error)
+      exit(withError: readable(error))
     }
     do {
       var command = command
@@ -74,7 +74,9 @@ struct FetchLab: ParsableCommand {
     guard let name = args.first,
       let sub = configuration.subcommands.first(where: { $0._commandName == name })
     else { return nil }
-    let known = longOptionNames(of: sub) + ["help", "version"]
+    let declared = longOptionNames(of: sub)
+    guard !declared.isEmpty else { return nil }
+    let known = declared + ["help", "version"]
     for a in args.dropFirst() {
       if a == "--" { break }
       guard a.hasPrefix("--"), a.count > 2 else { continue }

@@ -207,7 +207,7 @@ extension FetchLab.Run {
     progress.finish()
     guard let shard else {
       try finishExperiment(outcome, started: started, jobs: parallel.jobs)
-      return try logCoverage(exp, outcome)
+      return logCoverage(exp, outcome)
     }
     try outcome.commitShard(extra: [
       "fetchlab_version": fetchLabVersion,
@@ -226,13 +226,20 @@ extension FetchLab.Run {
 extension FetchLab.Run {
   /// The summary of what each dataset's run scored (``RunCoverage``), on
   /// stderr: a second, cheap pass over the traces (reused parts hold none).
-  func logCoverage(_ exp: Experiment, _ outcome: ExperimentOutcome) throws {
+  /// The results are in place by then: a trace that cannot be read again
+  /// costs the summary, with a note, not the run.
+  func logCoverage(_ exp: Experiment, _ outcome: ExperimentOutcome) {
     for (i, d) in exp.datasets.enumerated() {
       let config = RunConfiguration(
         tracePath: outcome.inputs[i].path, policies: [], world: exp.world(of: d), apps: exp.apps,
         trainFraction: exp.trainFraction)
       var coverage = RunCoverage()
-      try coverage.add(tracePath: config.tracePath, config: config)
+      do {
+        try coverage.add(tracePath: config.tracePath, config: config)
+      } catch {
+        log("note: dataset \(d.name): no summary of the opens scored: \(readable(error))")
+        continue
+      }
       log("dataset \(d.name): " + coverage.render(
         trainFraction: exp.trainFraction, apps: exp.apps, trainFractionFlag: "train_fraction", appsFlag: "apps"),
         terminator: "")
