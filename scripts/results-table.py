@@ -90,7 +90,7 @@ def devices(run):
                 continue
             e = mean(rows, "energy_j_per_day")
             print(f"| {NAMES[d]} | {p} | {round(e) if e >= 100 else num(e, 1)} | {num(mean(rows, 'battery_pct_per_day'))} | "
-                  f"{num(mean(rows, 'cellular_mb_per_day'), 1)} | {num(mean(rows, 'mean_wait_s'))} | {num(mean(rows, 'p90_wait_s'))} |")
+                  f"{num(mean(rows, 'cellular_bytes_per_day') * 1e-6, 1)} | {num(mean(rows, 'mean_wait_s'))} | {num(mean(rows, 'p90_wait_s'))} |")
 
 
 if __name__ == "__main__":

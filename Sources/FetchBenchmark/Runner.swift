@@ -80,6 +80,9 @@ public struct UserResult: Sendable {
   /// `devices[p]`: the device's totals under policy `p` (at app scope, the
   /// sums of the apps' separate replays).
   public var devices: [DeviceSummary] = []
+  /// How much of the user's whole window the run scores (for the summary
+  /// printed at the end of a run).
+  package var coverage: UserCoverage? = nil
 }
 
 /// Receives each user's results in trace order.
@@ -391,10 +394,13 @@ package struct PreparedReplay: Sendable {
   /// `contents[a]`: the update times of `apps[a]`.
   package let contents: [ContentTimeline]
   package let learning: LearningContext
+  /// Opens in the whole window and scored, apps replayed and left out.
+  package let coverage: UserCoverage
 
   package init(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) {
     let (train, test) = splitForRun(trace, config)
     apps = config.apps.select(in: trace)
+    coverage = UserCoverage(trace: trace, scored: test, selected: apps)
     user = PreparedUser(trace: test, world: config.world, apps: config.world.replayScope == .device ? apps : [])
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
     let fits = HabitFitCache(trace: trace, sharesOpenProbabilities: PolicySpec.sharesOpenProbabilities(config.policies))
@@ -404,14 +410,15 @@ package struct PreparedReplay: Sendable {
   /// The replays of every selected app under `policies`, at the world's
   /// ``WorldParameters/replayScope``.
   package func replay(_ policies: [PolicySpec], _ config: RunConfiguration) -> UserResult {
-    guard !apps.isEmpty else { return UserResult(trace: user.trace, apps: apps, replays: []) }
+    guard !apps.isEmpty else { return UserResult(trace: user.trace, apps: apps, replays: [], coverage: coverage) }
     let devices = policies.map {
       $0.replay(
         user: user, apps: apps, contents: contents, scope: config.world.replayScope, seed: config.seed,
         recordEvents: config.recordEvents, learning: $0.learns ? learning : nil)
     }
     let replays = apps.indices.map { a in devices.map { $0.apps[a] } }
-    return UserResult(trace: user.trace, apps: apps, replays: replays, devices: devices.map(\.summary))
+    return UserResult(
+      trace: user.trace, apps: apps, replays: replays, devices: devices.map(\.summary), coverage: coverage)
   }
 }
 

@@ -23,6 +23,8 @@ package struct CSVReportSink: RunSink {
   /// (user, app, policy) pairs without a scored open: their staleness is
   /// undefined and written as empty fields.
   package private(set) var pairsWithoutOpens = 0
+  /// Opens in the trace and scored, apps replayed and left out, over users.
+  package private(set) var coverage = RunCoverage()
   let capacityJ: Double
   let summary: AtomicTextFile
   let devices: AtomicTextFile
@@ -123,6 +125,7 @@ package struct CSVReportSink: RunSink {
   package mutating func consume(_ records: Records, config: RunConfiguration) throws {
     users += 1
     let r = records.result
+    if let c = r.coverage { coverage.add(c) }
     for pi in r.devices.indices {
       let apps = r.replays.map { $0[pi] }
       deviceAggregates[pi].add(DeviceSample(r.devices[pi], apps: apps))

@@ -114,20 +114,21 @@ package func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capa
 /// mean wait; `mean_wait_s` and `p90_wait_s` pool every scored open.
 /// `mean_delivery_delay_s` pools every delivered update (empty without
 /// one); the `transfer_` columns are means over devices of per-day figures.
+/// Data is in bytes per day, as in every other file.
 package enum DevicePoolColumn: String, CaseIterable, Sendable {
   case policy, devices, days, fetches
   case energy_j_per_day, energy_j_per_day_lo, energy_j_per_day_hi
   case battery_pct_per_day, battery_pct_per_day_lo, battery_pct_per_day_hi
-  case cellular_mb_per_day, cellular_mb_per_day_lo, cellular_mb_per_day_hi
-  case wifi_mb_per_day
-  case foreground_energy_j_per_day, foreground_mb_per_day
+  case cellular_bytes_per_day, cellular_bytes_per_day_lo, cellular_bytes_per_day_hi
+  case wifi_bytes_per_day
+  case foreground_energy_j_per_day, foreground_bytes_per_day
   case device_mean_wait_s, device_mean_wait_s_lo, device_mean_wait_s_hi
   case waits, mean_wait_s, p90_wait_s
   case updates, delivered, mean_delivery_delay_s
-  case transfer_energy_j_per_day, transfer_cellular_mb_per_day, transfer_wifi_mb_per_day
+  case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
 
   func value(_ a: DeviceAggregate, capacityJ: Double) -> String {
-    let pct = 100 / capacityJ, mb = 1e-6
+    let pct = 100 / capacityJ
     func n(_ x: Double, _ d: Int) -> String { x.isFinite ? CSV.number(x, decimals: d) : "" }
     return switch self {
     case .policy: a.policy
@@ -140,12 +141,12 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
     case .battery_pct_per_day: n(a.energyJPerDay.value * pct, 8)
     case .battery_pct_per_day_lo: n(a.energyJPerDay.low * pct, 8)
     case .battery_pct_per_day_hi: n(a.energyJPerDay.high * pct, 8)
-    case .cellular_mb_per_day: n(a.cellularBytesPerDay.value * mb, 6)
-    case .cellular_mb_per_day_lo: n(a.cellularBytesPerDay.low * mb, 6)
-    case .cellular_mb_per_day_hi: n(a.cellularBytesPerDay.high * mb, 6)
-    case .wifi_mb_per_day: n(a.wifiBytesPerDay.value * mb, 6)
+    case .cellular_bytes_per_day: n(a.cellularBytesPerDay.value, 3)
+    case .cellular_bytes_per_day_lo: n(a.cellularBytesPerDay.low, 3)
+    case .cellular_bytes_per_day_hi: n(a.cellularBytesPerDay.high, 3)
+    case .wifi_bytes_per_day: n(a.wifiBytesPerDay.value, 3)
     case .foreground_energy_j_per_day: n(a.foregroundEnergyJPerDay.value, 6)
-    case .foreground_mb_per_day: n(a.foregroundBytesPerDay.value * mb, 6)
+    case .foreground_bytes_per_day: n(a.foregroundBytesPerDay.value, 3)
     case .device_mean_wait_s: n(a.deviceMeanWaitS.value, 6)
     case .device_mean_wait_s_lo: n(a.deviceMeanWaitS.low, 6)
     case .device_mean_wait_s_hi: n(a.deviceMeanWaitS.high, 6)
@@ -156,8 +157,8 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
     case .delivered: String(a.delivered)
     case .mean_delivery_delay_s: n(a.meanDeliveryDelayS, 3)
     case .transfer_energy_j_per_day: n(a.transferEnergyJPerDay.value, 6)
-    case .transfer_cellular_mb_per_day: n(a.transferCellularBytesPerDay.value * mb, 6)
-    case .transfer_wifi_mb_per_day: n(a.transferWifiBytesPerDay.value * mb, 6)
+    case .transfer_cellular_bytes_per_day: n(a.transferCellularBytesPerDay.value, 3)
+    case .transfer_wifi_bytes_per_day: n(a.transferWifiBytesPerDay.value, 3)
     }
   }
 }

@@ -77,6 +77,7 @@ extension RunReport {
 
   /// Reads `paired.csv` (``PairedColumn``).
   package static func readPaired(path: String) throws -> [PairedRow] {
+    let traceName = Scoring.traceDataset(runDir: (path as NSString).deletingLastPathComponent)
     var cols = Columns()
     var out: [PairedRow] = []
     try StrictCSV.read(
@@ -92,7 +93,7 @@ extension RunReport {
         }
         out.append(
           PairedRow(
-            dataset: f[c["dataset"]!], baseline: f[c["baseline"]!], policy: f[c["policy"]!], metric: f[c["metric"]!],
+            dataset: f[c["dataset"]!] == traceName ? "" : f[c["dataset"]!], baseline: f[c["baseline"]!], policy: f[c["policy"]!], metric: f[c["metric"]!],
             baselineMean: try n(.baseline_mean), policyMean: try n(.policy_mean),
             difference: Estimate(mean: try n(.mean_diff), low: try n(.mean_diff_lo), high: try n(.mean_diff_hi)),
             wins: try count(.wins), losses: try count(.losses), signTestP: try n(.sign_test_p)))

@@ -84,6 +84,7 @@ public enum RunReport {
 
   /// Reads `policies.csv` (columns: ``Scoring/policiesHeader``).
   package static func readPolicies(path: String) throws -> [PolicyRow] {
+    let traceName = Scoring.traceDataset(runDir: (path as NSString).deletingLastPathComponent)
     var cols = Columns()
     var rows: [PolicyRow] = []
     let metrics = ScoreMetric.allCases.map(\.rawValue)
@@ -108,7 +109,7 @@ public enum RunReport {
         }
         rows.append(
           PolicyRow(
-            dataset: c["dataset"].map { f[$0] } ?? "", policy: policy,
+            dataset: c["dataset"].map { f[$0] == traceName ? "" : f[$0] } ?? "", policy: policy,
             family: c["family"].map { f[$0] }.flatMap { $0.isEmpty ? nil : $0 } ?? Scoring.family(of: policy),
             users: users, estimates: e))
       })
@@ -120,6 +121,7 @@ public enum RunReport {
   package static func readFrontier(
     path: String, staleness: ScoreMetric = .mean_age_s, cost: ScoreMetric = .energy_j_per_day
   ) throws -> [FrontierPoint] {
+    let traceName = Scoring.traceDataset(runDir: (path as NSString).deletingLastPathComponent)
     var cols = Columns()
     var out: [FrontierPoint] = []
     try StrictCSV.read(
@@ -135,7 +137,7 @@ public enum RunReport {
         let cost = try number(f[c["cost"]!], file: path, line: line, column: "cost")
         let stale = try number(f[c["staleness"]!], file: path, line: line, column: "staleness")
         guard on == "1", let cost, let stale else { return }
-        out.append(FrontierPoint(dataset: f[c["dataset"]!], policy: f[c["policy"]!], cost: cost, staleness: stale))
+        out.append(FrontierPoint(dataset: f[c["dataset"]!] == traceName ? "" : f[c["dataset"]!], policy: f[c["policy"]!], cost: cost, staleness: stale))
       })
     return out
   }

@@ -39,19 +39,32 @@ public enum ScoreMetric: String, CaseIterable, Sendable {
     var higherIsBetter = false
     /// Whether `policies.csv` gives it a 95 % bootstrap interval (else empty bounds).
     var interval = true
+    /// The step of its `summary.csv` column (1e-3 for 3 decimals), in the
+    /// metric's unit: a row's value is within half of it of the replay's.
+    var resolution: Double
+    /// Whether `value · opens` of a row is a count (fresh opens): a user's
+    /// value is then read exactly, Σ count / Σ opens, whatever the rounding.
+    var countOverOpens = false
+
+    /// Paired values closer than this are a tie: each of the two per-user
+    /// values is within half a ``resolution`` of its replay's, so a
+    /// difference within one step cannot tell the policies apart (0 for
+    /// exact counts).
+    var tieTolerance: Double { countOverOpens ? 0 : resolution }
   }
 
   /// The metric's declaration.
   var declaration: Declaration {
     switch self {
-    case .energy_j_per_day: Declaration(unit: "J/day", averaging: .rows)
-    case .battery_pct_per_day: Declaration(unit: "%/day", averaging: .rows)
-    case .cellular_bytes_per_day: Declaration(unit: "bytes/day", averaging: .rows)
-    case .fetches_per_day: Declaration(unit: "1/day", averaging: .rows)
-    case .mean_age_s: Declaration(unit: "s", averaging: .opens)
-    case .p90_age_s: Declaration(unit: "s", averaging: .rowsWithOpens)
-    case .fresh_ratio: Declaration(unit: "ratio", averaging: .opens, higherIsBetter: true)
-    case .mean_aoi_s: Declaration(unit: "s", averaging: .opens)
+    case .energy_j_per_day: Declaration(unit: "J/day", averaging: .rows, resolution: 1e-6)
+    case .battery_pct_per_day: Declaration(unit: "%/day", averaging: .rows, resolution: 1e-8)
+    case .cellular_bytes_per_day: Declaration(unit: "bytes/day", averaging: .rows, resolution: 1e-3)
+    case .fetches_per_day: Declaration(unit: "1/day", averaging: .rows, resolution: 1e-6)
+    case .mean_age_s: Declaration(unit: "s", averaging: .opens, resolution: 1e-3)
+    case .p90_age_s: Declaration(unit: "s", averaging: .rowsWithOpens, resolution: 1e-3)
+    case .fresh_ratio:
+      Declaration(unit: "ratio", averaging: .opens, higherIsBetter: true, resolution: 1e-6, countOverOpens: true)
+    case .mean_aoi_s: Declaration(unit: "s", averaging: .opens, resolution: 1e-3)
     }
   }
 
@@ -202,6 +215,21 @@ public enum Scoring {
     return CSV.number(rounded(x, significant: 10))
   }
 
+  /// The `dataset` cell of a `--trace` run's scored files (`policies.csv`,
+  /// `pareto.csv`, `matched.csv`, `oracle_gap.csv`, `paired.csv`): the
+  /// trace file's name without its extension (`ubiqlog-opens`), or `trace`
+  /// when that is empty; from `runDir/manifest.json`. nil for an experiment
+  /// (its rows name their datasets) or without a readable manifest. Readers
+  /// of these files map it back to `""`, the dataset of the run's other files.
+  package static func traceDataset(runDir: String) -> String? {
+    guard let data = FileManager.default.contents(atPath: runDir + "/manifest.json"),
+      let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+      let trace = json["trace"] as? [String: Any], let path = trace["path"] as? String
+    else { return nil }
+    let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    return stem.isEmpty ? "trace" : stem
+  }
+
   /// `x` rounded to `s` significant decimal digits.
   static func rounded(_ x: Double, significant s: Int) -> Double {
     guard x.isFinite, x != 0 else { return x }
@@ -257,7 +285,8 @@ public enum Scoring {
 ///   fetches_per_day, mean_age_s, p90_age_s, fresh_ratio, mean_aoi_s` the
 ///   mean over users and its 95 % percentile bootstrap interval (`_lo`,
 ///   `_hi`; `resamples` resamples of users, seeded by dataset and policy).
-///   `dataset` is empty when the summary has no dataset column.
+///   `dataset` is the trace's name (``Scoring/traceDataset(runDir:)``) when
+///   the summary has no dataset column (a `--trace` run).
 /// - `pareto.csv`: `dataset, staleness_metric, cost_metric, policy, family,
 ///   cost, staleness, on_frontier` for every configuration in each of the 3×3
 ///   planes (``Scoring/paretoStaleness`` × ``Scoring/paretoCosts``).
@@ -279,11 +308,13 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
   let table = try SummaryTable(path: runDir + "/summary.csv")
   let scores = Scoring.score(table, resamples: resamples, jobs: jobs)
   let cell = Scoring.cell
+  let label = Scoring.traceDataset(runDir: runDir) ?? ""
+  func named(_ d: String) -> String { d.isEmpty ? label : d }
 
   let policies = try AtomicTextFile(path: runDir + "/policies.csv")
   try policies.write(CSV.line(Scoring.policiesHeader))
   for s in scores {
-    var f = [s.dataset, s.policy, s.family, String(s.users)]
+    var f = [named(s.dataset), s.policy, s.family, String(s.users)]
     for m in ScoreMetric.allCases {
       let e = s[m]
       f += [cell(e.mean), cell(e.interval?.lower), cell(e.interval?.upper)]
@@ -296,7 +327,7 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
   for r in Scoring.pareto(scores) {
     try pareto.write(
       CSV.line([
-        r.dataset, r.staleness.rawValue, r.cost.rawValue, r.policy, Scoring.family(of: r.policy),
+        named(r.dataset), r.staleness.rawValue, r.cost.rawValue, r.policy, Scoring.family(of: r.policy),
         cell(r.costValue), cell(r.stalenessValue), r.onFrontier ? "1" : "0",
       ]))
   }
@@ -306,7 +337,7 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
   for r in Scoring.matchedEnergy(scores) {
     try matched.write(
       CSV.line([
-        r.dataset, r.family, r.referencePolicy, cell(r.energyJPerDay), cell(r.meanAgeS), cell(r.p90AgeS),
+        named(r.dataset), r.family, r.referencePolicy, cell(r.energyJPerDay), cell(r.meanAgeS), cell(r.p90AgeS),
         cell(r.freshRatio),
       ]))
   }
@@ -316,7 +347,7 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
   for r in Scoring.oracleGaps(scores) {
     try gaps.write(
       CSV.line([
-        r.dataset, r.budget.axis.rawValue, r.policy, cell(r.budgetValue), cell(r.meanAgeS),
+        named(r.dataset), r.budget.axis.rawValue, r.policy, cell(r.budgetValue), cell(r.meanAgeS),
         cell(r.oracleMeanAgeS), cell(r.gapS),
       ]))
   }
@@ -356,7 +387,8 @@ package struct PairedSummary: Sendable, Equatable {
   package var wins: Int
   /// Users for whom it is worse.
   package var losses: Int
-  /// Users with equal values (|d| ≤ 1e-9 · max(|policy|, |baseline|)).
+  /// Users with equal values: |d| ≤ the tie tolerance (the metric's
+  /// `summary.csv` resolution), or ≤ 1e-9 · max(|policy|, |baseline|).
   package var ties: Int
 
   /// Two-sided exact sign test on wins against losses, ties dropped.
@@ -380,9 +412,10 @@ package enum PairedComparison {
   ]
 
   /// Paired statistics of `policy[i] − baseline[i]` over the indices where
-  /// both are not NaN. "Better" is lower, or higher when `higherIsBetter`.
+  /// both are not NaN. "Better" is lower, or higher when `higherIsBetter`;
+  /// differences within `tolerance` (the metric's unit) are ties.
   package static func summarize(
-    policy: [Double], baseline: [Double], higherIsBetter: Bool,
+    policy: [Double], baseline: [Double], higherIsBetter: Bool, tolerance: Double = 0,
     resamples: Int = Bootstrap.defaultResamples, level: Double = Bootstrap.defaultLevel,
     using rng: inout SplitMix64
   ) -> PairedSummary {
@@ -394,7 +427,7 @@ package enum PairedComparison {
       d.append(x)
       ps.append(p)
       bs.append(b)
-      if abs(x) <= 1e-9 * max(abs(p), abs(b)) {
+      if abs(x) <= max(tolerance, 1e-9 * max(abs(p), abs(b))) {
         ties += 1
       } else if (x > 0) == higherIsBetter {
         wins += 1
@@ -436,7 +469,7 @@ package enum PairedComparison {
           var rng = Bootstrap.generator("paired", dataset, baseline, p, m.rawValue)
           let s = summarize(
             policy: pairs.map { pv[$0.0] }, baseline: pairs.map { bv[$0.1] }, higherIsBetter: m.higherIsBetter,
-            resamples: resamples, level: level, using: &rng)
+            tolerance: m.declaration.tieTolerance, resamples: resamples, level: level, using: &rng)
           out.append(PairedDifference(dataset: dataset, policy: p, baseline: baseline, metric: m, summary: s))
         }
       }
@@ -447,13 +480,14 @@ package enum PairedComparison {
   /// Writes `paired.csv` atomically (columns: ``PairedColumn``).
   package static func write(_ rows: [PairedDifference], to path: String) throws {
     let cell = Scoring.cell
+    let label = Scoring.traceDataset(runDir: (path as NSString).deletingLastPathComponent) ?? ""
     let f = try AtomicTextFile(path: path)
     try f.write(PairedColumn.headerLine)
     for r in rows {
       let s = r.summary
       try f.write(
         CSV.line([
-          r.dataset, r.baseline, r.policy, r.metric.rawValue, r.metric.higherIsBetter ? "higher" : "lower",
+          r.dataset.isEmpty ? label : r.dataset, r.baseline, r.policy, r.metric.rawValue, r.metric.higherIsBetter ? "higher" : "lower",
           String(s.users), cell(s.baselineMean), cell(s.policyMean), cell(s.meanDifference),
           cell(s.interval?.lower), cell(s.interval?.upper), String(s.wins), String(s.losses), String(s.ties),
           CSV.number(s.signTestP),
@@ -469,8 +503,11 @@ package enum PairedComparison {
     let showDataset = rows.contains { !$0.dataset.isEmpty }
     let baselines = Set(rows.map(\.baseline)).sorted().joined(separator: ", ")
     var lines: [String] = [
-      "Paired by user against baseline \(baselines): differences policy - baseline over the users with both."
+      "Paired by user against baseline \(baselines): differences policy - baseline over the users with both. "
+        + "Every figure is a mean over users (each user weighs the same), not pooled over opens as pooled.csv "
+        + "and the table of 'fetchlab run' are."
     ]
+    if let w = smallSampleWarning(rows) { lines.append(w) }
     let header =
       (showDataset ? ["dataset"] : []) + ["policy", "metric", "users", "baseline", "value", "diff", "95% CI", "W/L/T", "p"]
     var table = [header]
@@ -494,9 +531,25 @@ package enum PairedComparison {
         }.joined(separator: "  "))
     }
     lines.append(
-      "baseline, value: means; diff: mean difference with 95% percentile bootstrap CI (B = \(resamples)); "
+      "baseline, value: means over users; diff: mean difference with 95% percentile bootstrap CI (B = \(resamples)); "
         + "W/L/T: users where the policy is better/worse/equal; p: two-sided exact sign test.")
     return lines.joined(separator: "\n") + "\n"
+  }
+}
+
+extension PairedComparison {
+  /// Users below which a bootstrap CI and a sign test say little: with
+  /// fewer, a percentile bootstrap of a mean has a handful of distinct
+  /// resamples and undercovers, and the sign test cannot reach p < 0.05
+  /// with fewer than 6 users.
+  package static let reliableUsers = 10
+
+  /// A warning when some comparison has fewer than ``reliableUsers`` users,
+  /// naming the smallest count; nil otherwise.
+  package static func smallSampleWarning(_ rows: [PairedDifference]) -> String? {
+    guard let fewest = rows.map(\.summary.users).min(), fewest < reliableUsers else { return nil }
+    return "warning: only \(fewest) users in some comparisons (fewer than \(reliableUsers)): their bootstrap CIs "
+      + "and sign-test p-values are unreliable; read the per-user W/L/T counts and the means instead."
   }
 }
 

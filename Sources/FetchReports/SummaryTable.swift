@@ -14,7 +14,9 @@ import Foundation
 /// - cost metrics (`energy_j_per_day`, `battery_pct_per_day`,
 ///   `cellular_bytes_per_day`, `fetches_per_day`): plain mean over the rows;
 /// - open-sampled means (`mean_age_s`, `fresh_ratio`, `mean_aoi_s`):
-///   weighted by `opens`, so they are the user's mean over all their opens;
+///   weighted by `opens`, so they are the user's mean over all their opens
+///   (`fresh_ratio` exactly: each row's fresh opens, `fresh_ratio · opens`
+///   rounded to a whole number, summed over the user's opens);
 /// - `p90_age_s`: plain mean over the rows with at least one open.
 ///
 /// A user without opens has no staleness value (NaN) and is left out of the
@@ -217,10 +219,17 @@ struct UserAccumulator {
     for (m, metric) in ScoreMetric.allCases.enumerated() {
       switch metric.averaging {
       case .rows: sums[m] += v[m]
-      case .opens: if o > 0 { sums[m] += v[m] * o }
+      case .opens: if o > 0 { sums[m] += metric.declaration.countOverOpens ? Self.count(v[m], opens: o) : v[m] * o }
       case .rowsWithOpens: if o > 0 { sums[m] += v[m] }
       }
     }
+  }
+
+  /// `ratio · opens` rounded to the count it was computed from: exact when
+  /// the ratio was written with 6 decimals (an error ≤ 5e-7) and
+  /// `opens` < 10⁶; the plain product beyond.
+  static func count(_ ratio: Double, opens: Double) -> Double {
+    opens < 1e6 ? (ratio * opens).rounded() : ratio * opens
   }
 
   /// The user's value of each metric (NaN when undefined: no opens).

@@ -49,11 +49,55 @@ struct FetchLab: ParsableCommand {
           + "\nCommands: " + subcommandNames.joined(separator: ", ") + " (see 'fetchlab --help').")
       Foundation.exit(ExitCode.validationFailure.rawValue)
     }
+    let command: ParsableCommand
     do {
-      var command = try parseAsRoot(nil)
+      command = try parseAsRoot(nil)
+    } catch {
+      // A command's own checks run before the parser reports options it does
+      // not know; a mistyped option would then surface as a misleading
+      // complaint about the others.
+      if let message = unknownOption(in: args) { exit(withError: ValidationError(message)) }
+      exit(withError: readable(error))
+    }
+    do {
+      var command = command
       try command.run()
     } catch {
       exit(withError: readable(error))
+    }
+  }
+
+  /// "unknown option '--polcy'. Did you mean '--policy'?" for the first
+  /// `--name` of `args` (after the subcommand, before any `--`) that the
+  /// subcommand does not declare; nil when every option is known.
+  static func unknownOption(in args: [String]) -> String? {
+    guard let name = args.first,
+      let sub = configuration.subcommands.first(where: { $0._commandName == name })
+    else { return nil }
+    let declared = longOptionNames(of: sub)
+    guard !declared.isEmpty else { return nil }
+    let known = declared + ["help", "version"]
+    for a in args.dropFirst() {
+      if a == "--" { break }
+      guard a.hasPrefix("--"), a.count > 2 else { continue }
+      let option = String(a.dropFirst(2).prefix { $0 != "=" })
+      if known.contains(option) { continue }
+      let hint = Suggestion.closest(to: option, among: known).map { " Did you mean '--\($0)'?" } ?? ""
+      return "unknown option '--\(escaped(option))' for '\(name)'.\(hint) See 'fetchlab \(name) --help'."
+    }
+    return nil
+  }
+
+  /// The long option and flag names `command` declares, without dashes
+  /// (from ArgumentParser's JSON description of the command).
+  static func longOptionNames(of command: ParsableCommand.Type) -> [String] {
+    guard let json = try? JSONSerialization.jsonObject(with: Data(command._dumpHelp().utf8)) as? [String: Any],
+      let info = json["command"] as? [String: Any], let arguments = info["arguments"] as? [[String: Any]]
+    else { return [] }
+    return arguments.flatMap { a in
+      ((a["names"] as? [[String: Any]]) ?? []).compactMap { n in
+        (n["kind"] as? String) == "long" ? n["name"] as? String : nil
+      }
     }
   }
 }
@@ -64,6 +108,6 @@ struct FetchLab: ParsableCommand {
 let fetchLabVersion = "0.4.1"
 
 /// Writes a line to standard error (progress, warnings, logs).
-func log(_ s: String) {
-  FileHandle.standardError.write(Data((s + "\n").utf8))
+func log(_ s: String, terminator: String = "\n") {
+  FileHandle.standardError.write(Data((s + terminator).utf8))
 }

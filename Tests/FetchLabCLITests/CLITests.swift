@@ -23,10 +23,12 @@ struct CLI {
     var stderr: String
   }
 
-  static func run(_ args: [String]) throws -> Result {
+  /// Runs it with `args`, `environment` added to this process's.
+  static func run(_ args: [String], environment: [String: String] = [:]) throws -> Result {
     let p = Process()
     p.executableURL = executable
     p.arguments = args
+    if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
     p.standardError = err

@@ -447,7 +447,7 @@ struct ExperimentRunTests {
       #expect(Int(row["delivered"] ?? "") == delivered[p] && delivered[p] > 10, "\(name)")
       let mean = try #require(Double(row["mean_delivery_delay_s"] ?? ""))
       #expect(abs(mean - delaySum[p] / Double(delivered[p])) < 1e-3, "\(name): mean \(mean)")
-      #expect(row["transfer_energy_j_per_day"] == "0" && row["transfer_wifi_mb_per_day"] == "0")
+      #expect(row["transfer_energy_j_per_day"] == "0" && row["transfer_wifi_bytes_per_day"] == "0")
     }
   }
 

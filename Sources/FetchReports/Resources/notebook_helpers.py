@@ -31,10 +31,14 @@ def read_csv(name, required=True):
     if "dataset" not in df.columns:
         df.insert(0, "dataset", "")
     df["dataset"] = df["dataset"].fillna("")
+    if TRACE_DATASET is not None:  # a --trace run's scored files name its one dataset; its other files do not
+        df.loc[df["dataset"] == TRACE_DATASET, "dataset"] = ""
     return df
 
 
 manifest = json.loads((RUN / "manifest.json").read_text(encoding="utf-8"))
+_trace = manifest.get("trace")
+TRACE_DATASET = (Path(_trace["path"]).stem or "trace") if isinstance(_trace, dict) and "path" in _trace else None
 policies = read_csv("policies.csv")
 pareto = read_csv("pareto.csv")
 pooled = read_csv("pooled.csv", required=False)

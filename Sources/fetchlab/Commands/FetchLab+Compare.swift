@@ -11,7 +11,9 @@ extension FetchLab {
         users who have both (a user's apps and replications averaged first; datasets kept apart), its mean with a \
         95% percentile bootstrap CI (users resampled, seeded by the names), wins/losses/ties by user and the \
         two-sided exact sign test. Writes RUN_DIR/paired.csv.
-        Example: fetchlab compare results/ubiqlog --baseline periodic:1h --metric mean_age_s --metric energy_j_per_day
+        Example (two metrics against the hourly timer):
+          fetchlab compare results/ubiqlog --baseline periodic:1h \\
+            --metric mean_age_s --metric energy_j_per_day
         """)
 
     @Argument(help: "Run directory (written by 'fetchlab run').")
@@ -53,6 +55,7 @@ extension FetchLab {
         log("warning: dataset '\(d)' has no rows for baseline '\(baseline)'; skipped")
       }
       try PairedComparison.write(rows, to: runDir + "/paired.csv")
+      if let w = PairedComparison.smallSampleWarning(rows) { log(w) }
       print(PairedComparison.render(rows, resamples: resamples), terminator: "")
     }
   }

@@ -33,7 +33,9 @@ extension FetchLab {
         --report DIR writes evaluation.csv, evaluation_overall.csv, calibration.csv, \
         device_evaluation.csv, device_evaluation_overall.csv, device_calibration.csv \
         and manifest.json.
-        Example: fetchlab fit --trace datasets/ubiqlog/ubiqlog-opens.csv --out results/ubiqlog-model.json --report results/ubiqlog-fit
+        Example (the bundled trace, with the evaluation files):
+          fetchlab fit --trace datasets/ubiqlog/ubiqlog-opens.csv \\
+            --out results/ubiqlog-model.json --report results/ubiqlog-fit
         """)
 
     @Option(name: .long, help: "Canonical trace file.")

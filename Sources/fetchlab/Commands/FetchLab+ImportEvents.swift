@@ -20,10 +20,13 @@ extension FetchLab {
         docs/own-data.md for the rules and a worked example.
         Example (an LSApp-style log, tab-separated):
           fetchlab import-events docs/examples/lsapp-sample.tsv --out lsapp-opens.csv \\
-            --user-column user_id --time-column timestamp --app-column app_name --event-column event_type \\
-            --open-event Opened --close-event Closed --ignore-event 'User Interaction' --ignore-event Broken
+            --user-column user_id --time-column timestamp \\
+            --app-column app_name --event-column event_type \\
+            --open-event Opened --close-event Closed \\
+            --ignore-event 'User Interaction' --ignore-event Broken
         Example (CSV with millisecond times and a duration per open):
-          fetchlab import-events log.csv --out trace.csv --time-unit ms --duration-column duration_s
+          fetchlab import-events log.csv --out trace.csv --time-unit ms \\
+            --duration-column duration_s
         """)
 
     @Argument(help: "The event log (CSV or TSV with a header row).")

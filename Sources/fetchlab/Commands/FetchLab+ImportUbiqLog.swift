@@ -16,8 +16,12 @@ extension FetchLab {
         per merged record. Times are phone-local wall time encoded as UTC. The output starts with '#' \
         lines carrying the CC BY 4.0 attribution and the options used. The input is not in this repository: \
         datasets/ubiqlog/README.md says where it comes from. For other app-usage logs, use 'fetchlab import-events'.
-        Example: fetchlab import-ubiqlog --input ubiqlog_application_parsed.tsv.xz --out datasets/ubiqlog/ubiqlog-opens.csv
-        Example: fetchlab import-ubiqlog --input ubiqlog_application_parsed.tsv.xz --out ubiqlog-cues.csv --behavioural-filter
+        Example (the bundled trace):
+          fetchlab import-ubiqlog --input ubiqlog_application_parsed.tsv.xz \\
+            --out datasets/ubiqlog/ubiqlog-opens.csv
+        Example (with the behavioural filter):
+          fetchlab import-ubiqlog --input ubiqlog_application_parsed.tsv.xz \\
+            --out ubiqlog-cues.csv --behavioural-filter
         """)
 
     @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz): the 'ubiqlog_application_parsed.tsv.xz' described in datasets/ubiqlog/README.md.")

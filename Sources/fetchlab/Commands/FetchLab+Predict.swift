@@ -20,9 +20,11 @@ extension FetchLab {
         standard deviation over paths of the app's opens and of the launches, the share of paths on \
         WiFi and on the charger, and the mean age at opens. Fetch results inside the window follow the \
         world's content model. Times are ISO 8601 (2026-01-12T08:00:00Z, or with an offset) or Unix seconds.
-        Example (after 'fetchlab fit --trace datasets/ubiqlog/ubiqlog-opens.csv --out model.json'):
+        Example (a model from 'fetchlab fit', then a prediction):
+          fetchlab fit --trace datasets/ubiqlog/ubiqlog-opens.csv --out model.json
           fetchlab predict --model model.json --user 19_F --app com.whatsapp \\
-            --from 2014-01-04T00:00:00Z --to 2014-01-05T00:00:00Z --trace datasets/ubiqlog/ubiqlog-opens.csv
+            --from 2014-01-04T00:00:00Z --to 2014-01-05T00:00:00Z \\
+            --trace datasets/ubiqlog/ubiqlog-opens.csv
         """)
 
     @Option(help: "Model file written by 'fetchlab fit'.")

@@ -25,8 +25,10 @@ extension FetchLab {
         With --notebook PATH.ipynb: also a Jupyter notebook (nbformat 4.5) with those tables and charts as \
         outputs, a written interpretation, and code cells that redo the analysis with pandas and matplotlib.
         Example: fetchlab report results/default
-        Example: fetchlab report results/default --timeline-dataset synthetic --timeline-user u00003 \
-        --timeline-day 2026-01-24 --timeline-policy ios-minimum --timeline-policy periodic:1h
+        Example (a chosen day's timeline):
+          fetchlab report results/default --timeline-dataset synthetic \\
+            --timeline-user u00003 --timeline-day 2026-01-24 \\
+            --timeline-policy ios-minimum --timeline-policy periodic:1h
         """)
 
     @Argument(help: "Run directory (written by 'fetchlab run').")

@@ -13,7 +13,9 @@ extension FetchLab {
       abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, pooled.csv, the scores (policies.csv with 95 % CIs, pareto.csv, matched.csv, oracle_gap.csv) and manifest.json; print a comparison.",
       discussion: """
         Policies: \(PolicySpec.syntax). `fetchlab policies` lists each one's settings.
-        Example: fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv --policy never --policy periodic:1h --policy oracle --out results/demo
+        Example (three policies on the bundled trace):
+          fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv \\
+            --policy never --policy periodic:1h --policy oracle --out results/demo
 
         With an experiment file (datasets × policy grids × replications; see experiments/example.json):
           fetchlab run experiments/example.json --out results/example
@@ -180,6 +182,7 @@ extension FetchLab {
           "warning: \(sink.pairsWithoutOpens) (user, app, policy) pairs have no scored opens; their staleness is empty "
             + "(undefined) in summary.csv" + (sink.aggregates.contains { $0.opens == 0 } ? ", and so is pooled.csv's for policies without opens" : ""))
       }
+      log(sink.coverage.render(trainFraction: split, apps: cfg.apps), terminator: "")
     }
   }
 }
@@ -202,7 +205,10 @@ extension FetchLab.Run {
       progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
     }
     progress.finish()
-    guard let shard else { return try finishExperiment(outcome, started: started, jobs: parallel.jobs) }
+    guard let shard else {
+      try finishExperiment(outcome, started: started, jobs: parallel.jobs)
+      return logCoverage(exp, outcome)
+    }
     try outcome.commitShard(extra: [
       "fetchlab_version": fetchLabVersion,
       "command": CommandLine.arguments.joined(separator: " "),
@@ -214,6 +220,30 @@ extension FetchLab.Run {
       "\(exp.name): shard \(shard): \(outcome.units.count) of \(outcome.unitsTotal) units "
         + "(\(outcome.unitsComputed) computed, \(outcome.unitsReused) reused) -> \(out)/shard.json")
     print("combine all \(shard.count) shard directories with: fetchlab merge --out DIR SHARD_DIR...")
+  }
+}
+
+extension FetchLab.Run {
+  /// The summary of what each dataset's run scored (``RunCoverage``), on
+  /// stderr: a second, cheap pass over the traces (reused parts hold none).
+  /// The results are in place by then: a trace that cannot be read again
+  /// costs the summary, with a note, not the run.
+  func logCoverage(_ exp: Experiment, _ outcome: ExperimentOutcome) {
+    for (i, d) in exp.datasets.enumerated() {
+      let config = RunConfiguration(
+        tracePath: outcome.inputs[i].path, policies: [], world: exp.world(of: d), apps: exp.apps,
+        trainFraction: exp.trainFraction)
+      var coverage = RunCoverage()
+      do {
+        try coverage.add(tracePath: config.tracePath, config: config)
+      } catch {
+        log("note: dataset \(d.name): no summary of the opens scored: \(readable(error))")
+        continue
+      }
+      log("dataset \(d.name): " + coverage.render(
+        trainFraction: exp.trainFraction, apps: exp.apps, trainFractionFlag: "train_fraction", appsFlag: "apps"),
+        terminator: "")
+    }
   }
 }
 
@@ -255,8 +285,9 @@ extension FetchLab {
         Any parameter can be overridden in a run with --set name=value or --config FILE.json, and in an \
         experiment file's "world" object. docs/parameters.md is this table.
         Example: fetchlab params > docs/parameters.md
-        Example: fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv --policy periodic:1h \\
-          --set radio.lte.tail_s=5 --out results/short-tail
+        Example (a shorter LTE tail):
+          fetchlab run --trace datasets/ubiqlog/ubiqlog-opens.csv \\
+            --policy periodic:1h --set radio.lte.tail_s=5 --out results/short-tail
         """)
 
     func run() {
