@@ -151,7 +151,8 @@ def frontier(run, dataset=None, policies=None, width="single", height=None, anno
     rows = _rows(load_run(run), d, policies)[1]
     with matplotlib.rc_context(PAPER_RC):
         ax.set_yscale("symlog", linthresh=_zero_floor(rows["mean_age_s"].dropna()), linscale=0.4)
-        ax.set_ylim(bottom=0)
+        top = rows[["mean_age_s", "mean_age_s_hi"]].max().max()
+        ax.set_ylim(0, top * 1.5 if top > 0 else 1)  # room above the highest whisker
         ax.set_ylabel("mean age at open (s, log scale)")
     return fig
 
@@ -161,10 +162,14 @@ def fresh_vs_energy(run, dataset=None, policies=None, width="single", height=Non
     """Share of opens showing fresh content (%) against energy (J/day, log scale), 95 % CIs.
 
     The staircase is the frontier for "more fresh opens for less energy".
+    The y axis starts at 0, or below the lowest whisker when all are above 30 %.
     """
-    fig, ax, _ = _tradeoff(run, "fresh_ratio", 100.0, dataset, policies, width, height, annotate, frontier_line)
+    fig, ax, d = _tradeoff(run, "fresh_ratio", 100.0, dataset, policies, width, height, annotate, frontier_line)
+    rows = _rows(load_run(run), d, policies)[1]
+    low = 100 * rows[["fresh_ratio", "fresh_ratio_lo"]].min().min()
     with matplotlib.rc_context(PAPER_RC):
-        ax.set_ylim(0, 100)
+        # from 0 unless every configuration is far above it (then from the 10 % below the lowest whisker)
+        ax.set_ylim(0 if not low > 30 else 10 * math.floor((low - 5) / 10), 100)
         ax.set_ylabel("fresh opens (%)")
     return fig
 
