@@ -6,7 +6,8 @@ import Foundation
 /// `fetchlab report RUN_DIR --notebook PATH.ipynb`: a Jupyter notebook
 /// (nbformat 4.5) that opens with the run's tables, charts and a written
 /// interpretation already in it, and whose code cells redo the analysis
-/// from the run's CSVs with pandas and matplotlib.
+/// from the run's CSVs with the `fetchlab` Python package (`python/`:
+/// pandas and matplotlib), which the notebook imports rather than pastes.
 ///
 /// The first code cell sets `RUN_DIR`, the run directory relative to the
 /// notebook's folder, so the notebook executes where it is
