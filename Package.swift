@@ -45,9 +45,7 @@ let package = Package(
     .target(
       name: "FetchBenchmark", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation"]),
     .target(
-      name: "FetchReports", dependencies: ["FetchSupport", "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark"],
-      // The notebook's Python helper cell (Notebook.helpers), executed by CI.
-      resources: [.copy("Resources/notebook_helpers.py")]),
+      name: "FetchReports", dependencies: ["FetchSupport", "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark"]),
     .executableTarget(
       name: "fetchlab",
       dependencies: [

@@ -5,10 +5,9 @@
    its cell ids are unique and match ^[a-zA-Z0-9-_]+$ (1-64 chars), and the file
    is byte-identical to what nbformat writes (sorted keys, 1-space indent).
 2. A small run (fetchlab synth + fetchlab run with event files) is exported with
-   `fetchlab report RUN --notebook`, checked as in 1, its helper cell checked to
-   be Sources/FetchReports/Resources/notebook_helpers.py (the Python that
-   executes is that resource), and executed with
-   `jupyter nbconvert --to notebook --execute`.
+   `fetchlab report RUN --notebook`, checked as in 1, its analysis cell checked
+   to import the fetchlab package (python/; no pasted helper code), and
+   executed with `jupyter nbconvert --to notebook --execute`.
 3. The first notebook of notebooks-export/ is executed where it is (its RUN_DIR
    is relative to the notebook).
 
@@ -17,7 +16,7 @@ included), a chart cell without a figure, or an `interpret(...)` cell whose
 printed statements differ from the interpretation FetchLab stored.
 
 Usage: python scripts/check-notebooks.py --fetchlab .build/debug/fetchlab
-Needs nbformat, nbconvert, nbclient, ipykernel, pandas and matplotlib.
+Needs nbformat, nbconvert, nbclient, ipykernel and the fetchlab package (pip install ./python).
 """
 import argparse
 import re
@@ -33,8 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CELL_ID = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")
 results = []  # (name, ok, message)
 
-
-HELPERS = ROOT / "Sources" / "FetchReports" / "Resources" / "notebook_helpers.py"
+IMPORT_CELL = "from fetchlab.notebook import NotebookRun"
 
 
 def check(name, ok, message=""):
@@ -83,11 +81,11 @@ def check_executed(path, stored, done):
                 problems.append(f"{first}: {o.ename}: {o.evalue}")
             if o.output_type == "stream" and o.name == "stderr":
                 problems.append(f"{first}: stderr: {o.text.strip()[:300]}")
-        if first.startswith(("plot_", "show_chart(")):
+        if first.startswith(("nb.plot_", "nb.show_chart(")):
             kinds = {k for o in b.outputs for k in o.get("data", {})}
             if not kinds & {"image/png", "image/svg+xml"}:
                 problems.append(f"{first}: no figure")
-        if first.startswith("interpret("):
+        if first.startswith("nb.interpret("):
             want = "".join(o.get("text", "") for o in a.outputs)
             got = "".join(o.get("text", "") for o in b.outputs)
             check(f"{name}: {first} prints the stored interpretation", want == got and want != "",
@@ -130,12 +128,10 @@ def main():
         nb_path = t / "notebooks" / "small.ipynb"
         run([fetchlab, "report", str(t / "run"), "--notebook", str(nb_path)])
         if check_file(nb_path):
-            # The helper cell that executes is the Python resource of FetchReports
-            # (colours filled in from the policy registry).
+            # The analysis is the fetchlab package's: no helper code in the notebook.
             code = [c.source for c in nbformat.read(nb_path, as_version=4).cells if c.cell_type == "code"]
-            cell = re.sub(r"^FAMILY_COLORS = \{[^}]*\}", "FAMILY_COLORS = {}", code[1] if len(code) > 1 else "", flags=re.M)
-            check("the helper cell is Sources/FetchReports/Resources/notebook_helpers.py",
-                  cell == HELPERS.read_text(encoding="utf-8").removesuffix("\n"))
+            check("the analysis cell imports the fetchlab package and pastes no code",
+                  len(code) > 1 and IMPORT_CELL in code[1] and not any("def " in c for c in code))
             done = execute(nb_path, t, args.timeout)
             if done is not None:
                 check_executed(nb_path, nbformat.read(nb_path, as_version=4), done)

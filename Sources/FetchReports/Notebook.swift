@@ -6,7 +6,8 @@ import Foundation
 /// `fetchlab report RUN_DIR --notebook PATH.ipynb`: a Jupyter notebook
 /// (nbformat 4.5) that opens with the run's tables, charts and a written
 /// interpretation already in it, and whose code cells redo the analysis
-/// from the run's CSVs with pandas and matplotlib.
+/// from the run's CSVs with the `fetchlab` Python package (`python/`:
+/// pandas and matplotlib), which the notebook imports rather than pastes.
 ///
 /// The first code cell sets `RUN_DIR`, the run directory relative to the
 /// notebook's folder, so the notebook executes where it is
@@ -21,7 +22,8 @@ import Foundation
 /// `pooled.csv`, `summary.csv`, `opens.csv`, `fetches.csv` (when present).
 package enum Notebook {
   /// The energy budgets of the interpretation's "freshest under a budget"
-  /// statements, J/day (also in the notebook's helper cell).
+  /// statements, J/day (also `BUDGETS_J_PER_DAY` of the `fetchlab.notebook`
+  /// Python module).
   package static let budgetsJPerDay: [Double] = [10, 100]
 
   /// Writes the notebook for the run in `runDir` to `path` (atomically,
@@ -155,7 +157,8 @@ package enum Notebook {
       FetchLab's: tables from `policies.csv` and `pooled.csv`, SVG charts drawn by `fetchlab report`, and the \
       interpretation written from the numbers. Executing the cells replaces them with pandas tables and \
       matplotlib charts computed from the CSVs, and the `interpret(...)` cells print the statements again from the \
-      data. Needs pandas and matplotlib.
+      data. Needs the `fetchlab` Python package: `pip install ./python` in FetchLab's sources (it brings pandas \
+      and matplotlib).
       """)
     c.code(
       """
@@ -163,10 +166,12 @@ package enum Notebook {
       RUN_DIR = \(py(runDirReference))
       """)
     c.code(
-      helpers.replacingOccurrences(
-        of: "FAMILY_COLORS = {}",
-        with: "FAMILY_COLORS = {"
-          + PolicyRegistry.families.map { "\"\($0.name)\": \"\($0.style.color)\"" }.joined(separator: ", ") + "}"))
+      """
+      # The analysis: the fetchlab Python package (`pip install ./python` in FetchLab's sources).
+      from fetchlab.notebook import NotebookRun
+
+      nb = NotebookRun(RUN_DIR)
+      """)
     let header =
       ["users", "J/day [95% CI]", "cellular MB/day [95% CI]", "mean age (s) [95% CI]", "fresh (%) [95% CI]"]
       + (run.pooledP90 == nil ? [] : ["p90 age, pooled (s)"])
@@ -196,7 +201,7 @@ package enum Notebook {
           if let p = run.pooledP90 { cells.append(format(p[d]?[r.policy])) }
           return (r.policy, cells)
         })
-      c.code("policy_table(\(label))", outputs: [table(html: tab.html, plain: tab.plain)])
+      c.code("nb.policy_table(\(label))", outputs: [table(html: tab.html, plain: tab.plain)])
       let usable = rows.filter { $0.energy.mean != nil && $0.meanAge.mean != nil }.count
       let onFront = run.frontier.filter { $0.dataset == d }.count
       for kind in known {
@@ -216,7 +221,7 @@ package enum Notebook {
             on it. A configuration at 0 (never fetching costs 0 J; the oracle's content is never stale) is drawn at \
             the axis break labelled 0. Here: \(usable) configurations, \(onFront) on the frontier.
             """)
-          c.code("plot_staleness_energy(\(label))", outputs: out)
+          c.code("nb.plot_staleness_energy(\(label))", outputs: out)
         case "age-cdf":
           c.markdown(
             """
@@ -226,17 +231,18 @@ package enum Notebook {
             users, apps and replications. Higher and further left is fresher; the level at the left edge is the \
             share of opens that showed fresh content (age 0). From `opens.csv`.
             """)
-          c.code("plot_age_cdf(\(label))", outputs: out)
+          c.code("nb.plot_age_cdf(\(label))", outputs: out)
         default:
           c.markdown(
             """
             ### Opens and fetches by hour of day
 
-            Opens (dashed) and each policy's background fetches by hour of day (UTC), each as a share of its own \
-            total. A policy whose fetch curve follows the opens curve fetches when the user is likely to open the \
+            Opens (dashed) and each policy's background fetches by hour of day, each as a share of its own total. \
+            Hours are each user's local time, from the time zones of the run's trace (UTC when the trace is not \
+            found). A policy whose fetch curve follows the opens curve fetches when the user is likely to open the \
             app; a flat curve is a timer. From `opens.csv` and `fetches.csv`.
             """)
-          c.code("plot_hour_of_day(\(label))", outputs: out)
+          c.code("nb.plot_hour_of_day(\(label))", outputs: out)
         }
       }
       if let per = run.perUser?[d] {
@@ -257,7 +263,7 @@ package enum Notebook {
             }
             return (x.policy, [String(x.age.count), q(x.age), q(x.energy)])
           })
-        c.code("per_user_table(\(label))", outputs: [table(html: t.html, plain: t.plain)])
+        c.code("nb.per_user_table(\(label))", outputs: [table(html: t.html, plain: t.plain)])
       }
       let lines = statements(run, dataset: d)
       c.markdown(
@@ -265,7 +271,7 @@ package enum Notebook {
           + "`[low, high]` = 95 % CI). \"Without oracles\" leaves out the `oracle` families, which know the future. "
           + "Budgets: " + budgetsJPerDay.map { format($0) + " J/day" }.joined(separator: ", ") + ".\n\n"
           + lines.joined(separator: "\n"))
-      c.code("interpret(\(label))", outputs: [stream(lines.joined(separator: "\n") + "\n")])
+      c.code("nb.interpret(\(label))", outputs: [stream(lines.joined(separator: "\n") + "\n")])
     }
     let others = run.charts.filter { !used.contains($0.file) }
     if !others.isEmpty || !run.chartNotes.isEmpty {
@@ -275,7 +281,7 @@ package enum Notebook {
       c.markdown(s)
       for ch in others {
         c.code(
-          "show_chart(\(py(ch.file)))  # \(ch.title)",
+          "nb.show_chart(\(py(ch.file)))  # \(ch.title)",
           outputs: [svg(ch.svg, "<FetchLab chart plots/\(ch.file): \(ch.title)>")])
       }
     }
@@ -294,15 +300,4 @@ package enum Notebook {
       "nbformat": .int(4), "nbformat_minor": .int(5),
     ])
   }
-
-  /// The helper code cell: loading, tables, charts and the interpretation,
-  /// the Python of the resource `Resources/notebook_helpers.py` (its final
-  /// line break dropped). CI exports a small run's notebook, checks that its
-  /// helper cell is this file and executes it (`scripts/check-notebooks.py`).
-  static let helpers: String = {
-    guard let url = Bundle.module.url(forResource: "notebook_helpers", withExtension: "py"),
-      let text = try? String(contentsOf: url, encoding: .utf8)
-    else { preconditionFailure("the FetchReports resource notebook_helpers.py is missing from the bundle") }
-    return text.hasSuffix("\n") ? String(text.dropLast()) : text
-  }()
 }

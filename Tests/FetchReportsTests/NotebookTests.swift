@@ -1,4 +1,5 @@
 import FetchReports
+import FetchSimulation
 import FetchSupport
 import FetchTestSupport
 import FetchTraces
@@ -162,7 +163,7 @@ struct NotebookTests {
     let lines = try #require(try Notebook.interpretation(runDir: run).first).lines
     let md = cells.filter { $0["cell_type"] as? String == "markdown" }.map(source)
     #expect(md.contains { $0.hasPrefix("### Interpretation") && $0.hasSuffix(lines.joined(separator: "\n")) })
-    let interpret = try #require(code.first { source($0) == "interpret(\"ds\")" })
+    let interpret = try #require(code.first { source($0) == "nb.interpret(\"ds\")" })
     let out = try #require((interpret["outputs"] as? [[String: Any]])?.first)
     #expect((out["text"] as? [String])?.joined() == lines.joined(separator: "\n") + "\n")
     // No timestamps from the manifest; the run is described.
@@ -190,5 +191,48 @@ struct NotebookTests {
       for l in src.dropLast() { #expect(l.hasSuffix("\n")) }
       #expect(!(src.last ?? "").hasSuffix("\n"))
     }
+  }
+
+  @Test("the analysis cells use the fetchlab Python package: no helper code pasted into the notebook")
+  func usesThePackage() throws {
+    let dir = try NotebookFixture.runDir()
+    let text = try Notebook.render(runDir: dir + "/run", runDirReference: "run", options: RunReport.Options(timeline: nil))
+    let cells = try #require(try Self.parse(text)["cells"] as? [[String: Any]])
+    let code = cells.filter { $0["cell_type"] as? String == "code" }.map { ($0["source"] as? [String] ?? []).joined() }
+    #expect(code[1].contains("from fetchlab.notebook import NotebookRun\n"))
+    #expect(code[1].hasSuffix("nb = NotebookRun(RUN_DIR)"))
+    for c in code {
+      #expect(!c.contains("def ") && !c.contains("import pandas") && !c.contains("import matplotlib"), "\(c.prefix(60))")
+    }
+    for c in code.dropFirst(2) { #expect(c.hasPrefix("nb."), "\(c)") }
+  }
+
+  /// The root of this checkout.
+  static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+  /// `python/fetchlab/style.py` of this checkout.
+  static let pythonStyle = repository + "/python/fetchlab/style.py"
+
+  @Test("the Python package draws every registry family in its registry colour and marker")
+  func pythonFamilyStyles() throws {
+    let text = try String(contentsOfFile: Self.pythonStyle, encoding: .utf8)
+    var table: [String: String] = [:]
+    let entry = try Regex(#"^    "([a-z0-9-]+)": \("(#[0-9A-Fa-f]{6})", "([A-Za-z]+)"\),$"#)
+    for line in text.split(separator: "\n") {
+      if let m = try entry.wholeMatch(in: String(line)) {
+        table[String(m.output[1].substring!)] = String(m.output[2].substring!) + " " + String(m.output[3].substring!)
+      }
+    }
+    // The built-in families: those docs/policies.md describes (other tests register more).
+    let docs = try String(contentsOfFile: Self.repository + "/docs/policies.md", encoding: .utf8)
+    let builtIn = Set(docs.split(separator: "\n").compactMap { l in
+      l.hasPrefix("### `") ? String(l.dropFirst(5).prefix { $0 != "`" }) : nil
+    })
+    var want: [String: String] = [:]
+    for f in PolicyRegistry.families where builtIn.contains(f.name) {
+      want[f.name] = f.style.color + " " + "\(f.style.marker)"
+    }
+    #expect(want.count == builtIn.count && builtIn.count >= 19)
+    #expect(table == want)
   }
 }
