@@ -150,146 +150,52 @@ struct ReplayWorld {
   }
 }
 
-/// The terms of a ``RadioProfile`` that the engine reads, as plain numbers
-/// (copying a profile retains its tail array; reading these retains
-/// nothing). Each is formed exactly as the profile forms it, so results are
-/// bit-identical to ``RadioProfile/transferTime(downBytes:upBytes:)``,
-/// ``RadioProfile/promotion(afterGap:)``,
-/// ``RadioProfile/throughputEnergy(downS:upS:)`` and, with the engine's
-/// stage table (``StagedRadio``), ``RadioProfile/componentCost(_:after:)``.
-struct RadioTerms {
-  /// Downlink and uplink rates, bit/s.
-  var downBitsPerS = 0.0
-  var upBitsPerS = 0.0
-  /// Throughput power terms, W: αd·T_down and αu·T_up.
-  var downW = 0.0
-  var upW = 0.0
-  /// Connected power β, W.
-  var connectedW = 0.0
-  /// Promotion time from idle, s, and its energy, J.
-  var idlePromotionS = 0.0
-  var idlePromotionJ = 0.0
-  /// The whole tail's energy, J (``RadioProfile/tailEnergy(gap:)`` at ∞).
-  var wholeTailJ = 0.0
-  /// The tail stages in the engine's stage table: `stageCount` entries from `firstStage`.
-  var firstStage = 0
-  var stageCount = 0
-
-  init() {}
-
-  init(_ r: RadioProfile, firstStage: Int) {
-    downBitsPerS = r.downlinkMbps * 1e6
-    upBitsPerS = r.uplinkMbps * 1e6
-    downW = r.downlinkWPerMbps * r.downlinkMbps
-    upW = r.uplinkWPerMbps * r.uplinkMbps
-    connectedW = r.connectedPowerW
-    idlePromotionS = r.promotionTimeS
-    idlePromotionJ = r.promotionTimeS * r.promotionPowerW
-    wholeTailJ = r.tailEnergy(gap: .infinity)
-    self.firstStage = firstStage
-    stageCount = r.tail.count
-  }
-
-  func transferTime(downBytes: Double, upBytes: Double) -> (down: Double, up: Double) {
-    (downBytes * 8 / downBitsPerS, upBytes * 8 / upBitsPerS)
-  }
-
-  func throughputEnergy(downS: Double, upS: Double) -> Double { downW * downS + upW * upS }
-}
-
-/// One tail stage of the engine's stage table, s, W and J: where it starts
-/// and ends as a gap after the radio's last activity (the profile's running
-/// offsets, summed in the same order), its power, and the promotion from it.
-struct StageCost {
-  var start: Double
-  var end: Double
-  var durationS: Double
-  var powerW: Double
-  var promotionS: Double
-  var promotionJ: Double
-}
-
-/// A radio's costs read from its terms and its stages in the engine's
-/// stage table, so that pricing an interval retains nothing (a
-/// ``RadioProfile`` copy retains its tail array). The same comparisons and
-/// arithmetic, in the same order, as ``RadioProfile``'s
-/// `componentCost(_:after:)` (with its `promotion(afterGap:)` and
-/// `tailEnergy(gap:)`), so ``RadioEnergySum`` gives the same bits with
-/// either (tested).
-struct StagedRadio: RadioComponentCosts {
-  let terms: RadioTerms
-  /// This radio's stages only; valid while the caller holds the table.
-  let stages: UnsafeBufferPointer<StageCost>
-
-  func componentCost(_ c: BusyInterval, after prevEnd: Double) -> Double {
-    let gap = c.start - prevEnd
-    var promoS = terms.idlePromotionS, promoJ = terms.idlePromotionJ
-    for s in stages where gap < s.end {
-      promoS = s.promotionS
-      promoJ = s.promotionJ
-      break
-    }
-    var lead = 0.0
-    if prevEnd != -.infinity {
-      for s in stages {
-        let inStage = min(max(gap - s.start, 0), s.durationS)
-        lead += inStage * s.powerW
-        if gap <= s.end { break }
-      }
-    }
-    return lead + promoJ - terms.connectedW * min(promoS, c.end - c.start) + terms.connectedW * (c.end - c.start)
-  }
-
-  var wholeTailEnergyJ: Double { terms.wholeTailJ }
-}
-
-/// The world's radio profiles as the engine reads them, by ``NetworkKind``
+/// The world's radio models as the engine reads them, by ``NetworkKind``
 /// raw value: built once per user (``PreparedUser/radios``), not per replay.
-struct ReplayRadios: Sendable {
-  /// The profiles (offline: WiFi's, never read: a non-optional element
-  /// is copied and destroyed without the runtime's generic witnesses).
-  let profiles: [RadioProfile]
-  /// Their plain terms (zero offline).
-  let terms: [RadioTerms]
-  /// Every profile's tail stages (``RadioTerms/firstStage``).
-  let stages: [StageCost]
-  /// Look-around for marginal energy, s: the radio's own tail and promotion
-  /// bound the reach of one interval's cost; and the longest of them.
-  let window: [Double]
+///
+/// Each model reads its stages from one table the radios share, held here
+/// for as long as the prepared user lives, so that pricing retains nothing.
+struct ReplayRadios: @unchecked Sendable {
+  /// The models (offline: zero terms and no stages, never read).
+  let models: [RadioModel]
+  /// Every profile's stage table, one after another.
+  let table: RadioStageTable
+  /// The longest look-around (``RadioTerms/lookAroundS``) of the radios, s.
   let maxWindow: Double
 
   init(_ world: WorldParameters) {
-    let optional = world.radiosByNetwork
-    profiles = optional.map { $0 ?? world.wifi }
-    var terms: [RadioTerms] = []
-    var stages: [StageCost] = []
-    for r in optional {
+    let profiles = world.radiosByNetwork
+    table = RadioStageTable(profiles.flatMap { $0?.stages ?? [] })
+    var models: [RadioModel] = []
+    var first = 0
+    for r in profiles {
       guard let r else {
-        terms.append(RadioTerms())
+        models.append(RadioModel(terms: RadioTerms(), stages: UnsafeBufferPointer(start: table.base, count: 0)))
         continue
       }
-      terms.append(RadioTerms(r, firstStage: stages.count))
-      stages += Self.stages(of: r)
+      models.append(RadioModel(terms: r.terms, stages: UnsafeBufferPointer(start: table.base + first, count: r.stages.count)))
+      first += r.stages.count
     }
-    self.terms = terms
-    self.stages = stages
-    window = optional.map { r in r.map { $0.tailDurationS + $0.promotionTimeS + 1 } ?? 0 }
-    maxWindow = window.max() ?? 0
+    self.models = models
+    maxWindow = profiles.compactMap { $0?.terms.lookAroundS }.max() ?? 0
+  }
+}
+
+/// Radio stages in one allocation of fixed size, never written after it is
+/// made: the storage that ``ReplayRadios``' models point into.
+final class RadioStageTable: @unchecked Sendable {
+  let base: UnsafeMutablePointer<RadioStage>
+  let count: Int
+
+  init(_ stages: [RadioStage]) {
+    count = stages.count
+    base = .allocate(capacity: max(1, count))
+    base.initialize(from: stages, count: count)
   }
 
-  /// The tail stages of `r` in order, their bounds summed as the profile
-  /// sums its running offset.
-  static func stages(of r: RadioProfile) -> [StageCost] {
-    var stages: [StageCost] = []
-    var offset = 0.0
-    for s in r.tail {
-      stages.append(
-        StageCost(
-          start: offset, end: offset + s.durationS, durationS: s.durationS, powerW: s.powerW,
-          promotionS: s.promotionTimeS, promotionJ: s.promotionTimeS * s.promotionPowerW))
-      offset += s.durationS
-    }
-    return stages
+  deinit {
+    base.deinitialize(count: count)
+    base.deallocate()
   }
 }
 
@@ -595,22 +501,9 @@ struct ReplayEngine {
     radios = user.radios
   }
 
-  /// The radio profile of `n` (offline: a placeholder; callers check
-  /// ``PreparedUser/interface(_:)`` first).
-  func radio(_ n: NetworkKind) -> RadioProfile { radios.profiles[Int(n.rawValue)] }
-
-  /// ``RadioProfile/promotion(afterGap:)``'s time for the radio of `r`
-  /// (its ``ReplayRadios/terms``), s, from the stage table: the same comparisons.
-  /// `mutating` only to borrow the engine (see ``lastActivity(_:at:after:)``).
-  mutating func promotionTime(_ r: RadioTerms, afterGap gap: Double) -> Double {
-    var i = r.firstStage
-    let end = r.firstStage + r.stageCount
-    while i < end {
-      if gap < radios.stages[i].end { return radios.stages[i].promotionS }
-      i += 1
-    }
-    return r.idlePromotionS
-  }
+  /// The radio model of `n` (offline: zero terms and no stages; callers
+  /// check ``PreparedUser/interface(_:)`` first).
+  func radio(_ n: NetworkKind) -> RadioModel { radios.models[Int(n.rawValue)] }
 
   // The families reach the engine through the registry's existential
   // metatypes, so its callers are not specialized: these pre-specialized
@@ -810,14 +703,14 @@ struct ReplayEngine {
       lanes[j].sync(to: o.version, at: t)
       return
     }
-    let r = radios.terms[Int(net.rawValue)]
+    let r = radio(net)
     let x = r.transferTime(downBytes: o.responseBytes, upBytes: w.requestBytes)
     // The user's activity counts only when the radio is shared with it.
     let quietSince = w.shareUserRadio ? c.quietSince : -.infinity
     let coverEnd = w.shareUserRadio ? c.coverEnd : -.infinity
     let before = t.nextDown
     let gap = quietSince == before ? 0 : before - lastActivity(k, at: before, after: quietSince)
-    let wait = promotionTime(r, afterGap: gap) + x.up + w.serverLatencyS + x.down
+    let wait = r.promotion(afterGap: gap).timeS + x.up + w.serverLatencyS + x.down
     let iv = BusyInterval(start: t, end: t + wait)
     var energy = r.throughputEnergy(downS: x.down, upS: x.up)
     // Inside the user's session that opened the app: no radio energy
@@ -920,14 +813,14 @@ struct ReplayEngine {
   /// The latest start from which a fetch on `net` finishes by `t`.
   mutating func startToComplete(_ j: Int, by t: Double, on net: NetworkKind) -> Double {
     guard let k = PreparedUser.interface(net) else { return t }
-    let r = radios.terms[Int(net.rawValue)]
+    let r = radio(net)
     let v = lanes[j].serverVersion(at: t)
     let bytes = v > lanes[j].version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
     let x = r.transferTime(downBytes: bytes, upBytes: w.requestBytes)
     let base = x.up + w.serverLatencyS + x.down
-    let p0 = promotionTime(r, afterGap: quietGap(k, at: t - base))
+    let p0 = r.promotion(afterGap: quietGap(k, at: t - base)).timeS
     var s = t - base - p0
-    let p1 = promotionTime(r, afterGap: quietGap(k, at: s))
+    let p1 = r.promotion(afterGap: quietGap(k, at: s)).timeS
     if p1 > p0 { s = t - base - p1 }
     return s
   }
@@ -943,8 +836,8 @@ struct ReplayEngine {
       return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net)
     }
     let instant = w.instantTransfers
-    let r = radios.terms[Int(net.rawValue)]
-    let promoS = promotionTime(r, afterGap: quietGap(k, at: s))
+    let r = radio(net)
+    let promoS = r.promotion(afterGap: quietGap(k, at: s)).timeS
     let x0 = r.transferTime(downBytes: 0, upBytes: w.requestBytes)
     let response = instant ? s : forced ?? (s + promoS + x0.up + w.serverLatencyS)
     let version = lanes[j].version
@@ -1010,73 +903,25 @@ struct ReplayEngine {
   /// One pass over the intervals of the window (the background list from
   /// its search hint, merged with the device's fetches) prices the set
   /// without `f` and, forked where `f` falls in start order, the set with
-  /// it: the same sums in the same order as two calls of
-  /// ``RadioProfile/energy(ofSorted:)``, without building either list, and
-  /// priced from the stage table (``StagedRadio``) without reference counting.
+  /// it (``RadioModel/marginalEnergy(of:background:from:own:from:lo:hi:)``),
+  /// without building either list, and priced from the stage table without
+  /// reference counting.
   ///
   /// - Complexity: O(intervals within the window + log distance of the hint).
   mutating func marginalEnergy(_ k: Int, _ net: NetworkKind, _ f: BusyInterval) -> Double {
-    let d = radios.window[Int(net.rawValue)]
+    let radio = radio(net)
+    let d = radio.terms.lookAroundS
     let lo = f.start - d, hi = f.end + d
     let first = firstBusy(k, endingAtOrAfter: lo)
     // Sorted by start: none that starts more than the longest one before
     // `lo` can reach the window.
     let reach = lo - longestOwnS
-    let terms = radios.terms[Int(net.rawValue)]
     return busy[k].withUnsafeBufferPointer { b in
       own[k].withUnsafeBufferPointer { o in
         let start = firstIndex(in: 0..<o.count) { o[$0].start >= reach }
-        return radios.stages.withUnsafeBufferPointer { table in
-          let radio = StagedRadio(
-            terms: terms,
-            stages: UnsafeBufferPointer(rebasing: table[terms.firstStage..<(terms.firstStage + terms.stageCount)]))
-          return Self.marginalEnergy(of: f, background: b, from: first, own: o, from: start, lo: lo, hi: hi, radio)
-        }
+        return radio.marginalEnergy(of: f, background: b, from: first, own: o, from: start, lo: lo, hi: hi)
       }
     }
-  }
-
-  /// ``marginalEnergy(_:_:_:)``'s pass over the intervals of
-  /// `background[i...]` and `own[m...]` that reach the window [`lo`, `hi`],
-  /// given the buffers the engine lends it.
-  static func marginalEnergy(
-    of f: BusyInterval, background b: UnsafeBufferPointer<BusyInterval>, from i: Int,
-    own o: UnsafeBufferPointer<BusyInterval>, from m: Int, lo: Double, hi: Double, _ radio: StagedRadio
-  ) -> Double {
-    var i = i, m = m
-    var without = RadioEnergySum()
-    var with = RadioEnergySum()
-    var forked = false
-    while true {
-      let bg = i < b.count && b[i].start <= hi
-      let ow = m < o.count && o[m].start <= hi
-      if ow && o[m].end < lo {
-        m += 1
-        continue
-      }
-      let next: BusyInterval
-      if bg && (!ow || b[i].start <= o[m].start) {
-        next = b[i]
-        i += 1
-      } else if ow {
-        next = o[m]
-        m += 1
-      } else {
-        break
-      }
-      if !forked && next.start > f.start {
-        with = without
-        with.add(f, radio)
-        forked = true
-      }
-      without.add(next, radio)
-      if forked { with.add(next, radio) }
-    }
-    if !forked {
-      with = without
-      with.add(f, radio)
-    }
-    return max(0, with.total(radio) - without.total(radio))
   }
 
   mutating func complete<P: FetchPolicy>(_ j: Int, _ policy: inout P, notify: Bool) {
