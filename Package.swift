@@ -3,11 +3,13 @@
 // score staleness at app open against energy and cellular data.
 //
 // Layers, one way only:
-//   FetchLinearAlgebra -> FetchSupport -> FetchTraces -> FetchModels
-//   -> FetchSimulation -> FetchBenchmark -> FetchReports -> fetchlab (CLI)
-// FetchLinearAlgebra is the only module that touches C: OpenBLAS and LAPACKE
-// for the model fits, libcrypto's SHA-256 (hardware SHA extensions) for the
-// input hashes.
+//   FetchSupport -> FetchTraces -> FetchModels -> FetchSimulation
+//   -> FetchBenchmark -> FetchReports -> fetchlab (CLI)
+// with FetchLinearAlgebra beside the bottom, used from FetchModels up.
+// Two modules touch C, each through its own system library: FetchSupport
+// hashes with libcrypto's SHA-256 (CCrypto; hardware SHA extensions) for the
+// input hashes, FetchLinearAlgebra solves with OpenBLAS and LAPACKE (CBLAS,
+// CLAPACKE) for the model fits.
 import PackageDescription
 
 let package = Package(
@@ -29,16 +31,16 @@ let package = Package(
     .systemLibrary(
       name: "CLAPACKE", pkgConfig: "lapacke",
       providers: [.apt(["liblapacke-dev"])]),
-    // The system's libcrypto, for SHA-256 only (FetchSupport/SHA256.swift).
+    // The system's libcrypto, for SHA-256 only (FetchSupport/SHA256Context.swift).
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"])]),
-    .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE", "CCrypto"]),
+    .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE"]),
     // Helpers every layer shares (CSV reading and writing, the line reader,
     // atomic files, the located JSON reader, hashing, SplitMix64, quantiles,
     // parallelMap, searches): `package` access, not in the
-    // library's public API.
-    .target(name: "FetchSupport", dependencies: ["FetchLinearAlgebra"]),
+    // library's public API. The bottom layer: no module of ours below it.
+    .target(name: "FetchSupport", dependencies: ["CCrypto"]),
     .target(name: "FetchTraces", dependencies: ["FetchSupport"]),
     .target(name: "FetchModels", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra"]),
     .target(name: "FetchSimulation", dependencies: ["FetchSupport", "FetchTraces", "FetchModels"]),

@@ -1,4 +1,4 @@
 // The system libcrypto's message digests (OpenSSL 3 EVP API): SHA-256 with
 // the CPU's SHA extensions where it has them. Imported only by
-// FetchLinearAlgebra/SHA256Context.swift.
+// FetchSupport/SHA256Context.swift.
 #include <openssl/evp.h>

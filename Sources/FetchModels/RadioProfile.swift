@@ -18,14 +18,13 @@ package struct TailStage: Sendable, Equatable {
   }
 }
 
-/// The power state machine of one radio technology: promotion from idle,
-/// transfer power `P = αu·tu + αd·td + β`, and a tail of one or more stages.
+/// The parameters of one radio technology: promotion from idle, transfer
+/// power `P = αu·tu + αd·td + β`, and a tail of one or more stages.
 ///
-/// Energy of one isolated transfer (Huang et al., MobiSys 2012):
-///
-///     E = P_pro·T_pro + (αu·tu + αd·td + β)·T_xfer + Σ P_tail,i·T_tail,i
-///
-/// Defaults and sources are in ``WorldParameters`` (see `fetchlab params`).
+/// The physics is ``RadioModel``'s: every method here prices through
+/// ``withModel(_:)``, from the stage table the profile keeps (``stages``,
+/// rebuilt whenever ``tail`` changes). Defaults and sources are in
+/// ``WorldParameters`` (see `fetchlab params`).
 package struct RadioProfile: Sendable, Equatable {
   /// Promotion from idle to the transfer state: time (s) and power (W).
   package var promotionTimeS: Double
@@ -39,7 +38,9 @@ package struct RadioProfile: Sendable, Equatable {
   package var downlinkMbps: Double
   package var uplinkMbps: Double
   /// Tail stages, in the order the radio passes through them.
-  package var tail: [TailStage]
+  package var tail: [TailStage] { didSet { stages = RadioStage.table(of: tail) } }
+  /// The tail as the radio model reads it (``RadioStage/table(of:)``).
+  package private(set) var stages: [RadioStage]
 
   package init(
     promotionTimeS: Double, promotionPowerW: Double, connectedPowerW: Double,
@@ -54,69 +55,59 @@ package struct RadioProfile: Sendable, Equatable {
     self.downlinkMbps = downlinkMbps
     self.uplinkMbps = uplinkMbps
     self.tail = tail
+    stages = RadioStage.table(of: tail)
+  }
+
+  /// The profile's scalar terms (``RadioTerms``).
+  package var terms: RadioTerms { RadioTerms(self, stages: stages) }
+
+  /// Calls `body` with the radio model of this profile.
+  package func withModel<R>(_ body: (RadioModel) throws -> R) rethrows -> R {
+    let terms = terms
+    return try stages.withUnsafeBufferPointer { try body(RadioModel(terms: terms, stages: $0)) }
   }
 
   /// Total tail length, s: beyond this gap the radio is idle.
-  package var tailDurationS: Double { tail.reduce(0) { $0 + $1.durationS } }
+  package var tailDurationS: Double { stages.last?.end ?? 0 }
 
-  /// Energy of the tail spent during a quiet gap of `gap` seconds, J.
-  package func tailEnergy(gap: Double) -> Double {
-    var e = 0.0
-    var offset = 0.0
-    for s in tail {
-      let inStage = min(max(gap - offset, 0), s.durationS)
-      e += inStage * s.powerW
-      offset += s.durationS
-      if gap <= offset { break }
-    }
-    return e
-  }
+  /// Energy of the tail spent during a quiet gap of `gap` seconds, J
+  /// (``RadioModel/tailEnergy(gap:)``).
+  package func tailEnergy(gap: Double) -> Double { withModel { $0.tailEnergy(gap: gap) } }
 
   /// Promotion needed to transfer again after a quiet gap of `gap` seconds:
-  /// (time s, energy J). Zero while still in the first tail stage.
+  /// (time s, energy J) (``RadioModel/promotion(afterGap:)``).
   package func promotion(afterGap gap: Double) -> (timeS: Double, energyJ: Double) {
-    var offset = 0.0
-    for s in tail {
-      if gap < offset + s.durationS {
-        return (s.promotionTimeS, s.promotionTimeS * s.promotionPowerW)
-      }
-      offset += s.durationS
-    }
-    return (promotionTimeS, promotionTimeS * promotionPowerW)
+    withModel { $0.promotion(afterGap: gap) }
   }
 
-  /// Seconds to move `bytes` downlink and `upBytes` uplink, excluding promotion.
+  /// Seconds to move `downBytes` downlink and `upBytes` uplink, excluding
+  /// promotion (``RadioModel/transferTime(downBytes:upBytes:)``).
   package func transferTime(downBytes: Double, upBytes: Double) -> (down: Double, up: Double) {
-    (downBytes * 8 / (downlinkMbps * 1e6), upBytes * 8 / (uplinkMbps * 1e6))
+    withModel { $0.transferTime(downBytes: downBytes, upBytes: upBytes) }
   }
 
-  /// Throughput-dependent transfer energy (αd·td·T_down + αu·tu·T_up), J;
-  /// the β part is charged through the connected time.
+  /// Throughput-dependent transfer energy, J (``RadioModel/throughputEnergy(downS:upS:)``).
   package func throughputEnergy(downS: Double, upS: Double) -> Double {
-    downlinkWPerMbps * downlinkMbps * downS + uplinkWPerMbps * uplinkMbps * upS
+    withModel { $0.throughputEnergy(downS: downS, upS: upS) }
   }
 
-  /// Energy of one isolated transfer from and back to idle, J.
+  /// Energy of one isolated transfer from and back to idle, J
+  /// (``RadioModel/isolatedTransferEnergy(downBytes:upBytes:extraConnectedS:)``).
   package func isolatedTransferEnergy(downBytes: Double, upBytes: Double = 0, extraConnectedS: Double = 0) -> Double {
-    let t = transferTime(downBytes: downBytes, upBytes: upBytes)
-    return promotionTimeS * promotionPowerW
-      + connectedPowerW * (t.down + t.up + extraConnectedS)
-      + throughputEnergy(downS: t.down, upS: t.up)
-      + tailEnergy(gap: .infinity)
+    withModel { $0.isolatedTransferEnergy(downBytes: downBytes, upBytes: upBytes, extraConnectedS: extraConnectedS) }
   }
-}
 
-extension RadioProfile {
-  /// Energy a fetch would add if started now, J, judged from the past only:
-  /// the radio has been quiet for `gap` seconds (0 while busy) and no other
-  /// activity is assumed to follow. It pays the tail it prolongs, the
-  /// promotion it needs, `connectedS` seconds at β and the throughput term;
-  /// after a long gap this is ``isolatedTransferEnergy(downBytes:upBytes:extraConnectedS:)``.
+  /// Energy a fetch would add if started now after a quiet gap of `gap`
+  /// seconds, J (``RadioModel/marginalEnergyEstimate(afterQuietGap:downBytes:upBytes:extraConnectedS:)``).
   package func marginalEnergyEstimate(afterQuietGap gap: Double, downBytes: Double, upBytes: Double, extraConnectedS: Double) -> Double {
-    let t = transferTime(downBytes: downBytes, upBytes: upBytes)
-    let promo = promotion(afterGap: gap)
-    let tail = gap > 0 ? tailEnergy(gap: gap) : 0
-    return tail + promo.energyJ + connectedPowerW * (t.down + t.up + extraConnectedS)
-      + throughputEnergy(downS: t.down, upS: t.up)
+    withModel {
+      $0.marginalEnergyEstimate(afterQuietGap: gap, downBytes: downBytes, upBytes: upBytes, extraConnectedS: extraConnectedS)
+    }
+  }
+
+  /// Radio energy of a set of busy intervals sorted by start, J
+  /// (``RadioModel/energy(ofSorted:)``).
+  package func energy(ofSorted intervals: [BusyInterval]) -> Double {
+    intervals.withUnsafeBufferPointer { b in withModel { $0.energy(ofSorted: b) } }
   }
 }

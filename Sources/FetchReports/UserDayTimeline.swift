@@ -445,11 +445,11 @@ extension UserDayTimeline {
     var busy: [Span] = [], tails: [Span] = []
     for cellular in [false, true] {
       let b = prepared.backgroundBusy(cellular: cellular)
-      let tail = (cellular ? run.world.radio(for: .cellular) : run.world.radio(for: .wifi))?.tailDurationS ?? 0
-      for (i, iv) in b.enumerated() where iv.end + tail > lo && iv.start < hi {
+      let radio = (cellular ? run.world.radio(for: .cellular) : run.world.radio(for: .wifi))?.terms ?? RadioTerms()
+      for (i, iv) in b.enumerated() where radio.tailEnd(after: iv.end) > lo && iv.start < hi {
         busy.append(Span(start: max(iv.start, lo), end: min(iv.end, hi)))
         let next = i + 1 < b.count ? b[i + 1].start : .infinity
-        let te = min(iv.end + tail, next, hi)
+        let te = min(radio.tailEnd(after: iv.end, nextActivityAt: next), hi)
         if te > iv.end { tails.append(Span(start: max(iv.end, lo), end: te)) }
       }
     }
@@ -486,7 +486,7 @@ extension UserDayTimeline {
   static func causedTail(
     _ f: FetchRecord, index k: Int, fetches: [FetchRecord], prepared: PreparedUser, world: WorldParameters
   ) -> Span {
-    guard f.failure != "offline", f.network != .offline, f.network != .wifi, let radio = world.radio(for: f.network)
+    guard f.failure != "offline", f.network != .offline, f.network != .wifi, let radio = world.radio(for: f.network)?.terms
     else {
       return Span(start: f.end, end: f.end)
     }
@@ -496,18 +496,18 @@ extension UserDayTimeline {
     for b in prepared.backgroundBusy(cellular: cellular) {
       if b.start > f.end + tail { break }
       if b.start <= f.end {
-        onUntil = max(onUntil, b.end >= f.end ? .infinity : b.end + tail)
+        onUntil = max(onUntil, b.end >= f.end ? .infinity : radio.tailEnd(after: b.end))
       } else {
         next = min(next, b.start)
       }
     }
     for (j, o) in fetches.enumerated() where j != k && (o.network == .wifi) == !cellular && o.network != .offline {
       if o.start > f.end + tail { break }
-      if j < k { onUntil = max(onUntil, o.end >= f.end ? .infinity : o.end + tail) } else if o.start >= f.end {
+      if j < k { onUntil = max(onUntil, o.end >= f.end ? .infinity : radio.tailEnd(after: o.end)) } else if o.start >= f.end {
         next = min(next, o.start)
       }
     }
-    let s = max(f.end, onUntil), e = min(f.end + tail, next)
+    let s = max(f.end, onUntil), e = radio.tailEnd(after: f.end, nextActivityAt: next)
     return e > s ? Span(start: s, end: e) : Span(start: f.end, end: f.end)
   }
 }

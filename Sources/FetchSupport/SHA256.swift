@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import Foundation
 
 /// SHA-256 (FIPS 180-4), streaming: feed any number of byte chunks with
@@ -13,8 +12,8 @@ import Foundation
 /// CPU's SHA extensions where present: 1.2–1.8 GB/s on this project's
 /// machine, about 20× the portable Swift implementation it replaced
 /// (77 MB/s).
-/// The binding lives in `FetchLinearAlgebra`, the one module that touches
-/// C (``SHA256Context``); nothing here sees a pointer. A value type: a copy hashes on independently
+/// The binding is ``SHA256Context`` (the one file here that touches C);
+/// nothing here sees a pointer. A value type: a copy hashes on independently
 /// (copy-on-write of the digest context).
 ///
 /// - Complexity: O(n) in the bytes hashed; O(1) memory.

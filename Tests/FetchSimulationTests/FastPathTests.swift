@@ -164,7 +164,12 @@ struct DesignTableTests {
   func forkedEnergySum(seed: UInt64) {
     var rng = SplitMix64(seed: seed, keys: "energy-sum")
     let w = WorldParameters()
-    for radio in [w.lte, w.umts3g, w.nr5g, w.wifi] {
+    for profile in [w.lte, w.umts3g, w.nr5g, w.wifi] {
+      profile.withModel { radio in forkedEnergySum(radio, profile, &rng) }
+    }
+  }
+
+  func forkedEnergySum(_ radio: RadioModel, _ profile: RadioProfile, _ rng: inout SplitMix64) {
       for _ in 0..<50 {
         // Clustered intervals (touching, nested, in tails and beyond).
         var set: [BusyInterval] = []
@@ -194,57 +199,16 @@ struct DesignTableTests {
         }
         var all = set
         all.insert(f, at: set.firstIndex { $0.start > f.start } ?? set.count)
-        #expect(without.total(radio) == Self.referenceEnergy(radio, set))
-        #expect(with.total(radio) == Self.referenceEnergy(radio, all))
-        #expect(radio.energy(ofSorted: all) == Self.referenceEnergy(radio, all))
-      }
-    }
-  }
-
-  @Test("the engine's staged radio prices interval sets like the profile, to the bit", arguments: 1...8)
-  func stagedRadio(seed: UInt64) {
-    var rng = SplitMix64(seed: seed, keys: "staged-radio")
-    let w = WorldParameters()
-    // The world's radios, and random ones with 0 to 4 tail stages.
-    var radios = [w.lte, w.umts3g, w.nr5g, w.wifi]
-    for _ in 0..<6 {
-      var r = w.lte
-      r.connectedPowerW = 0.5 + rng.uniform()
-      r.promotionTimeS = rng.uniform() * 2
-      r.tail = (0..<Int(rng.uniform() * 5)).map { _ in
-        TailStage(
-          durationS: (rng.uniform() * 12).rounded(), powerW: rng.uniform(), promotionTimeS: rng.uniform(),
-          promotionPowerW: rng.uniform() * 2)
-      }
-      radios.append(r)
-    }
-    for radio in radios {
-      let table = ReplayRadios.stages(of: radio)
-      // Gaps that fall exactly on a stage's end, and anywhere.
-      let ends = table.map(\.end)
-      table.withUnsafeBufferPointer { stages in
-        let staged = StagedRadio(terms: RadioTerms(radio, firstStage: 0), stages: stages)
-        for _ in 0..<60 {
-          var set: [BusyInterval] = []
-          var x = rng.uniform() * 10
-          for _ in 0..<Int(rng.uniform() * 9) {
-            let end = set.last.map { max($0.end, x) } ?? x
-            let u = rng.uniform()
-            if u >= 0.25 && u < 0.5 && !ends.isEmpty {
-              // A quiet gap of exactly a stage's end after the activity so far.
-              x = end + ends[Int(rng.uniform() * Double(ends.count))]
-            } else if u >= 0.25 {
-              x += rng.uniform() * 30
-            }
-            set.append(BusyInterval(start: x, end: x + (rng.uniform() < 0.2 ? 0 : rng.uniform() * 5)))
-          }
-          var sum = RadioEnergySum()
-          for iv in set { sum.add(iv, staged) }
-          #expect(sum.total(staged) == radio.energy(ofSorted: set))
-          #expect(sum.total(staged) == Self.referenceEnergy(radio, set))
+        #expect(without.total(radio) == Self.referenceEnergy(profile, set))
+        #expect(with.total(radio) == Self.referenceEnergy(profile, all))
+        #expect(profile.energy(ofSorted: all) == Self.referenceEnergy(profile, all))
+        let marginal = set.withUnsafeBufferPointer { b in
+          radio.marginalEnergy(
+            of: f, background: b, from: 0, own: UnsafeBufferPointer(start: nil, count: 0), from: 0, lo: -.infinity,
+            hi: .infinity)
         }
+        #expect(marginal == max(0, Self.referenceEnergy(profile, all) - Self.referenceEnergy(profile, set)))
       }
-    }
   }
 
   @Test("prepared open contexts equal searches over the user's activity", arguments: 1...8)

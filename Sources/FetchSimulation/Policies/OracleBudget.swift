@@ -81,7 +81,7 @@ package struct BudgetOracleParameters: Sendable, Hashable {
 ///   greedy below when that exceeds ``BudgetOracleParameters/exactWorkLimit``.
 /// - *Energy budget*: a knapsack. Each candidate's cost is its estimated
 ///   energy given the background radio activity alone (``PreparedUser``'s
-///   busy intervals, `RadioProfile.energy(ofSorted:)`, the fetch's expected
+///   busy intervals, ``RadioModel/marginalEnergy(of:background:from:own:from:lo:hi:)``, the fetch's expected
 ///   duration, CPU). Greedy by benefit/cost, skipping what no longer fits,
 ///   and compared with the best single fetch. With refresh on, benefits add
 ///   up and costs are fixed, so this is the classic knapsack greedy: at
@@ -272,22 +272,18 @@ struct BudgetOraclePlanner {
   /// radio activity only: CPU + E(busy ∪ {f}) − E(busy) + throughput term.
   func energy(start s: Double, end e: Double, version v: Int) -> Double {
     let net = user.network(at: s)
-    guard let k = PreparedUser.interface(net), let radio = w.radio(for: net) else { return w.cpuWakeEnergyJ }
-    let d = radio.tailDurationS + radio.promotionTimeS + 1
-    let b = user.busy[k]
-    var list: [BusyInterval] = []
-    var i = user.firstBusy(k, endingAtOrAfter: s - d)
-    while i < b.count && b[i].start <= e + d {
-      list.append(b[i])
-      i += 1
+    guard let k = PreparedUser.interface(net), let profile = w.radio(for: net) else { return w.cpuWakeEnergyJ }
+    return profile.withModel { radio in
+      let d = radio.terms.lookAroundS
+      let first = user.firstBusy(k, endingAtOrAfter: s - d)
+      let marginal = user.busy[k].withUnsafeBufferPointer { b in
+        radio.marginalEnergy(
+          of: BusyInterval(start: s, end: e), background: b, from: first, own: UnsafeBufferPointer(start: nil, count: 0),
+          from: 0, lo: s - d, hi: e + d)
+      }
+      let x = radio.transferTime(downBytes: responseBytes(version: v), upBytes: w.requestBytes)
+      return w.cpuWakeEnergyJ + w.cpuActivePowerW * (e - s) + marginal + radio.throughputEnergy(downS: x.down, upS: x.up)
     }
-    let before = radio.energy(ofSorted: list)
-    let at = list.firstIndex { $0.start > s } ?? list.count
-    list.insert(BusyInterval(start: s, end: e), at: at)
-    let after = radio.energy(ofSorted: list)
-    let x = radio.transferTime(downBytes: responseBytes(version: v), upBytes: w.requestBytes)
-    return w.cpuWakeEnergyJ + w.cpuActivePowerW * (e - s) + max(0, after - before)
-      + radio.throughputEnergy(downS: x.down, upS: x.up)
   }
 
   // MARK: Ages

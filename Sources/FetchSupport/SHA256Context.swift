@@ -1,12 +1,11 @@
 import CCrypto
 
 /// One libcrypto SHA-256 context (`EVP_MD_CTX`): the binding behind
-/// FetchSupport's `SHA256`, which owns one at a time and copies it before a
-/// shared one is changed (value semantics). libcrypto uses the CPU's SHA
-/// extensions where present.
+/// ``SHA256``, which owns one at a time and copies it before a shared one
+/// is changed (value semantics). libcrypto uses the CPU's SHA extensions
+/// where present.
 ///
-/// This module is the only one that touches C: the BLAS/LAPACK solves of
-/// the model fits and this digest.
+/// The one file of FetchSupport that touches C (through `CCrypto`).
 package final class SHA256Context: @unchecked Sendable {
   private let ctx: OpaquePointer
 

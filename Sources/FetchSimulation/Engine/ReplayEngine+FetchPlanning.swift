@@ -1,0 +1,209 @@
+import FetchModels
+import FetchSupport
+import FetchTraces
+
+extension ReplayEngine {
+  mutating func handleRequest(_ j: Int) {
+    guard let r = lanes[j].ctx.request else { return }
+    lanes[j].ctx.request = nil
+    let now = lanes[j].ctx.now
+    guard lanes[j].inflight == nil, now < u.trace.end else { return }
+    let f: InFlight
+    switch r {
+    case .now:
+      f = plan(j, start: now, completion: nil)
+    case .completing(let t):
+      if let (start, end) = latestCompletion(j, by: t) {
+        f = plan(j, start: start, completion: end)
+      } else {
+        f = plan(j, start: now, completion: nil)
+      }
+    case .within(let budget):
+      longestBudgetS = max(longestBudgetS, budget)
+      f = plan(j, start: now, completion: nil, budget: budget)
+    }
+    lanes[j].inflight = f
+    lanes[j].ctx.fetchInFlight = true
+  }
+
+  /// The latest (start, end) at or before `t` at which a fetch can run
+  /// whole inside one online network segment, starting no earlier than now;
+  /// `nil` if there is none (oracles).
+  mutating func latestCompletion(_ j: Int, by t: Double) -> (Double, Double)? {
+    let now = lanes[j].ctx.now
+    var d = t
+    while d > now {
+      // The segment a fetch ending at d runs in: the last change before d.
+      var i = u.networkIndex(at: d, hint: &netHint)
+      if i > 0 && u.netTimes[i] == d { i -= 1 }
+      let segStart = u.netTimes[i]
+      if u.netKinds[i] != .offline {
+        let s = startToComplete(j, by: d, on: u.netKinds[i])
+        if s >= max(segStart, now) { return (s, d) }
+      }
+      guard i > 0 else { return nil }
+      d = segStart
+    }
+    return nil
+  }
+
+  /// The latest start from which a fetch on `net` finishes by `t`.
+  mutating func startToComplete(_ j: Int, by t: Double, on net: NetworkKind) -> Double {
+    guard let k = PreparedUser.interface(net) else { return t }
+    let r = radio(net)
+    let v = lanes[j].serverVersion(at: t)
+    let bytes = v > lanes[j].version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
+    let x = r.transferTime(downBytes: bytes, upBytes: w.requestBytes)
+    let base = x.up + w.serverLatencyS + x.down
+    let p0 = r.promotion(afterGap: quietGap(k, at: t - base)).timeS
+    var s = t - base - p0
+    let p1 = r.promotion(afterGap: quietGap(k, at: s)).timeS
+    if p1 > p0 { s = t - base - p1 }
+    return s
+  }
+
+  /// Works out lane `j`'s fetch starting at `s`: its completion, failure,
+  /// bytes and energy, and puts it on the device radio.
+  /// `budget` replaces ``WorldParameters/fetchBudgetS`` for this fetch.
+  mutating func plan(_ j: Int, start s: Double, completion forced: Double?, budget: Double? = nil) -> InFlight {
+    let seg = u.networkIndex(at: s, hint: &netHint)
+    let net = u.netKinds[seg]
+    let cpuWake = w.cpuWakeEnergyJ
+    guard let k = PreparedUser.interface(net) else {
+      return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net)
+    }
+    let instant = w.instantTransfers
+    let r = radio(net)
+    let promoS = r.promotion(afterGap: quietGap(k, at: s)).timeS
+    let x0 = r.transferTime(downBytes: 0, upBytes: w.requestBytes)
+    let response = instant ? s : forced ?? (s + promoS + x0.up + w.serverLatencyS)
+    let version = lanes[j].version
+    let v = lanes[j].serverVersion(at: response)
+    var respBytes = v > version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
+    // A large item goes to the background transfer queue: the handler gets
+    // the feed (a no-data-sized response) and hands the item over.
+    var handOff = 0
+    if v > version, let ts = lanes[j].ctx.transfers, respBytes >= ts.minBytes {
+      handOff = v
+      respBytes = w.noDataBytes
+    }
+    let x = r.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
+    var end = max(forced ?? 0, s + promoS + x.up + w.serverLatencyS + x.down)
+    var failure = FetchFailure.none
+    var downS = x.down
+    var bytes = w.requestBytes + respBytes
+    let nextChange = seg + 1 < u.netTimes.count ? u.netTimes[seg + 1] : .infinity
+    let budgetEnd = s + (budget ?? w.fetchBudgetS)
+    let cut = min(budgetEnd, nextChange)
+    if cut < end && !instant {
+      failure = cut == budgetEnd ? .budget : .networkChange
+      let frac = max(0, min(1, (cut - (end - x.down)) / x.down))
+      downS = x.down * frac
+      bytes = w.requestBytes + respBytes * frac
+      end = cut
+    } else if w.failureProbability > 0 && lanes[j].rng.uniform() < w.failureProbability {
+      failure = .server
+      bytes = w.requestBytes + w.noDataBytes
+      downS = r.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
+    }
+    let iv = BusyInterval(start: s, end: end)
+    let radioJ = marginalEnergy(k, net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
+    addOwn(k, iv, now: lanes[j].ctx.now)
+    let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
+    return InFlight(
+      start: s, end: instant ? s : end, failure: failure, bytes: bytes, energyJ: energy, network: net,
+      handOff: failure == .none ? handOff : 0)
+  }
+
+  /// Prices the foreground refresh of stale open `o` of lane `j` at `t`
+  /// (see ``recordOpen(_:at:)``).
+  @inline(never)
+  mutating func refreshStale(_ j: Int, _ o: AppLane.Open, at t: Double) {
+    // Prepared with the user; worked out here only if the replay's opens
+    // and the prepared ones ever disagreed.
+    let c: OpenContext
+    if o.index < lanes[j].openContexts.count && lanes[j].openContexts[o.index].time == t {
+      c = lanes[j].openContexts[o.index]
+    } else {
+      c = OpenContext(open: t, netTimes: u.netTimes, netKinds: u.netKinds, busy: u.busy, netHint: &netHint, busyHints: &busyHints)
+    }
+    let net = u.netKinds[c.network]
+    guard let k = PreparedUser.interface(net) else {
+      lanes[j].sync(to: o.version, at: t)
+      return
+    }
+    let r = radio(net)
+    let x = r.transferTime(downBytes: o.responseBytes, upBytes: w.requestBytes)
+    // The user's activity counts only when the radio is shared with it.
+    let quietSince = w.shareUserRadio ? c.quietSince : -.infinity
+    let coverEnd = w.shareUserRadio ? c.coverEnd : -.infinity
+    let before = t.nextDown
+    let gap = quietSince == before ? 0 : before - lastActivity(k, at: before, after: quietSince)
+    let wait = r.promotion(afterGap: gap).timeS + x.up + w.serverLatencyS + x.down
+    let iv = BusyInterval(start: t, end: t + wait)
+    var energy = r.throughputEnergy(downS: x.down, upS: x.up)
+    // Inside the user's session that opened the app: no radio energy
+    // added and no one else's changed, exactly.
+    if coverEnd < iv.end {
+      energy += marginalEnergy(k, net, iv)
+      addOwn(k, iv, now: t)
+    }
+    lanes[j].refreshed(
+      at: t, version: o.version, wait: wait, energyJ: energy, bytes: w.requestBytes + o.responseBytes,
+      cellular: net.isCellular)
+  }
+
+  mutating func complete<P: FetchPolicy>(_ j: Int, _ policy: inout P, notify: Bool) {
+    let f = lanes[j].inflight!
+    lanes[j].inflight = nil
+    lanes[j].ctx.fetchInFlight = false
+    var result = FetchResult.failed
+    if f.handOff > 0, let ts = lanes[j].ctx.transfers {
+      // An item the queue already holds (a discretionary one waiting, seen
+      // again by a periodic fetch) is nothing new to the handler.
+      let queued = transfers.waiting.contains { $0.lane == j && $0.version >= f.handOff }
+      result = queued ? .noData : .newData
+      enqueueTransfer(j, version: f.handOff, at: f.end, settings: ts)
+    } else if f.failure == .none {
+      let v = lanes[j].serverVersion(at: f.end)
+      if v > lanes[j].version {
+        result = .newData
+        if lanes[j].unseenNewData { lanes[j].summary.wasted += 1 }
+        lanes[j].unseenNewData = true
+        lanes[j].sync(to: v, at: min(f.end, u.trace.end))
+      } else {
+        result = .noData
+      }
+    }
+    lanes[j].summary.fetches += 1
+    switch result {
+    case .newData: lanes[j].summary.newData += 1
+    case .noData: lanes[j].summary.noData += 1
+    case .failed: lanes[j].summary.failed += 1
+    }
+    lanes[j].summary.energyJ += f.energyJ
+    if f.network.isCellular { lanes[j].summary.cellularBytes += f.bytes } else { lanes[j].summary.wifiBytes += f.bytes }
+    drainBattery(f.energyJ, charging: isCharging)
+    if options.recordEvents {
+      lanes[j].fetches.append(FetchRecord(
+        start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network,
+        failure: f.failure.text))
+    }
+    guard notify else { return }
+    policy.fetchFinished(
+      FetchOutcome(start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network),
+      &lanes[j].ctx)
+    handleRequest(j)
+  }
+
+  /// Counts `energyJ` of the device's background work against the battery
+  /// (not while `charging`) and shows every app's policy the level it
+  /// implies: the last sample less the energy since, as % of capacity.
+  mutating func drainBattery(_ energyJ: Double, charging: Bool) {
+    if !charging { energySinceSampleJ += energyJ }
+    if let p = sampledPct {
+      let pct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)
+      for m in lanes.indices { lanes[m].ctx.batteryPct = pct }
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import FetchModels
+import FetchSupport
+import FetchTraces
+
+/// The parameters of ``WorldParameters`` that one replay reads, held apart
+/// so that the engine's hot path reads small, plain fields.
+struct ReplayWorld {
+  let requestBytes: Double
+  let serverLatencyS: Double
+  let noDataBytes: Double
+  let fetchBudgetS: Double
+  let failureProbability: Double
+  let cpuWakeEnergyJ: Double
+  let cpuActivePowerW: Double
+  let batteryCapacityJ: Double
+  let initialBatteryPct: Double
+  let instantTransfers: Bool
+  let foregroundRefresh: Bool
+  let shareUserRadio: Bool
+
+  init(_ w: WorldParameters) {
+    requestBytes = w.requestBytes
+    serverLatencyS = w.serverLatencyS
+    noDataBytes = w.noDataBytes
+    fetchBudgetS = w.fetchBudgetS
+    failureProbability = w.failureProbability
+    cpuWakeEnergyJ = w.cpuWakeEnergyJ
+    cpuActivePowerW = w.cpuActivePowerW
+    batteryCapacityJ = w.batteryCapacityJ
+    initialBatteryPct = w.initialBatteryPct
+    instantTransfers = w.instantTransfers
+    foregroundRefresh = w.foregroundRefresh
+    shareUserRadio = w.shareUserRadio
+  }
+}
