@@ -173,9 +173,9 @@ extension ReplayEngine {
   ///
   /// Most opens are fresh and end in the lane's side; a stale one's
   /// refresh is priced out of line (``refreshStale(_:_:at:)``), which keeps
-  /// this function's frame small. (Marked `@inline(__always)`, it is still
-  /// called, not inlined, from the specialized event loops: seen in the
-  /// disassembly.)
+  /// this function's frame small. (Even marked `@inline(__always)`, it is
+  /// called, not inlined, from the specialized event loops; see
+  /// docs/performance.md.)
   @inline(__always)
   mutating func recordOpen(_ j: Int, at t: Double) {
     // The lane's side (score, trace context, server version, a fresh
