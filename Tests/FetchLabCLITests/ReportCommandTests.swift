@@ -117,6 +117,32 @@ struct ReportCommandTests {
     #expect(both.status == 64)
   }
 
+  @Test("--policies: the charts show those configurations, the tables all; an unknown name exits 64 listing the valid ones")
+  func chosenPolicies() throws {
+    let run = try Self.smallRun(events: true)
+    let r = try CLI.run(["report", run, "--no-timeline", "--policies", "never, oracle"])
+    #expect(r.status == 0, "\(r.stderr)")
+    for chart in ["staleness-energy", "age-cdf", "hour-of-day"] {
+      let svg = try String(contentsOfFile: run + "/plots/\(chart).svg", encoding: .utf8)
+      #expect(!svg.contains("periodic:1h") && !svg.contains("periodic (2)"), "\(chart) shows periodic")
+    }
+    #expect(try String(contentsOfFile: run + "/plots/staleness-energy.svg", encoding: .utf8).contains("<title>oracle</title>"))
+    #expect(try String(contentsOfFile: run + "/report.html", encoding: .utf8).contains("<td>periodic:1h</td>"))
+    let bad = try CLI.run(["report", run, "--no-timeline", "--policies", "never,periodic:2h"])
+    #expect(bad.status == 64, "\(bad.stderr)")
+    #expect(bad.stderr.contains("no policy 'periodic:2h'") && bad.stderr.contains("valid policies: never, periodic:1h"))
+    #expect(try CLI.run(["report", run, "--policies", " , "]).status == 64)
+  }
+
+  @Test("report --help: hour of day in each user's local time, as the chart draws it")
+  func helpLocalTime() throws {
+    let help = try CLI.run(["report", "--help"])
+    let text = help.stdout.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+    #expect(text.contains("by hour of day (each user's local time"), "\(text)")
+    #expect(!text.contains("hour of day (UTC)"))
+    #expect(text.contains("--policies"))
+  }
+
   @Test("fit --report then report: the calibration chart, alone for a fit directory and beside a run's charts")
   func calibration() throws {
     let run = try Self.smallRun(events: false)
