@@ -528,7 +528,7 @@ public enum RunReport {
     h += "table{border-collapse:collapse;font-size:13px;margin-bottom:.5em}\n"
     h += "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}\n"
     h += "th:first-child,td:first-child{text-align:left}\nth{background:#f3f3f3}\n"
-    h += "figure{margin:1.5em 0}\nfigure svg{display:block;max-width:100%;height:auto}\nfigcaption{font-size:12px;color:#555}\npre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}\n"
+    h += "figure{margin:1.5em 0}\nfigure svg{display:block;width:100%;max-width:960px;height:auto}\nfigcaption{font-size:12px;color:#555}\npre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}\n"
     h += ".note{font-size:13px;color:#555}\nsummary{cursor:pointer;font-weight:bold}\n"
     h += "</style>\n</head>\n<body>\n<h1>FetchLab report: \(e(name))</h1>\n"
     func table(_ header: [String], _ body: [[String]]) -> String {

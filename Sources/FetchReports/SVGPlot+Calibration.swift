@@ -81,7 +81,9 @@ extension SVGPlot {
     let maxCount = usable.map(\.count).max() ?? 0
     let top = usable.flatMap { [$0.meanPredicted!, $0.observed!] }.max() ?? 1
     let upper: Double = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1].first { $0 >= top - 1e-12 } ?? 1
-    let ticks = (0...5).map { Double($0) * upper / 5 }
+    // Ticks at a 1-2-5 step, so each label names its position exactly.
+    let step = PlotAxis.niceStep(upper / 5)
+    let ticks = (0...Int((upper / step).rounded())).map { Double($0) * step }
     func axis(_ label: String) -> PlotAxis {
       PlotAxis(label: label, scale: .linear, lower: 0, upper: upper, ticks: ticks)
     }

@@ -233,6 +233,8 @@ struct SVGPlotTests {
     #expect(doc.wellFormed)
     // Both axes 0…0.4 (largest value 0.36); plot area 84…510 × 48…444 px.
     #expect(plot.x.upper == 0.4 && plot.y.upper == 0.4 && plot.x.lower == 0)
+    // Each tick label names its tick's position.
+    #expect(plot.x.ticks.map(plot.x.tickLabel) == ["0", "0.1", "0.2", "0.3", "0.4"] && plot.y.ticks == plot.x.ticks)
     func ex(_ v: Double) -> Double { 84 + v / 0.4 * 426 }
     func ey(_ v: Double) -> Double { 444 - v / 0.4 * 396 }
     // Series 0 is the diagonal, 1 habit (triangles), 2 hour_of_day (circles).
@@ -504,7 +506,7 @@ struct ReportLegibilityTests {
     try RunReport.write(runDir: dir, options: .init(timeline: nil))
     let html = try String(contentsOfFile: dir + "/report.html", encoding: .utf8)
     #expect(html.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"))
-    #expect(html.contains("figure svg{display:block;max-width:100%;height:auto}"))
+    #expect(html.contains("figure svg{display:block;width:100%;max-width:960px;height:auto}"))
     let tables = html.components(separatedBy: "<table>").count - 1
     #expect(tables > 0 && html.components(separatedBy: "<div class=\"scroll\"><table>").count - 1 == tables)
     #expect(html.contains(".scroll{overflow-x:auto"))
