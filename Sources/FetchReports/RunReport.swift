@@ -291,7 +291,6 @@ public enum RunReport {
       suffixes[d] = s
     }
     var charts: [Chart] = []
-    var notes: [String] = []
     let freshFrontier = try readFrontier(path: runDir + "/pareto.csv", staleness: .fresh_ratio)
     let cellularFrontier = try readFrontier(path: runDir + "/pareto.csv", cost: .cellular_bytes_per_day)
     for d in datasets {
@@ -337,8 +336,7 @@ public enum RunReport {
       let table = try SummaryTable(path: runDir + "/summary.csv")
       for d in datasets {
         let mine = rows.filter { $0.dataset == d }
-        var ps = ["never", "periodic:1h"].filter { p in mine.contains { $0.policy == p } }
-        for w in budgetWinners(mine) where !ps.contains(w.row.policy) { ps.append(w.row.policy) }
+        let ps = headlinePolicies(mine)
         let means = Dictionary(uniqueKeysWithValues: ps.compactMap { p in
           table.values(dataset: d, policy: p).map { (p, $0[.mean_age_s]) }
         })
@@ -347,29 +345,8 @@ public enum RunReport {
           Chart(file: "user-age-cdf\(suffixes[d]!).svg", plot: .userAgeCDF(dataset: d, policies: ps, userMeans: means)))
       }
     }
-    let fm = FileManager.default
-    let opens = runDir + "/opens.csv", fetches = runDir + "/fetches.csv"
-    guard fm.fileExists(atPath: opens) else {
-      notes.append(
-        "no opens.csv (the run used --no-event-files or event_files: false): age CDF and hour-of-day charts skipped")
-      return (charts, notes, allRows)
-    }
-    let hasFetches = fm.fileExists(atPath: fetches)
-    if !hasFetches { notes.append("no fetches.csv: hour-of-day charts show opens only") }
-    let zones = UserDayTimeline.timeZones(runDir: runDir)
-    let ev = try readEvents(opensPath: opens, fetchesPath: hasFetches ? fetches : nil, timeZones: zones)
-    for d in ev.datasets {
-      let s = suffixes[d] ?? (d.isEmpty ? "" : "-" + slug(d))
-      let ps = (ev.policies[d] ?? []).filter { shown.contains($0) }
-      charts.append(Chart(file: "age-cdf\(s).svg", plot: .ageCDF(dataset: d, policies: ps, ages: ev.ages[d] ?? [:])))
-      charts.append(
-        Chart(
-          file: "hour-of-day\(s).svg",
-          plot: .hourOfDay(
-            dataset: d, opens: ev.opensByHour[d] ?? Array(repeating: 0, count: 24), policies: hasFetches ? ps : [],
-            fetches: ev.fetchesByHour[d] ?? [:], localTime: !(zones[d]?.isEmpty ?? true))))
-    }
-    return (charts, notes, allRows)
+    let events = try eventCharts(runDir: runDir, suffixes: suffixes, rows: rows, shown: policies == nil ? nil : shown)
+    return (charts + events.charts, events.notes, allRows)
   }
 
   // MARK: Tables

@@ -256,7 +256,7 @@ package struct SVGPlot: Sendable, Equatable {
 
   package init(
     title: String, x: PlotAxis, y: PlotAxis, series: [PlotSeries] = [], notes: [String] = [],
-    width: Double = 720, height: Double = 480
+    width: Double = 800, height: Double = 560
   ) {
     self.title = title
     self.x = x

@@ -134,6 +134,28 @@ struct ReportCommandTests {
     #expect(try CLI.run(["report", run, "--policies", " , "]).status == 64)
   }
 
+  @Test("more than 12 policies: the event charts keep the headline's, with a note; --policies overrides")
+  func busyEventCharts() throws {
+    let dir = scratch()
+    let synth = try CLI.run(["synth", "--users", "4", "--days", "3", "--seed", "7", "--out", dir + "/t.csv"])
+    #expect(synth.status == 0, "\(synth.stderr)")
+    let intervals = ["10m", "15m", "20m", "30m", "45m", "1h", "90m", "2h", "3h", "4h", "6h", "8h"]
+    let run = try CLI.run(
+      ["run", "--trace", dir + "/t.csv", "--policy", "never", "--policy", "oracle", "--apps", "top:1",
+       "--train-fraction", "0", "--out", dir + "/run"] + intervals.flatMap { ["--policy", "periodic:" + $0] })
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(try CLI.run(["report", dir + "/run", "--no-timeline"]).status == 0)
+    for chart in ["age-cdf", "hour-of-day"] {
+      let svg = try String(contentsOfFile: dir + "/run/plots/\(chart).svg", encoding: .utf8)
+      #expect(svg.contains("<title>periodic:1h</title>") && !svg.contains("<title>periodic:45m</title>"), "\(chart)")
+      #expect(svg.contains("of 14 policies") && svg.contains("--policies"), "\(chart)")
+    }
+    let asked = try CLI.run(["report", dir + "/run", "--no-timeline", "--policies", "periodic:45m"])
+    #expect(asked.status == 0, "\(asked.stderr)")
+    let svg = try String(contentsOfFile: dir + "/run/plots/age-cdf.svg", encoding: .utf8)
+    #expect(svg.contains("<title>periodic:45m</title>") && !svg.contains("of 14 policies"))
+  }
+
   @Test("report --help: hour of day in each user's local time, as the chart draws it")
   func helpLocalTime() throws {
     let help = try CLI.run(["report", "--help"])

@@ -25,7 +25,9 @@ extension FetchLab {
         is missing.
         With --notebook PATH.ipynb: also a Jupyter notebook (nbformat 4.5) with those tables and charts as \
         outputs, a written interpretation, and code cells that redo the analysis with pandas and matplotlib.
-        With --policies: the charts show only the configurations named (the tables keep every one).
+        With --policies: the charts show only the configurations named (the tables keep every one). Without it, \
+        a run of more than 12 configurations gets the age CDF and hour-of-day charts of never, periodic:1h, oracle \
+        and the headline's policies.
         Example: fetchlab report results/default
         Example: fetchlab report results/default --policies never,periodic:1h,ios-minimum:price=0.1,oracle
         Example: fetchlab report results/default --timeline-dataset synthetic --timeline-user u00003 \
