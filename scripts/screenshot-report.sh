@@ -46,14 +46,15 @@ done
 
 # report.html: the first screen, then the whole page (an estimate of its
 # length: the inlined charts scaled to the window's width, the table rows
-# and the manifest lines), at a desktop's and at a phone's width.
+# and the manifest's lines, should it be opened), at a desktop's and at a
+# phone's width.
 rows=$(grep -c '<tr>' "$run/report.html" || true)
-lines=$(wc -l < "$run/report.html")
+lines=$(sed -n '/<pre>/,/<\/pre>/p' "$run/report.html" | wc -l)
 for width in 1440 390; do
   charts=$(grep -o '<svg [^>]*' "$run/report.html" |
     sed -n 's/.* width="\([0-9.]*\)" height="\([0-9.]*\)".*/\1 \2/p' |
     awk -v w="$width" '{ s += (($1 > w - 40) ? $2 * (w - 40) / $1 : $2) + 60 } END { print int(s) }')
   shot "file://$run/report.html" "$width" "$([ "$width" -ge 800 ] && echo 2000 || echo 844)" "$out/report-$width.png"
-  shot "file://$run/report.html" "$width" "$(( 400 + charts + 26 * rows + 15 * (lines / 4) ))" \
+  shot "file://$run/report.html" "$width" "$(( 400 + charts + 26 * rows + 15 * lines ))" \
     "$out/report-$width-full.png"
 done

@@ -382,18 +382,25 @@ package struct SVGPlot: Sendable, Equatable {
           o += mk
         }
       }
+      o += "</g>\n"
+    }
+    // Point labels over every line, each with a white halo.
+    o += "<g class=\"point-labels\">\n"
+    for (i, s) in series.enumerated() {
       for (k, p) in s.points.enumerated() {
         guard let l = p.label, !l.isEmpty, let at = labels[LabelKey(series: i, point: k)] else { continue }
         if let leader = at.leader {
           o += "<line class=\"leader\" x1=\"\(n(leader.x0))\" y1=\"\(n(leader.y0))\" x2=\"\(n(leader.x1))\" "
-          o += "y2=\"\(n(leader.y1))\" stroke=\"#777777\" stroke-width=\"0.8\"/>\n"
+          o += "y2=\"\(n(leader.y1))\" stroke=\"\(s.color)\" stroke-width=\"0.9\"/>\n"
         }
         o += "<text class=\"point-label\" x=\"\(n(at.x))\" y=\"\(n(at.y))\" font-size=\"\(n(f.pointLabel))\" fill=\"#333333\""
+        // A white halo keeps the label legible over lines and whiskers.
+        o += " stroke=\"#FFFFFF\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\""
         o += at.anchorEnd ? " text-anchor=\"end\">" : ">"
         o += Self.escape(Self.clip(l, 24)) + "</text>\n"
       }
-      o += "</g>\n"
     }
+    o += "</g>\n"
     o += legend()
     o += "</svg>\n"
     return o
