@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Screenshots of a run's report in headless Chromium, to look at what a
 # reader sees: every RUN_DIR/plots/*.svg (at its own size, in a 1280 px wide
-# window) and RUN_DIR/report.html (1280 × 2000, the top of the page, and
-# 1280 × full length).
+# window) and RUN_DIR/report.html on a desktop (1440 × 2000, the top of the
+# page, and 1440 × full length) and on a phone (390 × 844, and full length).
 #
 #   bash scripts/screenshot-report.sh results/default /tmp/shots
 #
@@ -45,10 +45,16 @@ for svg in "$run"/plots/*.svg; do
 done
 
 # report.html: the first screen, then the whole page (an estimate of its
-# length: the inlined charts, the table rows and the manifest lines).
-shot "file://$run/report.html" 1280 2000 "$out/report.png"
-charts=$(grep -o '<svg [^>]*' "$run/report.html" | sed -n 's/.* height="\([0-9.]*\)".*/\1/p' | cut -d. -f1 |
-  awk '{s += $1 + 60} END {print s + 0}')
+# length: the inlined charts scaled to the window's width, the table rows
+# and the manifest's lines, should it be opened), at a desktop's and at a
+# phone's width.
 rows=$(grep -c '<tr>' "$run/report.html" || true)
-lines=$(wc -l < "$run/report.html")
-shot "file://$run/report.html" 1280 "$(( 400 + charts + 26 * rows + 15 * (lines / 4) ))" "$out/report-full.png"
+lines=$(sed -n '/<pre>/,/<\/pre>/p' "$run/report.html" | wc -l)
+for width in 1440 390; do
+  charts=$(grep -o '<svg [^>]*' "$run/report.html" |
+    sed -n 's/.* width="\([0-9.]*\)" height="\([0-9.]*\)".*/\1 \2/p' |
+    awk -v w="$width" '{ s += (($1 > w - 40) ? $2 * (w - 40) / $1 : $2) + 60 } END { print int(s) }')
+  shot "file://$run/report.html" "$width" "$([ "$width" -ge 800 ] && echo 2000 || echo 844)" "$out/report-$width.png"
+  shot "file://$run/report.html" "$width" "$(( 400 + charts + 26 * rows + 15 * lines ))" \
+    "$out/report-$width-full.png"
+done

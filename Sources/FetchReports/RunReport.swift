@@ -255,71 +255,28 @@ public enum RunReport {
   /// `fetchlab fit --report` output) is in `runDir` or `runDir/fit`. A
   /// directory with only a fit report gives the calibration chart alone.
   /// The timeline is not an ``SVGPlot``: see ``figures(runDir:options:)``.
-  package static func charts(runDir: String) throws -> (charts: [Chart], notes: [String], policies: [PolicyRow]) {
+  /// `policies` (nil: all) chooses the configurations the run's charts show
+  /// (``PolicySelectionError`` names the valid ones); the returned rows are all.
+  package static func charts(runDir: String, policies: [String]? = nil) throws
+    -> (charts: [Chart], notes: [String], policies: [PolicyRow])
+  {
     let fm = FileManager.default
     let calibration = calibrationDirectory(runDir: runDir)
     if !fm.fileExists(atPath: runDir + "/policies.csv"), let c = calibration {
       return ([try calibrationChart(fitDir: c, runDir: runDir)], [], [])
     }
-    var (charts, notes, rows) = try runCharts(runDir: runDir)
+    var (charts, notes, rows) = try runCharts(runDir: runDir, policies: policies)
     if let c = calibration { charts.append(try calibrationChart(fitDir: c, runDir: runDir)) }
     return (charts, notes, rows)
   }
 
-  /// The directory holding `calibration.csv`: `runDir` or `runDir/fit`.
-  static func calibrationDirectory(runDir: String) -> String? {
-    [runDir, runDir + "/fit"].first { FileManager.default.fileExists(atPath: $0 + "/calibration.csv") }
-  }
-
-  /// Reads `calibration.csv` (columns predictor, decile, n, mean_predicted,
-  /// observed).
-  package static func readCalibration(path: String) throws -> [SVGPlot.CalibrationBin] {
-    var cols = Columns()
-    var out: [SVGPlot.CalibrationBin] = []
-    try StrictCSV.read(
-      path: path,
-      header: { cols = try Columns($0, file: path, required: ["predictor", "decile", "n", "mean_predicted", "observed"]) },
-      record: { line, f in
-        let c = cols.index
-        guard let d = Int(f[c["decile"]!]), let k = Int(f[c["n"]!]), k >= 0 else {
-          throw TraceFormatError(file: path, line: line, field: "n", message: "not a count: '\(f[c["n"]!])'")
-        }
-        let p = try number(f[c["mean_predicted"]!], file: path, line: line, column: "mean_predicted")
-        let o = try number(f[c["observed"]!], file: path, line: line, column: "observed")
-        for (v, name) in [(p, "mean_predicted"), (o, "observed")] where v.map({ $0 < 0 || $0 > 1 }) ?? false {
-          throw TraceFormatError(file: path, line: line, field: name, message: "not a probability in [0, 1]")
-        }
-        out.append(
-          SVGPlot.CalibrationBin(predictor: f[c["predictor"]!], decile: d, count: k, meanPredicted: p, observed: o))
-      })
-    return out
-  }
-
-  /// The calibration chart of the fit report in `fitDir`, with Brier and
-  /// AUC from `evaluation_overall.csv` when present.
-  static func calibrationChart(fitDir: String, runDir: String) throws -> Chart {
-    let bins = try readCalibration(path: fitDir + "/calibration.csv")
-    var brier: [String: Double] = [:], auc: [String: Double] = [:]
-    let overall = fitDir + "/evaluation_overall.csv"
-    if FileManager.default.fileExists(atPath: overall) {
-      var cols = Columns()
-      try StrictCSV.read(
-        path: overall, header: { cols = try Columns($0, file: overall, required: ["predictor", "brier", "auc"]) },
-        record: { line, f in
-          let c = cols.index
-          let b = try number(f[c["brier"]!], file: overall, line: line, column: "brier")
-          let a = try number(f[c["auc"]!], file: overall, line: line, column: "auc")
-          brier[f[c["predictor"]!]] = b
-          auc[f[c["predictor"]!]] = a
-        })
-    }
-    let plot = SVGPlot.calibration(bins: bins, brier: brier, auc: auc)
-    return Chart(file: "calibration.svg", plot: plot)
-  }
-
   /// The charts of a run directory (`policies.csv`, `pareto.csv`, event files).
-  static func runCharts(runDir: String) throws -> (charts: [Chart], notes: [String], policies: [PolicyRow]) {
-    let rows = try readPolicies(path: runDir + "/policies.csv")
+  static func runCharts(runDir: String, policies: [String]?) throws
+    -> (charts: [Chart], notes: [String], policies: [PolicyRow])
+  {
+    let allRows = try readPolicies(path: runDir + "/policies.csv")
+    let shown = try selectPolicies(policies, from: allRows, file: runDir + "/policies.csv")
+    let rows = allRows.filter { shown.contains($0.policy) }
     let frontier = try readFrontier(path: runDir + "/pareto.csv")
     var datasets: [String] = []
     for r in rows where !datasets.contains(r.dataset) { datasets.append(r.dataset) }
@@ -336,7 +293,6 @@ public enum RunReport {
       suffixes[d] = s
     }
     var charts: [Chart] = []
-    var notes: [String] = []
     let freshFrontier = try readFrontier(path: runDir + "/pareto.csv", staleness: .fresh_ratio)
     let cellularFrontier = try readFrontier(path: runDir + "/pareto.csv", cost: .cellular_bytes_per_day)
     for d in datasets {
@@ -369,7 +325,7 @@ public enum RunReport {
     if FileManager.default.fileExists(atPath: runDir + "/pooled.csv") {
       let deliveries = try readDeliveries(path: runDir + "/pooled.csv")
       for d in datasets {
-        let mine = deliveries.filter { $0.dataset == d }
+        let mine = deliveries.filter { $0.dataset == d && shown.contains($0.policy) }
         guard !mine.isEmpty else { continue }
         charts.append(Chart(file: "delivery-energy\(suffixes[d]!).svg", plot: .deliveryTradeoff(dataset: d, rows: mine, cellular: false)))
         charts.append(Chart(file: "delivery-cellular\(suffixes[d]!).svg", plot: .deliveryTradeoff(dataset: d, rows: mine, cellular: true)))
@@ -382,8 +338,7 @@ public enum RunReport {
       let table = try SummaryTable(path: runDir + "/summary.csv")
       for d in datasets {
         let mine = rows.filter { $0.dataset == d }
-        var ps = ["never", "periodic:1h"].filter { p in mine.contains { $0.policy == p } }
-        for w in budgetWinners(mine) where !ps.contains(w.row.policy) { ps.append(w.row.policy) }
+        let ps = headlinePolicies(mine)
         let means = Dictionary(uniqueKeysWithValues: ps.compactMap { p in
           table.values(dataset: d, policy: p).map { (p, $0[.mean_age_s]) }
         })
@@ -392,29 +347,8 @@ public enum RunReport {
           Chart(file: "user-age-cdf\(suffixes[d]!).svg", plot: .userAgeCDF(dataset: d, policies: ps, userMeans: means)))
       }
     }
-    let fm = FileManager.default
-    let opens = runDir + "/opens.csv", fetches = runDir + "/fetches.csv"
-    guard fm.fileExists(atPath: opens) else {
-      notes.append(
-        "no opens.csv (the run used --no-event-files or event_files: false): age CDF and hour-of-day charts skipped")
-      return (charts, notes, rows)
-    }
-    let hasFetches = fm.fileExists(atPath: fetches)
-    if !hasFetches { notes.append("no fetches.csv: hour-of-day charts show opens only") }
-    let zones = UserDayTimeline.timeZones(runDir: runDir)
-    let ev = try readEvents(opensPath: opens, fetchesPath: hasFetches ? fetches : nil, timeZones: zones)
-    for d in ev.datasets {
-      let s = suffixes[d] ?? (d.isEmpty ? "" : "-" + slug(d))
-      let ps = ev.policies[d] ?? []
-      charts.append(Chart(file: "age-cdf\(s).svg", plot: .ageCDF(dataset: d, policies: ps, ages: ev.ages[d] ?? [:])))
-      charts.append(
-        Chart(
-          file: "hour-of-day\(s).svg",
-          plot: .hourOfDay(
-            dataset: d, opens: ev.opensByHour[d] ?? Array(repeating: 0, count: 24), policies: hasFetches ? ps : [],
-            fetches: ev.fetchesByHour[d] ?? [:], localTime: !(zones[d]?.isEmpty ?? true))))
-    }
-    return (charts, notes, rows)
+    let events = try eventCharts(runDir: runDir, suffixes: suffixes, rows: rows, shown: policies == nil ? nil : shown)
+    return (charts + events.charts, events.notes, allRows)
   }
 
   // MARK: Tables
@@ -489,7 +423,14 @@ public enum RunReport {
     /// run's trace cannot be found or replayed; an explicit one fails.
     package var timeline: TimelineRequest?
 
-    package init(timeline: TimelineRequest? = TimelineRequest()) { self.timeline = timeline }
+    /// The policy configurations the charts show (nil: all); the tables
+    /// keep every configuration.
+    package var policies: [String]?
+
+    package init(timeline: TimelineRequest? = TimelineRequest(), policies: [String]? = nil) {
+      self.timeline = timeline
+      self.policies = policies
+    }
   }
 
   /// Every chart of the report in order, rendered: the ``charts(runDir:)``
@@ -498,7 +439,7 @@ public enum RunReport {
   package static func figures(runDir: String, options: Options = Options()) throws
     -> (figures: [Figure], notes: [String], policies: [PolicyRow])
   {
-    var (charts, notes, rows) = try charts(runDir: runDir)
+    var (charts, notes, rows) = try charts(runDir: runDir, policies: options.policies)
     // Experiment runs keep the calibration chart last, after the timeline.
     let calibration = charts.last?.file == "calibration.svg" && !rows.isEmpty ? charts.removeLast() : nil
     var figures = charts.map { Figure(title: $0.plot.title, file: $0.file, svg: $0.plot.render()) }
@@ -558,17 +499,20 @@ public enum RunReport {
     // report.html: one self-contained file.
     let e = SVGPlot.escape
     var h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
     h += "<title>FetchLab report: \(e(name))</title>\n<style>\n"
-    h += "body{font-family:Helvetica,Arial,sans-serif;margin:2em;max-width:1100px;color:#111}\n"
+    h += "body{font-family:Helvetica,Arial,sans-serif;margin:2em auto;padding:0 1em;max-width:1100px;color:#111}\n"
+    h += ".scroll{overflow-x:auto;max-width:100%}\n"
+    h += "@media (max-width:600px){body{margin:.5em auto;padding:0 .5em}h1{font-size:1.4em}}\n"
     h += "table{border-collapse:collapse;font-size:13px;margin-bottom:.5em}\n"
     h += "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}\n"
     h += "th:first-child,td:first-child{text-align:left}\nth{background:#f3f3f3}\n"
-    h += "figure{margin:1.5em 0}\nfigure svg{max-width:100%;height:auto}\nfigcaption{font-size:12px;color:#555}\npre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}\n"
+    h += "figure{margin:1.5em 0}\nfigure svg{display:block;width:100%;max-width:960px;height:auto}\nfigcaption{font-size:12px;color:#555}\npre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}\n"
     h += ".note{font-size:13px;color:#555}\nsummary{cursor:pointer;font-weight:bold}\n"
     h += "</style>\n</head>\n<body>\n<h1>FetchLab report: \(e(name))</h1>\n"
     func table(_ header: [String], _ body: [[String]]) -> String {
-      "<table>\n<tr>" + header.map { "<th>\(e($0))</th>" }.joined() + "</tr>\n"
-        + body.map { "<tr>" + $0.map { "<td>\(e($0))</td>" }.joined() + "</tr>\n" }.joined() + "</table>\n"
+      "<div class=\"scroll\"><table>\n<tr>" + header.map { "<th>\(e($0))</th>" }.joined() + "</tr>\n"
+        + body.map { "<tr>" + $0.map { "<td>\(e($0))</td>" }.joined() + "</tr>\n" }.joined() + "</table></div>\n"
     }
     // The headline first, then the charts (the overview), then the tables
     // with every number; notes on skipped charts after the charts.

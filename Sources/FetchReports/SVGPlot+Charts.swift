@@ -126,7 +126,7 @@ extension SVGPlot {
       y: y.scale == .log
         ? .fitting(ys, label: y.label, scale: .log, zeroLane: true)
         : .fitting(ys, label: y.label, scale: .linear, includeZero: false),
-      series: series, notes: notes, width: 960, height: 600)
+      series: series, notes: notes, width: 800, height: 560)
   }
 
   /// Empirical CDF of the age at open per policy: the share of opens with

@@ -6,10 +6,11 @@ import FetchTraces
 /// every report, read from the family's declaration in the policy registry
 /// (``PolicyFamily/style``).
 ///
-/// The built-in families' colours are the Okabe–Ito colour-blind-safe
-/// palette extended with Paul Tol's; each family has its own colour AND its
-/// own marker (the registry test checks both), so a chart printed in grey
-/// still tells families apart. The configurations of one family
+/// The built-in families' colours come from ``SVGPlot/palette`` (Okabe–Ito
+/// and Paul Tol's colour-blind-safe schemes); each family has its own colour
+/// AND its own marker (the registry test checks both), so a chart printed
+/// in grey still tells families apart, and the families of the default
+/// benchmark are at least 38 CIELAB ΔE apart. The configurations of one family
 /// (`periodic:15m`, `periodic:1h`) share its colour and marker and differ by
 /// line dash, in the order they appear in the run. Families the registry
 /// does not know (results of another version) get a pair from a stable hash

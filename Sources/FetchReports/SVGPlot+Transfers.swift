@@ -151,7 +151,7 @@ extension SVGPlot {
         xs, label: cellular ? "cellular data (MB/day, log scale)" : "background energy incl. transfers (J/day, log scale)",
         scale: .log, zeroLane: true),
       y: .fitting(ys, label: "mean delivery delay (s, log scale)", scale: .log, zeroLane: true),
-      series: series, notes: notes, width: 960, height: 600)
+      series: series, notes: notes, width: 800, height: 560)
   }
 
   /// The background transfers' data per network, MB/day: per policy
@@ -180,7 +180,7 @@ extension SVGPlot {
         "Pooled over users (pooled.csv). Only the policies whose transfers moved bytes, each labelled at its cellular point"
           + " by its setting (transfer:<setting>)."
       ],
-      width: 960, height: 600)
+      width: 800, height: 560)
   }
 
   /// A policy's setting without the family and key names, for point

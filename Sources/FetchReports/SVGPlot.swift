@@ -226,12 +226,16 @@ package struct PlotSeries: Sendable, Equatable {
 /// SVG document without an XML declaration, so it can also be inlined in HTML.
 /// - Complexity: O(points).
 package struct SVGPlot: Sendable, Equatable {
-  /// Okabe–Ito colour-blind-safe palette (Okabe & Ito 2008), then three
-  /// dark colours of Paul Tol's "muted" scheme (wine, indigo, olive) so that
-  /// each of FetchLab's 11 policy families has a colour of its own.
+  /// The colours of the charts, all from colour-blind-safe schemes:
+  /// Okabe–Ito (Okabe & Ito 2008) and Paul Tol's muted, bright and vibrant
+  /// schemes (Tol 2021, "Colour schemes", SRON/EPS/TN/09-002). The first
+  /// eleven are the families of the default benchmark, chosen for the
+  /// largest smallest CIELAB distance (ΔE ≥ 38) among them and to black;
+  /// light colours (yellow, sand, pale cyan) are left to families rarely
+  /// run together with them.
   package static let palette = [
-    "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000",
-    "#882255", "#332288", "#999933",
+    "#E69F00", "#56B4E9", "#009E73", "#332288", "#EE3377", "#CC3311", "#AA4499", "#000000", "#661100", "#777777",
+    "#999933", "#0072B2", "#CC79A7", "#882255", "#44AA99", "#117733", "#DDCC77", "#6699CC", "#88CCEE", "#D55E00",
   ]
 
   package var title: String
@@ -243,14 +247,16 @@ package struct SVGPlot: Sendable, Equatable {
   package var width: Double
   package var height: Double
 
-  /// The plot area in pixels: left, right, top, bottom.
+  /// The plot area in pixels: left, right, top, bottom. The legend takes
+  /// the 250 px right of it; ticks, the x label and two lines of notes the
+  /// 96 px below (further note lines make the canvas taller).
   package var plotArea: (left: Double, right: Double, top: Double, bottom: Double) {
-    (80, width - 210, 44, height - 86)
+    (84, width - 250, 48, height - 96)
   }
 
   package init(
     title: String, x: PlotAxis, y: PlotAxis, series: [PlotSeries] = [], notes: [String] = [],
-    width: Double = 720, height: Double = 480
+    width: Double = 800, height: Double = 560
   ) {
     self.title = title
     self.x = x
@@ -300,17 +306,22 @@ package struct SVGPlot: Sendable, Equatable {
     s.count <= max ? s : String(s.prefix(max - 1)) + "…"
   }
 
-  /// The SVG document.
+  /// The SVG document. Its height is ``height`` plus 15 px for each note
+  /// line past the second (notes wrap at the canvas width, never cut).
   package func render() -> String {
     let a = plotArea
     let n = Self.n
+    let f = Fonts.self
+    let noteLines = notes.flatMap { Self.wrap($0, width: width - 20, fontSize: f.note) }
+    let canvasHeight = height + 15 * Double(max(0, noteLines.count - 2))
     var o = ""
-    o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(width))\" height=\"\(n(height))\" "
-    o += "viewBox=\"0 0 \(n(width)) \(n(height))\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+    o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(width))\" height=\"\(n(canvasHeight))\" "
+    o += "viewBox=\"0 0 \(n(width)) \(n(canvasHeight))\" font-family=\"Helvetica, Arial, Liberation Sans, sans-serif\" "
+    o += "font-size=\"\(n(f.tick))\">\n"
     o += "<title>\(Self.escape(title))</title>\n"
-    o += "<rect x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"#FFFFFF\"/>\n"
-    o += "<text x=\"\(n(width / 2))\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">"
-    o += Self.escape(Self.clip(title, 90)) + "</text>\n"
+    o += "<rect x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(canvasHeight))\" fill=\"#FFFFFF\"/>\n"
+    o += "<text x=\"\(n(width / 2))\" y=\"28\" text-anchor=\"middle\" font-size=\"\(n(f.title))\" font-weight=\"bold\">"
+    o += Self.escape(Self.clip(title, Int((width - 20) / (0.6 * f.title)))) + "</text>\n"
 
     // Grid, ticks and tick labels.
     o += "<g class=\"axes\" stroke=\"#000000\" stroke-width=\"1\">\n"
@@ -339,20 +350,20 @@ package struct SVGPlot: Sendable, Equatable {
     }
     o += "<g class=\"tick-labels\" fill=\"#000000\">\n"
     for t in x.ticks {
-      o += "<text x=\"\(n(px(t)))\" y=\"\(n(a.bottom + 18))\" text-anchor=\"middle\">\(Self.escape(x.tickLabel(t)))</text>\n"
+      o += "<text x=\"\(n(px(t)))\" y=\"\(n(a.bottom + 20))\" text-anchor=\"middle\">\(Self.escape(x.tickLabel(t)))</text>\n"
     }
     for t in y.ticks {
-      o += "<text x=\"\(n(a.left - 8))\" y=\"\(n(py(t) + 4))\" text-anchor=\"end\">\(Self.escape(y.tickLabel(t)))</text>\n"
+      o += "<text x=\"\(n(a.left - 8))\" y=\"\(n(py(t) + 5))\" text-anchor=\"end\">\(Self.escape(y.tickLabel(t)))</text>\n"
     }
     o += "</g>\n"
-    o += "<text class=\"x-label\" x=\"\(n((a.left + a.right) / 2))\" y=\"\(n(a.bottom + 38))\" text-anchor=\"middle\">"
-    o += Self.escape(x.label) + "</text>\n"
+    o += "<text class=\"x-label\" x=\"\(n((a.left + a.right) / 2))\" y=\"\(n(a.bottom + 42))\" text-anchor=\"middle\" "
+    o += "font-size=\"\(n(f.axis))\">" + Self.escape(x.label) + "</text>\n"
     let cy = (a.top + a.bottom) / 2
-    o += "<text class=\"y-label\" x=\"18\" y=\"\(n(cy))\" text-anchor=\"middle\" transform=\"rotate(-90 18 \(n(cy)))\">"
-    o += Self.escape(y.label) + "</text>\n"
-    for (i, note) in notes.prefix(2).enumerated() {
-      o += "<text class=\"note\" x=\"10\" y=\"\(n(a.bottom + 58 + 15 * Double(i)))\" font-size=\"10.5\" fill=\"#333333\">"
-      o += Self.escape(Self.clip(note, max(135, Int((width - 20) / 5.3)))) + "</text>\n"
+    o += "<text class=\"y-label\" x=\"20\" y=\"\(n(cy))\" text-anchor=\"middle\" transform=\"rotate(-90 20 \(n(cy)))\" "
+    o += "font-size=\"\(n(f.axis))\">" + Self.escape(y.label) + "</text>\n"
+    for (i, line) in noteLines.enumerated() {
+      o += "<text class=\"note\" x=\"10\" y=\"\(n(a.bottom + 64 + 15 * Double(i)))\" font-size=\"\(n(f.note))\" "
+      o += "fill=\"#333333\">" + Self.escape(line) + "</text>\n"
     }
 
     // Series: error bars, then lines, then markers on top.
@@ -371,60 +382,28 @@ package struct SVGPlot: Sendable, Equatable {
           o += mk
         }
       }
+      o += "</g>\n"
+    }
+    // Point labels over every line, each with a white halo.
+    o += "<g class=\"point-labels\">\n"
+    for (i, s) in series.enumerated() {
       for (k, p) in s.points.enumerated() {
         guard let l = p.label, !l.isEmpty, let at = labels[LabelKey(series: i, point: k)] else { continue }
-        o += "<text x=\"\(n(at.x))\" y=\"\(n(at.y))\" font-size=\"9.5\" fill=\"#333333\""
+        if let leader = at.leader {
+          o += "<line class=\"leader\" x1=\"\(n(leader.x0))\" y1=\"\(n(leader.y0))\" x2=\"\(n(leader.x1))\" "
+          o += "y2=\"\(n(leader.y1))\" stroke=\"\(s.color)\" stroke-width=\"0.9\"/>\n"
+        }
+        o += "<text class=\"point-label\" x=\"\(n(at.x))\" y=\"\(n(at.y))\" font-size=\"\(n(f.pointLabel))\" fill=\"#333333\""
+        // A white halo keeps the label legible over lines and whiskers.
+        o += " stroke=\"#FFFFFF\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\""
         o += at.anchorEnd ? " text-anchor=\"end\">" : ">"
         o += Self.escape(Self.clip(l, 24)) + "</text>\n"
       }
-      o += "</g>\n"
     }
+    o += "</g>\n"
     o += legend()
     o += "</svg>\n"
     return o
-  }
-
-  struct LabelKey: Hashable {
-    var series: Int
-    var point: Int
-  }
-
-  /// Where each point label goes: the first of four spots around its
-  /// marker (right-above, right-below, left-above, left-below) that stays
-  /// inside the plot area and overlaps no marker and no label placed
-  /// before it; labels without such a spot are left out (the point's
-  /// tooltip still names it). Estimated text size: 5.4 px a character, 10 px high.
-  func placeLabels() -> [LabelKey: (x: Double, y: Double, anchorEnd: Bool)] {
-    let a = plotArea
-    typealias Box = (x0: Double, y0: Double, x1: Double, y1: Double)
-    var taken: [Box] = []
-    for s in series where s.marker != nil {
-      for (k, p) in s.points.enumerated() where k >= s.markOffset && (k - s.markOffset) % s.markEvery == 0 {
-        let r = 4.5 * (p.size ?? 1) + 1
-        taken.append((px(p.x) - r, py(p.y) - r, px(p.x) + r, py(p.y) + r))
-      }
-    }
-    func overlaps(_ b: Box) -> Bool {
-      taken.contains { b.x0 < $0.x1 && $0.x0 < b.x1 && b.y0 < $0.y1 && $0.y0 < b.y1 }
-    }
-    var out: [LabelKey: (x: Double, y: Double, anchorEnd: Bool)] = [:]
-    for (i, s) in series.enumerated() {
-      for (k, p) in s.points.enumerated() {
-        guard let l = p.label, !l.isEmpty else { continue }
-        let w = 5.4 * Double(Self.clip(l, 24).count), X = px(p.x), Y = py(p.y)
-        let spots: [(Double, Double, Bool)] = [(X + 6, Y - 6, false), (X + 6, Y + 13, false), (X - 6, Y - 6, true), (X - 6, Y + 13, true)]
-        for (x, y, end) in spots {
-          let b: Box = end ? (x - w, y - 9, x, y + 2) : (x, y - 9, x + w, y + 2)
-          guard b.x0 >= a.left + 1, b.x1 <= a.right - 1, b.y0 >= a.top + 1, b.y1 <= a.bottom - 1, !overlaps(b) else {
-            continue
-          }
-          taken.append(b)
-          out[LabelKey(series: i, point: k)] = (x, y, end)
-          break
-        }
-      }
-    }
-    return out
   }
 
   func errorBars(_ s: PlotSeries) -> String {
@@ -532,21 +511,24 @@ package struct SVGPlot: Sendable, Equatable {
     let a = plotArea
     let n = Self.n
     let x0 = a.right + 14
-    let rows = Int((a.bottom - a.top) / 17)
+    let rowHeight = 19.0
+    let rows = Int((a.bottom - a.top) / rowHeight)
     var o = "<g class=\"legend\">\n"
     let shown = series.count > rows ? rows - 1 : series.count
     for (i, s) in series.prefix(shown).enumerated() {
-      let y = a.top + 8 + 17 * Double(i)
+      let y = a.top + 8 + rowHeight * Double(i)
       if s.line != .none {
         let dash = Self.dashAttribute(s)
         o += "<line x1=\"\(n(x0))\" y1=\"\(n(y))\" x2=\"\(n(x0 + 24))\" y2=\"\(n(y))\" stroke=\"\(s.color)\" stroke-width=\"1.8\"\(dash)/>\n"
       }
       if let m = s.marker { o += Self.marker(m, x0 + 12, y, s.color) }
-      o += "<text x=\"\(n(x0 + 30))\" y=\"\(n(y + 4))\" font-size=\"11\">\(Self.escape(Self.clip(s.name, 28)))</text>\n"
+      o += "<text x=\"\(n(x0 + 30))\" y=\"\(n(y + 4.5))\" font-size=\"\(n(Fonts.legend))\">"
+      o += Self.escape(Self.clip(s.name, 28)) + "</text>\n"
     }
     if shown < series.count {
-      let y = a.top + 8 + 17 * Double(shown)
-      o += "<text x=\"\(n(x0))\" y=\"\(n(y + 4))\" font-size=\"11\">… \(series.count - shown) more (hover in a browser)</text>\n"
+      let y = a.top + 8 + rowHeight * Double(shown)
+      o += "<text x=\"\(n(x0))\" y=\"\(n(y + 4.5))\" font-size=\"\(n(Fonts.legend))\">"
+      o += "… \(series.count - shown) more (hover in a browser)</text>\n"
     }
     o += "</g>\n"
     return o

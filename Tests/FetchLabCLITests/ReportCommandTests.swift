@@ -117,6 +117,54 @@ struct ReportCommandTests {
     #expect(both.status == 64)
   }
 
+  @Test("--policies: the charts show those configurations, the tables all; an unknown name exits 64 listing the valid ones")
+  func chosenPolicies() throws {
+    let run = try Self.smallRun(events: true)
+    let r = try CLI.run(["report", run, "--no-timeline", "--policies", "never, oracle"])
+    #expect(r.status == 0, "\(r.stderr)")
+    for chart in ["staleness-energy", "age-cdf", "hour-of-day"] {
+      let svg = try String(contentsOfFile: run + "/plots/\(chart).svg", encoding: .utf8)
+      #expect(!svg.contains("periodic:1h") && !svg.contains("periodic (2)"), "\(chart) shows periodic")
+    }
+    #expect(try String(contentsOfFile: run + "/plots/staleness-energy.svg", encoding: .utf8).contains("<title>oracle</title>"))
+    #expect(try String(contentsOfFile: run + "/report.html", encoding: .utf8).contains("<td>periodic:1h</td>"))
+    let bad = try CLI.run(["report", run, "--no-timeline", "--policies", "never,periodic:2h"])
+    #expect(bad.status == 64, "\(bad.stderr)")
+    #expect(bad.stderr.contains("no policy 'periodic:2h'") && bad.stderr.contains("valid policies: never, periodic:1h"))
+    #expect(try CLI.run(["report", run, "--policies", " , "]).status == 64)
+  }
+
+  @Test("more than 12 policies: the event charts keep the headline's, with a note; --policies overrides")
+  func busyEventCharts() throws {
+    let dir = scratch()
+    let synth = try CLI.run(["synth", "--users", "4", "--days", "3", "--seed", "7", "--out", dir + "/t.csv"])
+    #expect(synth.status == 0, "\(synth.stderr)")
+    let intervals = ["10m", "15m", "20m", "30m", "45m", "1h", "90m", "2h", "3h", "4h", "6h", "8h"]
+    let run = try CLI.run(
+      ["run", "--trace", dir + "/t.csv", "--policy", "never", "--policy", "oracle", "--apps", "top:1",
+       "--train-fraction", "0", "--out", dir + "/run"] + intervals.flatMap { ["--policy", "periodic:" + $0] })
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(try CLI.run(["report", dir + "/run", "--no-timeline"]).status == 0)
+    for chart in ["age-cdf", "hour-of-day"] {
+      let svg = try String(contentsOfFile: dir + "/run/plots/\(chart).svg", encoding: .utf8)
+      #expect(svg.contains("<title>periodic:1h</title>") && !svg.contains("<title>periodic:45m</title>"), "\(chart)")
+      #expect(svg.contains("of 14 policies") && svg.contains("--policies"), "\(chart)")
+    }
+    let asked = try CLI.run(["report", dir + "/run", "--no-timeline", "--policies", "periodic:45m"])
+    #expect(asked.status == 0, "\(asked.stderr)")
+    let svg = try String(contentsOfFile: dir + "/run/plots/age-cdf.svg", encoding: .utf8)
+    #expect(svg.contains("<title>periodic:45m</title>") && !svg.contains("of 14 policies"))
+  }
+
+  @Test("report --help: hour of day in each user's local time, as the chart draws it")
+  func helpLocalTime() throws {
+    let help = try CLI.run(["report", "--help"])
+    let text = help.stdout.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+    #expect(text.contains("by hour of day (each user's local time"), "\(text)")
+    #expect(!text.contains("hour of day (UTC)"))
+    #expect(text.contains("--policies"))
+  }
+
   @Test("fit --report then report: the calibration chart, alone for a fit directory and beside a run's charts")
   func calibration() throws {
     let run = try Self.smallRun(events: false)

@@ -119,9 +119,9 @@ struct SVGPlotTests {
     // Axes: energy 2…200 J/day plus a 0 → zero lane 0.1, decades 1…1000.
     #expect(plot.x.lower == 0.1 && plot.x.upper == 1000 && plot.x.zeroAtLower)
     #expect(plot.y.lower == 1 && plot.y.upper == 10000 && !plot.y.zeroAtLower)
-    // Independent mapping: a 960 × 600 chart, plot area 80…750 px wide, 44…514 px high.
-    func ex(_ v: Double) -> Double { 80 + (log10(v) - log10(0.1)) / 4 * 670 }
-    func ey(_ v: Double) -> Double { 394 + 120 - (log10(v) - 0) / 4 * 470 }
+    // Independent mapping: an 800 × 560 chart, plot area 84…550 px wide, 48…464 px high.
+    func ex(_ v: Double) -> Double { 84 + (log10(v) - log10(0.1)) / 4 * 466 }
+    func ey(_ v: Double) -> Double { 464 - (log10(v) - 0) / 4 * 416 }
     // Series 0 is the first family (periodic, circles), sorted by energy.
     let c = doc.circles(series: 0)
     #expect(c.count == 2)
@@ -231,10 +231,12 @@ struct SVGPlotTests {
     let svg = plot.render()
     let doc = SVGElements(svg)
     #expect(doc.wellFormed)
-    // Both axes 0…0.4 (largest value 0.36); plot area 80…550 × 44…434 px.
+    // Both axes 0…0.4 (largest value 0.36); plot area 84…510 × 48…444 px.
     #expect(plot.x.upper == 0.4 && plot.y.upper == 0.4 && plot.x.lower == 0)
-    func ex(_ v: Double) -> Double { 80 + v / 0.4 * 470 }
-    func ey(_ v: Double) -> Double { 434 - v / 0.4 * 390 }
+    // Each tick label names its tick's position.
+    #expect(plot.x.ticks.map(plot.x.tickLabel) == ["0", "0.1", "0.2", "0.3", "0.4"] && plot.y.ticks == plot.x.ticks)
+    func ex(_ v: Double) -> Double { 84 + v / 0.4 * 426 }
+    func ey(_ v: Double) -> Double { 444 - v / 0.4 * 396 }
     // Series 0 is the diagonal, 1 habit (triangles), 2 hour_of_day (circles).
     #expect(plot.series[0].name == "perfectly calibrated" && plot.series[0].points.last?.x == 0.4)
     let bins = try RunReport.readCalibration(path: dir + "/calibration.csv")
@@ -247,8 +249,8 @@ struct SVGPlotTests {
       #expect(abs(r - 4.5 * max(0.45, 1.9 * (Double(b.count) / 400).squareRoot())) < 0.006)
     }
     #expect(plot.series[1].points.map(\.x) == [0.02, 0.1, 0.3] && plot.series[1].points.map(\.y) == [0.03, 0.08, 0.36])
-    let text = doc.texts.joined(separator: "|")
-    for s in ["predicted probability", "observed frequency", "habit (Brier 0.081)", "AUC (higher is better): habit 0.8, hour_of_day 0.7", "(max 400)"] {
+    let text = doc.texts.joined(separator: " ")  // notes wrap over lines
+    for s in ["predicted probability", "observed frequency", "habit (Brier 0.081)", "(higher is better): habit 0.8, hour_of_day 0.7", "(max", "400)."] {
       #expect(text.contains(s), "missing \(s)")
     }
     // The habit model has the colour of ios-minimum, the policy that uses it.
@@ -341,5 +343,194 @@ struct TradeoffChartTests {
     // tailender (20 J, 65 %) is dominated by periodic:4h (10 J, 70 %); the oracle is not a real policy.
     #expect(real?.points.map { [$0.x, $0.y] } == [[10, 70], [30, 80]])
     #expect(plot.y.scale == .linear && plot.y.label.contains("fresh"))
+  }
+}
+
+/// The charts of the default benchmark's results (`Golden/default-run`:
+/// its policies.csv and the frontier rows of its pareto.csv), as a paper
+/// and a phone show them.
+@Suite("Report charts for papers and phones")
+struct ReportLegibilityTests {
+  /// The trade-off charts of each dataset of the default benchmark.
+  static func defaultCharts() throws -> [SVGPlot] {
+    let dir = goldenURL("default-run").path
+    let rows = try RunReport.readPolicies(path: dir + "/policies.csv")
+    let age = try RunReport.readFrontier(path: dir + "/pareto.csv")
+    let fresh = try RunReport.readFrontier(path: dir + "/pareto.csv", staleness: .fresh_ratio)
+    let cell = try RunReport.readFrontier(path: dir + "/pareto.csv", cost: .cellular_bytes_per_day)
+    return ["ubiqlog", "synthetic"].flatMap { d -> [SVGPlot] in
+      let mine = rows.filter { $0.dataset == d }
+      return [
+        SVGPlot.stalenessEnergy(dataset: d, rows: mine, frontier: age.filter { $0.dataset == d }),
+        SVGPlot.tradeoff(
+          title: "Fresh opens vs energy", dataset: d, rows: mine, x: .energy, y: .fresh,
+          frontier: fresh.filter { $0.dataset == d }),
+        SVGPlot.tradeoff(
+          title: "Staleness vs cellular data", dataset: d, rows: mine, x: .cellular, y: .meanAge,
+          frontier: cell.filter { $0.dataset == d }),
+      ]
+    }
+  }
+
+  @Test("default benchmark: no two point labels overlap, and each stays in the plot area")
+  func labelsDoNotOverlap() throws {
+    var labelled = 0
+    for plot in try Self.defaultCharts() {
+      let doc = SVGElements(plot.render())
+      #expect(doc.wellFormed)
+      let placed = plot.placeLabels()
+      #expect(doc.elements.filter { $0.attributes["class"] == "point-label" }.count == placed.count)
+      // Helvetica: lower-case letters and digits are at most 0.556 em wide,
+      // m and w 0.833 em, a point 0.278 em; the box spans ascent and descent.
+      var boxes: [(x0: Double, y0: Double, x1: Double, y1: Double, text: String)] = []
+      for (key, p) in placed {
+        let text = plot.series[key.series].points[key.point].label!
+        let fs = SVGPlot.Fonts.pointLabel
+        let wide = text.filter { $0 == "m" || $0 == "w" }.count, points = text.filter { $0 == "." }.count
+        let w = fs * (0.556 * Double(text.count) + 0.278 * Double(wide - points))
+        let x0 = p.anchorEnd ? p.x - w : p.x
+        boxes.append((x0, p.y - 0.75 * fs, x0 + w, p.y + 0.25 * fs, text))
+      }
+      labelled += boxes.count
+      let a = plot.plotArea
+      for (i, b) in boxes.enumerated() {
+        #expect(b.x0 >= a.left && b.x1 <= a.right && b.y0 >= a.top && b.y1 <= a.bottom, "\(b.text) leaves the plot")
+        for c in boxes[(i + 1)...] {
+          let overlap = b.x0 < c.x1 && c.x0 < b.x1 && b.y0 < c.y1 && c.y0 < b.y1
+          #expect(!overlap, "\(plot.title): labels \(b.text) and \(c.text) overlap")
+        }
+      }
+    }
+    #expect(labelled > 40, "most labels are placed")
+  }
+
+  @Test("printed at a 6.5 in text width, every text of every chart is at least 7 pt; the SVG is well-formed")
+  func legibleInPrint() throws {
+    let fit = try SVGPlotTests.fitDir()
+    var plots = try Self.defaultCharts() + (try RunReport.charts(runDir: fit)).charts.map(\.plot)
+    plots.append(
+      SVGPlot.hourOfDay(dataset: "d", opens: Array(repeating: 1, count: 24), policies: [], fetches: [:]))
+    for plot in plots {
+      let svg = plot.render()
+      let doc = SVGElements(svg)
+      #expect(doc.wellFormed)
+      let root = try #require(doc.elements.first { $0.name == "svg" })
+      let width = try #require(root.attributes["width"].flatMap(Double.init))
+      #expect(root.attributes["viewBox"]?.hasPrefix("0 0 ") == true)
+      let sizes = doc.elements.compactMap { $0.attributes["font-size"].flatMap(Double.init) }
+      let smallest = try #require(sizes.min())
+      #expect(smallest * 468 / width >= 7, "\(plot.title): \(smallest) px on a \(width) px canvas")
+    }
+  }
+
+  @Test("notes wrap at the canvas width, never cut; the canvas grows by the extra lines")
+  func notesWrap() {
+    let long = Array(repeating: "word", count: 90).joined(separator: " ") + " END"
+    let p = SVGPlot(
+      title: "t", x: PlotAxis(label: "x", scale: .linear, lower: 0, upper: 1),
+      y: PlotAxis(label: "y", scale: .linear, lower: 0, upper: 1), notes: ["first", long])
+    let doc = SVGElements(p.render())
+    let notes = doc.elements.filter { $0.attributes["class"] == "note" }
+    #expect(notes.count >= 4)
+    #expect(doc.texts.joined(separator: " ").contains("word END"))
+    let height = Double(doc.elements.first { $0.name == "svg" }!.attributes["height"]!)!
+    #expect(height == p.height + 15 * Double(notes.count - 2))
+    for line in SVGPlot.wrap(long, width: p.width - 20, fontSize: SVGPlot.Fonts.note) {
+      #expect(SVGPlot.textWidth(line, fontSize: SVGPlot.Fonts.note) <= p.width - 20)
+    }
+  }
+
+  @Test("the default benchmark's families: distinct colours and markers, colours ≥ 35 CIELAB ΔE apart")
+  func distinctFamilies() {
+    let families = [
+      "never", "periodic", "oracle", "oracle-budget", "ios-minimum", "ios-custom", "silent-push",
+      "android-workmanager", "android-standby", "tailender", "imp",
+    ]
+    let styles = families.map { SVGPlot.familyStyle($0) }
+    #expect(Set(styles.map(\.color)).count == families.count)
+    #expect(Set(styles.map(\.marker)).count == families.count)
+    #expect(styles.allSatisfy { SVGPlot.palette.contains($0.color) })
+    /// CIELAB (D65) of a `#RRGGBB` sRGB colour.
+    func lab(_ hex: String) -> (Double, Double, Double) {
+      let v = Int(hex.dropFirst(), radix: 16)!
+      let rgb = [v >> 16, (v >> 8) & 255, v & 255].map { c -> Double in
+        let x = Double(c) / 255
+        return x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4)
+      }
+      let X = (0.4124 * rgb[0] + 0.3576 * rgb[1] + 0.1805 * rgb[2]) / 0.95047
+      let Y = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]
+      let Z = (0.0193 * rgb[0] + 0.1192 * rgb[1] + 0.9505 * rgb[2]) / 1.08883
+      func f(_ t: Double) -> Double { t > 0.008856 ? cbrt(t) : 7.787 * t + 16.0 / 116 }
+      return (116 * f(Y) - 16, 500 * (f(X) - f(Y)), 200 * (f(Y) - f(Z)))
+    }
+    for i in families.indices {
+      for j in families.indices where j > i {
+        let a = lab(styles[i].color), b = lab(styles[j].color)
+        let d = ((a.0 - b.0) * (a.0 - b.0) + (a.1 - b.1) * (a.1 - b.1) + (a.2 - b.2) * (a.2 - b.2)).squareRoot()
+        #expect(d >= 35, "\(families[i]) and \(families[j]) look alike (ΔE \(d))")
+      }
+    }
+  }
+
+  @Test("calibration: one line per predictor on the `all` subset, its Brier in the legend, every note shown")
+  func calibrationSubsets() throws {
+    let dir = Scratch.directory("calibration-subsets")
+    var c = "predictor,subset,decile,n,mean_predicted,observed\n"
+    c += "habit,all,0,100,0.02,0.03\nhabit,all,1,400,0.1,0.08\nhabit,all,2,25,0.3,0.36\n"
+    c += "constant,all,0,525,0.06,0.07\n"
+    c += "habit,outside_gaps,0,90,0.025,0.05\nhabit,outside_gaps,1,300,0.12,0.09\nhabit,outside_gaps,2,20,0.28,0.3\n"
+    c += "constant,outside_gaps,0,410,0.065,0.08\n"
+    try c.write(toFile: dir + "/calibration.csv", atomically: true, encoding: .utf8)
+    var e = "predictor,subset,pairs,brier,auc\n"
+    e += "habit,all,3,0.121,0.81\nconstant,all,3,0.2,0.5\nhabit,outside_gaps,3,0.144,0.79\nconstant,outside_gaps,3,0.21,0.5\n"
+    try e.write(toFile: dir + "/evaluation_overall.csv", atomically: true, encoding: .utf8)
+    let plot = try #require(try RunReport.charts(runDir: dir).charts.first).plot
+    // The diagonal, then one series per predictor: the `all` rows only, in order of prediction.
+    #expect(plot.series.map(\.name) == ["perfectly calibrated", "habit (Brier 0.121)", "constant (Brier 0.2)"])
+    #expect(plot.series[1].points.map(\.x) == [0.02, 0.1, 0.3])
+    #expect(plot.series[2].points.map(\.y) == [0.07])
+    let text = SVGElements(plot.render()).texts.joined(separator: " ")
+    #expect(text.contains("AUC on all test points (higher is better): habit 0.81, constant 0.5."), "\(text)")
+    #expect(!text.contains("…"))
+    // Both subsets passed to the chart: one line per (predictor, subset), never one zig-zag.
+    let bins = try RunReport.readCalibration(path: dir + "/calibration.csv")
+    let both = SVGPlot.calibration(bins: bins)
+    #expect(both.series.count == 5)
+    for s in both.series.dropFirst() { #expect(s.points.map(\.x) == s.points.map(\.x).sorted() && s.points.count <= 3) }
+  }
+
+  @Test("report.html: viewport meta, charts scale to the width, tables scroll sideways")
+  func phoneLayout() throws {
+    let dir = Scratch.directory("phone-layout")
+    for f in ["policies.csv", "pareto.csv"] {
+      try FileManager.default.copyItem(atPath: goldenURL("default-run/" + f).path, toPath: dir + "/" + f)
+    }
+    try "{}\n".write(toFile: dir + "/manifest.json", atomically: true, encoding: .utf8)
+    try RunReport.write(runDir: dir, options: .init(timeline: nil))
+    let html = try String(contentsOfFile: dir + "/report.html", encoding: .utf8)
+    #expect(html.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"))
+    #expect(html.contains("figure svg{display:block;width:100%;max-width:960px;height:auto}"))
+    let tables = html.components(separatedBy: "<table>").count - 1
+    #expect(tables > 0 && html.components(separatedBy: "<div class=\"scroll\"><table>").count - 1 == tables)
+    #expect(html.contains(".scroll{overflow-x:auto"))
+  }
+
+  @Test("a chosen set of policies: only those in the charts, all in the tables; unknown names list the valid ones")
+  func chosenPolicies() throws {
+    let dir = goldenURL("default-run").path
+    let chosen = ["never", "periodic:1h", "ios-minimum:price=0.1", "oracle"]
+    let (charts, _, rows) = try RunReport.charts(runDir: dir, policies: chosen)
+    #expect(rows.count == 64)
+    for c in charts {
+      let tooltips = c.plot.series.flatMap { $0.points.compactMap(\.tooltip) }
+      #expect(!tooltips.isEmpty)
+      for t in tooltips { #expect(chosen.contains { t.hasPrefix($0 + ":") }, "\(c.file): \(t)") }
+    }
+    #expect {
+      try RunReport.charts(runDir: dir, policies: ["never", "periodic:3h"])
+    } throws: { e in
+      let d = (e as? RunReport.PolicySelectionError)?.description ?? ""
+      return d.contains("no policy 'periodic:3h'") && d.contains("valid policies: never, periodic:15m")
+    }
   }
 }

@@ -122,7 +122,7 @@ package enum AndroidPrefetchFamily: PolicyFamily {
   package static var settings: [PolicySettingInfo] { settingInfos(AndroidPrefetchParameters.keys, defaults: AndroidPrefetchParameters()) }
   package static let learns = true
   package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#661100", marker: .asterisk)
+  package static let style = PolicyStyle(color: "#882255", marker: .asterisk)
 
   package static func parse(_ argument: String?, spec: String) throws -> AndroidPrefetchParameters {
     try parseSettings(argument ?? "", policy: spec, defaults: AndroidPrefetchParameters(), keys: AndroidPrefetchParameters.keys)

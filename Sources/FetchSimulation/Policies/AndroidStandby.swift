@@ -263,7 +263,7 @@ package enum AndroidStandbyFamily: PolicyFamily {
     "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas"
   package static var settings: [PolicySettingInfo] { settingInfos(StandbyParameters.keys, defaults: StandbyParameters()) }
   package static let learns = true
-  package static let style = PolicyStyle(color: "#882255", marker: .cross)
+  package static let style = PolicyStyle(color: "#661100", marker: .cross)
 
   package static func parse(_ argument: String?, spec: String) throws -> StandbyParameters {
     try parseSettings(argument ?? "", policy: spec, defaults: StandbyParameters(), keys: StandbyParameters.keys)

@@ -206,7 +206,7 @@ package enum AndroidWorkManagerFamily: PolicyFamily {
   package static let summary =
     "Android WorkManager periodic work (period at least 15 min, flex window, optional constraints), deferred by deep Doze"
   package static var settings: [PolicySettingInfo] { settingInfos(WorkManagerParameters.keys, defaults: WorkManagerParameters()) }
-  package static let style = PolicyStyle(color: "#D55E00", marker: .triangleLeft)
+  package static let style = PolicyStyle(color: "#CC3311", marker: .triangleLeft)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'android-workmanager' needs an argument, e.g. android-workmanager:1h") }

@@ -145,7 +145,7 @@ package enum FetchOnExitFamily: PolicyFamily {
     [PolicySettingInfo(name: "mode", defaultValue: "ios6", range: "ios6, ios7", help: "ios6: continuous task time at the exit; ios7: chunks at later device wakes")]
       + settingInfos(FetchOnExitParameters.keys, defaults: FetchOnExitParameters())
   }
-  package static let style = PolicyStyle(color: "#AA4499", marker: .openSquare)
+  package static let style = PolicyStyle(color: "#CC79A7", marker: .openSquare)
 
   package static func parse(_ argument: String?, spec: String) throws -> FetchOnExitParameters {
     var rest: [Substring] = []

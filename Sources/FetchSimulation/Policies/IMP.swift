@@ -386,7 +386,7 @@ package enum IMPFamily: PolicyFamily {
   package static var settings: [PolicySettingInfo] { settingInfos(IMPParameters.keys, defaults: IMPParameters()) }
   package static let learns = true
   package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#332288", marker: .pentagon)
+  package static let style = PolicyStyle(color: "#777777", marker: .pentagon)
 
   package static func parse(_ argument: String?, spec: String) throws -> IMPParameters {
     try parseSettings(argument ?? "", policy: spec, defaults: IMPParameters(), keys: IMPParameters.keys)

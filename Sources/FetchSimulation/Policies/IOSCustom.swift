@@ -19,7 +19,7 @@ package enum IOSCustomFamily: PolicyFamily {
   package static var settings: [PolicySettingInfo] { IOSMinimumFamily.settings }
   package static let learns = true
   package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#56B4E9", marker: .triangleRight)
+  package static let style = PolicyStyle(color: "#EE3377", marker: .triangleRight)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'ios-custom' needs an interval, e.g. ios-custom:1h") }

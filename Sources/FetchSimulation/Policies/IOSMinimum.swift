@@ -786,7 +786,7 @@ package enum IOSMinimumFamily: PolicyFamily {
   package static var settings: [PolicySettingInfo] { settingInfos(MinimumParameters.keys, defaults: MinimumParameters()) }
   package static let learns = true
   package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#0072B2", marker: .triangle)
+  package static let style = PolicyStyle(color: "#332288", marker: .triangle)
 
   package static func parse(_ argument: String?, spec: String) throws -> MinimumParameters {
     try parseSettings(argument ?? "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)

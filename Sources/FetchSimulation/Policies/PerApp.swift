@@ -40,7 +40,7 @@ package enum PerAppFamily: PolicyFamily {
   package static let example = "per-app:#1=periodic:1h;*=ios-minimum"
   package static let summary =
     "a policy per app of the device (by name, or #k for the k-th replayed app; * for the rest), all on one radio with shared device budgets"
-  package static let style = PolicyStyle(color: "#777777", marker: .ring)
+  package static let style = PolicyStyle(color: "#0072B2", marker: .ring)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument, !a.isEmpty else {

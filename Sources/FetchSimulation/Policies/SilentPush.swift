@@ -254,7 +254,7 @@ package enum SilentPushFamily: PolicyFamily {
         name: "service", defaultValue: "apns", range: PushService.allCases.map(\.rawValue).joined(separator: ", "),
         help: "apns: background push, batched and rate-capped; apns-alert: alert push with content-available, delivered at once; fcm-high: at once, through Doze; fcm-normal: at once unless in deep Doze, else at its next maintenance window")]
   }
-  package static let style = PolicyStyle(color: "#CC79A7", marker: .plus)
+  package static let style = PolicyStyle(color: "#AA4499", marker: .plus)
 
   package static func parse(_ argument: String?, spec: String) throws -> SilentPushParameters {
     var rest: [Substring] = []

@@ -149,7 +149,7 @@ package enum TailEnderFamily: PolicyFamily {
   package static let summary =
     "a fetch is due every <interval> but waits, up to its deadline, for another app's radio activity (a tail to ride)"
   package static var settings: [PolicySettingInfo] { settingInfos(TailEnderParameters.keys, defaults: TailEnderParameters()) }
-  package static let style = PolicyStyle(color: "#F0E442", marker: .star)
+  package static let style = PolicyStyle(color: "#56B4E9", marker: .star)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'tailender' needs an argument, e.g. tailender:1h") }

@@ -12,7 +12,8 @@ extension FetchLab {
         Reads RUN_DIR/policies.csv, pareto.csv and manifest.json, and opens.csv and fetches.csv when the run wrote \
         them. Writes RUN_DIR/plots/*.svg: staleness vs energy per dataset (mean age against J/day on log axes, 95% \
         CI whiskers, families joined, Pareto frontier), the CDF of the age at open per policy, and opens and fetches \
-        by hour of day (UTC); then RUN_DIR/report.html (one self-contained file: summary table with CIs, the charts \
+        by hour of day (each user's local time, from the time zones of the trace recorded in the manifest; UTC \
+        when that trace cannot be found); then RUN_DIR/report.html (one self-contained file: summary table with CIs, the charts \
         inlined, the manifest) and RUN_DIR/report.md (table and links to the SVGs). Same run, same bytes.
         With calibration.csv in RUN_DIR or RUN_DIR/fit (from 'fetchlab fit --report'): the habit model's \
         reliability diagram against the baselines; a directory holding only a fit report gets that chart alone.
@@ -24,7 +25,13 @@ extension FetchLab {
         is missing.
         With --notebook PATH.ipynb: also a Jupyter notebook (nbformat 4.5) with those tables and charts as \
         outputs, a written interpretation, and code cells that redo the analysis with pandas and matplotlib.
+        With --policies: the charts show only the configurations named (the tables keep every one). Without it, \
+        a run of more than 12 configurations gets the age CDF and hour-of-day charts of never, periodic:1h, oracle \
+        and the headline's policies.
         Example: fetchlab report results/default
+        Example (the charts of four configurations):
+          fetchlab report results/default \\
+            --policies never,periodic:1h,ios-minimum:price=0.1,oracle
         Example (a chosen day's timeline):
           fetchlab report results/default --timeline-dataset synthetic \\
             --timeline-user u00003 --timeline-day 2026-01-24 \\
@@ -53,6 +60,13 @@ extension FetchLab {
     var noTimeline = false
 
     @Option(
+      name: .customLong("policies"),
+      help: ArgumentHelp(
+        "Comma-separated policy configurations the charts show, as named in policies.csv (default: all).",
+        valueName: "a,b,c"))
+    var policies: String?
+
+    @Option(
       help: ArgumentHelp(
         "Also write a Jupyter notebook: the tables, charts and an interpretation as outputs, and code cells that "
           + "redo the analysis from the CSVs with pandas and matplotlib (RUN_DIR relative to the notebook).",
@@ -64,6 +78,22 @@ extension FetchLab {
         || timelineApp != nil
       if noTimeline && asked { throw ValidationError("--no-timeline cannot be combined with --timeline-* options") }
       if let notebook, !notebook.hasSuffix(".ipynb") { throw ValidationError("--notebook must name a .ipynb file") }
+      if let policies, chartPolicies(policies).isEmpty { throw ValidationError("--policies names no policy") }
+    }
+
+    /// The `--policies` list: comma-separated, blanks trimmed, empty items
+    /// dropped; an item `key=value` without `:` continues the configuration
+    /// before it (`imp:a=1,b=2` is one configuration).
+    func chartPolicies(_ list: String) -> [String] {
+      var out: [String] = []
+      for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+        if item.contains("="), !item.contains(":"), let last = out.popLast() {
+          out.append(last + "," + item)
+        } else {
+          out.append(item)
+        }
+      }
+      return out
     }
 
     func run() throws {
@@ -76,8 +106,13 @@ extension FetchLab {
       let dir = try ResultDirectory(path: runDir, role: "run directory")
       let request = TimelineRequest(
         dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)
-      let options = RunReport.Options(timeline: noTimeline ? nil : request)
-      let out = try RunReport.write(runDir: runDir, options: options, into: dir.staging)
+      let options = RunReport.Options(timeline: noTimeline ? nil : request, policies: policies.map(chartPolicies))
+      let out: RunReport.Output
+      do {
+        out = try RunReport.write(runDir: runDir, options: options, into: dir.staging)
+      } catch let error as RunReport.PolicySelectionError {
+        throw ValidationError("--policies: " + error.description)
+      }
       try dir.commit(replacingOnly: true)
       for n in out.notes { log("note: " + n) }
       for f in out.files { print(f) }
