@@ -228,6 +228,17 @@ struct ResultSafetyTests {
   @Test("past a file-size limit, synth, fit and import-events fail with a message and leave no temporary file")
   func fileSizeLimit() throws {
     let d = scratch()
+    // Children inherit an ignored or blocked signal: give them the default
+    // (death by SIGXFSZ), so that only fetchlab's own handling keeps them alive.
+    let previous = signal(SIGXFSZ, SIG_DFL)
+    var set = sigset_t(), old = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, SIGXFSZ)
+    pthread_sigmask(SIG_UNBLOCK, &set, &old)
+    defer {
+      pthread_sigmask(SIG_SETMASK, &old, nil)
+      signal(SIGXFSZ, previous)
+    }
     #expect(try CLI.run(["synth", "--users", "3", "--days", "10", "--seed", "1", "--out", d + "/s3.csv"]).status == 0)
     let scripts = [
       "ulimit -f 0; exec \"$FETCHLAB\" synth --users 20 --days 7 --seed 1 --out '\(d)/s.csv'",
