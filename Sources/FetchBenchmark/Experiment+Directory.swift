@@ -70,7 +70,7 @@ func placeFile(from: String, to: String) throws {
     do {
       try fm.copyItem(atPath: from, toPath: tmp)
     } catch {
-      throw ExperimentError("\(from): cannot copy to \(to): \(error.localizedDescription)")
+      throw ExperimentError("\(from): cannot copy to \(to): \(FileError.reason(error))")
     }
   }
   guard rename(tmp, to) == 0 else {

@@ -423,6 +423,7 @@ public func runExperiment(
   }
 
   let result = try ResultDirectory(path: directory)
+  try result.refuseOverwriting(inputs: experimentInputs(e))
   try claimDirectory(directory, hash: hash, force: options.force, experiment: e)
   var finished = false
   defer {

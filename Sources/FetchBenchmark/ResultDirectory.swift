@@ -52,23 +52,19 @@ package final class ResultDirectory {
   /// directory).
   ///
   /// - Throws: ``ExperimentError`` naming the path and what to do.
-  package init(path: String, role: String = "--out") throws {
+  package init(path: String, role: String = "--out", mustExist: Bool = false) throws {
     try Self.checkPath(path, what: role)
-    let fm = FileManager.default
     var isDir: ObjCBool = false
-    let exists = fm.fileExists(atPath: path, isDirectory: &isDir)
-    if exists, !isDir.boolValue {
-      throw ExperimentError("\(role) \(path) is a file, not a directory: choose a directory name")
+    if mustExist, !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) || !isDir.boolValue {
+      throw ExperimentError("\(role) \(escaped(path)) does not exist (or is not a directory)")
     }
-    created = !exists
-    if !exists {
-      do {
-        try fm.createDirectory(atPath: path, withIntermediateDirectories: true)
-      } catch {
-        throw ExperimentError("\(role) \(path): cannot create the directory (\(Self.reason(error))); choose a writable place")
-      }
+    do {
+      created = try OutputPath.makeDirectory(path, role: "\(role) \(escaped(path))")
+    } catch let e as FileError {
+      throw ExperimentError(e.description)
     }
     self.path = path
+    let fm = FileManager.default
     let fd = open(path + "/" + Self.lockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
     guard fd >= 0 else {
       let msg = String(cString: strerror(errno))
@@ -83,6 +79,14 @@ package final class ResultDirectory {
     staging = path + "/" + Self.stagingPrefix + "\(getpid())"
     do {
       try Self.rollForward(path)
+    } catch let e as ExperimentError {
+      close(fd)
+      throw e
+    } catch {
+      close(fd)
+      throw ExperimentError("\(path): cannot finish the interrupted commit (\(Self.reason(error))); check its permissions and free space")
+    }
+    do {
       for f in (try? fm.contentsOfDirectory(atPath: path)) ?? []
       where f.hasPrefix(Self.stagingPrefix) || f.contains(".tmp-") {
         try? fm.removeItem(atPath: path + "/" + f)
@@ -120,21 +124,7 @@ package final class ResultDirectory {
 
   /// A short reason from a Foundation error (the underlying POSIX message
   /// when there is one), instead of its `NSCocoaErrorDomain` dump.
-  package static func reason(_ error: Error) -> String {
-    let ns = error as NSError
-    if let u = ns.userInfo[NSUnderlyingErrorKey] as? NSError, u.domain == NSPOSIXErrorDomain {
-      return String(cString: strerror(Int32(u.code)))
-    }
-    if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
-    switch ns.code {
-    case NSFileWriteOutOfSpaceError: return "no space left on the device"
-    case NSFileWriteVolumeReadOnlyError: return "read-only file system"
-    case NSFileWriteNoPermissionError, NSFileReadNoPermissionError: return "permission denied"
-    case NSFileWriteFileExistsError: return "a file of that name exists"
-    case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "no such file or directory"
-    default: return ns.domain == NSCocoaErrorDomain ? "file system error \(ns.code)" : "\(error)"
-    }
-  }
+  package static func reason(_ error: Error) -> String { FileError.reason(error) }
 
   /// What `path` holds, for a `run --trace` deciding whether it may
   /// replace it: `nil` when empty or a previous `run --trace`'s result,
@@ -161,7 +151,11 @@ package final class ResultDirectory {
   package func commit(removing extra: [String] = [], replacingOnly: Bool = false) throws {
     let fm = FileManager.default
     let names = ((try? fm.contentsOfDirectory(atPath: staging)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
-    let journal = names.map { "+" + $0 } + extra.map { "-" + $0 } + (replacingOnly ? ["="] : [])
+    // Each new name with its inode, which the rename keeps: a roll-forward
+    // recognizes a file it already moved (ResultDirectory+Journal.swift).
+    let journal =
+      names.map { "+" + $0 + (FileID(staging + "/" + $0).map { "\t\($0.inode)" } ?? "") } + extra.map { "-" + $0 }
+      + (replacingOnly ? ["="] : [])
     let list = try AtomicTextFile(path: staging + "/.names")
     try list.write(journal.joined(separator: "\n") + "\n")
     try list.commit()
@@ -176,21 +170,16 @@ package final class ResultDirectory {
 
   /// Finishes an interrupted commit in `path` (see the recovery rule);
   /// does nothing without `path/.commit`. The caller holds the lock.
+  ///
+  /// The journal is checked first (``readJournal(_:)``): a damaged one is
+  /// refused and left as it is, with every file in the directory.
   package static func rollForward(_ path: String) throws {
     let fm = FileManager.default
     let j = path + "/" + journalName
-    guard fm.fileExists(atPath: j) else { return }
-    guard let d = fm.contents(atPath: j + "/.names") else {
-      // Renamed before its list was complete cannot happen; be safe.
-      try fm.removeItem(atPath: j)
-      return
-    }
-    var new: [String] = [], extra: [String] = [], replacingOnly = false
-    for line in String(decoding: d, as: UTF8.self).split(separator: "\n") {
-      if line.hasPrefix("+") { new.append(String(line.dropFirst())) }
-      if line.hasPrefix("-") { extra.append(String(line.dropFirst())) }
-      if line == "=" { replacingOnly = true }
-    }
+    var st = stat()
+    guard lstat(j, &st) == 0 else { return }
+    let journal = try readJournal(path)
+    let new = journal.new, extra = journal.extra, replacingOnly = journal.replacingOnly
     var step = 2
     for name in new where fm.fileExists(atPath: j + "/" + name) {
       try testKill(step: step)

@@ -289,17 +289,24 @@ package struct ModelFile: Codable, Sendable, Equatable {
   ///   `users[2].apps[0].habit.coefficients`), or a habit model whose
   ///   coefficients do not match ``HabitModel/featureNames``.
   package static func load(path: String) throws -> ModelFile {
-    let data: Data
-    do {
-      data = try Data(contentsOf: URL(fileURLWithPath: path))
-    } catch {
-      throw ModelFileError(path, "cannot read: \(error.localizedDescription)")
+    var isDir: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue else {
+      throw ModelFileError(path, isDir.boolValue ? "cannot read: a directory, not a model file" : "cannot read: no such file")
+    }
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw ModelFileError(path, "cannot read: \(String(cString: strerror(errno == 0 ? EACCES : errno)))")
     }
     let json: Any
     do {
       json = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
     } catch {
-      throw ModelFileError(path, "not JSON (\(error.localizedDescription))")
+      // Foundation's parser says neither where nor what: ours does.
+      do {
+        _ = try LocatedJSON.parse(String(decoding: data, as: UTF8.self))
+      } catch {
+        throw ModelFileError(path, "not JSON: field \(error.field): \(error.message)", line: error.line)
+      }
+      throw ModelFileError(path, "not JSON", line: 1)
     }
     guard let top = json as? [String: Any] else {
       throw ModelFileError(path, "not a FetchLab model file: the top level is not a JSON object")

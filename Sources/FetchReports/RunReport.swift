@@ -222,7 +222,7 @@ public enum RunReport {
     do {
       data = try Data(contentsOf: URL(fileURLWithPath: path))
     } catch {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read file: \((error as NSError).localizedDescription)")
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read file: \(FileError.reason(error))")
     }
     let obj: Any
     do {

@@ -202,14 +202,19 @@ extension UserDayTimeline {
   }
 
   /// Each user's time zone per dataset, from the run's traces (empty for a
-  /// dataset whose trace is not found or not readable).
+  /// dataset whose trace is not found, not a regular file, not readable, or
+  /// changed since the run: its SHA-256 differs from the manifest's).
   ///
-  /// - Complexity: one read of each trace.
+  /// - Complexity: two reads of each trace (the hash, then the zones).
   static func timeZones(runDir: String) -> [String: [String: TraceTimeZone]] {
     guard let run = try? readSettings(runDir: runDir) else { return [:] }
     var out: [String: [String: TraceTimeZone]] = [:]
     for input in run.inputs {
-      guard let path = locateTrace(runDir: runDir, input: input), let reader = try? TraceReader(path: path) else { continue }
+      var st = stat()
+      guard let path = locateTrace(runDir: runDir, input: input), stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+        let want = input.sha256, (try? SHA256.hashFile(atPath: path).hex) == want,
+        let reader = try? TraceReader(path: path)
+      else { continue }
       var zones: [String: TraceTimeZone] = [:]
       while let u = try? reader.next() { zones[u.user] = u.timeZone }
       out[input.dataset] = zones
@@ -341,6 +346,10 @@ extension UserDayTimeline {
     if let w = run.worlds[input.dataset] { run.world = w }
     guard let path = locateTrace(runDir: runDir, input: input) else {
       throw TimelineError(.traceUnavailable, "trace \(input.path) (recorded in \(runDir)/manifest.json) not found; run the report from the directory the run was started in")
+    }
+    var st = stat()
+    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+      throw TimelineError(.traceUnavailable, "trace \(escaped(path)) is not a regular file (a FIFO, device or directory): not read")
     }
     var check = "SHA-256 not recorded in the manifest: not checked"
     if let want = input.sha256 {

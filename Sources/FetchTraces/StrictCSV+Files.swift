@@ -25,8 +25,7 @@ extension StrictCSV {
     do {
       data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
     } catch {
-      let reason = (error as NSError).localizedDescription
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read file: \(reason)")
+      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot read file: \(FileError.reason(error))")
     }
     try data.withUnsafeBytes { try read($0, file: path, header: header, record: record) }
   }

@@ -101,8 +101,10 @@ package final class ParallelTraceReader {
     self.limits = limits
     self.chunkBytes = max(1, chunkBytes)
     // At most 2 × jobs + 2 chunks, and about 64 MiB of them (however many
-    // jobs are asked for), at least 4.
-    maxInFlight = max(4, min(2 * max(1, jobs) + 2, (64 << 20) / self.chunkBytes))
+    // jobs are asked for), at least 4; `jobs` clamped first, so that no
+    // value overflows.
+    let clampedJobs = min(max(1, jobs), 1 << 20)
+    maxInFlight = max(4, min(2 * clampedJobs + 2, (64 << 20) / self.chunkBytes))
     pending = ChunkStorage(capacity: self.chunkBytes)
     var st = stat()
     let regular = stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG

@@ -42,6 +42,10 @@ struct FetchLab: ParsableCommand {
     // Before anything else: OpenBLAS's idle workers would otherwise poll a
     // second core for about 0.1 s in every command (see the method).
     LinearAlgebra.setSingleThreaded()
+    // Past a file-size limit (ulimit -f) a write fails with EFBIG and the
+    // command removes its temporary file and says so, instead of dying of
+    // SIGXFSZ with the temporary file left behind.
+    signal(SIGXFSZ, SIG_IGN)
     let args = Array(CommandLine.arguments.dropFirst())
     if let first = args.first, !first.hasPrefix("-"), !subcommandNames.contains(first) {
       log(

@@ -155,7 +155,7 @@ struct ReliabilityTests {
     let before = results(out)
     var failures = 0
     for limit in [0, 100, 2_000, 6_000, 20_000] {
-      let r = try runFetchlab(args, env: ["FETCHLAB_TEST_WRITE_LIMIT_BYTES": String(limit)])
+      let r = try runFetchlab(args + ["--force"], env: ["FETCHLAB_TEST_WRITE_LIMIT_BYTES": String(limit)])
       if r.status != 0 {
         failures += 1
         #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
@@ -182,7 +182,7 @@ struct ReliabilityTests {
     var failures = 0
     for limit in [0, 3_000, 12_000, 30_000] {
       for args in [["run", file, "--out", out], ["run", other, "--out", out, "--force"]] {
-        let r = try runFetchlab(args, env: ["FETCHLAB_TEST_WRITE_LIMIT_BYTES": String(limit)])
+        let r = try runFetchlab(args + ["--force"], env: ["FETCHLAB_TEST_WRITE_LIMIT_BYTES": String(limit)])
         if r.status != 0 {
           failures += 1
           #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
@@ -200,7 +200,7 @@ struct ReliabilityTests {
     let d = scratch()
     let t = try write(fiveUserTrace, d, "t.csv")
     let reference = d + "/ref"
-    let newArgs = ["run", "--trace", t, "--policy", "never", "--policy", "oracle", "--no-event-files"]
+    let newArgs = ["run", "--trace", t, "--policy", "never", "--policy", "oracle", "--no-event-files", "--force"]
     #expect(try CLI.run(newArgs + ["--out", reference]).status == 0)
     let newResult = results(reference)
     var killedSteps = 0
@@ -295,7 +295,7 @@ struct ReliabilityTests {
     #expect(try CLI.run(["report", out, "--no-timeline"]).status == 0)
     try FileManager.default.createDirectory(atPath: out + "/.staging-99999", withIntermediateDirectories: true)
     _ = try write("x", out, "summary.csv.tmp-99999")
-    let r = try CLI.run(["run", "--trace", t, "--policy", "never", "--no-event-files", "--out", out])
+    let r = try CLI.run(["run", "--trace", t, "--policy", "never", "--policy", "oracle", "--no-event-files", "--out", out])
     #expect(r.status == 0, "\(r.stderr)")
     let names = Set((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [])
     #expect(!names.contains("opens.csv") && !names.contains("fetches.csv"))

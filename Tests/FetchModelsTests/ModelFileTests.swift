@@ -122,7 +122,7 @@ struct ModelFileTests {
     try "{\"format\": \"fetchlab-model\", ".write(toFile: path, atomically: true, encoding: .utf8)
     #expect(throws: ModelFileError.self) { try ModelFile.load(path: path) }
     do { _ = try ModelFile.load(path: path) } catch let e as ModelFileError {
-      #expect(e.description.hasPrefix("\(path): not JSON"), "\(e)")
+      #expect(e.description.hasPrefix("\(path):1: not JSON: field -: "), "\(e)")
     }
     let missing = tempPath("none.json")
     do { _ = try ModelFile.load(path: missing) } catch let e as ModelFileError {

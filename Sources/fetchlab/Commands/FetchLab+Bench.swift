@@ -1,5 +1,6 @@
 import ArgumentParser
 import FetchBenchmark
+import FetchSupport
 import FetchTraces
 import Foundation
 
@@ -93,7 +94,7 @@ extension FetchLab {
       do {
         try report.csv.write(toFile: csvPath, atomically: true, encoding: .utf8)
       } catch {
-        throw CommandError("cannot write \(csvPath): \(error.localizedDescription)")
+        throw CommandError("cannot write \(csvPath): \(FileError.reason(error))")
       }
       if let trace {
         print("bench: \(trace), train \(cfg.trainDays)/\(cfg.days) of each window, \(cfg.jobs) jobs -> \(csvPath)")

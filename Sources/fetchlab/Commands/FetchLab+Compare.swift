@@ -1,4 +1,5 @@
 import ArgumentParser
+import FetchBenchmark
 import FetchReports
 import FetchTraces
 
@@ -44,6 +45,10 @@ extension FetchLab {
       var metrics: [ScoreMetric] = []
       for m in metric.compactMap(ScoreMetric.init(rawValue:)) where !metrics.contains(m) { metrics.append(m) }
       if metrics.isEmpty { metrics = PairedComparison.defaultMetrics }
+      // Under the run directory's lock, after an interrupted commit is
+      // finished: paired.csv is staged and committed beside the summary it
+      // was computed from (docs/reliability.md).
+      let dir = try ResultDirectory(path: runDir, role: "run directory", mustExist: true)
       let table = try SummaryTable(path: runDir + "/summary.csv")
       let rows: [PairedDifference]
       do {
@@ -54,7 +59,8 @@ extension FetchLab {
       for d in table.datasets where table.values(dataset: d, policy: baseline) == nil {
         log("warning: dataset '\(d)' has no rows for baseline '\(baseline)'; skipped")
       }
-      try PairedComparison.write(rows, to: runDir + "/paired.csv")
+      try PairedComparison.write(rows, to: dir.staging + "/paired.csv")
+      try dir.commit(replacingOnly: true)
       if let w = PairedComparison.smallSampleWarning(rows) { log(w) }
       print(PairedComparison.render(rows, resamples: resamples), terminator: "")
     }

@@ -72,14 +72,20 @@ extension FetchLab {
 
     func run() throws {
       let started = Date()
+      // The report is staged and committed as a whole under its
+      // directory's lock, after an interrupted commit there is finished.
+      let reportDir = try report.map { try ResultDirectory(path: $0, role: "--report") }
+      try reportDir?.refuseOverwriting(inputs: [("--trace", trace), ("--out", out)])
+      try OutputPath.checkFileParent(out, role: "--out \(out)")
       let job = FitJob(
-        trace: trace, out: out, report: report, trainFraction: trainFraction, apps: try AppSelection(parsing: apps),
+        trace: trace, out: out, report: reportDir?.staging, trainFraction: trainFraction, apps: try AppSelection(parsing: apps),
         seed: seed, populationPairs: populationPairs, jobs: parallel.jobs)
       let lines = [FitPass.populationSample: ProgressLine(label: "fit: population sample"), .users: ProgressLine(label: "fit: users")]
       let outcome = try job.run(
         command: CommandLine.arguments.joined(separator: " "), version: fetchLabVersion, started: started,
         progress: { pass, users, f in lines[pass]!.update(done: users, unit: "users", fraction: f) },
         passFinished: { lines[$0]!.finish() })
+      try reportDir?.commit(replacingOnly: true)
       print(outcome.summary, terminator: "")
       let skipped = outcome.skipped
       if !skipped.isEmpty {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FetchBenchmark
+import FetchSupport
 import Foundation
 
 extension FetchLab {
@@ -32,14 +33,15 @@ extension FetchLab {
 
     func validate() throws {
       guard !shards.isEmpty else { throw ValidationError("give the shard directories: fetchlab merge --out OUT DIR...") }
-      let target = canonicalPath(out)
-      if let s = shards.first(where: { canonicalPath($0) == target }) {
+      let target = OutputPath.canonical(out)
+      if let s = shards.first(where: { OutputPath.canonical($0) == target }) {
         throw ValidationError("--out \(out) is the shard directory \(s): merge into a directory of its own")
       }
     }
 
     func run() throws {
       let started = Date()
+      try OutputPath.refuseRoot(out, role: "--out \(out)")
       let merge = try mergeShards(shards)
       let options = merge.options(jobs: parallel.jobs, force: force, version: fetchLabVersion)
       let progress = ProgressLine(label: "merge")
@@ -51,11 +53,4 @@ extension FetchLab {
       try finishExperiment(outcome, started: started, jobs: parallel.jobs)
     }
   }
-}
-
-/// `path` absolute, with symbolic links resolved where it exists.
-private func canonicalPath(_ path: String) -> String {
-  let absolute =
-    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-  return URL(fileURLWithPath: absolute).standardizedFileURL.resolvingSymlinksInPath().path
 }

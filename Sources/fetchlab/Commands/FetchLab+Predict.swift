@@ -67,6 +67,11 @@ extension FetchLab {
       guard let a = parseTime(from), let b = parseTime(to) else {
         throw ValidationError("--from and --to must be ISO 8601 times (e.g. 2026-01-12T08:00:00Z) or Unix seconds")
       }
+      // Unix seconds past 10^11 (the year 5138) are milliseconds given by mistake.
+      for (name, text, t) in [("--from", from, a), ("--to", to, b)] where t >= 1e11 && Double(text) != nil {
+        throw ValidationError(
+          "\(name) \(text) looks like milliseconds since 1970: give Unix seconds (\(CSV.number((t / 1000).rounded(.down), decimals: 0))) or an ISO 8601 time")
+      }
       guard b > a else { throw ValidationError("--to must be after --from") }
       guard b - a <= 31 * 86_400 else { throw ValidationError("the window may span at most 31 days") }
       guard paths >= 1, paths <= 10_000 else { throw ValidationError("--paths must be in 1...10000") }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FetchBenchmark
 import FetchReports
+import FetchSupport
 import FetchTraces
 import Foundation
 
@@ -99,11 +100,9 @@ extension FetchLab {
     func run() throws {
       // The charts, report.html and report.md are staged and swapped in as
       // a whole under the run directory's lock (docs/reliability.md).
-      var isDir: ObjCBool = false
-      guard FileManager.default.fileExists(atPath: runDir, isDirectory: &isDir), isDir.boolValue else {
-        throw ValidationError("run directory \(runDir) does not exist (or is not a directory)")
-      }
-      let dir = try ResultDirectory(path: runDir, role: "run directory")
+      let dir = try ResultDirectory(path: runDir, role: "run directory", mustExist: true)
+      if let notebook { try OutputPath.checkFileParent(notebook, role: "--notebook \(notebook)") }
+      try checkPoliciesAgainstManifest(runDir: runDir)
       let request = TimelineRequest(
         dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)
       let options = RunReport.Options(timeline: noTimeline ? nil : request, policies: policies.map(chartPolicies))

@@ -135,15 +135,22 @@ extension FetchLab {
         tracePath: trace, policies: specs, seed: seed, world: world, apps: try AppSelection(parsing: apps ?? "top:3"),
         recordEvents: !noEventFiles, jobs: parallel.jobs, trainFraction: split)
       let dir = try ResultDirectory(path: out)
+      try dir.refuseOverwriting(inputs: [("--trace", trace)] + (config.map { [("--config", $0)] } ?? []))
       if let foreign = dir.foreignContent(), !force {
         throw CommandError("\(out) holds \(foreign): choose another --out, or pass --force to replace it")
       }
+      let settings: KeyValuePairs<String, Any> = [
+        "policies": specs.map(\.description), "seed": seed, "apps": cfg.apps.description, "train_fraction": split,
+        "world_overrides": world.overrides(),
+      ]
+      if !force, let differs = dir.differingSetting(settings) { throw differentRun(differs) }
       var sink = try CSVReportSink(directory: dir.staging, config: cfg)
       let progress = ProgressLine(label: "replay")
       let stats = try runReplay(cfg, into: &sink) { p in
         progress.update(done: p.users, unit: "users", fraction: p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : nil)
       }
       progress.finish()
+      if !force, let differs = dir.differingSetting(["trace.sha256": stats.sha256]) { throw differentRun(differs) }
       if stats.usersTooShortToFit > 0 {
         log(
           "note: \(stats.usersTooShortToFit) users have a training window shorter than one habit-model bin (15 min): "
@@ -188,6 +195,13 @@ extension FetchLab {
 }
 
 extension FetchLab.Run {
+  /// The refusal to replace a different run's result in --out without --force.
+  func differentRun(_ setting: String) -> CommandError {
+    CommandError(
+      "\(out) holds the result of a different run (its \(setting) differs from this run's): choose another --out, "
+        + "or pass --force to replace it")
+  }
+
   /// `fetchlab run EXPERIMENT.json --out DIR [--shard K/N]`: resumable; see
   /// ``runExperiment(_:directory:options:format:progress:)``.
   ///
