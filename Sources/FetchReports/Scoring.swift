@@ -477,10 +477,12 @@ package enum PairedComparison {
     return out
   }
 
-  /// Writes `paired.csv` atomically (columns: ``PairedColumn``).
-  package static func write(_ rows: [PairedDifference], to path: String) throws {
+  /// Writes `paired.csv` atomically (columns: ``PairedColumn``) for the run
+  /// in `runDir`, whose ``Scoring/traceDataset(runDir:)`` names the rows of
+  /// a `--trace` run; `path` may lie elsewhere (a staging directory).
+  package static func write(_ rows: [PairedDifference], to path: String, runDir: String) throws {
     let cell = Scoring.cell
-    let label = Scoring.traceDataset(runDir: (path as NSString).deletingLastPathComponent) ?? ""
+    let label = Scoring.traceDataset(runDir: runDir) ?? ""
     let f = try AtomicTextFile(path: path)
     try f.write(PairedColumn.headerLine)
     for r in rows {
@@ -574,6 +576,6 @@ package func writePaired(
 ) throws -> [PairedDifference] {
   let table = try SummaryTable(path: runDir + "/summary.csv")
   let rows = try PairedComparison.compare(table, baseline: baseline, metrics: metrics, resamples: resamples)
-  try PairedComparison.write(rows, to: runDir + "/paired.csv")
+  try PairedComparison.write(rows, to: runDir + "/paired.csv", runDir: runDir)
   return rows
 }

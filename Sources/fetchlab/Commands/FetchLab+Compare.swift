@@ -59,7 +59,7 @@ extension FetchLab {
       for d in table.datasets where table.values(dataset: d, policy: baseline) == nil {
         log("warning: dataset '\(d)' has no rows for baseline '\(baseline)'; skipped")
       }
-      try PairedComparison.write(rows, to: dir.staging + "/paired.csv")
+      try PairedComparison.write(rows, to: dir.staging + "/paired.csv", runDir: runDir)
       try dir.commit(replacingOnly: true)
       if let w = PairedComparison.smallSampleWarning(rows) { log(w) }
       print(PairedComparison.render(rows, resamples: resamples), terminator: "")
