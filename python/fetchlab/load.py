@@ -146,7 +146,9 @@ def trace_dataset(manifest):
     """The dataset name of a ``--trace`` run (the trace file's stem, or ``trace``); None for an experiment.
 
     FetchLab writes it in the ``dataset`` column of the run's scored files
-    (``policies.csv``, ``pareto.csv``, ``paired.csv``, ...).
+    (``policies.csv``, ``pareto.csv``, ``paired.csv``, ...); :class:`Run`
+    reads it as ``""``, the dataset of the run's other files, as FetchLab's
+    report does.
     """
     trace = manifest.get("trace") if isinstance(manifest, dict) else None
     if not isinstance(trace, dict) or "path" not in trace:
@@ -154,14 +156,14 @@ def trace_dataset(manifest):
     return Path(str(trace["path"])).stem or "trace"
 
 
-def load_csv(path, required=None, dataset=""):
+def load_csv(path, required=None, trace_dataset=None):
     """One CSV file of a result directory as a typed DataFrame.
 
     Text columns are ``str``, counts nullable ``Int64``, flags nullable
-    ``boolean``, every other column ``float64`` (empty cells are NaN). A file
-    without a ``dataset`` column (the per-user files of a ``--trace`` run)
-    gets one holding ``dataset``, so that one-run and experiment directories
-    read alike and join on it. ``df.attrs["units"]`` maps each
+    ``boolean``, every other column ``float64`` (empty cells are NaN). Files
+    of single runs get a ``dataset`` column of ``""`` so that one-run and
+    experiment directories read alike; ``trace_dataset`` (a ``--trace``
+    run's name in its scored files) is read as ``""`` too. ``df.attrs["units"]`` maps each
     column to its unit (:data:`UNITS`). ``required`` defaults to
     :data:`REQUIRED` for the file's name.
     """
@@ -169,7 +171,9 @@ def load_csv(path, required=None, dataset=""):
     need = REQUIRED.get(path.name, []) if required is None else required
     df = _read(path, need)
     if "dataset" not in df.columns and path.name != "calibration.csv":
-        df.insert(0, "dataset", dataset)
+        df.insert(0, "dataset", "")
+    elif trace_dataset is not None and "dataset" in df.columns:
+        df.loc[df["dataset"] == trace_dataset, "dataset"] = ""
     return _convert(df, path)
 
 
@@ -274,14 +278,14 @@ def _trace_candidates(run_dir, entry, dataset):
 def user_time_zones(run_dir):
     """Each user's time zone per dataset, from the traces the run's manifest names.
 
-    ``{dataset: {user: tzinfo}}`` (:func:`trace_dataset` for a single run); a
+    ``{dataset: {user: tzinfo}}`` (dataset ``""`` for a single run); a
     dataset whose trace is not found is left out, and its hours stay UTC.
     """
     run_dir = Path(run_dir)
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     entries = [(i.get("dataset", ""), i) for i in manifest.get("inputs", []) if isinstance(i, dict)]
     if not entries and isinstance(manifest.get("trace"), dict):
-        entries = [(trace_dataset(manifest), manifest["trace"])]
+        entries = [("", manifest["trace"])]
     zones = {}
     for dataset, entry in entries:
         path = next((c for c in _trace_candidates(run_dir, entry, dataset) if c.is_file()), None)
@@ -343,7 +347,7 @@ class Run:
 
     def csv(self, name):
         """``name`` (e.g. ``"matched.csv"``) of this directory, typed (:func:`load_csv`)."""
-        return load_csv(self.path / name, dataset=trace_dataset(self.manifest) or "")
+        return load_csv(self.path / name, trace_dataset=trace_dataset(self.manifest))
 
     @cached_property
     def manifest(self):
@@ -376,7 +380,7 @@ class Run:
 
     @cached_property
     def datasets(self):
-        """The datasets in ``policies.csv`` order (one, :func:`trace_dataset`, for a single run)."""
+        """The datasets in ``policies.csv`` order (``[""]`` for a single run)."""
         return list(pd.unique(self.policies["dataset"]))
 
     @cached_property

@@ -19,8 +19,8 @@ def test_policies_are_typed_with_units(run_dir):
     assert units["energy_j_per_day"] == units["energy_j_per_day_hi"] == "J/day"
     assert units["mean_age_s"] == "s" and units["fresh_ratio"] == "fraction (0-1)"
     assert units["cellular_bytes_per_day"] == "B/day"
-    # a single run reads like an experiment, its dataset named after the trace
-    assert p.columns[0] == "dataset" and set(p["dataset"]) == {"trace"}
+    # a single run reads like an experiment with dataset ""
+    assert p.columns[0] == "dataset" and set(p["dataset"]) == {""}
 
 
 def test_events_are_typed(run_dir):
