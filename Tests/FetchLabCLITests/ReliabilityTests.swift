@@ -3,7 +3,7 @@ import FetchTraces
 import Foundation
 import Testing
 
-/// The issue 11 reproducers: a trace `validate` accepts whose second user's
+/// A trace `validate` accepts whose second user's
 /// window is 1 ms long.
 let oneMillisecondUserTrace = """
   user,time,event,app,value
@@ -45,7 +45,7 @@ func results(_ dir: String) -> [String: Data] {
   return s
 }
 
-@Suite("reliability (issue 11)", .serialized)
+@Suite("reliability", .serialized)
 struct ReliabilityTests {
   @Test("learning policies on a 1 ms user fall back to the population model instead of trapping")
   func shortUserLearning() throws {
