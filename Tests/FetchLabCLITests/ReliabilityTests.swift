@@ -3,7 +3,7 @@ import FetchTraces
 import Foundation
 import Testing
 
-/// Reproducers for the reliability suite: a trace `validate` accepts whose second user's
+/// A trace `validate` accepts whose second user's
 /// window is 1 ms long.
 let oneMillisecondUserTrace = """
   user,time,event,app,value

@@ -12,7 +12,8 @@ func runWithDeadline(_ args: [String], seconds: Double) throws -> CLI.Result {
   p.standardOutput = FileHandle.nullDevice
   p.standardError = err
   try p.run()
-  let timer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+  // SIGKILL: a child may inherit a blocked SIGTERM from the test runner.
+  let timer = DispatchWorkItem { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
   DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: timer)
   let e = err.fileHandleForReading.readDataToEndOfFile()
   p.waitUntilExit()
