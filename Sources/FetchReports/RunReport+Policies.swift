@@ -50,9 +50,12 @@ extension RunReport {
   /// (`opens.csv`, `fetches.csv`), and notes on what was left out. `shown`:
   /// the configurations asked for with `--policies`; nil: every one, or the
   /// ``headlinePolicies(_:)`` (plus `oracle`) of a dataset that ran more than
-  /// ``eventChartLimit``.
-  static func eventCharts(runDir: String, suffixes: [String: String], rows: [PolicyRow], shown: Set<String>?)
-    throws -> (charts: [Chart], notes: [String])
+  /// ``eventChartLimit``. Hours of day are each user's local time from the
+  /// run's trace when `readsTrace` (and the trace is found, a regular file
+  /// with the manifest's SHA-256), UTC otherwise.
+  static func eventCharts(
+    runDir: String, suffixes: [String: String], rows: [PolicyRow], shown: Set<String>?, readsTrace: Bool = true
+  ) throws -> (charts: [Chart], notes: [String])
   {
     let fm = FileManager.default
     let opens = runDir + "/opens.csv", fetches = runDir + "/fetches.csv"
@@ -65,7 +68,8 @@ extension RunReport {
     var notes: [String] = []
     let hasFetches = fm.fileExists(atPath: fetches)
     if !hasFetches { notes.append("no fetches.csv: hour-of-day charts show opens only") }
-    let zones = UserDayTimeline.timeZones(runDir: runDir)
+    let zones = readsTrace ? UserDayTimeline.timeZones(runDir: runDir) : [:]
+    if !readsTrace { notes.append("hour of day in UTC: --no-timeline reads no trace, so the users' time zones are unknown") }
     let ev = try readEvents(opensPath: opens, fetchesPath: hasFetches ? fetches : nil, timeZones: zones)
     for d in ev.datasets {
       let s = suffixes[d] ?? (d.isEmpty ? "" : "-" + slug(d))

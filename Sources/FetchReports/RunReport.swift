@@ -257,7 +257,7 @@ public enum RunReport {
   /// The timeline is not an ``SVGPlot``: see ``figures(runDir:options:)``.
   /// `policies` (nil: all) chooses the configurations the run's charts show
   /// (``PolicySelectionError`` names the valid ones); the returned rows are all.
-  package static func charts(runDir: String, policies: [String]? = nil) throws
+  package static func charts(runDir: String, policies: [String]? = nil, readsTrace: Bool = true) throws
     -> (charts: [Chart], notes: [String], policies: [PolicyRow])
   {
     let fm = FileManager.default
@@ -265,13 +265,13 @@ public enum RunReport {
     if !fm.fileExists(atPath: runDir + "/policies.csv"), let c = calibration {
       return ([try calibrationChart(fitDir: c, runDir: runDir)], [], [])
     }
-    var (charts, notes, rows) = try runCharts(runDir: runDir, policies: policies)
+    var (charts, notes, rows) = try runCharts(runDir: runDir, policies: policies, readsTrace: readsTrace)
     if let c = calibration { charts.append(try calibrationChart(fitDir: c, runDir: runDir)) }
     return (charts, notes, rows)
   }
 
   /// The charts of a run directory (`policies.csv`, `pareto.csv`, event files).
-  static func runCharts(runDir: String, policies: [String]?) throws
+  static func runCharts(runDir: String, policies: [String]?, readsTrace: Bool) throws
     -> (charts: [Chart], notes: [String], policies: [PolicyRow])
   {
     let allRows = try readPolicies(path: runDir + "/policies.csv")
@@ -347,7 +347,8 @@ public enum RunReport {
           Chart(file: "user-age-cdf\(suffixes[d]!).svg", plot: .userAgeCDF(dataset: d, policies: ps, userMeans: means)))
       }
     }
-    let events = try eventCharts(runDir: runDir, suffixes: suffixes, rows: rows, shown: policies == nil ? nil : shown)
+    let events = try eventCharts(
+      runDir: runDir, suffixes: suffixes, rows: rows, shown: policies == nil ? nil : shown, readsTrace: readsTrace)
     return (charts + events.charts, events.notes, allRows)
   }
 
@@ -427,9 +428,15 @@ public enum RunReport {
     /// keep every configuration.
     package var policies: [String]?
 
-    package init(timeline: TimelineRequest? = TimelineRequest(), policies: [String]? = nil) {
+    /// Whether the report may read the run's trace (for the timeline and
+    /// the users' time zones); false: it reads only the result directory,
+    /// and hour-of-day charts are in UTC.
+    package var readsTrace: Bool
+
+    package init(timeline: TimelineRequest? = TimelineRequest(), policies: [String]? = nil, readsTrace: Bool = true) {
       self.timeline = timeline
       self.policies = policies
+      self.readsTrace = readsTrace
     }
   }
 
@@ -439,7 +446,7 @@ public enum RunReport {
   package static func figures(runDir: String, options: Options = Options()) throws
     -> (figures: [Figure], notes: [String], policies: [PolicyRow])
   {
-    var (charts, notes, rows) = try charts(runDir: runDir, policies: options.policies)
+    var (charts, notes, rows) = try charts(runDir: runDir, policies: options.policies, readsTrace: options.readsTrace)
     // Experiment runs keep the calibration chart last, after the timeline.
     let calibration = charts.last?.file == "calibration.svg" && !rows.isEmpty ? charts.removeLast() : nil
     var figures = charts.map { Figure(title: $0.plot.title, file: $0.file, svg: $0.plot.render()) }

@@ -268,25 +268,28 @@ struct ResultSafetyTests {
 
 @Suite("report reads a trace only as the run's regular file", .serialized)
 struct ReportTraceTests {
-  @Test("hour of day: a changed trace is not used (the chart of a missing trace), a FIFO in its place is never opened")
+  @Test("hour of day: a changed trace is not used (the chart of a missing trace), a FIFO in its place is never opened, --no-timeline reads no trace")
   func changedOrFifoTrace() throws {
     let d = scratch()
     let t = try write(fiveUserTrace, d, "t.csv")
     let out = d + "/o"
     #expect(try CLI.run(["run", "--trace", t, "--policy", "never", "--policy", "periodic:1h", "--out", out]).status == 0)
-    func hourOfDay() throws -> Data? {
-      let r = try runWithDeadline(["report", out, "--no-timeline"], seconds: 60)
+    func hourOfDay(_ extra: [String] = []) throws -> Data? {
+      let r = try runWithDeadline(["report", out] + extra, seconds: 60)
       #expect(r.status == 0, "\(r.status) \(r.stderr)")
       return FileManager.default.contents(atPath: out + "/plots/hour-of-day.svg")
     }
     let local = try hourOfDay()
+    let resultOnly = try hourOfDay(["--no-timeline"])
     // Other zones in a trace of other bytes: not the run's trace.
     _ = try write(fiveUserTrace.replacingOccurrences(of: "begin,,UTC", with: "begin,,+09:00"), d, "t.csv")
     let changed = try hourOfDay()
     try FileManager.default.removeItem(atPath: t)
     let missing = try hourOfDay()
     #expect(changed == missing && changed != local)
+    #expect(resultOnly == missing)
     #expect(mkfifo(t, 0o600) == 0)
     #expect(try hourOfDay() == missing)
+    #expect(try hourOfDay(["--no-timeline"]) == missing)
   }
 }

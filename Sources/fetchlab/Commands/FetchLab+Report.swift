@@ -14,7 +14,7 @@ extension FetchLab {
         them. Writes RUN_DIR/plots/*.svg: staleness vs energy per dataset (mean age against J/day on log axes, 95% \
         CI whiskers, families joined, Pareto frontier), the CDF of the age at open per policy, and opens and fetches \
         by hour of day (each user's local time, from the time zones of the trace recorded in the manifest; UTC \
-        when that trace cannot be found); then RUN_DIR/report.html (one self-contained file: summary table with CIs, the charts \
+        when that trace cannot be found or with --no-timeline); then RUN_DIR/report.html (one self-contained file: summary table with CIs, the charts \
         inlined, the manifest) and RUN_DIR/report.md (table and links to the SVGs). Same run, same bytes.
         With calibration.csv in RUN_DIR or RUN_DIR/fit (from 'fetchlab fit --report'): the habit model's \
         reliability diagram against the baselines; a directory holding only a fit report gets that chart alone.
@@ -57,7 +57,9 @@ extension FetchLab {
     @Option(name: .customLong("timeline-app"), help: "Timeline: the app (default: the user's most-opened replayed app).")
     var timelineApp: String?
 
-    @Flag(name: .customLong("no-timeline"), help: "Do not draw the timeline (no trace re-read).")
+    @Flag(
+      name: .customLong("no-timeline"),
+      help: "Do not draw the timeline and read nothing but the run directory (hour-of-day charts in UTC).")
     var noTimeline = false
 
     @Option(
@@ -105,7 +107,8 @@ extension FetchLab {
       try checkPoliciesAgainstManifest(runDir: runDir)
       let request = TimelineRequest(
         dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)
-      let options = RunReport.Options(timeline: noTimeline ? nil : request, policies: policies.map(chartPolicies))
+      let options = RunReport.Options(
+        timeline: noTimeline ? nil : request, policies: policies.map(chartPolicies), readsTrace: !noTimeline)
       let out: RunReport.Output
       do {
         out = try RunReport.write(runDir: runDir, options: options, into: dir.staging)
