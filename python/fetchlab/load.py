@@ -48,9 +48,7 @@ UNITS = {
     "bytes": "B", "cellular_bytes": "B", "wifi_bytes": "B", "transfer_cellular_bytes": "B",
     "transfer_wifi_bytes": "B", "cellular_bytes_per_day": "B/day", "wifi_bytes_per_day": "B/day",
     "transfer_cellular_bytes_per_day": "B/day", "transfer_wifi_bytes_per_day": "B/day",
-    "foreground_bytes_per_day": "B/day", "cellular_mb_per_day": "MB/day (10^6 B)",
-    "wifi_mb_per_day": "MB/day (10^6 B)", "foreground_mb_per_day": "MB/day (10^6 B)",
-    "transfer_cellular_mb_per_day": "MB/day (10^6 B)", "transfer_wifi_mb_per_day": "MB/day (10^6 B)",
+    "foreground_bytes_per_day": "B/day",
     "fetches_per_day": "1/day",
     # units given by another column of the row
     "cost": "unit of cost_metric", "staleness": "unit of staleness_metric", "baseline_mean": "unit of metric",
