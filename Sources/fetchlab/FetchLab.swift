@@ -111,7 +111,10 @@ struct FetchLab: ParsableCommand {
 /// parts another version computed. Bump it whenever results change.
 let fetchLabVersion = "0.4.1"
 
-/// Writes a line to standard error (progress, warnings, logs).
+/// Writes a line to standard error (progress, warnings, logs), after what
+/// standard output holds so far, so the two keep their order when both go to
+/// one file.
 func log(_ s: String, terminator: String = "\n") {
+  fflush(nil)
   FileHandle.standardError.write(Data((s + terminator).utf8))
 }
