@@ -31,4 +31,30 @@ extension EventLogImporter {
     }
     return fixed
   }
+
+  /// Records the zone `text` of a ``Options/zoneColumn`` on a row of
+  /// `user`: the user's zone when it has none yet, else a warning (once)
+  /// when it differs; `cache` holds the zones parsed so far. `fail` builds
+  /// the error or warning at the row's zone field.
+  ///
+  /// - Throws: ``TraceFormatError`` for an empty or unknown zone.
+  static func noteZone(
+    _ text: String, of user: inout User, cache: inout [String: TraceTimeZone], warnings: inout [String],
+    fail: (String) -> TraceFormatError
+  ) throws {
+    guard !text.isEmpty, let zone = cache[text] ?? TraceTimeZone(parsing: text) else {
+      throw fail("unknown time zone '\(escapedName(String(text.prefix(40))))' (use UTC, +HH:MM or an IANA name such as America/New_York)")
+    }
+    cache[text] = zone
+    guard let first = user.zone else {
+      user.zone = zone
+      user.clock = LocalClock(zone)
+      return
+    }
+    if first != zone && !user.zoneChanged {
+      user.zoneChanged = true
+      warnings.append(
+        fail("user '\(escapedName(user.id))' changes zone from \(first) to \(zone); a trace holds one zone per user: \(first), its first row's, is used").description)
+    }
+  }
 }

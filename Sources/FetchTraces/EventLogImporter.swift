@@ -294,7 +294,7 @@ package struct EventLogImporter: Sendable {
       let appName = try text(appCol)
       guard !appName.isEmpty else { throw fail(names[appCol], "empty app name") }
       for (name, column, what) in [(userID, userCol, "user id"), (appName, appCol, "app name")] {
-        if let problem = TraceReader.nameProblem(name, bytes: name.utf8.count, what: what) { throw fail(names[column], problem) }
+        if let p = TraceReader.nameProblem(name, bytes: name.utf8.count, what: what) { throw fail(names[column], p) }
       }
       var duration = 0.0
       if let durationCol, kind == .open {
@@ -314,17 +314,8 @@ package struct EventLogImporter: Sendable {
         users.append(User(id: userID))
       }
       if let zoneCol {
-        let z = try text(zoneCol)
-        guard let zone = try zones[z] ?? TraceTimeZone(parsing: z).map({ zones[z] = $0; return $0 }), !z.isEmpty else {
-          throw fail(names[zoneCol], "unknown time zone '\(escapedName(String(z.prefix(40))))' (use UTC, +HH:MM or an IANA name such as America/New_York)")
-        }
-        if users[u].zone == nil {
-          users[u].zone = zone
-          users[u].clock = LocalClock(zone)
-        } else if users[u].zone != zone && !users[u].zoneChanged {
-          users[u].zoneChanged = true
-          out.warnings.append(
-            fail(names[zoneCol], "user '\(escapedName(userID))' changes zone from \(users[u].zone!) to \(zone); a trace holds one zone per user: \(users[u].zone!), its first row's, is used").description)
+        try EventLogImporter.noteZone(try text(zoneCol), of: &users[u], cache: &zones, warnings: &out.warnings) {
+          fail(names[zoneCol], $0)
         }
       }
       let timeText = try text(timeCol)

@@ -64,7 +64,9 @@ extension TraceReader {
       guard let c = colon else { return LocationChange(t) }
       if t != .significant {
         let id = Bytes(rebasing: b[(c + 1)...])
-        if let r = u.regionTable.find(id, hash: NameTable.hash(id)) { return LocationChange(t, region: r) }
+        if let k = u.regionTable.find(id, hash: NameTable.hash(id)) {
+          return LocationChange(t, region: u.regionOfSpelling[Int(k)])
+        }
       }
     }
     return try locationText(b, &u)
@@ -93,11 +95,21 @@ extension TraceReader {
     else {
       throw fail("value", "region id '\(escapedName(id))' contains a comma, quote, line break or other control character")
     }
-    let r = id.withUTF8 { bytes in
-      let h = NameTable.hash(bytes)
-      return u.regionTable.find(bytes, hash: h) ?? u.regionTable.add(bytes, hash: h)
+    let r: Int32
+    if let known = u.regionIndex[id] {
+      r = known
+    } else {
+      r = Int32(u.regions.count)
+      u.regions.append(id)
+      u.regionIndex[id] = r
     }
-    if r == u.regions.count { u.regions.append(id) }
+    id.withUTF8 { bytes in
+      let h = NameTable.hash(bytes)
+      if u.regionTable.find(bytes, hash: h) == nil {
+        _ = u.regionTable.add(bytes, hash: h)
+        u.regionOfSpelling.append(r)
+      }
+    }
     return LocationChange(t, region: r)
   }
 

@@ -281,13 +281,9 @@ package struct UbiqLogAdapter: Sendable {
         out.droppedBeforeMinimumYear += 1
         continue
       }
-      // The reader's dates: the trace ends at the midnight after the last
-      // record, at the latest 2100-01-01.
-      let latest = Int64(TimeText.plausibleTimes.upperBound)
-      if !(0..<latest).contains(start.seconds) || !(0..<latest).contains(end.seconds) {
-        let (column, i) = (0..<latest).contains(start.seconds) ? ("end_local", endCol) : ("start_local", startCol)
-        let text = String(decoding: field(i), as: UTF8.self)
-        throw fail(column, "\(text) is outside 1970-01-01...2099-12-31, the dates a trace may hold")
+      if let bad = UbiqLogAdapter.outsideTraceDates(start.seconds, end.seconds) {
+        let text = String(decoding: field(bad == 0 ? startCol : endCol), as: UTF8.self)
+        throw fail(bad == 0 ? "start_local" : "end_local", "\(text) is outside 1970-01-01...2099-12-31, the dates a trace may hold")
       }
       let span = end.seconds - start.seconds
       if span < 0 || Double(span) > maxDuration {
@@ -426,6 +422,15 @@ package struct UbiqLogAdapter: Sendable {
       trace._checkInvariants()
     #endif
     return trace
+  }
+
+  /// Which of a record's wall-clock `start` and `end` (s since 1970) a
+  /// trace cannot hold, 0 or 1, or nil: the trace ends at the midnight
+  /// after its last record, at the latest 2100-01-01
+  /// (``TimeText/plausibleTimes``).
+  static func outsideTraceDates(_ start: Int64, _ end: Int64) -> Int? {
+    let dates = 0..<Int64(TimeText.plausibleTimes.upperBound)
+    return !dates.contains(start) ? 0 : !dates.contains(end) ? 1 : nil
   }
 
   static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
