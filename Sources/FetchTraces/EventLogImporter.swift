@@ -77,9 +77,14 @@ package struct EventLogImporter: Sendable {
     package var ignoredEvents: [String] = []
     /// Skip every event name not listed above instead of failing.
     package var ignoreUnknownEvents = false
-    /// Time zone of every user: written to the `begin` rows and used for
-    /// ISO times without a zone and for the window's midnights.
+    /// Time zone of the users: used for ISO times without a zone and the
+    /// window's midnights, and written to the `begin` rows, unless a user's
+    /// zone comes from ``zoneColumn`` or the offsets of its ISO times
+    /// (``EventLogImporter`` explains the choice).
     package var timeZone: TraceTimeZone = .utc
+    /// When set, the column naming each row's time zone (an IANA name,
+    /// `UTC` or `±HH:MM`); a user's zone is its first row's.
+    package var zoneColumn: String? = nil
     /// Cap on a session, s; in (0, 86,400].
     package var maximumSession = 1_800.0
     /// Length of a session that is never closed, s; in [0, maximumSession].
@@ -92,7 +97,8 @@ package struct EventLogImporter: Sendable {
 
     /// The options as `#` comment lines for a converted trace.
     package var commentLines: [String] {
-      let duration = durationColumn.map { " duration=\($0) (\(durationUnit))" } ?? ""
+      let duration = (durationColumn.map { " duration=\($0) (\(durationUnit))" } ?? "")
+        + (zoneColumn.map { " zone=\($0)" } ?? "")
       let columns = "event-log import: columns user=\(userColumn) time=\(timeColumn) app=\(appColumn)"
         + " event=\(eventColumn)" + duration + " time-unit=\(timeUnit)"
       let close = closeEvents.isEmpty ? "-" : closeEvents.joined(separator: " | ")
@@ -142,29 +148,42 @@ package struct EventLogImporter: Sendable {
     package var timeUnit: TimeUnit = .auto
     /// Users whose rows held no open.
     package var usersWithoutOpens: [String] = []
+    /// Problems that do not stop the import, as `file:line: field: message`
+    /// (a user whose zone or offsets change).
+    package var warnings: [String] = []
   }
 
   package var options: Options
 
   package init(options: Options = Options()) { self.options = options }
 
-  private enum Kind { case open, close, ignored }
+  enum Kind { case open, close, ignored }
 
-  private struct Row {
+  struct Row {
     var time: Double
     var app: Int32
     var kind: Kind
     var duration: Double
     var line: Int
+    /// The offset of an ISO time with one, s east of UTC (else ``noOffset``).
+    var offset: Int32
   }
 
-  private struct User {
+  /// ``Row/offset`` of a time without a written offset.
+  static let noOffset = Int32.min
+
+  struct User {
     var id: String
     var apps: [String] = []
     var appIndex: [String: Int32] = [:]
     var rows: [Row] = []
     var first = Double.infinity
     var last = -Double.infinity
+    /// The zone named by ``Options/zoneColumn`` on the user's first row, its
+    /// clock, and whether a later row named another (warned once).
+    var zone: TraceTimeZone? = nil
+    var clock: LocalClock? = nil
+    var zoneChanged = false
   }
 
   /// Reads the log at `path` and builds the traces.
@@ -204,6 +223,7 @@ package struct EventLogImporter: Sendable {
     }
     guard var headerBytes = header else { throw fail("-", "empty file: no header row") }
     if headerBytes.starts(with: [0xEF, 0xBB, 0xBF]) { headerBytes.removeFirst(3) }
+    if headerBytes.contains(13) { throw fail("-", TraceFormatError.crLineEnds) }
     let delimiter: UInt8 = headerBytes.contains(9) ? 9 : 44
     guard let headerFields = CSV.split(headerBytes, delimiter: delimiter) else {
       throw fail("-", "unterminated quoted field in the header")
@@ -214,7 +234,9 @@ package struct EventLogImporter: Sendable {
     }
     func column(_ name: String, _ role: String) throws -> Int {
       guard let i = names.firstIndex(of: name) else {
-        throw fail(name, "no \(role) column '\(name)' in the header (found: \(names.joined(separator: ", "))); name it with --\(role)-column")
+        var found = names.joined(separator: ", ")
+        if found.count > 200 { found = found.prefix(200) + "..." }
+        throw fail(name, "no \(role) column '\(name)' in the header (found: \(escapedName(found))); name it with --\(role)-column")
       }
       return i
     }
@@ -223,6 +245,8 @@ package struct EventLogImporter: Sendable {
     let appCol = try column(options.appColumn, "app")
     let eventCol = try column(options.eventColumn, "event")
     let durationCol = try options.durationColumn.map { try column($0, "duration") }
+    let zoneCol = try options.zoneColumn.map { try column($0, "zone") }
+    var zones: [String: TraceTimeZone] = [:]
 
     var kinds: [String: Kind] = [:]
     for e in options.openEvents { kinds[e] = .open }
@@ -269,9 +293,9 @@ package struct EventLogImporter: Sendable {
       guard !userID.isEmpty else { throw fail(names[userCol], "empty user id") }
       let appName = try text(appCol)
       guard !appName.isEmpty else { throw fail(names[appCol], "empty app name") }
-      let timeText = try text(timeCol)
-      if unit == .auto { unit = EventLogImporter.guessUnit(timeText) }
-      let time = try EventLogImporter.time(timeText, unit: unit, clock: &clock) { fail(names[timeCol], $0) }
+      for (name, column, what) in [(userID, userCol, "user id"), (appName, appCol, "app name")] {
+        if let p = TraceReader.nameProblem(name, bytes: name.utf8.count, what: what) { throw fail(names[column], p) }
+      }
       var duration = 0.0
       if let durationCol, kind == .open {
         let d = try text(durationCol)
@@ -289,6 +313,17 @@ package struct EventLogImporter: Sendable {
         userIndex[userID] = u
         users.append(User(id: userID))
       }
+      if let zoneCol {
+        try EventLogImporter.noteZone(try text(zoneCol), of: &users[u], cache: &zones, warnings: &out.warnings) {
+          fail(names[zoneCol], $0)
+        }
+      }
+      let timeText = try text(timeCol)
+      if unit == .auto { unit = EventLogImporter.guessUnit(timeText) }
+      var offset: Int? = nil
+      let time = try EventLogImporter.time(timeText, unit: unit, clock: &clock, userClock: &users[u].clock, offset: &offset) {
+        fail(names[timeCol], $0)
+      }
       guard users[u].rows.count < limits.maxEventsPerUser else {
         throw fail(names[userCol], "user '\(userID)' has more than \(limits.maxEventsPerUser) rows (FETCHLAB_MAX_EVENTS_PER_USER)")
       }
@@ -300,14 +335,16 @@ package struct EventLogImporter: Sendable {
         users[u].apps.append(appName)
         users[u].appIndex[appName] = app
       }
-      users[u].rows.append(Row(time: time, app: app, kind: kind, duration: duration, line: lineNumber))
+      users[u].rows.append(
+        Row(time: time, app: app, kind: kind, duration: duration, line: lineNumber, offset: offset.map(Int32.init) ?? EventLogImporter.noOffset))
       users[u].first = min(users[u].first, time)
       users[u].last = max(users[u].last, time)
     }
     out.timeUnit = unit == .auto ? options.timeUnit : unit
 
     for user in users {
-      if let trace = trace(for: user, clock: &clock, counts: &out) {
+      let zone = self.zone(of: user, path: path, warnings: &out.warnings)
+      if let trace = trace(for: user, zone: zone, counts: &out) {
         out.opens += trace.events.count
         out.users.append(trace)
       } else {
@@ -318,7 +355,8 @@ package struct EventLogImporter: Sendable {
   }
 
   /// One user's sessions as a trace (`nil` without opens).
-  private func trace(for user: User, clock: inout LocalClock, counts out: inout Output) -> UserTrace? {
+  private func trace(for user: User, zone: TraceTimeZone, counts out: inout Output) -> UserTrace? {
+    var clock = LocalClock(zone)
     let rows = user.rows.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
     let appCount = user.apps.count
     // The app's current session: index into `sessions`, and whether it is still open.
@@ -375,7 +413,9 @@ package struct EventLogImporter: Sendable {
         remap[a] = Int32(apps.count)
         apps.append(user.apps[a])
       }
-      var length = s.end - s.time
+      // To the millisecond: a difference of two times in ms read as
+      // seconds carries binary noise (294.84999990463257).
+      var length = ((s.end - s.time) * 1000).rounded() / 1000
       if length > options.maximumSession {
         length = options.maximumSession
         out.cappedSessions += 1
@@ -387,7 +427,7 @@ package struct EventLogImporter: Sendable {
     var end = EventLogImporter.localMidnight(atOrBefore: last, clock: &clock) + 86_400
     // A daylight-saving day is 23 or 25 h: make sure the window covers the last time.
     if end <= last { end += 86_400 }
-    let trace = UserTrace(user: user.id, timeZone: options.timeZone, start: start, end: end, apps: apps, events: events)
+    let trace = UserTrace(user: user.id, timeZone: zone, start: start, end: end, apps: apps, events: events)
     #if DEBUG
       trace._checkInvariants()
     #endif
@@ -401,6 +441,13 @@ package struct EventLogImporter: Sendable {
     return (local / 86_400).rounded(.down) * 86_400 - off
   }
 
+  /// The Unix time of wall-clock time `wall` in `clock`'s zone: the offset
+  /// at the instant it names.
+  private static func wallClock(_ wall: Double, _ clock: inout LocalClock) -> Double {
+    let guess = wall - clock.offset(at: wall)
+    return wall - clock.offset(at: guess)
+  }
+
   /// The unit of the first time of a file under ``TimeUnit/auto``.
   static func guessUnit(_ s: String) -> TimeUnit {
     if TimeText.parseISO8601(s) != nil { return .iso8601 }
@@ -408,9 +455,12 @@ package struct EventLogImporter: Sendable {
     return .seconds
   }
 
-  /// `s` in `unit` as Unix seconds; `fail` builds the error.
+  /// `s` in `unit` as Unix seconds; `fail` builds the error. An ISO time
+  /// without a zone is read in `userClock`'s zone, or `clock`'s without
+  /// one; `offset` is set to the offset an ISO time is written with.
   static func time(
-    _ s: String, unit: TimeUnit, clock: inout LocalClock, fail: (String) -> TraceFormatError
+    _ s: String, unit: TimeUnit, clock: inout LocalClock, userClock: inout LocalClock?, offset: inout Int?,
+    fail: (String) -> TraceFormatError
   ) throws -> Double {
     let t: Double
     switch unit {
@@ -418,12 +468,13 @@ package struct EventLogImporter: Sendable {
       guard let iso = TimeText.parseISO8601(s) else {
         throw fail("expected an ISO 8601 time such as 2018-01-16 06:01:05 or 2026-01-05T08:00:00Z, found '\(s.prefix(40))'")
       }
+      offset = iso.offset
       if let u = iso.unixSeconds {
         t = u
+      } else if userClock != nil {
+        t = wallClock(iso.wallSeconds, &userClock!)
       } else {
-        // Wall-clock time in the zone: the offset at the instant it names.
-        let guess = iso.wallSeconds - clock.offset(at: iso.wallSeconds)
-        t = iso.wallSeconds - clock.offset(at: guess)
+        t = wallClock(iso.wallSeconds, &clock)
       }
     case .seconds, .milliseconds, .auto:
       guard let x = Double(s), x.isFinite else {
@@ -432,7 +483,10 @@ package struct EventLogImporter: Sendable {
       }
       t = unit == .milliseconds ? x / 1000 : x
     }
-    guard TimeText.plausibleTimes.contains(t) else { throw fail(TimeText.outOfRangeMessage(t)) }
+    guard TimeText.plausibleTimes.contains(t) else {
+      guard unit == .milliseconds else { throw fail(TimeText.outOfRangeMessage(t)) }
+      throw fail("time '\(escapedName(String(s.prefix(40))))' ms is outside 1970-01-01...2100-01-01, the dates a trace may hold")
+    }
     return t
   }
 }

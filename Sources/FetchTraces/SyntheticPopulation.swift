@@ -374,3 +374,21 @@ extension SyntheticPopulation {
     return min(k, 1_000)
   }
 }
+
+extension SyntheticPopulation.Parameters {
+  /// Why `days` days from ``startDate`` (local midnight in each of
+  /// ``timeZones``) fall outside the dates a trace may hold
+  /// (``TimeText/plausibleTimes``, which the trace reader enforces), or nil.
+  package func windowProblem(days: Int) -> String? {
+    guard let day = SyntheticPopulation.civilDay(startDate) else { return nil }
+    let offsets = timeZones.compactMap { z -> Int? in
+      if case .fixed(let off) = TraceTimeZone(parsing: z) { return off }
+      return nil
+    }
+    let start = Double(day) * 86_400 - Double(offsets.max() ?? 0)
+    let end = Double(day + days) * 86_400 - Double(offsets.min() ?? 0)
+    guard !TimeText.plausibleTimes.contains(start) || !TimeText.plausibleTimes.contains(end) else { return nil }
+    return "startDate \(startDate) with \(days) days runs from \(TimeText.isoUTC(start)) to \(TimeText.isoUTC(end)),"
+      + " outside 1970-01-01...2100-01-01, the dates a trace may hold"
+  }
+}

@@ -111,17 +111,32 @@ package enum TimeText {
   package static let plausibleTimes = 0.0...4_102_444_800.0
 
   /// Why `t` is not a time a trace may hold: the unit it looks like
-  /// (``implausibleSecondsMessage(_:)``), or the range it is outside.
+  /// (``implausibleSecondsMessage(_:)``) when dividing by 10³, 10⁶ or 10⁹
+  /// brings it into the years 2000–2100, else the range it is outside, with
+  /// its date when it has one before the year 10000 (seconds of the year
+  /// 9999 are not milliseconds of 1978).
   package static func outOfRangeMessage(_ t: Double) -> String {
-    guard abs(t) < maximumUnixSeconds else { return implausibleSecondsMessage(t) }
-    return "time \(CSV.number(t)) (\(isoUTC(t))) is outside 1970-01-01...2100-01-01, the dates a trace may hold "
+    if unitGuess(t) != nil { return implausibleSecondsMessage(t) }
+    let date = abs(t) < 253_402_300_800 ? " (\(isoUTC(t)))" : ""
+    return "time \(CSV.number(t))\(date) is outside 1970-01-01...2100-01-01, the dates a trace may hold "
       + "(times are Unix seconds or ISO 8601)"
+  }
+
+  /// The unit `t` (not a plausible time in seconds) looks like: the first
+  /// of milliseconds, microseconds and nanoseconds that brings it into the
+  /// years 2000–2100 (phone logs), as (name, factor, flag), or nil.
+  static func unitGuess(_ t: Double) -> (name: String, factor: Double, flag: String)? {
+    guard t >= maximumUnixSeconds else { return nil }
+    let units: [(String, Double, String)] = [
+      ("milliseconds", 1e3, "ms"), ("microseconds", 1e6, "us"), ("nanoseconds", 1e9, "ns"),
+    ]
+    return units.first { (946_684_800.0...plausibleTimes.upperBound).contains(t / $0.1) }
   }
 
   /// Why `t` is not a plausible Unix time in seconds, with the likely unit
   /// and what to do: milliseconds (10¹¹–10¹⁴), microseconds (10¹⁴–10¹⁷) or
-  /// nanoseconds (10¹⁷–10²⁰) when dividing brings it to a date between 1973
-  /// and 5138.
+  /// nanoseconds (10¹⁷–10²⁰) when dividing brings it to a date between 2000
+  /// and 2100 (``unitGuess(_:)``).
   ///
   ///     TimeText.implausibleSecondsMessage(1_767_571_200_000)
   ///     // "time 1767571200000 is not a plausible Unix time in seconds: it looks like
@@ -129,10 +144,7 @@ package enum TimeText {
   ///     //  with 'fetchlab import-events --time-unit ms'"
   package static func implausibleSecondsMessage(_ t: Double) -> String {
     let base = "time \(CSV.number(t)) is not a plausible Unix time in seconds"
-    let units: [(String, Double, String)] = [
-      ("milliseconds", 1e3, "ms"), ("microseconds", 1e6, "us"), ("nanoseconds", 1e9, "ns"),
-    ]
-    for (name, factor, flag) in units where abs(t) >= maximumUnixSeconds && abs(t / factor) < maximumUnixSeconds {
+    if let (name, factor, flag) = unitGuess(t) {
       return base + ": it looks like \(name) (\(isoUTC(t / factor))): divide by \(CSV.number(factor)), or convert"
         + " the log with 'fetchlab import-events --time-unit \(flag)'"
     }

@@ -35,6 +35,11 @@ public struct TraceFormatError: Error, CustomStringConvertible, Sendable, Equata
     }
   }
 
+  /// The message for a header that holds a CR: a file whose lines end in
+  /// CR alone reads as one line.
+  package static let crLineEnds =
+    "lines end in CR alone (old Mac line ends); convert them to LF or CRLF, e.g. tr '\\r' '\\n'"
+
   /// A CSV or JSON syntax error in `file`.
   package init(file: String, _ e: SyntaxError) {
     self.init(file: file, line: e.line, field: e.field, message: e.message)
@@ -64,6 +69,21 @@ package func escaped(_ s: String) -> String {
   var out = ""
   for u in s.unicodeScalars {
     if isControl(u) {
+      out += "\\u{" + String(u.value, radix: 16, uppercase: true) + "}"
+    } else {
+      out.unicodeScalars.append(u)
+    }
+  }
+  return out
+}
+
+/// An id or name from the input for quoting in a one-line message: every
+/// control character, line breaks and tabs included, shown as `\u{XX}` (so
+/// `file:line: ` stays on the line it names).
+package func escapedName(_ s: String) -> String {
+  var out = ""
+  for u in s.unicodeScalars {
+    if u.value < 0x20 || (0x7F...0x9F).contains(u.value) {
       out += "\\u{" + String(u.value, radix: 16, uppercase: true) + "}"
     } else {
       out.unicodeScalars.append(u)

@@ -41,13 +41,13 @@ public final class TraceReader {
     set { reader.onRead = newValue }
   }
 
-  private typealias Bytes = UnsafeBufferPointer<UInt8>
+  typealias Bytes = UnsafeBufferPointer<UInt8>
 
   private let fd: Int32
   /// The records of the file; a quoted field may hold a line break.
   let reader: LineReader
   /// Unquoted copies of quoted fields (never longer than the line).
-  private let unquoted: UnsafeMutablePointer<UInt8>
+  let unquoted: UnsafeMutablePointer<UInt8>
   @exclusivity(unchecked) var sawHeader = false
   /// 64-bit hashes of finished user ids (8 bytes a user), to catch a user
   /// whose rows are split.
@@ -63,7 +63,7 @@ public final class TraceReader {
   package var skip: ((UInt64) -> Bool)?
 
   /// The user being read, kept in `next()`'s locals while it runs.
-  private struct UserState {
+  struct UserState {
     var inUser = false
     /// The user is one ``skip`` passes over.
     var skipping = false
@@ -77,20 +77,22 @@ public final class TraceReader {
     var lastTime = -Double.infinity
     var apps: [String] = []
     var events: [TraceEvent] = []
-    /// ``nameKey(_:)`` and bytes of `apps`' names, in the same order.
-    var appHashes: [UInt64] = []
-    var appBytes: [[UInt8]] = []
-    /// 1 + the index of an app whose key's top 6 bits are the slot's (0:
-    /// none): most names are found in one probe; a name whose slot holds
-    /// another app is searched linearly (a user has a few dozen apps).
-    var appSlots = [Int32](repeating: 0, count: 64)
+    /// The bytes of `apps`' names, by index.
+    var appTable = NameTable()
     /// Region ids named by `location` rows (``UserTrace/regions``).
     var regions: [String] = []
-    /// The bytes after the colon of each `enter:`/`exit:` value already
-    /// read, with its index into `regions` (``locationValue(_:_:)``).
-    var regionBytes: [(bytes: [UInt8], index: Int32)] = []
+    /// `regions` by id, compared as strings (canonically equivalent
+    /// spellings, NFC and NFD, are one region).
+    var regionIndex: [String: Int32] = [:]
+    /// Every byte spelling of a region id read so far, and its region
+    /// (`regionOfSpelling`, by spelling index).
+    var regionTable = NameTable()
+    var regionOfSpelling: [Int32] = []
   }
   @exclusivity(unchecked) private var state = UserState()
+  /// The ``NameTable`` probes of the last user returned (its app names and
+  /// region ids), a measure of the interning work for tests.
+  @exclusivity(unchecked) package private(set) var lastNameProbes = 0
   /// Events of the previous user, to reserve as much for the next.
   @exclusivity(unchecked) private var lastEventCount = 0
 
@@ -145,7 +147,7 @@ public final class TraceReader {
     unquoted.deallocate()
   }
 
-  private func fail(_ field: String, _ message: String) -> TraceFormatError {
+  func fail(_ field: String, _ message: String) -> TraceFormatError {
     TraceFormatError(file: path, line: line, field: field, message: message)
   }
 
@@ -169,152 +171,9 @@ public final class TraceReader {
     }
   }
 
-  /// The five fields of a line without quotes whose commas are the set
-  /// bits of `commaBits` (bit j: byte j), if there are exactly four: the
-  /// first four set bits, no branch per comma.
-  @inline(__always) private static func fields(
-    _ base: UnsafePointer<UInt8>, _ n: Int, commaBits: UInt64
-  ) -> (Bytes, Bytes, Bytes, Bytes, Bytes)? {
-    // Four commas: the bits left after clearing the lowest three are one.
-    var rest = commaBits & (commaBits &- 1)
-    rest &= rest &- 1
-    let last = rest & (rest &- 1)
-    guard last != 0 && last & (last &- 1) == 0 else { return nil }
-    let c0 = commaBits.trailingZeroBitCount
-    let c1 = (commaBits & (commaBits &- 1)).trailingZeroBitCount
-    let c2 = rest.trailingZeroBitCount
-    let c3 = last.trailingZeroBitCount
-    return (
-      Bytes(start: base, count: c0), Bytes(start: base + c0 + 1, count: c1 - c0 - 1),
-      Bytes(start: base + c1 + 1, count: c2 - c1 - 1), Bytes(start: base + c2 + 1, count: c3 - c2 - 1),
-      Bytes(start: base + c3 + 1, count: n - c3 - 1))
-  }
-
-  /// Splits a line into exactly five fields, honouring RFC 4180 quotes
-  /// (a quoted field is unescaped into the scratch buffer). `commas` is
-  /// the bit per comma of a line without quotes that ``nextLine()`` found
-  /// in the same pass as its end, or 0.
-  private func split(_ s: Bytes, commas: UInt64) throws -> (Bytes, Bytes, Bytes, Bytes, Bytes) {
-    let base = s.baseAddress!
-    let n = s.count
-    if commas != 0, let f = TraceReader.fields(base, n, commaBits: commas) { return f }
-    // Lines read without their commas (longer than 64 bytes, with a
-    // quote, or the few near the end of the bytes read): no quotes,
-    // exactly four commas; eight bytes at a time.
-    var cuts = (0, 0, 0, 0)
-    var k = 0
-    var quoted = false
-    @inline(__always) func comma(_ i: Int) {
-      switch k {
-      case 0: cuts.0 = i
-      case 1: cuts.1 = i
-      case 2: cuts.2 = i
-      case 3: cuts.3 = i
-      default: break
-      }
-      k += 1
-    }
-    var i = 0
-    let raw = UnsafeRawPointer(base)
-    while i + 8 <= n {
-      let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-      if ByteMask.equalBytes(w, 34) != 0 {
-        quoted = true
-        break
-      }
-      var m = ByteMask.equalBytes(w, 44)
-      while m != 0 {
-        comma(i + m.trailingZeroBitCount >> 3)
-        m &= m &- 1
-      }
-      i += 8
-    }
-    if !quoted && i < n && n >= 8 {
-      // The last bytes: the word ending at the line's end, without the
-      // 1...7 bytes at its start already scanned.
-      let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
-      let fresh: UInt64 = ~0 << UInt64(8 * (i - (n - 8)))
-      if ByteMask.equalBytes(w, 34) & fresh != 0 {
-        quoted = true
-      } else {
-        var m = ByteMask.equalBytes(w, 44) & fresh
-        while m != 0 {
-          comma(n - 8 + m.trailingZeroBitCount >> 3)
-          m &= m &- 1
-        }
-        i = n
-      }
-    }
-    if !quoted {
-      while i < n {
-        let c = base[i]
-        if c == 44 {
-          comma(i)
-        } else if c == 34 {
-          quoted = true
-          break
-        }
-        i += 1
-      }
-    }
-    if !quoted && k == 4 {
-      return (
-        Bytes(start: base, count: cuts.0), Bytes(start: base + cuts.0 + 1, count: cuts.1 - cuts.0 - 1),
-        Bytes(start: base + cuts.1 + 1, count: cuts.2 - cuts.1 - 1),
-        Bytes(start: base + cuts.2 + 1, count: cuts.3 - cuts.2 - 1),
-        Bytes(start: base + cuts.3 + 1, count: n - cuts.3 - 1))
-    }
-    var f: (Bytes, Bytes, Bytes, Bytes, Bytes) = (s, s, s, s, s)
-    var count = 0
-    var out = 0  // next free byte of `unquoted`
-    i = 0
-    func set(_ field: Bytes) {
-      switch count {
-      case 0: f.0 = field
-      case 1: f.1 = field
-      case 2: f.2 = field
-      case 3: f.3 = field
-      default: f.4 = field
-      }
-      count += 1
-    }
-    while true {
-      guard count < 5 else { throw fail("-", "expected 5 fields (\(traceHeader)), found more than 5") }
-      if i < n && s[i] == 34 {  // quoted field
-        let first = out
-        var j = i + 1
-        var closed = false
-        while j < n {
-          if s[j] == 34 {
-            if j + 1 < n && s[j + 1] == 34 { unquoted[out] = 34; out += 1; j += 2; continue }
-            closed = true
-            j += 1
-            break
-          }
-          unquoted[out] = s[j]; out += 1; j += 1
-        }
-        guard closed else { throw fail(TraceReader.columns[count], "unterminated quoted field") }
-        guard j == n || s[j] == 44 else { throw fail(TraceReader.columns[count], "text after closing quote") }
-        set(Bytes(start: unquoted + first, count: out - first))
-        if j == n { break }
-        i = j + 1
-      } else {
-        var end = i
-        while end < n && s[end] != 44 { end += 1 }
-        set(Bytes(rebasing: s[i..<end]))
-        if end == n { break }
-        i = end + 1
-      }
-    }
-    guard count == 5 else {
-      throw fail("-", "expected 5 fields (\(traceHeader)), found \(count)")
-    }
-    return f
-  }
-
   static let columns = ["user", "time", "event", "app", "value"]
 
-  private func text(_ b: Bytes, _ field: String) throws -> String {
+  func text(_ b: Bytes, _ field: String) throws -> String {
     guard let s = String(validating: b, as: UTF8.self) else { throw fail(field, "not valid UTF-8") }
     return s
   }
@@ -340,116 +199,13 @@ public final class TraceReader {
         throw fail("time", "ISO 8601 time '\(String(decoding: b, as: UTF8.self))' has no zone: add Z (UTC) or an offset such as +01:00")
       }
       time = t
+    } else if b.count >= 10, b[4] == 45, b[7] == 45 {
+      throw fail("time", "'\(String(decoding: b.prefix(40), as: UTF8.self))' is not an ISO 8601 time (YYYY-MM-DDTHH:MM[:SS]Z or with an offset, a valid date) nor a number of seconds")
     } else {
       time = try number(b, "time")
     }
     guard TimeText.plausibleTimes.contains(time) else { throw fail("time", TimeText.outOfRangeMessage(time)) }
     return time
-  }
-
-  /// Parses `-?digits(.digits)?` quickly (at most 18 digits, a mantissa of
-  /// at most 2^53); `nil` for anything else. Exact: the mantissa and the
-  /// power of ten are exact doubles, and their quotient is rounded once.
-  ///
-  /// - Complexity: O(bytes); the first 8 digits at once, and a fraction of
-  ///   1 to 8 digits at once in a field of at least 8 bytes.
-  static func fastDecimal(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
-    var i = 0
-    let n = b.count
-    guard n > 0 else { return nil }
-    let p = b.baseAddress!
-    var neg = false
-    if p[0] == 45 { neg = true; i = 1 }
-    // More than 18 digits and a dot: refused below anyway.
-    guard n - i <= 19 else { return nil }
-    let first = i
-    var mant: UInt64 = 0
-    if n - i >= 8 {
-      let w = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
-      if TraceReader.isEightDigits(w) {
-        mant = TraceReader.eightDigits(w)
-        i += 8
-      }
-    }
-    while i < n {
-      let c = p[i] &- 48
-      if c >= 10 { break }
-      mant = mant &* 10 &+ UInt64(c)
-      i += 1
-    }
-    var digits = i - first
-    var scale = 0
-    if i < n {
-      guard p[i] == 46 else { return nil }
-      i += 1
-      scale = n - i
-      if scale >= 1 && scale <= 8 && n >= 8 {
-        // The fraction at once: the word ending at the field's end, its
-        // bytes before the fraction replaced by '0's (no loop to mispredict).
-        let w = UInt64(littleEndian: UnsafeRawPointer(p + n - 8).loadUnaligned(as: UInt64.self))
-        let kept: UInt64 = ~0 << UInt64(8 * (8 - scale))
-        let fraction = (w & kept) | (0x3030_3030_3030_3030 & ~kept)
-        guard TraceReader.isEightDigits(fraction) else { return nil }
-        mant = mant &* UInt64(TraceReader.pow10(scale)) &+ TraceReader.eightDigits(fraction)
-      } else {
-        while i < n {
-          let c = p[i] &- 48
-          guard c < 10 else { return nil }
-          mant = mant &* 10 &+ UInt64(c)
-          i += 1
-        }
-      }
-      digits += scale
-    }
-    // Above 2^53 the mantissa itself would round, and dividing a rounded
-    // mantissa rounds twice; let the slow path parse those exactly.
-    guard digits > 0, digits <= 18, mant <= 1 << 53 else { return nil }
-    var x = Double(mant)
-    if scale > 0 { x /= TraceReader.pow10(scale) }
-    return neg ? -x : x
-  }
-
-  /// Whether the 8 bytes of `w` (first byte lowest) are ASCII digits.
-  @inline(__always) static func isEightDigits(_ w: UInt64) -> Bool {
-    (w & 0xF0F0_F0F0_F0F0_F0F0) | (((w &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4)
-      == 0x3333_3333_3333_3333
-  }
-
-  /// The value of 8 ASCII digits (first byte lowest, most significant).
-  @inline(__always) static func eightDigits(_ w: UInt64) -> UInt64 {
-    var v = w &- 0x3030_3030_3030_3030
-    v = (v &* 10) &+ (v >> 8)
-    let hi = (v & 0x0000_00FF_0000_00FF) &* (100 &+ (1_000_000 << 32))
-    let lo = ((v >> 16) & 0x0000_00FF_0000_00FF) &* (1 &+ (10_000 << 32))
-    return (hi &+ lo) >> 32
-  }
-
-  /// ``fastDecimal(_:)`` on an array (for tests).
-  static func fastDecimal(_ b: [UInt8]) -> Double? { b.withUnsafeBufferPointer { fastDecimal($0) } }
-
-  /// 10^k for k in 0...18, exact (constants: no lazy global, no bounds check).
-  @inline(__always) static func pow10(_ k: Int) -> Double {
-    switch k {
-    case 0: 1
-    case 1: 1e1
-    case 2: 1e2
-    case 3: 1e3
-    case 4: 1e4
-    case 5: 1e5
-    case 6: 1e6
-    case 7: 1e7
-    case 8: 1e8
-    case 9: 1e9
-    case 10: 1e10
-    case 11: 1e11
-    case 12: 1e12
-    case 13: 1e13
-    case 14: 1e14
-    case 15: 1e15
-    case 16: 1e16
-    case 17: 1e17
-    default: 1e18
-    }
   }
 
   /// The `event` column: an event kind, or `begin`/`end` (as `nil` kinds).
@@ -458,17 +214,17 @@ public final class TraceReader {
   /// Names of the network kinds, as bytes, in ``NetworkKind`` order.
   private static let networkNames: [[UInt8]] = NetworkKind.allCases.map { Array($0.description.utf8) }
 
-  private static func equal(_ b: Bytes, _ name: [UInt8]) -> Bool {
+  static func equal(_ b: Bytes, _ name: [UInt8]) -> Bool {
     name.withUnsafeBufferPointer { equal(b, $0.baseAddress, $0.count) }
   }
 
-  private static func equal(_ b: Bytes, _ name: StaticString) -> Bool {
+  static func equal(_ b: Bytes, _ name: StaticString) -> Bool {
     equal(b, name.utf8Start, name.utf8CodeUnitCount)
   }
 
   /// Whether `b` holds exactly the `count` bytes at `p`: up to 16 bytes
   /// by two overlapping loads of each (inline, no call), more by `memcmp`.
-  @inline(__always) private static func equal(_ b: Bytes, _ p: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
+  @inline(__always) static func equal(_ b: Bytes, _ p: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
     guard b.count == count else { return false }
     guard count > 0, let p else { return true }
     let x = UnsafeRawPointer(b.baseAddress!)
@@ -513,105 +269,7 @@ public final class TraceReader {
       if let guess, TraceReader.equal(b, guess.1) { return guess.0 }
     }
     let name = try text(b, "event")
-    throw fail("event", "unknown event '\(name)' (expected begin, open, wake, battery, charge_start, charge_end, network, update, location, end)")
-  }
-
-  /// The transitions' names as bytes, for ``locationValue(_:_:)``.
-  private static let transitionBytes = LocationTransition.allCases.map { (Array($0.description.utf8), $0) }
-
-  /// Parses a `location` value: `significant`, `enter`, `exit`, or
-  /// `enter:<region>` / `exit:<region>` (a region id of 1–64 bytes of
-  /// UTF-8 without a comma or quote; quoting is not needed).
-  ///
-  /// A value whose transition is spelled exactly and whose region's bytes
-  /// were read before (the common case) is decoded from its bytes; any
-  /// other goes through ``locationText(_:_:)``, which checks it as text
-  /// and remembers the region's bytes.
-  private func locationValue(_ b: Bytes, _ u: inout UserState) throws -> LocationChange {
-    let colon = b.firstIndex(of: UInt8(ascii: ":"))
-    let name = colon.map { Bytes(rebasing: b[..<$0]) } ?? b
-    if let t = TraceReader.transitionBytes.first(where: { TraceReader.equal(name, $0.0) })?.1 {
-      guard let c = colon else { return LocationChange(t) }
-      if t != .significant {
-        let id = Bytes(rebasing: b[(c + 1)...])
-        for r in u.regionBytes where TraceReader.equal(id, r.bytes) { return LocationChange(t, region: r.index) }
-      }
-    }
-    return try locationText(b, &u)
-  }
-
-  /// ``locationValue(_:_:)`` checked as text: the transition, the region
-  /// id (not empty, at most 64 bytes, no comma, quote or line break),
-  /// regions compared as strings.
-  private func locationText(_ b: Bytes, _ u: inout UserState) throws -> LocationChange {
-    let whole = try text(b, "value")
-    let parts = whole.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-    guard let t = LocationTransition.allCases.first(where: { $0.description == parts[0] }) else {
-      throw fail("value", "unknown location change '\(whole)' (expected significant, enter, exit, enter:<region>, exit:<region>)")
-    }
-    guard parts.count == 2 else { return LocationChange(t) }
-    guard t != .significant else {
-      throw fail("value", "'significant' takes no region id (got '\(whole)'); regions go with enter or exit")
-    }
-    let id = String(parts[1])
-    guard !id.isEmpty else { throw fail("value", "empty region id in '\(whole)' (write '\(t)' alone for no region)") }
-    guard id.utf8.count <= 64 else { throw fail("value", "region id of \(id.utf8.count) bytes is longer than 64") }
-    guard !id.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else {
-      throw fail("value", "region id '\(id)' contains a comma, quote or line break")
-    }
-    let r: Int32
-    if let i = u.regions.firstIndex(of: id) {
-      r = Int32(i)
-    } else {
-      r = Int32(u.regions.count)
-      u.regions.append(id)
-    }
-    u.regionBytes.append((Array(id.utf8), r))
-    return LocationChange(t, region: r)
-  }
-
-  /// The index of the app named by `b` in `u.apps`, adding it if new.
-  ///
-  /// - Complexity: O(1) for a name in its slot, else O(apps of the user)
-  ///   integer comparisons; one byte comparison per key match.
-  private func app(_ b: Bytes, _ u: inout UserState) throws -> Int32 {
-    let h = TraceReader.nameKey(b)
-    let slot = Int(h >> 58)
-    let hint = Int(u.appSlots[slot]) - 1
-    if hint >= 0 && u.appHashes[hint] == h && TraceReader.equal(b, u.appBytes[hint]) { return Int32(hint) }
-    for i in u.appHashes.indices where u.appHashes[i] == h && TraceReader.equal(b, u.appBytes[i]) {
-      return Int32(i)
-    }
-    let name = try text(b, "app")
-    let i = Int32(u.apps.count)
-    u.apps.append(name)
-    u.appHashes.append(h)
-    u.appBytes.append(Array(b))
-    if hint < 0 { u.appSlots[slot] = i + 1 }
-    return i
-  }
-
-  /// A hash of a name's bytes for ``app(_:_:)``'s search (equal names,
-  /// equal keys; a match is confirmed byte for byte): its length and its
-  /// first and last 8 bytes (4 below 8 bytes), without a loop.
-  @inline(__always) private static func nameKey(_ b: Bytes) -> UInt64 {
-    let n = b.count
-    guard n > 0 else { return 0 }
-    let x = UnsafeRawPointer(b.baseAddress!)
-    let lo: UInt64
-    let hi: UInt64
-    switch n {
-    case 8...:
-      lo = x.loadUnaligned(as: UInt64.self)
-      hi = x.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
-    case 4..<8:
-      lo = UInt64(x.loadUnaligned(as: UInt32.self))
-      hi = UInt64(x.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
-    default:
-      lo = UInt64(b[0]) | UInt64(b[n >> 1]) << 8 | UInt64(b[n - 1]) << 16
-      hi = 0
-    }
-    return (lo &* 0x9E37_79B9_7F4A_7C15) ^ (hi &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(n)
+    throw fail("event", "unknown event '\(escapedName(String(name.prefix(40))))' (expected begin, open, wake, battery, charge_start, charge_end, network, update, location, end)")
   }
 
   /// The next complete user, or `nil` after the last one.
@@ -629,9 +287,9 @@ public final class TraceReader {
         if !header.isEmpty && header[0] == 35 { continue }
         guard TraceReader.equal(header, TraceReader.headerBytes) else {
           if header.contains(13) {
-            throw fail("-", "lines end in CR alone (old Mac line ends); convert them to LF or CRLF, e.g. tr '\\r' '\\n'")
+            throw fail("-", TraceFormatError.crLineEnds)
           }
-          throw fail("-", "expected header '\(traceHeader)'")
+          throw fail("-", "expected header '\(traceHeader)'" + TraceReader.headerHint(header))
         }
         sawHeader = true
         continue
@@ -655,9 +313,10 @@ public final class TraceReader {
           throw fail("event", "user '\(u.user)' (begun on line \(u.firstLine)) has no 'end' row before this 'begin'")
         }
         let name = try text(userField, "user")
+        if let problem = TraceReader.nameProblem(name, bytes: userField.count, what: "user id") { throw fail("user", problem) }
         let hash = StableHash.fnv1a(name)
         guard !finishedUsers.contains(hash) else {
-          throw fail("user", "user '\(name)' appears again; each user's rows must be contiguous")
+          throw fail("user", "user '\(escapedName(name))' appears again; each user's rows must be contiguous")
         }
         guard f.3.isEmpty else { throw fail("app", "'begin' takes no app") }
         let tzText = try text(f.4, "value")
@@ -677,22 +336,20 @@ public final class TraceReader {
         u.start = time
         u.apps = []
         u.regions = []
-        u.regionBytes.removeAll(keepingCapacity: true)
+        u.regionIndex = [:]
+        u.regionTable.removeAll()
+        u.regionOfSpelling.removeAll(keepingCapacity: true)
         u.events = []
         u.events.reserveCapacity(min(lastEventCount, limits.maxEventsPerUser))
-        u.appHashes.removeAll(keepingCapacity: true)
-        for k in u.appSlots.indices { u.appSlots[k] = 0 }
-        u.appBytes.removeAll(keepingCapacity: true)
+        u.appTable.removeAll()
         u.firstLine = line
         u.lastTime = time
         continue
       }
 
-      guard u.inUser else {
-        throw fail("event", "'\(String(decoding: f.2, as: UTF8.self))' row before any 'begin' row for user '\(String(decoding: userField, as: UTF8.self))'")
-      }
+      guard u.inUser else { throw outsideUser(f.2, userField) }
       guard TraceReader.equal(userField, u.userBytes) else {
-        throw fail("user", "user '\(String(decoding: userField, as: UTF8.self))' starts before user '\(u.user)' has its 'end' row")
+        throw fail("user", "user '\(escapedName(String(decoding: userField.prefix(TraceReader.maxNameBytes), as: UTF8.self)))' starts before user '\(u.user)' has its 'end' row")
       }
       guard time >= u.lastTime else {
         throw fail("time", "time \(CSV.number(time)) is earlier than the previous row's \(CSV.number(u.lastTime)); rows of a user must be sorted by time")
@@ -706,6 +363,7 @@ public final class TraceReader {
         lastEventCount = u.events.count
         var trace = UserTrace(user: u.user, timeZone: u.timeZone, start: u.start, end: time, apps: u.apps, events: u.events)
         trace.regions = u.regions
+        lastNameProbes = u.appTable.probes + u.regionTable.probes
         u.regions = []
         u.apps = []
         u.events = []
@@ -732,7 +390,7 @@ public final class TraceReader {
       case .network:
         guard let k = TraceReader.networkNames.firstIndex(where: { TraceReader.equal(f.4, $0) }) else {
           let name = try text(f.4, "value")
-          throw fail("value", "unknown network '\(name)' (expected offline, wifi, cellular, lte, 3g, 5g)")
+          throw fail("value", "unknown network '\(escapedName(String(name.prefix(40))))' (expected offline, wifi, cellular, lte, 3g, 5g)")
         }
         value = Double(NetworkKind.allCases[k].rawValue)
       case .update:
@@ -765,6 +423,17 @@ public final class TraceReader {
   }
 
   private static let headerBytes = Array(traceHeader.utf8)
+
+  /// The error for a row `event` of user `user` outside any user's
+  /// `begin`...`end`: after that user's `end` row, or before its `begin`.
+  private func outsideUser(_ event: Bytes, _ user: Bytes) -> TraceFormatError {
+    let name = String(decoding: user.prefix(TraceReader.maxNameBytes), as: UTF8.self)
+    let kind = String(decoding: event.prefix(40), as: UTF8.self)
+    if let id = String(validating: user, as: UTF8.self), finishedUsers.contains(StableHash.fnv1a(id)) {
+      return fail("event", "'\(kind)' row after the 'end' row of user '\(escapedName(name))'; a user's rows end with its 'end' row")
+    }
+    return fail("event", "'\(kind)' row before any 'begin' row for user '\(escapedName(name))'")
+  }
 
   /// A skipped user's `end` row: the user is finished, nothing returned.
   private func finishSkipped(_ u: inout UserState) {

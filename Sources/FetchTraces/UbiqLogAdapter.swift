@@ -186,6 +186,7 @@ package struct UbiqLogAdapter: Sendable {
     if header.count >= 3, header[0] == 0xEF, header[1] == 0xBB, header[2] == 0xBF {
       header = UnsafeBufferPointer(rebasing: header[3...])
     }
+    if header.contains(13) { throw fail("-", TraceFormatError.crLineEnds) }
     let names = String(decoding: header, as: UTF8.self).split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
     var col: [Int] = []
     for c in UbiqLogAdapter.requiredColumns {
@@ -257,6 +258,9 @@ package struct UbiqLogAdapter: Sendable {
           participantIndex[id] = current
           participants.append(Participant(id: id))
         }
+        if let problem = TraceReader.nameProblem(id, bytes: userBytes.count, what: "participant id") {
+          throw fail("user_dir", problem)
+        }
         currentID = Array(userBytes)
       }
 
@@ -277,6 +281,10 @@ package struct UbiqLogAdapter: Sendable {
         out.droppedBeforeMinimumYear += 1
         continue
       }
+      if let bad = UbiqLogAdapter.outsideTraceDates(start.seconds, end.seconds) {
+        let text = String(decoding: field(bad == 0 ? startCol : endCol), as: UTF8.self)
+        throw fail(bad == 0 ? "start_local" : "end_local", "\(text) is outside 1970-01-01...2099-12-31, the dates a trace may hold")
+      }
       let span = end.seconds - start.seconds
       if span < 0 || Double(span) > maxDuration {
         out.droppedInconsistentTimes += 1
@@ -286,6 +294,11 @@ package struct UbiqLogAdapter: Sendable {
       participants[current].firstStart = min(participants[current].firstStart, start.seconds)
       participants[current].lastEnd = max(participants[current].lastEnd, end.seconds)
 
+      if participants[current].appIndex[name] == nil,
+        let problem = TraceReader.nameProblem(name, bytes: nameBytes.count, what: "process name")
+      {
+        throw fail("process_name", problem)
+      }
       let keep: Bool
       if let k = keepCache[name] {
         keep = k
@@ -409,6 +422,15 @@ package struct UbiqLogAdapter: Sendable {
       trace._checkInvariants()
     #endif
     return trace
+  }
+
+  /// Which of a record's wall-clock `start` and `end` (s since 1970) a
+  /// trace cannot hold, 0 or 1, or nil: the trace ends at the midnight
+  /// after its last record, at the latest 2100-01-01
+  /// (``TimeText/plausibleTimes``).
+  static func outsideTraceDates(_ start: Int64, _ end: Int64) -> Int? {
+    let dates = 0..<Int64(TimeText.plausibleTimes.upperBound)
+    return !dates.contains(start) ? 0 : !dates.contains(end) ? 1 : nil
   }
 
   static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {

@@ -50,6 +50,16 @@ struct ImportEventsCommandTests {
     for f in ["summary.csv", "opens.csv", "policies.csv", "manifest.json"] {
       #expect(FileManager.default.fileExists(atPath: dir + "/results/lsapp-run/" + f), "\(f)")
     }
+    // What the page says is scored: its pairs and, for every policy, its opens.
+    #expect(page.contains("With both, `run` replays 8 (user, app) pairs and every policy scores all\n11 opens"))
+    #expect(stdout.contains("3 users, 8 (user, app) pairs, 3 policies"), "\(stdout)")
+    let summary = try String(contentsOfFile: dir + "/results/lsapp-run/summary.csv", encoding: .utf8)
+    let rows = summary.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+    let opens = try #require(rows.first?.firstIndex(of: "opens"))
+    let policy = try #require(rows.first?.firstIndex(of: "policy"))
+    var scored: [String: Int] = [:]
+    for r in rows.dropFirst() { scored[String(r[policy]), default: 0] += Int(r[opens]) ?? -1000 }
+    #expect(scored == ["never": 11, "periodic:1h": 11, "oracle": 11], "\(scored)")
   }
 
   @Test("bad log: file:line: field, exit 1, no output file; bad options: exit 64")

@@ -16,7 +16,8 @@ extension FetchLab {
         (--open-event), close it (--close-event) or carry no session (--ignore-event); every option can be \
         repeated. Sessions come from open/close pairs of the same app, or, with --duration-column, from a \
         duration on each open row. Times are Unix seconds, Unix milliseconds or ISO 8601 (--time-unit; auto \
-        decides from the first row). The output starts with '#' lines recording the options. See \
+        decides from the first row). Each user's zone comes from --zone-column, else from the offsets of its ISO \
+        times (a fixed offset, or --time-zone's IANA zone when it agrees with them), else from --time-zone. The output starts with '#' lines recording the options. See \
         docs/own-data.md for the rules and a worked example.
         Example (an LSApp-style log, tab-separated):
           fetchlab import-events docs/examples/lsapp-sample.tsv --out lsapp-opens.csv \\
@@ -74,8 +75,15 @@ extension FetchLab {
 
     @Option(
       name: .customLong("time-zone"),
-      help: ArgumentHelp("The users' time zone (UTC, +01:00 or an IANA name): written to the trace, and the zone of ISO times without one.", valueName: "zone"))
+      help: ArgumentHelp(
+        "The users' time zone (UTC, +01:00 or an IANA name): the zone of ISO times without one, and of users without --zone-column or ISO offsets (an IANA zone that agrees with a user's offsets is kept).",
+        valueName: "zone"))
     var timeZone = "UTC"
+
+    @Option(
+      name: .customLong("zone-column"),
+      help: ArgumentHelp("Column holding each row's time zone (UTC, +HH:MM or an IANA name); a user's zone is its first row's.", valueName: "name"))
+    var zoneColumn: String?
 
     @Option(name: .customLong("max-session"), help: ArgumentHelp("Cap on a session length.", valueName: "seconds"))
     var maxSession: Double = 1_800
@@ -113,6 +121,7 @@ extension FetchLab {
         throw ValidationError("--time-zone: unknown time zone '\(timeZone)' (use UTC, +HH:MM or an IANA name)")
       }
       o.timeZone = tz
+      o.zoneColumn = zoneColumn
       o.maximumSession = maxSession
       o.unclosedSession = unclosedSession
       o.mergeGap = mergeGap
@@ -135,6 +144,7 @@ extension FetchLab {
         log("error: \(input): no opens found in \(result.rows) rows (check --open-event and the column options)")
         throw ExitCode.failure
       }
+      for w in result.warnings { log("warning: \(w)") }
       if !result.usersWithoutOpens.isEmpty {
         log("warning: no opens for \(result.usersWithoutOpens.joined(separator: ", ")); omitted")
       }

@@ -14,6 +14,7 @@ extension FetchLab {
         --params takes a JSON object overriding any subset of the generator \
         parameters (the defaults are recorded in the output's '#' comment \
         lines); unknown keys are an error.
+        --seed defaults to 1, as in run.
         Example: fetchlab synth --users 1000 --days 28 --seed 1 --out synth.csv
         """)
 
@@ -25,8 +26,8 @@ extension FetchLab {
     )
     var days: Int
 
-    @Option(name: .long, help: "Master seed for every random draw.")
-    var seed: UInt64
+    @Option(name: .long, help: "Master seed for every random draw (1 unless given, as in run).")
+    var seed: UInt64 = 1
 
     @Option(
       name: .long,
@@ -55,7 +56,10 @@ extension FetchLab {
       guard !out.isEmpty else {
         throw ValidationError("--out must not be empty")
       }
-      _ = try loadParameters()
+      let parameters = try loadParameters()
+      if let problem = parameters.windowProblem(days: days) {
+        throw ValidationError((params.map { "\($0): " } ?? "") + problem)
+      }
     }
 
     /// The defaults overridden by `--params`, validated.
