@@ -116,8 +116,12 @@ def main():
 
     exported = sorted((ROOT / "notebooks-export").glob("*.ipynb"))
     check("notebooks-export/ has notebooks", bool(exported))
+    version = re.search(r'let fetchLabVersion = "([^"]+)"',
+                        (ROOT / "Sources" / "fetchlab" / "FetchLab.swift").read_text(encoding="utf-8")).group(1)
     for p in exported:
         check_file(p)
+        labels = set(re.findall(r"FetchLab version: ([0-9][0-9A-Za-z.+-]*)", p.read_text(encoding="utf-8")))
+        check(f"{p.name} is labelled with this version ({version})", labels == {version}, str(sorted(labels)))
 
     with tempfile.TemporaryDirectory(prefix="fetchlab-nb-") as tmp:
         t = Path(tmp)
