@@ -1,0 +1,183 @@
+import FetchLinearAlgebra
+import FetchModels
+import FetchSimulation
+import FetchSupport
+import FetchTraces
+import Foundation
+
+/// How replay results become CSV text. The report layer supplies it (its
+/// column enums), so that this module never formats report rows itself.
+public struct ExperimentFormat: Sendable {
+  /// Column names of `summary.csv`, `devices.csv`, `opens.csv`,
+  /// `fetches.csv` and `pooled.csv`, without the leading
+  /// `dataset,replication`.
+  package var summaryColumns: [String]
+  package var deviceColumns: [String]
+  package var openColumns: [String]
+  package var fetchColumns: [String]
+  package var policyColumns: [String]
+  /// The `summary.csv`, `devices.csv`, `opens.csv` and `fetches.csv` records of `results`,
+  /// in order, without headers, each ending in LF (opens and fetches may be
+  /// empty when `config.recordEvents` is off). `scratch` is an empty
+  /// directory the closure may use; it is removed afterwards.
+  package var rows: @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows
+  /// One `pooled.csv` record, fields joined by commas, without LF.
+  package var policyRow: @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
+  /// Column names of `devices_pooled.csv` (without `dataset,replication`)
+  /// and one record, fields joined by commas, without LF.
+  package var devicePoolColumns: [String]
+  package var devicePoolRow: @Sendable (_ aggregate: DeviceAggregate, _ capacityJ: Double) -> String
+
+  package init(
+    summaryColumns: [String], deviceColumns: [String], openColumns: [String], fetchColumns: [String],
+    policyColumns: [String], rows: @escaping @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows,
+    policyRow: @escaping @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String,
+    devicePoolColumns: [String],
+    devicePoolRow: @escaping @Sendable (_ aggregate: DeviceAggregate, _ capacityJ: Double) -> String
+  ) {
+    self.summaryColumns = summaryColumns
+    self.deviceColumns = deviceColumns
+    self.openColumns = openColumns
+    self.fetchColumns = fetchColumns
+    self.policyColumns = policyColumns
+    self.rows = rows
+    self.policyRow = policyRow
+    self.devicePoolColumns = devicePoolColumns
+    self.devicePoolRow = devicePoolRow
+  }
+}
+
+/// The CSV records of one work unit (see ``ExperimentFormat/rows``).
+package struct ExperimentRows: Sendable {
+  package var summary: String
+  /// One record per (user, policy): the user's device.
+  package var devices: String
+  package var opens: String
+  package var fetches: String
+
+  package init(summary: String, devices: String, opens: String, fetches: String) {
+    self.summary = summary
+    self.devices = devices
+    self.opens = opens
+    self.fetches = fetches
+  }
+}
+
+/// How to run an experiment; none of it changes the output bytes.
+public struct ExperimentOptions: Sendable {
+  /// Worker threads.
+  public var jobs: Int
+  /// Replace the parts of a different experiment found in the directory.
+  public var force: Bool
+  /// Recorded in the manifest and in the configuration hash (a new version
+  /// does not reuse an older version's parts).
+  package var version: String
+  /// Test hook: throw ``ExperimentError`` after computing this many units,
+  /// as if the process had been killed there.
+  package var stopAfterUnits: Int?
+  /// Run only this shard's units (see ``ExperimentShard``): the run writes
+  /// their parts and assembles no final files (commit with
+  /// ``ExperimentOutcome/commitShard(extra:)``). Not part of the
+  /// configuration hash.
+  package var shard: ExperimentShard?
+  /// Assemble only: compute no unit. Every unit must be finished in
+  /// `parts/` or in ``partSources``; a missing one is an error.
+  package var assembleOnly: Bool
+  /// Finished units to take, by unit id: the `parts/` directory holding
+  /// `<unit>.state` and its files (a shard's). They are hard-linked (or
+  /// copied) into `parts/` after the directory is claimed, record last.
+  package var partSources: [String: String]
+  /// Directories that may hold a generated synthetic dataset
+  /// (`<name>.csv` with its `<name>.json`); one with the same settings and
+  /// SHA-256 is copied instead of generating the dataset again.
+  package var datasetSources: [String]
+  /// Stop, before touching the directory, when the configuration hash is
+  /// not this one (the experiment or its traces changed).
+  package var expectedConfigurationHash: String?
+
+  /// Options for a run: `jobs` worker threads (at least 1); `force` replaces results of another configuration; the rest is for the CLI's sharded runs.
+  public init(
+    jobs: Int = ProcessInfo.processInfo.activeProcessorCount, force: Bool = false, version: String = "",
+    stopAfterUnits: Int? = nil, shard: ExperimentShard? = nil, assembleOnly: Bool = false,
+    partSources: [String: String] = [:], datasetSources: [String] = [], expectedConfigurationHash: String? = nil
+  ) {
+    self.jobs = max(1, jobs)
+    self.force = force
+    self.version = version
+    self.stopAfterUnits = stopAfterUnits
+    self.shard = shard
+    self.assembleOnly = assembleOnly
+    self.partSources = partSources
+    self.datasetSources = datasetSources
+    self.expectedConfigurationHash = expectedConfigurationHash
+  }
+}
+
+/// Shard `index` of `count` (1-based) of an experiment's units, for job
+/// arrays (`fetchlab run EXPERIMENT.json --shard K/N`).
+///
+/// Units are numbered in the order they are computed: dataset by dataset,
+/// block by block, and within a block replication by replication (the
+/// global index `g` runs over all datasets). Shard K takes the units with
+/// `g mod N == K - 1`: a deterministic share of at most ⌈units / N⌉ that
+/// does not depend on the machine. Replications of a block share no work
+/// (each replay fits its own models), so they may go to different shards;
+/// every shard reads the traces and fits the population habit model of a
+/// dataset it has units in.
+public struct ExperimentShard: Sendable, Equatable, CustomStringConvertible {
+  /// 1-based shard number, in 1...count.
+  public let index: Int
+  /// Number of shards, ≥ 1.
+  public let count: Int
+
+  /// `nil` unless 1 ≤ index ≤ count.
+  public init?(index: Int, count: Int) {
+    guard count >= 1, index >= 1, index <= count else { return nil }
+    self.index = index
+    self.count = count
+  }
+
+  /// Parses `K/N` with 1 ≤ K ≤ N (decimal integers).
+  ///
+  /// - Throws: ``ExperimentError`` saying what is wrong.
+  package init(parsing s: String) throws {
+    let parts = s.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]) else {
+      throw ExperimentError(.badShard, "'\(s)': expected K/N, such as 2/8")
+    }
+    guard n >= 1 else { throw ExperimentError(.badShard, "'\(s)': the number of shards N must be at least 1") }
+    guard let shard = ExperimentShard(index: k, count: n) else {
+      throw ExperimentError(.badShard, "'\(s)': the shard K must be in 1...\(n)")
+    }
+    self = shard
+  }
+
+  /// Whether the unit with global index `g` (0-based) belongs to this shard.
+  package func owns(unit g: Int) -> Bool { g % count == index - 1 }
+
+  /// `K/N`.
+  public var description: String { "\(index)/\(count)" }
+}
+
+/// Progress of an experiment, for display.
+public struct ExperimentProgress: Sendable {
+  /// Units computed by this process.
+  public var computed: Int
+  /// Units found finished in `parts/` and reused.
+  public var reused: Int
+  /// Position of the run: datasets done plus the current one's share read.
+  public var fraction: Double
+}
+
+/// Counts of one dataset (users and pairs once, not per replication).
+package struct ExperimentCounts: Sendable, Equatable {
+  package var users = 0
+  /// (user, app) pairs replayed.
+  package var pairs = 0
+  /// Opens of the replayed apps in the scored windows.
+  package var opens = 0
+  /// Background fetches, over every policy and replication.
+  package var fetches = 0
+
+  var json: [String: Any] { ["users": users, "pairs": pairs, "opens": opens, "fetches": fetches] }
+}

@@ -1,0 +1,74 @@
+import FetchModels
+import FetchSimulation
+import FetchSupport
+import FetchTraces
+import Foundation
+
+/// A problem running an experiment that is not located in an input file
+/// (a directory holding another experiment, a corrupted part, …).
+///
+/// A public struct over an internal enum (like `LinearAlgebraError`): match
+/// on ``code``, show ``message``; new codes do not break callers.
+public struct ExperimentError: Error, CustomStringConvertible, Sendable, Equatable {
+  enum Kind: Sendable, Hashable {
+    case badShard, badPolicyPattern, directoryConflict, configurationChanged, inputChanged, damagedParts
+    case shardMismatch, other
+  }
+
+  /// The category of an ``ExperimentError``.
+  public struct Code: Sendable, Hashable, CustomStringConvertible {
+    let kind: Kind
+
+    /// A `--shard K/N` value that is malformed or out of range.
+    public static let badShard = Code(kind: .badShard)
+    /// A policy pattern with unbalanced braces or too many expansions.
+    public static let badPolicyPattern = Code(kind: .badPolicyPattern)
+    /// The output directory is in use or holds another experiment's results.
+    public static let directoryConflict = Code(kind: .directoryConflict)
+    /// The configuration changed since the parts in the directory were computed.
+    public static let configurationChanged = Code(kind: .configurationChanged)
+    /// An input file changed during the run.
+    public static let inputChanged = Code(kind: .inputChanged)
+    /// A part, state or shard file is missing or does not match its checksum.
+    public static let damagedParts = Code(kind: .damagedParts)
+    /// Shards given to a merge do not belong together.
+    public static let shardMismatch = Code(kind: .shardMismatch)
+    /// Any other problem (directories that cannot be created or written, …).
+    public static let other = Code(kind: .other)
+
+    /// A stable kebab-case name.
+    public var description: String {
+      switch kind {
+      case .badShard: "bad-shard"
+      case .badPolicyPattern: "bad-policy-pattern"
+      case .directoryConflict: "directory-conflict"
+      case .configurationChanged: "configuration-changed"
+      case .inputChanged: "input-changed"
+      case .damagedParts: "damaged-parts"
+      case .shardMismatch: "shard-mismatch"
+      case .other: "other"
+      }
+    }
+  }
+
+  /// The category.
+  public let code: Code
+  /// What is wrong, in words, control characters escaped (also the ``description``).
+  public let message: String
+  /// The file or option at fault, when known.
+  public var location: InputLocation
+
+  /// An error of `code`; `message` with control characters escaped (names
+  /// from input files may hold them).
+  package init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+    self.code = code
+    self.message = escaped(message)
+    self.location = location
+  }
+
+  /// An ``Code-swift.struct/other`` error with `message`.
+  package init(_ message: String) { self.init(.other, message) }
+
+  /// The message.
+  public var description: String { message }
+}
