@@ -10,4 +10,7 @@ if grep -qiE "warning: .*(pkg-config|pc file|system library)" "$log"; then
   echo "error: pkg-config warning in the build (see above)" >&2
   exit 1
 fi
+# Tests run in parallel threads; OpenBLAS's own thread pool on top of them
+# only oversubscribes the cores (and its workers spin while they wait).
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 swift test --skip-build "$@"

@@ -125,7 +125,7 @@ extension WorldParameters {
     ])
     radio("3g", \.umts3g, tailStages: ["dch_tail", "fach_tail"], [
       "promotion_s": "ARO i997 IDLE→DCH average (V; Qian et al. IMC 2010)",
-      "promotion_w": "ARO promotion power range 0.30–0.65 W, upper end (V)",
+      "promotion_w": "D: middle of the ARO promotion power range 0.30–0.65 W (V), below DCH power as a promotion's signalling is",
       "connected_w": "PowerTutor HTC Dream DCH 570 mW (V)",
       "alpha_down": "not modelled for 3G: transfer at DCH power",
       "alpha_up": "not modelled for 3G: transfer at DCH power",
@@ -135,7 +135,7 @@ extension WorldParameters {
       "fach_tail_s": "AT&T FACH→IDLE timer 12 s (V PowerTutor)",
       "fach_tail_w": "PowerTutor Dream FACH 401 mW (V)",
       "fach_tail_promotion_s": "ARO i997 FACH→DCH average 1.5 s (V)",
-      "fach_tail_promotion_w": "ARO promotion power, upper end (V)",
+      "fach_tail_promotion_w": "D: middle of the ARO promotion power range 0.30–0.65 W (V), below DCH power",
     ])
     let huangWiFi = "Huang et al. MobiSys 2012 WiFi model (M)"
     radio("wifi", \.wifi, tailStages: ["tail"], [
@@ -155,7 +155,7 @@ extension WorldParameters {
     r.append(.word("network.default_cellular", \.defaultCellular, techs, "choice (LTE is the common case)"))
     r.append(.word("network.default", \.defaultNetwork, NetworkKind.allCases.map { ($0.description, $0) },
                    "assumption for traces without network rows (UbiqLog has none): cellular is the energy-conservative case"))
-    r.append(.number("device.cpu_wake_j", \.cpuWakeEnergyJ, "J", pos, "NV placeholder: no public measurement; 0.5–2 J per 1–3 s wake in total is plausible (PowerTutor, Zhang et al. CODES+ISSS 2010)"))
+    r.append(.number("device.cpu_wake_j", \.cpuWakeEnergyJ, "J", pos, "D: with device.cpu_active_w a typical 100 kB LTE fetch (≈ 0.65 s) costs the CPU ≈ 1 J, the geometric middle of 0.5–2 J per 1–3 s wake (NV: no measured iPhone number; PowerTutor, Zhang et al. CODES+ISSS 2010); sweep 0.3–2 J"))
     r.append(.number("device.cpu_active_w", \.cpuActivePowerW, "W", pos, "PowerTutor HTC Dream CPU at 100 % ≈ 434 mW (V)"))
     r.append(.number("device.battery_wh", \.batteryCapacityWh, "Wh", 1e-3...1e3, "iPhone 15: 12.981 Wh (S, regulatory listing, MacRumors 2023-09-15)"))
     r.append(.number("device.initial_battery_pct", \.initialBatteryPct, "%", -1...100, "assumption; -1 = unknown until the first battery row"))
@@ -180,6 +180,8 @@ extension WorldParameters {
                    "on: the radio is physically shared with the user's sessions; off: per-flow models in papers do not share"))
     r.append(.word("replay.transfer", \.instantTransfers, [("timed", false), ("instant", true)],
                    "timed: content is as of the response; instant: as of the start (analytic models), energy still counts the duration"))
+    r.append(.word("replay.timer_phase", \.alignedTimers, [("seeded", false), ("aligned", true)],
+                   "neutral: seeded gives each (user, app) its own timer phase, drawn independently from the seed; aligned fires all apps' timers together (perfect OS batching)"))
     return r
   }()
 

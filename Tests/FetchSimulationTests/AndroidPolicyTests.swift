@@ -132,7 +132,7 @@ struct AndroidPolicyTests {
     #expect(WorkManagerPolicy(interval: 900, params: q).flex == 900)
   }
 
-  @Test("unconstrained and awake, runs are period − flex to period apart", arguments: [60.0, 900, 1800])
+  @Test("unconstrained and awake, one run in each period's flex window", arguments: [60.0, 900, 1800])
   func spacing(interval: Double) {
     let period = max(900, interval)
     for seed in UInt64(1)...4 {
@@ -143,16 +143,40 @@ struct AndroidPolicyTests {
         q.opportunistic = opportunistic
         var p = WorkManagerPolicy(interval: interval, params: q)
         let starts = Self.run(&p, t).fetches.map(\.start)
-        #expect(Double(starts.count) >= 2 * Self.day / period - 1)
-        #expect(starts.first! >= t.start + period - 300)
-        for (x, y) in zip(starts, starts.dropFirst()) {
-          if opportunistic == 0 { #expect(y - x == period - 300) } else { #expect(y - x >= period - 300 && y - x <= period) }
+        // Period k ends at start + (k + 1) · period; its run falls in its last 300 s.
+        #expect(Double(starts.count) >= 2 * Self.day / period - 1 && Double(starts.count) <= 2 * Self.day / period)
+        for (k, x) in starts.enumerated() {
+          let end = t.start + Double(k + 1) * period
+          #expect(x >= end - 300 && x <= end, "run \(k) at \(x - t.start) s")
+        }
+        if opportunistic == 0 {
+          for (x, y) in zip(starts, starts.dropFirst()) { #expect(y - x == period) }
         }
       }
       // With Doze the spacing only grows.
       var p = WorkManagerPolicy(interval: interval)
       let starts = Self.run(&p, t).fetches.map(\.start)
       for (x, y) in zip(starts, starts.dropFirst()) { #expect(y - x >= period - 300) }
+    }
+  }
+
+  @Test("at most one run per period: one LTE day with one open at noon gives 96 runs at 15 min and 24 at 1 h")
+  func oneRunPerPeriod() {
+    var t = UserTrace(user: "u1", start: Self.s0, end: Self.s0 + Self.day)
+    let a = t.appIndex("a")
+    t.events = [
+      TraceEvent(time: Self.s0, kind: .network, value: Self.lte),
+      TraceEvent(time: Self.s0 + 12 * 3600, kind: .open, app: a, value: 1),
+    ]
+    var q = WorkManagerParameters()
+    q.dozeEnabled = 0
+    q.opportunistic = 0
+    for (period, count) in [(900.0, 96), (3600.0, 24)] {
+      var p = WorkManagerPolicy(interval: period, params: q)
+      let starts = Self.run(&p, t).fetches.map(\.start)
+      #expect(starts.count == count)
+      // Each period [k·P, (k+1)·P) holds exactly one run.
+      #expect(Set(starts.map { Int((($0 - t.start) / period).rounded(.down)) }).count == starts.count)
     }
   }
 

@@ -22,6 +22,7 @@ struct DeviceReplayTests {
     w.shareUserRadio = false
     w.instantTransfers = true
     w.replayScope = .app
+    w.alignedTimers = true
     return w
   }
 
@@ -136,10 +137,11 @@ struct DeviceReplayTests {
     }
   }
 
-  @Test("two apps on one device share the promotion and the tail; app scope charges each in full")
+  @Test("two apps on one device with aligned timers share the promotion and the tail; app scope charges each in full")
   func tailSharedAcrossApps() {
     var w = ReplayEnergyTests.workedExampleWorld(.lte)
     w.cpuWakeEnergyJ = 1
+    w.alignedTimers = true
     let t = UserTrace(user: "x", start: 0, end: 4 * 3600, apps: ["a", "b"], events: [])
     let user = PreparedUser(trace: t, world: w)
     let contents = [ContentTimeline(updates: [], world: w), ContentTimeline(updates: [], world: w)]
@@ -156,6 +158,43 @@ struct DeviceReplayTests {
     #expect(abs(apps.summary.energyJ - 6 * alone) < 1e-9)
     // Contents are independent: the same staleness either way.
     #expect(device.apps.map(\.summary.fetches) == apps.apps.map(\.summary.fetches))
+  }
+
+  @Test("independent apps' timers start at their own seeded phases: stable across policies and settings, new with the seed")
+  func seededPhases() throws {
+    var w = ReplayEnergyTests.workedExampleWorld(.lte)
+    w.cpuWakeEnergyJ = 1
+    let t = UserTrace(user: "x", start: 0, end: 4 * 3600, apps: ["a", "b"], events: [])
+    let user = PreparedUser(trace: t, world: w)
+    let contents = [ContentTimeline(updates: [], world: w), ContentTimeline(updates: [], world: w)]
+    func firstStarts(_ spec: String, seed: UInt64) throws -> [Double] {
+      try PolicySpec(parsing: spec).replay(user: user, apps: [0, 1], contents: contents, scope: .device, seed: seed, recordEvents: true)
+        .apps.map { $0.fetches[0].start }
+    }
+    // The phase is a fraction of the interval, the same for every timer family.
+    let hourly = try firstStarts("periodic:1h", seed: 1)
+    let half = try firstStarts("periodic:30m", seed: 1)
+    let tail = try firstStarts("tailender:1h,deadline_frac=0", seed: 1)
+    #expect(hourly[0] != hourly[1])
+    for i in 0..<2 {
+      #expect(hourly[i] > 0 && hourly[i] <= 3600)
+      #expect(abs(half[i] - hourly[i] / 2) < 1e-9)
+      #expect(abs(tail[i] - hourly[i]) < 1e-9)
+    }
+    #expect(try firstStarts("periodic:1h", seed: 2) != hourly)
+    // Apart by more than a tail, each pays in full: no free batching.
+    let d = try PolicySpec(parsing: "periodic:1h").replay(
+      user: user, apps: [0, 1], contents: contents, scope: .device, seed: 1, recordEvents: true)
+    let alone = w.lte.isolatedTransferEnergy(downBytes: 100_000) + 1
+    if abs(hourly[0] - hourly[1]) > 20 {
+      #expect(abs(d.summary.energyJ - Double(d.summary.fetches) * alone) < 1e-6)
+    }
+    var aligned = w
+    aligned.alignedTimers = true
+    let a = try PolicySpec(parsing: "periodic:1h").replay(
+      user: PreparedUser(trace: t, world: aligned), apps: [0, 1], contents: contents, scope: .device, seed: 1, recordEvents: true)
+    #expect(a.apps.map { $0.fetches[0].start } == [3600, 3600])
+    #expect(a.summary.energyJ < d.summary.energyJ)
   }
 
   @Test(
@@ -255,7 +294,10 @@ struct DeviceReplayTests {
   func periodicPhase() throws {
     #expect(try PolicySpec(parsing: "periodic:1h,phase=0").description == "periodic:1h,phase=0s")
     #expect(try PolicySpec(parsing: "periodic:1h,phase=15m") == .periodic(interval: 3600, phase: 900))
-    #expect(try PolicySpec(parsing: "periodic:1h,phase=1h") == .periodic(interval: 3600))
+    #expect(try PolicySpec(parsing: "periodic:1h,phase=1h") == .periodic(interval: 3600, phase: 3600))
+    #expect(try PolicySpec(parsing: "periodic:1h,phase=aligned") == .periodic(interval: 3600, phase: 3600))
+    #expect(try PolicySpec(parsing: "periodic:1h,phase=1h").description == "periodic:1h,phase=aligned")
+    #expect(try PolicySpec(parsing: "periodic:1h") != .periodic(interval: 3600, phase: 3600))
     let round = try PolicySpec(parsing: "periodic:30m,phase=10m")
     #expect(try PolicySpec(parsing: round.description) == round)
     for bad in ["periodic:1h,phase=2h", "periodic:1h,phase=-1", "periodic:1h,foo=1", "periodic:1h,phase"] {

@@ -25,6 +25,8 @@ struct TransferQueueTests {
     w.cpuWakeEnergyJ = 0
     w.cpuActivePowerW = 0
     w.shareUserRadio = false
+    // The hand calculations put the first timer fetch one interval in.
+    w.alignedTimers = true
     w.foregroundRefresh = false
     w.contentSource = .trace
     return w

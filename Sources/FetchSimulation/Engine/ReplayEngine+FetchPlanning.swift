@@ -74,7 +74,9 @@ extension ReplayEngine {
     }
     let instant = w.instantTransfers
     let r = radio(net)
-    let promoS = r.promotion(afterGap: quietGap(k, at: s)).timeS
+    // A promotion another fetch started is not over for this one either.
+    let promoS = max(r.promotion(afterGap: quietGap(k, at: s)).timeS, promotedAt[k] - s)
+    if promoS > 0 { promotedAt[k] = max(promotedAt[k], s + promoS) }
     let x0 = r.transferTime(downBytes: 0, upBytes: w.requestBytes)
     let response = instant ? s : forced ?? (s + promoS + x0.up + w.serverLatencyS)
     let version = lanes[j].version

@@ -60,6 +60,9 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
   /// Checks the gate refused, and runs.
   package private(set) var gated = 0
   package private(set) var runs = 0
+  /// Where the job's first period ends, as a fraction in (0, 1] of the
+  /// period after the window start (``TimerPhase``; 1: at one period).
+  package var phase = 1.0
 
   package init(params: AndroidPrefetchParameters, habit: HabitModel, timeZone: TraceTimeZone, lastAppOpen: Double, lastAnyOpen: Double) {
     self.params = params
@@ -77,7 +80,7 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {
-    ctx.setTimer(at: ctx.now + params.periodS)
+    ctx.setTimer(at: ctx.now + params.periodS * phase)
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
@@ -143,7 +146,9 @@ package enum AndroidPrefetchFamily: PolicyFamily {
         learning?.fits.refit(sample, base: training.end, prior: learning?.population, fitter: fitter)
         ?? fitter.fit(sample, prior: learning?.population)
       let last = MinimumPolicy.lastOpens(training, app: app)
-      return AndroidPrefetchPolicy(params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any)
+      var policy = AndroidPrefetchPolicy(params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any)
+      policy.phase = device.timerPhase(app: app)
+      return policy
     }
   }
 }

@@ -170,9 +170,11 @@ package struct StandbyPolicy: FetchPolicy {
   ///   - training: the user's trace before the replay window (may be
   ///     empty); the app's last open in it sets the starting bucket.
   ///   - app: the app index (the same in `training` and the replayed trace).
-  package init(params: StandbyParameters = StandbyParameters(), training: UserTrace, app: Int32) {
+  /// - Parameter phase: where the job's first period ends, as a fraction
+  ///   in (0, 1] of the period after the window start (``TimerPhase``).
+  package init(params: StandbyParameters = StandbyParameters(), training: UserTrace, app: Int32, phase: Double = 1) {
     self.params = params
-    job = AndroidPeriodicJob(period: params.jobIntervalS, params: params.job)
+    job = AndroidPeriodicJob(period: params.jobIntervalS, params: params.job, phase: phase)
     var last = training.start
     for e in training.events where e.kind == .open && e.app == app { last = e.time }
     lastUse = last
@@ -273,6 +275,6 @@ package enum AndroidStandbyFamily: PolicyFamily {
   }
   package static func makePolicies(_ p: StandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> StandbyPolicy {
     let training = device.training
-    return { app, _ in StandbyPolicy(params: p, training: training, app: app) }
+    return { app, _ in StandbyPolicy(params: p, training: training, app: app, phase: device.timerPhase(app: app)) }
   }
 }

@@ -7,8 +7,8 @@ import FetchTraces
 /// documentation) and of the Doze model that defers it (AOSP DeviceIdleController). Flags are 0 (off) or
 /// any other value (on); durations are seconds.
 package struct WorkManagerParameters: Sendable, Hashable {
-  /// Flex window, s: a run may happen in [period − flex, period] after the
-  /// previous one (V: minimum 5 min, which is the default here; clamped to
+  /// Flex window, s: each period's run may happen in its last `flex`
+  /// seconds (V: minimum 5 min, which is the default here; clamped to
   /// [5 min, period]).
   package var flexS = 300.0
   /// Run in the flex window at the first moment the device's radio is
@@ -38,7 +38,7 @@ package struct WorkManagerParameters: Sendable, Hashable {
 
   /// Names accepted in `android-workmanager:<interval>,key=value`.
   static let keys: [SettingKey<WorkManagerParameters>] = [
-    .init("flex", \.flexS, min: 300, duration: true, help: "flex window: a run may happen in [period − flex, period] after the previous one"),
+    .init("flex", \.flexS, min: 300, duration: true, help: "flex window: each period's run may happen in its last <flex>"),
     .init("opportunistic", \.opportunistic, help: "1: run in the flex window when the radio is already up, else at its end; 0: as soon as it opens"),
     .init("unmetered", \.requiresUnmetered, help: "constraint: unmetered network (WiFi), 0 or 1"),
     .init("connected", \.requiresConnected, help: "constraint: any network, 0 or 1"),
@@ -61,18 +61,25 @@ struct AndroidPeriodicJob: Sendable {
   /// End of the latest observed radio activity (sessions, wakes).
   var activeUntil = -Double.infinity
 
-  init(period: Double, params: WorkManagerParameters) {
+  /// Where the first period ends, as a fraction of the period after the
+  /// window start (``TimerPhase``).
+  let phase: Double
+
+  init(period: Double, params: WorkManagerParameters, phase: Double = 1) {
+    self.phase = phase
     self.period = max(period, WorkManagerPolicy.minimumPeriodS)
     flex = min(max(params.flexS, WorkManagerPolicy.minimumFlexS), self.period)
     self.params = params
   }
 
-  /// Enqueues the work at `ctx.now`: the first run falls in the first
-  /// period's flex window (as AndroidX `WorkSpec.calculateNextRunTime`).
+  /// Starts the replay with the work enqueued `(1 − phase)` periods before
+  /// `ctx.now` (the app's own enqueue time, ``TimerPhase``; phase 1: at
+  /// `ctx.now`): the first run falls in the flex window at the end of the
+  /// current period.
   mutating func start(_ ctx: inout PolicyContext) {
     if params.dozeEnabled != 0 { doze = DozeState(params: params.doze, start: ctx.now, isCharging: ctx.isCharging) }
-    eligibleAt = ctx.now + period - flex
-    dueAt = ctx.now + period
+    dueAt = ctx.now + period * phase
+    eligibleAt = max(ctx.now, dueAt - flex)
   }
 
   mutating func observe(_ e: TraceEvent) {
@@ -120,8 +127,10 @@ struct AndroidPeriodicJob: Sendable {
       return false
     }
     ctx.requestFetch()
-    eligibleAt = t + period - flex
-    dueAt = t + period
+    // One run per period: the next period starts where this one ends, or
+    // at this run when it came late (constraints, Doze, a quota).
+    dueAt = max(dueAt, t) + period
+    eligibleAt = dueAt - flex
     wake = eligibleAt
     return true
   }
@@ -131,10 +140,14 @@ struct AndroidPeriodicJob: Sendable {
 /// (AndroidX WorkManager documentation, baselines A1 and A3): the app enqueues a periodic fetch.
 ///
 /// - **Period** clamped to ≥ 15 min (V).
-/// - **Flex**: each run may happen in [period − flex, period] after the
-///   previous one (V; flex ≥ 5 min, default 5 min). The first run falls in
-///   the first period's flex window. AndroidX itself enqueues later runs at
-///   exactly previous + period, handing JobScheduler no slack; this model
+/// - **One run per period** (V: AndroidX `PeriodicWorkRequest`, "the work
+///   runs once during each interval"; its flex window is the end of the
+///   interval): periods follow each other, and a period's run may happen in
+///   [end − flex, end] (flex ≥ 5 min, default 5 min). A run delayed past
+///   its period's end (constraints, Doze, a quota) starts the next period.
+///   The first period ends at the app's own phase (``TimerPhase``).
+///   AndroidX itself enqueues later runs at exactly the period, handing
+///   JobScheduler no slack; this model
 ///   gives the system the whole flex window: it runs the job at the first
 ///   moment in the window when the radio is already up (a session or
 ///   another app's wake) and at the window's end otherwise
@@ -161,10 +174,12 @@ package struct WorkManagerPolicy: FetchPolicy {
 
   /// - Parameters:
   ///   - interval: the requested period, s (clamped to ≥ 15 min).
-  package init(interval: Double, params: WorkManagerParameters = WorkManagerParameters()) {
+  ///   - phase: where the first period ends, as a fraction in (0, 1] of
+  ///     the period after the window start (1: enqueued at the start).
+  package init(interval: Double, params: WorkManagerParameters = WorkManagerParameters(), phase: Double = 1) {
     precondition(interval > 0, "WorkManager interval must be positive")
     self.params = params
-    job = AndroidPeriodicJob(period: interval, params: params)
+    job = AndroidPeriodicJob(period: interval, params: params, phase: phase)
   }
 
   /// The Doze state as inferred so far (nil with `doze=0`).
@@ -220,7 +235,7 @@ package enum AndroidWorkManagerFamily: PolicyFamily {
   package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> WorkManagerPolicy {
-    { _, _ in WorkManagerPolicy(interval: c.interval, params: c.parameters) }
+    { app, _ in WorkManagerPolicy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
   }
 
 }

@@ -722,6 +722,14 @@ package struct MinimumPolicy: FetchPolicy {
       + radio.marginalEnergyEstimate(
         afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + world.noDataBytes * (1 - decision.pNew),
         upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
+    // The energy budget holds the launch it would pay for: spent plus this
+    // launch's estimate, so a day ends over it by at most one launch's
+    // estimate error.
+    let allowance = released(atHour: (local - Double(d) * 86_400) / 3600) * params.energyBudgetPctPerDay / 100 * batteryCapacityJ
+    if (ledger?.energyToday ?? energyToday) + cost > allowance {
+      decision.factor = .energyBudget
+      return
+    }
     if ctx.isCharging { cost *= params.chargingCostFactor }
     decision.costJ = params.energyPrice * cost
     // P(open soon) ≤ 1, so benefit = (pOpen · credit) · value ≤ credit · value

@@ -1,9 +1,8 @@
 import FetchModels
 
 /// A plain timer: fetches every `interval` seconds, the first `phase`
-/// seconds after the window start (default one interval; the analytic
-/// convention of a fetch at the start is `phase` 0), whatever the device is
-/// doing. A fetch still running when the timer fires makes that tick a no-op.
+/// seconds after the window start (the analytic convention of a fetch at
+/// the start is `phase` 0), whatever the device is doing. A fetch still running when the timer fires makes that tick a no-op.
 package struct PeriodicPolicy: FetchPolicy {
   package static var observedEvents: ObservedEvents { .none }
   /// Seconds between fetches.
@@ -11,6 +10,8 @@ package struct PeriodicPolicy: FetchPolicy {
   /// Seconds from the window start to the first fetch.
   package let phase: Double
 
+  /// - Parameter phase: s from the window start to the first fetch; nil:
+  ///   one interval.
   package init(interval: Double, phase: Double? = nil) {
     precondition(interval > 0, "periodic interval must be positive")
     precondition((phase ?? 0) >= 0, "periodic phase must be non-negative")
@@ -31,20 +32,21 @@ package struct PeriodicPolicy: FetchPolicy {
 /// `periodic:<interval>[,phase=<d>]`: a plain timer.
 package enum PeriodicFamily: PolicyFamily {
   /// The interval, s, and the first fetch's offset from the window start
-  /// (`nil`: one interval).
+  /// (`nil`: the app's own phase, ``TimerPhase``; equal to the interval:
+  /// aligned with every other app).
   package struct Configuration: Sendable, Hashable {
     package var interval: Double
     package var phase: Double?
   }
 
   package static let name = "periodic"
-  package static let syntax = "periodic:<interval>[,phase=<d>]"
+  package static let syntax = "periodic:<interval>[,phase=<d>|aligned]"
   package static let example = "periodic:30m"
-  package static let summary = "a plain timer every <interval>, whatever the device is doing; the first fetch one interval (or phase) after the window start"
+  package static let summary = "a plain timer every <interval>, whatever the device is doing; each app's first fetch at its own seeded phase"
   package static let settings = [
     PolicySettingInfo(
-      name: "phase", defaultValue: "the interval", range: "0...the interval",
-      help: "time from the window start to the first fetch (0: the analytic convention of a fetch at the start)")
+      name: "phase", defaultValue: "seeded per (user, app)", range: "0...the interval, or aligned",
+      help: "time from the window start to the first fetch (0: the analytic convention of a fetch at the start; aligned: one interval, every app together)")
   ]
   package static let style = PolicyStyle(color: "#E69F00", marker: .circle)
 
@@ -60,31 +62,33 @@ package enum PeriodicFamily: PolicyFamily {
       guard kv.count == 2, kv[0] == "phase" else {
         throw PolicySpecError(.unknownSetting, "policy '\(spec)': unknown setting '\(items[1])'; known: phase")
       }
-      guard let p = parseDuration(kv[1]), p >= 0, p <= secs else {
+      guard let p = kv[1] == "aligned" ? secs : parseDuration(kv[1]), p >= 0, p <= secs else {
         throw PolicySpecError(
-          .badValue, "policy '\(spec)': bad value '\(kv[1])' for phase (a duration from 0 to the interval, e.g. phase=0)")
+          .badValue,
+          "policy '\(spec)': bad value '\(kv[1])' for phase (a duration from 0 to the interval, e.g. phase=0, or aligned)")
       }
-      phase = p == secs ? nil : p
+      phase = p
     }
     return Configuration(interval: secs, phase: phase)
   }
 
   package static func describe(_ c: Configuration) -> String {
-    "periodic:\(formatDuration(c.interval))" + (c.phase.map { ",phase=" + formatDuration($0) } ?? "")
+    "periodic:\(formatDuration(c.interval))"
+      + (c.phase.map { ",phase=" + ($0 == c.interval ? "aligned" : formatDuration($0)) } ?? "")
   }
   package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> PeriodicPolicy {
-    { _, _ in PeriodicPolicy(interval: c.interval, phase: c.phase ?? c.interval) }
+    { app, _ in PeriodicPolicy(interval: c.interval, phase: c.phase ?? c.interval * device.timerPhase(app: app)) }
   }
 
 }
 
 extension PolicySpec {
-  /// `periodic:<interval>[,phase=<phase>]`; `phase` nil or equal to the
-  /// interval is the default.
+  /// `periodic:<interval>[,phase=<phase>]`; `phase` nil is each app's own
+  /// seeded phase, equal to the interval the aligned one.
   public static func periodic(interval: Double, phase: Double? = nil) -> PolicySpec {
-    PolicySpec(PeriodicFamily.self, .init(interval: interval, phase: phase == interval ? nil : phase))
+    PolicySpec(PeriodicFamily.self, .init(interval: interval, phase: phase))
   }
 }
 

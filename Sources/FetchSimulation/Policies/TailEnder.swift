@@ -81,16 +81,22 @@ package struct TailEnderPolicy: FetchPolicy {
   var due = 0.0
   var nextDue = 0.0
   var pending = false
+  /// The first due time's offset from the window start, as a fraction of
+  /// the interval (``TimerPhase``).
+  let phase: Double
 
-  package init(interval: Double, params: TailEnderParameters = TailEnderParameters()) {
+  /// - Parameter phase: the first due time, as a fraction in (0, 1] of the
+  ///   interval after the window start (1: aligned with every other app).
+  package init(interval: Double, params: TailEnderParameters = TailEnderParameters(), phase: Double = 1) {
     precondition(interval > 0 && interval.isFinite, "tailender interval must be positive and finite")
     self.interval = interval
     self.params = params
+    self.phase = phase
     deadline = params.deadline(interval: interval)
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {
-    nextDue = ctx.now + interval
+    nextDue = ctx.now + interval * phase
     pending = false
     ctx.setTimer(at: nextDue)
   }
@@ -163,7 +169,7 @@ package enum TailEnderFamily: PolicyFamily {
   package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> TailEnderPolicy {
-    { _, _ in TailEnderPolicy(interval: c.interval, params: c.parameters) }
+    { app, _ in TailEnderPolicy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
   }
 
 }

@@ -12,7 +12,7 @@ import FetchTraces
 ///   coalescing); the handler-only strategy to compare with is
 ///   `silent-push`.
 /// - **fetch** (`fetch=<interval>`): the background fetch handler of a timer
-///   every `interval`, first one interval after the window start, as
+///   every `interval`, first at the app's own phase, as
 ///   `periodic:<interval>`; its 30 s fetch discovers new items. The
 ///   handler-only strategy to compare with is `periodic:<interval>`.
 ///
@@ -75,7 +75,7 @@ package enum TransferFamily: PolicyFamily {
 
   static let keys: [SettingKey<Configuration>] = [
     .init("deadline", \.transfer.deadlineS, duration: true, help: "discretionary only: how long a transfer waits for WiFi and charging before it goes on any network"),
-    .init("fetch", \.fetchIntervalS, min: 1, duration: true, help: "the trigger: the background fetch handler of a timer every <interval>, first one interval after the window start (as periodic:<interval>); unset, a silent push on each content update (as silent-push)"),
+    .init("fetch", \.fetchIntervalS, min: 1, duration: true, help: "the trigger: the background fetch handler of a timer every <interval>, first at the app's own phase (as periodic:<interval>); unset, a silent push on each content update (as silent-push)"),
     .init("min_bytes", \.transfer.minBytes, help: "items at least this large, bytes, go to the queue; smaller ones the handler downloads itself"),
   ]
   package static var settings: [PolicySettingInfo] {
@@ -124,7 +124,10 @@ package enum TransferFamily: PolicyFamily {
 
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> TransferPolicy {
     if c.fetchIntervalS > 0 {
-      return { _, _ in TransferPolicy(settings: c.transfer, timer: PeriodicPolicy(interval: c.fetchIntervalS)) }
+      return { app, _ in
+        TransferPolicy(
+          settings: c.transfer, timer: PeriodicPolicy(interval: c.fetchIntervalS, phase: c.fetchIntervalS * device.timerPhase(app: app)))
+      }
     }
     return { TransferPolicy(settings: c.transfer, push: SilentPushPolicy(user: device.user, content: $1)) }
   }
