@@ -401,7 +401,9 @@ package struct PreparedReplay: Sendable {
     let (train, test) = splitForRun(trace, config)
     apps = config.apps.select(in: trace)
     coverage = UserCoverage(trace: trace, scored: test, selected: apps)
-    user = PreparedUser(trace: test, world: config.world, apps: config.world.replayScope == .device ? apps : [])
+    user = PreparedUser(
+      trace: test, world: config.world, apps: config.world.replayScope == .device ? apps : [], modelled: apps,
+      seed: config.seed)
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
     let fits = HabitFitCache(trace: trace, sharesOpenProbabilities: PolicySpec.sharesOpenProbabilities(config.policies))
     learning = LearningContext(training: train, population: population, fits: fits)

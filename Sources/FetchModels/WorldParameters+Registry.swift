@@ -180,6 +180,14 @@ extension WorldParameters {
                    "on: the radio is physically shared with the user's sessions; off: per-flow models in papers do not share"))
     r.append(.word("replay.transfer", \.instantTransfers, [("timed", false), ("instant", true)],
                    "timed: content is as of the response; instant: as of the start (analytic models), energy still counts the duration"))
+    r.append(.word("session.network", \.sessions.model, SessionNetworkModel.allCases.map { ($0.rawValue, $0) },
+                   "category: networked apps' sessions use the network in bursts (Tadrous & Sabharwal WiOpt 2016, M; Falaki et al. IMC 2010, M); whole: every session keeps the radio connected (upper bound); open: one burst per open"))
+    r.append(.number("session.action_interval_s", \.sessions.actionIntervalS, "s", 1...86_400,
+                     "NV: mean gap between a networked session's actions, exponential (Tadrous & Sabharwal WiOpt 2016: action inter-arrivals exponential or gamma on a timescale of seconds, M); sweep 10–120 s"))
+    r.append(.number("session.burst_s", \.sessions.burstS, "s", 0.01...600, "NV: radio activity of one burst (a page or a message exchange); sweep 0.5–5 s"))
+    r.append(.number("session.networked_share", \.sessions.networkedShare, "-", 0...1, "NV: share of a networked app's sessions (messaging, social, browser, mail, maps, video, store) that use the network"))
+    r.append(.number("session.offline_share", \.sessions.offlineShare, "-", 0...1, "NV: share of an offline app's sessions (dialer, contacts, SMS, settings, camera, gallery, local media) that use the network"))
+    r.append(.number("session.other_share", \.sessions.otherShare, "-", 0...1, "NV: share of the sessions of apps in neither list that use the network (neutral middle)"))
     r.append(.word("replay.timer_phase", \.alignedTimers, [("seeded", false), ("aligned", true)],
                    "neutral: seeded gives each (user, app) its own timer phase, drawn independently from the seed; aligned fires all apps' timers together (perfect OS batching)"))
     return r

@@ -130,6 +130,8 @@ public struct WorldParameters: Sendable, Equatable {
   /// own phase drawn from the seed. Default off: independent apps are
   /// independent.
   package var alignedTimers = false
+  /// What the user's foreground sessions do to the radio.
+  package var sessions = SessionNetworkParameters()
 
   /// The documented defaults (`fetchlab params`).
   public init() {}

@@ -81,7 +81,8 @@ struct ReplayEnergyTests {
 
   @Test("a fetch inside a tail paid for by the user's session pays only the increment")
   func backgroundTailIsShared() {
-    let w = Self.workedExampleWorld(.lte)
+    var w = Self.workedExampleWorld(.lte)
+    w.sessions.model = .whole  // the session's whole length is busy
     var t = UserTrace(user: "x", start: 0, end: 10_000)
     let other = t.appIndex("other")
     _ = t.appIndex("a")
@@ -101,7 +102,8 @@ struct ReplayEnergyTests {
 
   @Test("a fetch during the user's session costs only the throughput increment")
   func insideSession() {
-    let w = Self.workedExampleWorld(.lte)
+    var w = Self.workedExampleWorld(.lte)
+    w.sessions.model = .whole  // the session's whole length is busy
     var t = UserTrace(user: "x", start: 0, end: 10_000)
     _ = t.appIndex("a")
     t.events = [TraceEvent(time: 90, kind: .open, app: 0, value: 60)]

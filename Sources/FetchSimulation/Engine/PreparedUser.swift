@@ -34,15 +34,20 @@ package final class PreparedUser: Sendable {
   /// session still refreshes its content.
   package static let minimumActivityS = 1.0
 
-  /// - Parameter apps: the apps a device replay will cover, if known: their
-  ///   opens are merged once here instead of once per replay.
-  package init(trace: UserTrace, world: WorldParameters, apps: [Int32] = []) {
+  /// - Parameters:
+  ///   - apps: the apps a device replay will cover, if known: their opens
+  ///     are merged once here instead of once per replay.
+  ///   - modelled: the apps whose content the replay models (their
+  ///     sessions use the network; see ``SessionNetworkParameters``).
+  ///   - seed: the run's seed, for the sessions' draws.
+  package init(trace: UserTrace, world: WorldParameters, apps: [Int32] = [], modelled: [Int32] = [], seed: UInt64 = 1) {
     self.trace = trace
     self.world = world
     radios = ReplayRadios(world)
     var times = [trace.start]
     var kinds = [world.defaultNetwork]
     var busy: [[BusyInterval]] = [[], []]
+    var sessions = SessionActivity(world, seed: seed, trace: trace, modelled: modelled.isEmpty ? apps : modelled)
     var opens = [[TraceEvent]](repeating: [], count: trace.apps.count)
     for e in trace.events {
       switch e.kind {
@@ -55,17 +60,13 @@ package final class PreparedUser: Sendable {
       case .open, .wake:
         if e.kind == .open { opens[Int(e.app)].append(e) }
         guard let k = PreparedUser.interface(kinds.last!) else { continue }
-        let iv = BusyInterval(start: e.time, end: e.time + max(e.value, PreparedUser.minimumActivityS))
-        if let last = busy[k].last, iv.start <= last.end {
-          busy[k][busy[k].count - 1].end = max(last.end, iv.end)
-        } else {
-          busy[k].append(iv)
-        }
+        sessions.activity(of: e) { busy[k].append($0) }
       default: break
       }
     }
     netTimes = times
     netKinds = kinds
+    busy = busy.map(SessionActivity.merged)
     self.busy = busy
     appOpens = opens
     var netHint = 0
