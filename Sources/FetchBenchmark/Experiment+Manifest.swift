@@ -24,6 +24,7 @@ func experimentConfiguration(
       // A world-grid dataset's own parameters (absent otherwise, so the
       // hash of an experiment without a grid is unchanged).
       if let w = d.world { entry["world_overrides"] = w.overrides() }
+      if let p = d.worldPoint { entry["world_point"] = ["base": p.base, "label": p.label, "reference": p.isReference] }
       return entry
     },
     "policies": e.configurations.map(\.name),

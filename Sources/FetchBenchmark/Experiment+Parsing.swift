@@ -7,8 +7,8 @@ import Foundation
 extension Experiment {
   /// The keys of an experiment file's top-level object.
   static let topLevelKeys = [
-    "name", "datasets", "train_fraction", "apps", "world", "policies", "replications", "seed", "event_files",
-    "unit_users",
+    "name", "datasets", "train_fraction", "apps", "world", "world_variants", "policies", "replications", "seed",
+    "event_files", "unit_users",
   ]
 
   // MARK: - Datasets
@@ -187,8 +187,14 @@ extension Experiment {
   static func parseWorld(
     _ o: JSONObjectReader, datasets: [Dataset]
   ) throws -> (world: WorldParameters, datasets: [Dataset]) {
-    guard let w = o.member("world") else { return (WorldParameters(), datasets) }
-    guard case .object = w.value.value else { throw o.error("world", w.line, "expected an object of parameter overrides") }
+    let w = o.member("world")
+    if let w, case .object = w.value.value {} else if let w {
+      throw o.error("world", w.line, "expected an object of parameter overrides")
+    }
+    if let v = o.member("world_variants") {
+      return try Self.applyVariants(v.value, base: w?.value, to: datasets, file: o.file)
+    }
+    guard let w else { return (WorldParameters(), datasets) }
     return try Self.applyWorld(w.value, line: w.line, to: datasets, file: o.file)
   }
 

@@ -41,15 +41,19 @@ extension Experiment {
     let variants = try combos.map { values in
       var v = WorldParameters()
       try v.apply(json: withGrid(json, axes: axes, values: values), file: file)
-      return (label: zip(axes, values).map { "." + $0.name + "-" + nameSafe($1) }.joined(), world: v)
+      return (
+        label: zip(axes, values).map { $0.name + "-" + nameSafe($1) }.joined(separator: "."),
+        changed: zip(axes, values).map { $0.name + "=" + $1 }.joined(separator: "; "), world: v)
     }
     let expanded = try datasets.flatMap { d in
-      try variants.map { v in
-        let name = d.name + v.label
+      try variants.enumerated().map { i, v in
+        let name = d.name + "." + v.label
         guard isValidName(name) else {
           throw error("dataset name '\(name)' of the world grid is not a valid name (at most 100 characters)")
         }
-        return Dataset(name: name, source: d.source, world: v.world)
+        return Dataset(
+          name: name, source: d.source, world: v.world,
+          worldPoint: WorldPoint(base: d.name, label: v.label, changed: v.changed, isReference: i == 0))
       }
     }
     if let dup = Dictionary(grouping: expanded, by: \.name).first(where: { $0.value.count > 1 }) {

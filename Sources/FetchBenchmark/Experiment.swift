@@ -98,6 +98,35 @@ public struct Experiment: Sendable {
     /// gives it its own (`nil`: the experiment's ``Experiment/world``;
     /// see ``Experiment/world(of:)``).
     package var world: WorldParameters?
+    /// Where this dataset sits in a world grid or among world variants
+    /// (nil without either).
+    package var worldPoint: WorldPoint?
+  }
+
+  /// A dataset's place among the worlds of a grid or of `world_variants`:
+  /// the dataset it was expanded from and the point's label and changes.
+  package struct WorldPoint: Sendable, Equatable {
+    /// The dataset of the file it was expanded from.
+    package var base: String
+    /// The point's label (`<parameter>-<value>...` or the variant's name).
+    package var label: String
+    /// The parameters the point sets, `name=value` joined by `; `.
+    package var changed: String
+    /// Whether this is the first point, the one the others are compared with.
+    package var isReference: Bool
+
+    package init(base: String, label: String, changed: String, isReference: Bool) {
+      self.base = base
+      self.label = label
+      self.changed = changed
+      self.isReference = isReference
+    }
+  }
+
+  /// The world points of the datasets, in dataset order (empty without a
+  /// world grid or variants).
+  package var worldPoints: [(dataset: String, point: WorldPoint)] {
+    datasets.compactMap { d in d.worldPoint.map { (d.name, $0) } }
   }
 
   /// The world `d` is replayed in: its grid point's, else the experiment's.

@@ -9,8 +9,7 @@ package enum SessionNetworkModel: String, Sendable, CaseIterable {
   /// the app: an upper bound on the radio time the user's own activity
   /// lends to background fetches.
   case whole
-  /// Every open makes one burst at the open, nothing after: a lower bound
-  /// for apps that talk to a server at all.
+  /// Every open makes one burst at the open, nothing after.
   case open
 }
 

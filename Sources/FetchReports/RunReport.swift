@@ -485,6 +485,7 @@ public enum RunReport {
     let manifest = try readManifest(path: runDir + "/manifest.json")
     let pairedPath = runDir + "/paired.csv"
     let paired = FileManager.default.fileExists(atPath: pairedPath) ? try readPaired(path: pairedPath) : []
+    let robustness = try robustnessTables(runDir: runDir)
     let outDir = outputDir ?? runDir
     let plots = outDir + "/plots"
     do {
@@ -535,6 +536,7 @@ public enum RunReport {
         }
       }
     }
+    if let robustness { h += robustnessHTML(robustness, table: table) }
     if rows.isEmpty { h += "<h2>Fit</h2>\n<p>\(e(fitNote))</p>\n" }
     h += "<h2>Charts</h2>\n"
     for c in figures {
@@ -573,6 +575,7 @@ public enum RunReport {
     } else {
       m += "## Fit\n\n\(fitNote)\n\n"
     }
+    if let robustness { m += robustnessMarkdown(robustness, table: mdTable) }
     m += "## Charts\n\n"
     for c in figures { m += "![\(md(c.title))](plots/\(c.file))\n\n" }
     for n in notes { m += "Note: \(md(n))\n\n" }

@@ -13,8 +13,9 @@ struct SessionActivity {
   let seed: UInt64
   let user: String
   let apps: [String]
-  /// Apps whose content the replay models: their sessions use the network,
-  /// and the exchange at the open is the engine's foreground refresh.
+  /// Apps whose content the replay models: their sessions always use the
+  /// network (the app talks to its server at every open, whether or not it
+  /// has news; a stale open's refresh rides that exchange).
   let modelled: Set<Int32>
   var streams: [Int: SplitMix64] = [:]
   /// The window end: no activity is drawn past it.
@@ -39,19 +40,18 @@ struct SessionActivity {
       add(BusyInterval(start: e.time, end: e.time + max(e.value, PreparedUser.minimumActivityS)))
       return
     }
-    let isModelled = modelled.contains(e.app)
     let burst = params.burstS
     guard params.model == .category else {
-      if !isModelled { add(BusyInterval(start: e.time, end: e.time + burst)) }
+      add(BusyInterval(start: e.time, end: e.time + burst))
       return
     }
     let a = Int(e.app)
     guard a >= 0 && a < apps.count else { return }
     var rng = streams[a] ?? SplitMix64(seed: seed, keys: "session-network", user, apps[a])
     defer { streams[a] = rng }
-    let share = isModelled ? 1 : params.share(app: apps[a])
+    let share = modelled.contains(e.app) ? 1 : params.share(app: apps[a])
     guard rng.uniform() < share else { return }
-    if !isModelled { add(BusyInterval(start: e.time, end: e.time + burst)) }
+    add(BusyInterval(start: e.time, end: e.time + burst))
     let sessionEnd = min(e.time + max(e.value, 0), end)
     var x = e.time + rng.exponential(rate: 1 / params.actionIntervalS)
     while x < sessionEnd {

@@ -272,7 +272,10 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
   manifest["jobs"] = jobs
   manifest["started_at"] = ISO8601DateFormatter().string(from: started)
   manifest["elapsed_s"] = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
-  try outcome.commit(manifest: manifest) { staging in _ = try writeScores(runDir: staging, jobs: jobs) }
+  try outcome.commit(manifest: manifest) { staging in
+    let scores = try writeScores(runDir: staging, jobs: jobs)
+    try Robustness.write(runDir: staging, scores: scores, points: exp.worldPoints)
+  }
   let t = outcome.total
   print(
     "\(exp.name): \(exp.datasets.count) datasets, \(t.users) users, \(t.pairs) (user, app) pairs, "
