@@ -277,6 +277,20 @@ struct DeviceReplayTests {
     #expect(r.summary.freshRatio == 1)
   }
 
+  @Test("an update at an open's very instant is fetched by that open's refresh: its bytes, energy and wait are counted")
+  func updateAtOpenInstant() throws {
+    var t = UserTrace(user: "x", timeZone: .utc, start: 0, end: 10_000)
+    let a = t.appIndex("a")
+    t.events = [TraceEvent(time: 3600, kind: .update, app: a), TraceEvent(time: 3600, kind: .open, app: a, value: 10)]
+    let w = Self.specWorld
+    let r = try Self.run("never", w, t)
+    #expect(r.opens.map(\.ageS) == [0])
+    #expect(r.summary.foregroundRefreshes == 1)
+    // 100 kB at 5 Mbps after an LTE promotion, from an idle radio (no sharing with the session).
+    #expect(r.summary.foregroundCellularBytes + r.summary.foregroundWifiBytes == 100_000)
+    #expect(abs(r.summary.foregroundEnergyJ - (Self.isolatedJ - 1)) < 1e-9, "\(r.summary.foregroundEnergyJ)")
+  }
+
   @Test("an app without opens has undefined (NaN) staleness, not 0 s and 0 % fresh")
   func zeroOpens() throws {
     var t = UserTrace(user: "x", timeZone: .utc, start: 0, end: 10_000)

@@ -112,16 +112,17 @@ struct AppLane {
       o.responseBytes = newDataBytes(version: o.version)
       return o
     }
-    zeroWaits += 1
-    // Nothing at t itself (the common case): the server holds what the
-    // device holds, found without a search or a sync; else an update at t
-    // lands.
+    // An update at t itself: its age at the open is 0, but the device does
+    // not hold it yet; the open's refresh fetches it (bytes, energy, wait).
     if version < updates.count && updates[version] <= t {
+      o.stale = true
       o.version = serverVersion(atOpen: k, t)
-      sync(to: o.version, at: t)
-    } else {
-      o.version = version
+      o.responseBytes = newDataBytes(version: o.version)
+      return o
     }
+    // The common case: the server holds what the device holds.
+    zeroWaits += 1
+    o.version = version
     return o
   }
 

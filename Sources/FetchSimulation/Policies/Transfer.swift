@@ -17,7 +17,11 @@ import FetchTraces
 ///   handler-only strategy to compare with is `periodic:<interval>`.
 ///
 /// `discretionary` transfers wait for WiFi ∧ charging until the deadline,
-/// then go on any network; `immediate` ones go on any network at once.
+/// then go on any network; `immediate` ones go on any network at once. iOS
+/// treats a transfer handed over while the app is in the background as
+/// discretionary (Apple, `URLSessionConfiguration.isDiscretionary`): what
+/// `immediate` models is a transfer started in the foreground, an upper
+/// bound on a background hand-over's speed rather than an iOS behaviour.
 ///
 /// - Complexity: as `silent-push` or `periodic` per event; the queue's work
 ///   is the engine's (`TransferQueue.swift`).
@@ -71,7 +75,7 @@ package enum TransferFamily: PolicyFamily {
   package static let syntax = "transfer:<discretionary|immediate>[,deadline=<d>,fetch=<interval>,min_bytes=<n>]"
   package static let example = "transfer:discretionary,deadline=1d"
   package static let summary =
-    "a silent push on each content update (as silent-push), or with fetch=<interval> a background fetch on a timer (as periodic:<interval>); the 30 s handler hands items of at least min_bytes to the device's background transfer queue (out of process, no time limit, resumes after a network loss); discretionary ones wait for WiFi and charging until the deadline, immediate ones go at once"
+    "a silent push on each content update (as silent-push), or with fetch=<interval> a background fetch on a timer (as periodic:<interval>); the 30 s handler hands items of at least min_bytes to the device's background transfer queue (out of process, no time limit, resumes after a network loss); discretionary ones wait for WiFi and charging until the deadline (what iOS does for background hand-overs), immediate ones go at once (as if started in the foreground: an upper bound, not iOS's background behaviour)"
 
   static let keys: [SettingKey<Configuration>] = [
     .init("deadline", \.transfer.deadlineS, duration: true, help: "discretionary only: how long a transfer waits for WiFi and charging before it goes on any network"),
