@@ -58,4 +58,27 @@ struct PromotionTests {
       for f in fetches { #expect(f.end - f.start >= promotion - 1e-9, "\(spec): \(f.end - f.start) s") }
     }
   }
+
+  @Test("the oracle still shows every open fresh when another app's fetch is promoting the radio as its own must start")
+  func oracleAroundPromotions() throws {
+    var w = WorldParameters()
+    w.defaultNetwork = .lte
+    for seed in UInt64(1)...6 {
+      // Two apps opened together: their oracle fetches want the same radio moments.
+      var t = UserTrace(user: "u\(seed)", start: 1_767_571_200, end: 1_767_571_200 + 86_400, apps: ["a", "b"], events: [])
+      var rng = SplitMix64(seed: seed, keys: "oracle-promotions")
+      var x = t.start
+      while true {
+        x += rng.exponential(rate: 1.0 / 1800)
+        guard x < t.end else { break }
+        t.events.append(TraceEvent(time: x, kind: .open, app: 0, value: 20))
+        t.events.append(TraceEvent(time: x + rng.uniform() * 0.5, kind: .open, app: 1, value: 20))
+      }
+      t.events.sort { $0.time < $1.time }
+      let user = PreparedUser(trace: t, world: w)
+      let contents = [Int32(0), 1].map { ContentTimeline(trace: t, app: $0, world: w, seed: seed) }
+      let r = PolicySpec.oracle.replay(user: user, apps: [0, 1], contents: contents, scope: .device, seed: seed, recordEvents: true)
+      for a in r.apps { #expect(a.opens.allSatisfy { $0.ageS == 0 }, "seed \(seed): \(a.opens.filter { $0.ageS > 0 }.count) stale opens") }
+    }
+  }
 }

@@ -59,6 +59,12 @@ extension ReplayEngine {
     var s = t - base - p0
     let p1 = r.promotion(afterGap: quietGap(k, at: s)).timeS
     if p1 > p0 { s = t - base - p1 }
+    // Waiting for another fetch's promotion would end too late: start
+    // before it began, with a promotion of its own.
+    if s >= promotingFrom[k] && s < promotedAt[k] && promotedAt[k] > t - base {
+      let before = promotingFrom[k].nextDown
+      s = min(before, t - base - r.promotion(afterGap: quietGap(k, at: before)).timeS)
+    }
     return s
   }
 
@@ -74,9 +80,14 @@ extension ReplayEngine {
     }
     let instant = w.instantTransfers
     let r = radio(net)
-    // A promotion another fetch started is not over for this one either.
-    let promoS = max(r.promotion(afterGap: quietGap(k, at: s)).timeS, promotedAt[k] - s)
-    if promoS > 0 { promotedAt[k] = max(promotedAt[k], s + promoS) }
+    // A promotion another fetch started and still running is not over for
+    // this one either.
+    let waiting = s >= promotingFrom[k] && s < promotedAt[k] ? promotedAt[k] - s : 0
+    let promoS = max(r.promotion(afterGap: quietGap(k, at: s)).timeS, waiting)
+    if promoS > 0 && s + promoS > promotedAt[k] {
+      promotingFrom[k] = s
+      promotedAt[k] = s + promoS
+    }
     let x0 = r.transferTime(downBytes: 0, upBytes: w.requestBytes)
     let response = instant ? s : forced ?? (s + promoS + x0.up + w.serverLatencyS)
     let version = lanes[j].version

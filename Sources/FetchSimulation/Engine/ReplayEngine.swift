@@ -43,9 +43,10 @@ struct ReplayEngine {
   var own = PerInterface<[BusyInterval]>([])
   /// The longest interval in `own`, s (bounds the backward scan of ``quietGap(_:at:)``).
   var longestOwnS = 0.0
-  /// When the promotion started by the device's latest fetch from a quiet
-  /// radio ends, per interface: a fetch starting before then (at the same
-  /// instant, say) transfers only once the radio is connected.
+  /// The promotion started by the device's latest fetch from a quiet radio,
+  /// per interface: a fetch starting while it runs (at the same instant,
+  /// say) transfers only once the radio is connected, at `promotedAt`.
+  var promotingFrom = PerInterface(-Double.infinity)
   var promotedAt = PerInterface(-Double.infinity)
   /// The world's radio models, prepared with the user.
   let radios: ReplayRadios
