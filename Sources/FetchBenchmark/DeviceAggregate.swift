@@ -10,6 +10,8 @@ package struct DeviceSample: Sendable, Equatable {
   /// Background (policy) fetches and their energy, J.
   package var fetches = 0
   package var energyJ = 0.0
+  /// The part of `energyJ` drawn while charging, J.
+  package var chargingEnergyJ = 0.0
   /// Background bytes, by network.
   package var cellularBytes = 0.0
   package var wifiBytes = 0.0
@@ -35,6 +37,7 @@ package struct DeviceSample: Sendable, Equatable {
     RecordField("days", "days", "length of the scored window", .sum, \.days),
     RecordField("fetches", "background fetches of all the apps", count: \.fetches),
     RecordField("energy_j", "J", "background fetch energy", .sum, \.energyJ),
+    RecordField("charging_energy_j", "J", "the part of energy_j drawn while charging", .sum, \.chargingEnergyJ),
     RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", .sum, \.cellularBytes),
     RecordField("wifi_bytes", "bytes", "background bytes on WiFi", .sum, \.wifiBytes),
     RecordField("foreground_energy_j", "J", "radio energy of the foreground refreshes", .sum, \.foregroundEnergyJ),
@@ -56,6 +59,7 @@ package struct DeviceSample: Sendable, Equatable {
     days = d.days
     fetches = d.fetches
     energyJ = d.energyJ
+    chargingEnergyJ = d.chargingEnergyJ
     cellularBytes = d.cellularBytes
     wifiBytes = d.wifiBytes
     foregroundEnergyJ = d.foregroundEnergyJ
@@ -114,6 +118,10 @@ package struct DeviceAggregate: Sendable, Equatable {
   package var fetches = 0
   /// Per device: background J/day, cellular and WiFi bytes/day, foreground J/day and bytes/day.
   package var energyJPerDay = MeanCI()
+  /// Per device: background energy drawn from the battery, J/day.
+  package var batteryJPerDay = MeanCI()
+  /// Per device: background energy drawn while charging, J/day.
+  package var chargingEnergyJPerDay = MeanCI()
   package var cellularBytesPerDay = MeanCI()
   package var wifiBytesPerDay = MeanCI()
   package var foregroundEnergyJPerDay = MeanCI()
@@ -142,6 +150,8 @@ package struct DeviceAggregate: Sendable, Equatable {
     fetches += s.fetches
     let perDay = { (x: Double) in s.days > 0 ? x / s.days : 0 }
     energyJPerDay.add(perDay(s.energyJ))
+    batteryJPerDay.add(perDay(s.energyJ - s.chargingEnergyJ))
+    chargingEnergyJPerDay.add(perDay(s.chargingEnergyJ))
     cellularBytesPerDay.add(perDay(s.cellularBytes))
     wifiBytesPerDay.add(perDay(s.wifiBytes))
     foregroundEnergyJPerDay.add(perDay(s.foregroundEnergyJ))

@@ -78,6 +78,8 @@ package struct PolicyAggregate: Sendable, Equatable {
   package var ageSum = 0.0
   package var aoiSum = 0.0
   package var energyJ = 0.0
+  /// The part of `energyJ` drawn while charging, J.
+  package var chargingEnergyJ = 0.0
   package var cellularBytes = 0.0
   package var ages = AgeHistogram()
   /// Content updates, those delivered and the sum of their delivery
@@ -113,6 +115,7 @@ package struct PolicyAggregate: Sendable, Equatable {
       aoiSum += s.meanAoiS * Double(s.opens)
     }
     energyJ += s.energyJ
+    chargingEnergyJ += s.chargingEnergyJ
     cellularBytes += s.cellularBytes
     updates += s.updates
     delivered += s.delivered
@@ -133,5 +136,9 @@ package struct PolicyAggregate: Sendable, Equatable {
   package var meanAgeS: Double { opens > 0 ? ageSum / Double(opens) : .nan }
   package var meanAoiS: Double { opens > 0 ? aoiSum / Double(opens) : .nan }
   package var newDataRatio: Double { fetches > 0 ? Double(newData) / Double(fetches) : 0 }
-  package func batteryPctPerDay(capacityJ: Double) -> Double { energyJPerDay / capacityJ * 100 }
+  /// Energy drawn from the battery (not while charging) per day, % of `capacityJ`.
+  package func batteryPctPerDay(capacityJ: Double) -> Double {
+    days > 0 ? (energyJ - chargingEnergyJ) / days / capacityJ * 100 : 0
+  }
+  package var chargingEnergyJPerDay: Double { days > 0 ? chargingEnergyJ / days : 0 }
 }

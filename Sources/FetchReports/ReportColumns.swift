@@ -16,7 +16,7 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
   case fresh_ratio
   case mean_aoi_s
   case time_avg_age_s, time_fresh_ratio
-  case energy_j, energy_j_per_day, battery_pct_per_day
+  case energy_j, energy_j_per_day, battery_pct_per_day, charging_energy_j_per_day
   case fetches_per_day
   case cellular_bytes, cellular_bytes_per_day, wifi_bytes
   case delivered, mean_delivery_delay_s
@@ -47,6 +47,7 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
     case .energy_j: CSV.number(s.energyJ, decimals: 6)
     case .energy_j_per_day: CSV.number(s.energyJPerDay, decimals: 6)
     case .battery_pct_per_day: CSV.number(s.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .charging_energy_j_per_day: CSV.number(s.chargingEnergyJPerDay, decimals: 6)
     case .fetches_per_day: CSV.number(s.fetchesPerDay, decimals: 6)
     case .cellular_bytes: CSV.number(s.cellularBytes, decimals: 0)
     case .cellular_bytes_per_day: CSV.number(s.cellularBytesPerDay, decimals: 3)
@@ -68,7 +69,7 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
 /// `mean_wait_s` and `p90_wait_s` pool the wait over the apps' opens.
 package enum DeviceColumn: String, CaseIterable, Sendable {
   case user, policy, apps, days, opens, fetches
-  case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day, wifi_bytes_per_day
+  case energy_j_per_day, battery_pct_per_day, charging_energy_j_per_day, cellular_bytes_per_day, wifi_bytes_per_day
   case foreground_refreshes, foreground_energy_j_per_day, foreground_bytes_per_day
   case mean_wait_s, p90_wait_s
   case delivered, mean_delivery_delay_s
@@ -85,6 +86,7 @@ package enum DeviceColumn: String, CaseIterable, Sendable {
     case .fetches: String(d.fetches)
     case .energy_j_per_day: CSV.number(d.energyJPerDay, decimals: 6)
     case .battery_pct_per_day: CSV.number(d.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .charging_energy_j_per_day: CSV.number(d.chargingEnergyJPerDay, decimals: 6)
     case .cellular_bytes_per_day: CSV.number(d.cellularBytesPerDay, decimals: 3)
     case .wifi_bytes_per_day: CSV.number(d.wifiBytesPerDay, decimals: 3)
     case .foreground_refreshes: String(d.foregroundRefreshes)
@@ -119,6 +121,7 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
   case policy, devices, days, fetches
   case energy_j_per_day, energy_j_per_day_lo, energy_j_per_day_hi
   case battery_pct_per_day, battery_pct_per_day_lo, battery_pct_per_day_hi
+  case charging_energy_j_per_day
   case cellular_bytes_per_day, cellular_bytes_per_day_lo, cellular_bytes_per_day_hi
   case wifi_bytes_per_day
   case foreground_energy_j_per_day, foreground_bytes_per_day
@@ -138,9 +141,10 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
     case .energy_j_per_day: n(a.energyJPerDay.value, 6)
     case .energy_j_per_day_lo: n(a.energyJPerDay.low, 6)
     case .energy_j_per_day_hi: n(a.energyJPerDay.high, 6)
-    case .battery_pct_per_day: n(a.energyJPerDay.value * pct, 8)
-    case .battery_pct_per_day_lo: n(a.energyJPerDay.low * pct, 8)
-    case .battery_pct_per_day_hi: n(a.energyJPerDay.high * pct, 8)
+    case .battery_pct_per_day: n(a.batteryJPerDay.value * pct, 8)
+    case .battery_pct_per_day_lo: n(a.batteryJPerDay.low * pct, 8)
+    case .battery_pct_per_day_hi: n(a.batteryJPerDay.high * pct, 8)
+    case .charging_energy_j_per_day: n(a.chargingEnergyJPerDay.value, 6)
     case .cellular_bytes_per_day: n(a.cellularBytesPerDay.value, 3)
     case .cellular_bytes_per_day_lo: n(a.cellularBytesPerDay.low, 3)
     case .cellular_bytes_per_day_hi: n(a.cellularBytesPerDay.high, 3)
@@ -185,7 +189,7 @@ package enum FetchColumn: String, CaseIterable, Sendable {
 package enum PolicyColumn: String, CaseIterable, Sendable {
   case policy, pairs, days, opens, fetches, fetches_per_day
   case new_data, no_data, failed, wasted
-  case energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day
+  case energy_j_per_day, battery_pct_per_day, charging_energy_j_per_day, cellular_bytes_per_day
   case fresh_ratio, mean_age_s, p50_age_s, p90_age_s, p99_age_s, mean_aoi_s
   case updates, delivered, mean_delivery_delay_s
   case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
@@ -205,6 +209,7 @@ package enum PolicyColumn: String, CaseIterable, Sendable {
     case .wasted: String(a.wasted)
     case .energy_j_per_day: CSV.number(a.energyJPerDay, decimals: 6)
     case .battery_pct_per_day: CSV.number(a.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .charging_energy_j_per_day: CSV.number(a.chargingEnergyJPerDay, decimals: 6)
     case .cellular_bytes_per_day: CSV.number(a.cellularBytesPerDay, decimals: 3)
     case .fresh_ratio: staleness(a.freshRatio, decimals: 6)
     case .mean_age_s: staleness(a.meanAgeS, decimals: 3)

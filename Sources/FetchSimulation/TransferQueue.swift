@@ -152,7 +152,9 @@ extension ReplayEngine {
           start: c.start, end: c.end, bytes: c.bytes, energyJ: c.energyJ, network: c.network,
           completes: x.doneBytes >= x.totalBytes))
       }
-      drainBattery(c.energyJ, charging: transfers.charging(at: c.start))
+      let charging = transfers.charging(at: c.start)
+      if u.isCharging(at: c.start) { lanes[x.lane].summary.chargingEnergyJ += c.energyJ }
+      drainBattery(c.energyJ, charging: charging)
       if x.doneBytes >= x.totalBytes {
         transfers.waiting.remove(at: r)
         lanes[x.lane].summary.transfersCompleted += 1

@@ -357,4 +357,37 @@ struct BackgroundWakeTests {
     #expect(far.contains { $0 < 12 })
     #expect(throws: PolicySpecError.self) { try PolicySpec(parsing: "android-prefetch:threshold=30m") }
   }
+
+  @Test("android-prefetch waits out deep Doze: no run inside an idle period; with doze=0 it runs at night")
+  func prefetchUnderDoze() throws {
+    // Opens in the evening only; the nights are long idle stretches.
+    var t = UserTrace(user: "u", timeZone: .utc, start: Self.t0 - Self.t0.truncatingRemainder(dividingBy: 86_400), end: 0)
+    t.end = t.start + 26 * 86_400
+    let a = t.appIndex("a")
+    t.events = [TraceEvent(time: t.start, kind: .network, value: Double(NetworkKind.wifi.rawValue))]
+    for d in 0..<26 {
+      for m in [0.0, 15, 30, 45] {
+        t.events.append(TraceEvent(time: t.start + Double(d) * 86_400 + 19.5 * 3600 + m * 60, kind: .open, app: a, value: 60))
+      }
+    }
+    let (train, test) = t.split(at: t.start + 21 * 86_400)
+    let habit = HabitFitter().fit(HabitSample(trace: train, app: 0, from: train.start, to: train.end), prior: nil)
+    let last = MinimumPolicy.lastOpens(train, app: 0)
+    func starts(_ spec: String) throws -> [Double] {
+      let params = try AndroidPrefetchFamily.parse(spec, spec: spec)
+      var p = AndroidPrefetchPolicy(params: params, habit: habit, timeZone: .utc, lastAppOpen: last.app, lastAnyOpen: last.any)
+      return Self.run(&p, test, world: Self.world()).fetches.map(\.start)
+    }
+    let dozing = try starts("threshold=24h,period=15m")
+    #expect(!dozing.isEmpty)
+    // The same Doze inference, replayed over the trace up to each run.
+    var d = DozeState(start: test.start)
+    var k = 0
+    for f in dozing {
+      while k < test.events.count && test.events[k].time <= f { d.observe(test.events[k]); k += 1 }
+      #expect(!d.isDozing(at: f), "run at \(f) inside a Doze idle period")
+    }
+    let awake = try starts("threshold=24h,period=15m,doze=0")
+    #expect(awake.count > dozing.count)
+  }
 }

@@ -291,6 +291,23 @@ struct DeviceReplayTests {
     #expect(abs(r.summary.foregroundEnergyJ - (Self.isolatedJ - 1)) < 1e-9, "\(r.summary.foregroundEnergyJ)")
   }
 
+  @Test("% battery counts only energy drawn from the battery; energy drawn while charging is reported apart")
+  func batteryExcludesCharging() throws {
+    var t = UserTrace(user: "x", timeZone: .utc, start: 0, end: 86_400)
+    _ = t.appIndex("a")
+    // On the charger for the first 6 hours.
+    t.events = [TraceEvent(time: 0, kind: .chargeStart), TraceEvent(time: 6 * 3600, kind: .chargeEnd)]
+    let w = Self.specWorld
+    let r = try Self.run("periodic:1h,phase=aligned", w, t)
+    // Fetches at 1 h ... 24 h; those before 6 h (1 h ... 5 h) ran on the charger.
+    let charging = r.fetches.filter { $0.start < 6 * 3600 }.map(\.energyJ).reduce(0, +)
+    #expect(r.fetches.count == 23 && charging > 0, "\(r.fetches.map(\.start))")
+    #expect(abs(r.summary.chargingEnergyJ - charging) < 1e-9)
+    let capacity = w.batteryCapacityJ
+    #expect(abs(r.summary.batteryPctPerDay(capacityJ: capacity) - (r.summary.energyJ - charging) / capacity * 100) < 1e-12)
+    #expect(abs(r.summary.chargingEnergyJPerDay - charging) < 1e-9)
+  }
+
   @Test("an app without opens has undefined (NaN) staleness, not 0 s and 0 % fresh")
   func zeroOpens() throws {
     var t = UserTrace(user: "x", timeZone: .utc, start: 0, end: 10_000)

@@ -74,6 +74,9 @@ public struct AppSummary: Sendable, Equatable {
   public var timeFreshRatio = 0.0
   /// Energy charged to background fetches (CPU and marginal radio), J.
   public var energyJ = 0.0
+  /// The part of ``energyJ`` drawn while the device was charging (from
+  /// the charger, not the battery), J.
+  package var chargingEnergyJ = 0.0
   /// Background bytes on cellular networks.
   public var cellularBytes = 0.0
   /// Background bytes on WiFi.
@@ -130,10 +133,13 @@ public struct AppSummary: Sendable, Equatable {
   /// Background fetches per day.
   public var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }
 
-  /// Energy per day as % of a battery of `capacityJ` joules.
+  /// Energy drawn from the battery (not while charging) per day, as % of
+  /// a battery of `capacityJ` joules.
   public func batteryPctPerDay(capacityJ: Double) -> Double {
-    energyJPerDay / capacityJ * 100
+    days > 0 ? (energyJ - chargingEnergyJ) / days / capacityJ * 100 : 0
   }
+  /// Background energy drawn while charging, J per day.
+  package var chargingEnergyJPerDay: Double { days > 0 ? chargingEnergyJ / days : 0 }
 
   /// The fields an experiment's part record keeps for each (user, app,
   /// policy), by name: what `pooled.csv` needs, at full precision. One
@@ -155,6 +161,7 @@ public struct AppSummary: Sendable, Equatable {
     RecordField("time_avg_age_s", "s", "time-averaged age over the window", .none, \.timeAvgAgeS),
     RecordField("time_fresh_ratio", "ratio", "share of the window with fresh content", .none, \.timeFreshRatio),
     RecordField("energy_j", "J", "background fetch energy, CPU and marginal radio", .sum, \.energyJ),
+    RecordField("charging_energy_j", "J", "the part of energy_j drawn while charging", .sum, \.chargingEnergyJ),
     RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", .sum, \.cellularBytes),
     RecordField("wifi_bytes", "bytes", "background bytes on WiFi", .sum, \.wifiBytes),
     RecordField("updates", "content updates of the app in the window", count: \.updates),
@@ -183,6 +190,8 @@ public struct DeviceSummary: Sendable, Equatable {
   public var fetches = 0
   /// Background (policy) fetch energy, CPU and marginal radio, J.
   public var energyJ = 0.0
+  /// The part of ``energyJ`` drawn while the device was charging, J.
+  package var chargingEnergyJ = 0.0
   /// Background bytes on cellular networks.
   public var cellularBytes = 0.0
   /// Background bytes on WiFi.
@@ -232,6 +241,7 @@ public struct DeviceSummary: Sendable, Equatable {
       opens += a.opens
       fetches += a.fetches
       energyJ += a.energyJ
+      chargingEnergyJ += a.chargingEnergyJ
       cellularBytes += a.cellularBytes
       wifiBytes += a.wifiBytes
       foregroundRefreshes += a.foregroundRefreshes
@@ -272,6 +282,11 @@ public struct DeviceSummary: Sendable, Equatable {
   /// Foreground refresh bytes per day, all networks.
   public var foregroundBytesPerDay: Double { days > 0 ? (foregroundCellularBytes + foregroundWifiBytes) / days : 0 }
 
-  /// Background energy per day as % of a battery of `capacityJ` joules.
-  public func batteryPctPerDay(capacityJ: Double) -> Double { energyJPerDay / capacityJ * 100 }
+  /// Background energy drawn from the battery (not while charging) per
+  /// day, as % of a battery of `capacityJ` joules.
+  public func batteryPctPerDay(capacityJ: Double) -> Double {
+    days > 0 ? (energyJ - chargingEnergyJ) / days / capacityJ * 100 : 0
+  }
+  /// Background energy drawn while charging, J per day.
+  package var chargingEnergyJPerDay: Double { days > 0 ? chargingEnergyJ / days : 0 }
 }

@@ -17,6 +17,9 @@ package final class PreparedUser: Sendable {
   let netKinds: [NetworkKind]
   /// Merged busy intervals of background activity: [0] WiFi, [1] cellular.
   let busy: [[BusyInterval]]
+  /// When the device was on the charger (from `charge_start` to
+  /// `charge_end` rows), in time order.
+  let charging: [BusyInterval]
   /// The open events of each app, by app index.
   let appOpens: [[TraceEvent]]
   /// The apps of a device replay prepared ahead (see ``init(trace:world:apps:)``)
@@ -48,6 +51,8 @@ package final class PreparedUser: Sendable {
     var kinds = [world.defaultNetwork]
     var busy: [[BusyInterval]] = [[], []]
     var sessions = SessionActivity(world, seed: seed, trace: trace, modelled: modelled.isEmpty ? apps : modelled)
+    var charging: [BusyInterval] = []
+    var pluggedAt: Double?
     var opens = [[TraceEvent]](repeating: [], count: trace.apps.count)
     for e in trace.events {
       switch e.kind {
@@ -57,6 +62,11 @@ package final class PreparedUser: Sendable {
           times.append(e.time)
           kinds.append(n)
         }
+      case .chargeStart:
+        if pluggedAt == nil { pluggedAt = e.time }
+      case .chargeEnd:
+        if let p = pluggedAt { charging.append(BusyInterval(start: p, end: e.time)) }
+        pluggedAt = nil
       case .open, .wake:
         if e.kind == .open { opens[Int(e.app)].append(e) }
         guard let k = PreparedUser.interface(kinds.last!) else { continue }
@@ -68,6 +78,8 @@ package final class PreparedUser: Sendable {
     netKinds = kinds
     busy = busy.map(SessionActivity.merged)
     self.busy = busy
+    if let p = pluggedAt { charging.append(BusyInterval(start: p, end: trace.end)) }
+    self.charging = charging
     appOpens = opens
     var netHint = 0
     var busyHints = PerInterface(0)
@@ -155,6 +167,17 @@ struct PerInterface<Value> {
     _modify {
       if k == 0 { yield &wifi } else { yield &cellular }
     }
+  }
+}
+
+extension PreparedUser {
+  /// Whether the device was on the charger at `t`, from the trace alone
+  /// (so the same for every policy, whatever events it observes).
+  ///
+  /// - Complexity: O(log charging intervals).
+  func isCharging(at t: Double) -> Bool {
+    let i = firstIndex(count: charging.count, from: 0) { charging[$0].end > t }
+    return i < charging.count && charging[i].start <= t
   }
 }
 

@@ -196,6 +196,7 @@ extension ReplayEngine {
     }
     lanes[j].summary.energyJ += f.energyJ
     if f.network.isCellular { lanes[j].summary.cellularBytes += f.bytes } else { lanes[j].summary.wifiBytes += f.bytes }
+    if u.isCharging(at: f.start) { lanes[j].summary.chargingEnergyJ += f.energyJ }
     drainBattery(f.energyJ, charging: isCharging)
     if options.recordEvents {
       lanes[j].fetches.append(FetchRecord(

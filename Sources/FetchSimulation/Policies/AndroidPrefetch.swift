@@ -18,6 +18,12 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
   /// "Battery not low" constraint: below this level, and not charging,
   /// the job waits, % (M: Android's low-battery level, 15 %).
   package var lowBatteryPct = 15.0
+  /// Defer by deep Doze (1) or ignore Doze (0): a prefetch job is a
+  /// JobScheduler job, and jobs wait for Doze's maintenance windows (V,
+  /// AOSP DeviceIdleController / JobScheduler).
+  package var dozeEnabled = 1.0
+  /// Deep-Doze timing (AOSP defaults, V).
+  package var doze = DozeParameters()
 
   package init() {}
 
@@ -27,7 +33,8 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
     .init("confidence", \.confidence, min: 0.01, max: 0.99, help: "the estimated launch is within the threshold when P(open within it) reaches this (0.5: the median)"),
     .init("period", \.periodS, min: 900, duration: true, help: "period of the job (WorkManager's minimum: 15m)"),
     .init("low_battery_pct", \.lowBatteryPct, max: 100, help: "battery-not-low constraint: battery %, below which the job waits unless charging"),
-  ]
+    .init("doze", \.dozeEnabled, help: "1: deep Doze defers the job to its maintenance windows; 0: ignore Doze"),
+  ] + DozeParameters.keys(\.doze)
 }
 
 /// Android prefetch jobs, `android-prefetch` (AOSP PrefetchController, `JobInfo.Builder.setPrefetch`):
@@ -45,7 +52,9 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
 /// predictors, fitted on the training part and shrunk toward the
 /// population), is within ``AndroidPrefetchParameters/thresholdS``, i.e.
 /// P(open within the threshold) ≥ ``AndroidPrefetchParameters/confidence``.
-/// Otherwise it waits for its next period. Simplified: the model is fitted
+/// Otherwise it waits for its next period. Like every JobScheduler job it
+/// waits out deep Doze (`Doze.swift`): a job due while the device dozes
+/// runs at the next maintenance window. Simplified: the model is fitted
 /// once (no nightly refits), and the ~20 min allowance of later builds and
 /// the standby-bucket quotas are not modelled.
 package struct AndroidPrefetchPolicy: FetchPolicy {
@@ -63,6 +72,10 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
   /// Where the job's first period ends, as a fraction in (0, 1] of the
   /// period after the window start (``TimerPhase``; 1: at one period).
   package var phase = 1.0
+  /// Deep Doze as inferred from the trace (nil with `doze=0`).
+  package private(set) var dozeState: DozeState?
+  /// When the job's next period starts, Unix s.
+  var nextPeriod = Double.infinity
 
   package init(params: AndroidPrefetchParameters, habit: HabitModel, timeZone: TraceTimeZone, lastAppOpen: Double, lastAnyOpen: Double) {
     self.params = params
@@ -80,14 +93,19 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {
-    ctx.setTimer(at: ctx.now + params.periodS * phase)
+    if params.dozeEnabled != 0 { dozeState = DozeState(params: params.doze, start: ctx.now, isCharging: ctx.isCharging) }
+    nextPeriod = ctx.now + params.periodS * phase
+    ctx.setTimer(at: nextPeriod)
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
+    dozeState?.observe(event)
     switch event.kind {
     case .open:
       lastAnyOpen = event.time
       if event.app == ctx.app { lastAppOpen = event.time }
+      // An open ends Doze: a job it held back runs now.
+      if due { run(&ctx) }
     case .network, .chargeStart, .battery:
       if due { run(&ctx) }
     default:
@@ -96,15 +114,30 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
   }
 
   package mutating func timerFired(_ ctx: inout PolicyContext) {
-    due = true
+    if ctx.now >= nextPeriod {
+      due = true
+      nextPeriod = ctx.now + params.periodS
+    }
     run(&ctx)
-    ctx.setTimer(at: ctx.now + params.periodS)
+    arm(&ctx)
   }
 
-  /// Runs the due job if its constraints and the prefetch gate hold.
+  /// The next period's start, or the next maintenance window when a due
+  /// job waits out Doze.
+  mutating func arm(_ ctx: inout PolicyContext) {
+    var t = nextPeriod
+    if due, let d = dozeState, d.isDozing(at: ctx.now) { t = min(t, d.nextRunnable(at: ctx.now)) }
+    ctx.setTimer(at: t)
+  }
+
+  /// Runs the due job if its constraints, Doze and the prefetch gate allow.
   mutating func run(_ ctx: inout PolicyContext) {
     guard !ctx.fetchInFlight, ctx.network != .offline else { return }
     if let b = ctx.batteryPct, b < params.lowBatteryPct, !ctx.isCharging { return }
+    if let d = dozeState, d.isDozing(at: ctx.now) {
+      arm(&ctx)
+      return
+    }
     due = false
     guard launchProbability(at: ctx.now) >= params.confidence else {
       gated += 1
