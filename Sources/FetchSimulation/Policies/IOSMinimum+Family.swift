@@ -1,0 +1,49 @@
+import FetchModels
+import FetchTraces
+import Foundation
+
+/// `ios-minimum[:key=value,...]`: the iOS Minimum scheduler.
+package enum IOSMinimumFamily: PolicyFamily {
+  package static let name = "ios-minimum"
+  package static let syntax = "ios-minimum[:key=value,...]"
+  package static let example = "ios-minimum"
+  package static let summary =
+    "the iOS Minimum scheduler: launches where the learned habit model predicts an open soon, under device-wide energy, launch and data budgets"
+  package static var settings: [PolicySettingInfo] { settingInfos(MinimumParameters.keys, defaults: MinimumParameters()) }
+  package static let learns = true
+  package static let usesHabitModel = true
+  package static let style = PolicyStyle(color: "#332288", marker: .triangle)
+
+  package static func parse(_ argument: String?, spec: String) throws -> MinimumParameters {
+    try parseSettings(argument ?? "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)
+  }
+  package static func describe(_ p: MinimumParameters) -> String {
+    name + settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: ":")
+  }
+  package static func makePolicies(_ p: MinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
+    MinimumPolicy.makePolicies(p, device)
+  }
+}
+
+extension MinimumPolicy {
+  /// One scheduler instance per app; at device scope every Minimum or
+  /// Custom instance of the device draws on its one ``DeviceBudgetLedger``.
+  static func makePolicies(_ params: MinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
+    let ledger = device.scope == .device ? device.services.minimumLedger : nil
+    let training = device.training
+    let user = device.user
+    let learning = device.learning
+    return { app, _ in
+      MinimumPolicy(
+        params: params, world: user.world, training: training, app: app, population: learning?.population,
+        fits: learning?.fits, ledger: ledger, pacing: learning?.pacing)
+    }
+  }
+}
+
+extension PolicySpec {
+  /// `ios-minimum` with `parameters`.
+  package static func iosMinimum(_ parameters: MinimumParameters = MinimumParameters()) -> PolicySpec {
+    PolicySpec(IOSMinimumFamily.self, parameters)
+  }
+}
