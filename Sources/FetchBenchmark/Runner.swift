@@ -233,8 +233,10 @@ package func requireRegularFile(_ path: String) throws {
 /// `limits.maxWindowDays`; more than `limits.maxEventsPerUser` content
 /// updates of one app (rate × window) or fetches of one policy and app
 /// (window ÷ its timer interval, 15 min for the OS schedulers, plus the
-/// updates for push and oracle policies). The message gives the estimate
-/// and the limit.
+/// updates for push and oracle policies); more than
+/// `limits.maxPolicySteps` decision steps that a policy's settings imply
+/// (``PolicySpec/settingWork``). The message gives the estimate and the
+/// limit.
 ///
 /// - Complexity: O(apps selected + policies).
 package func checkReplayBudget(
@@ -276,6 +278,11 @@ package func checkReplayBudget(
       throw fail(
         "about \(ResourceLimits.countText(fetches)) fetches of policy \(p) per app in its "
           + "\(CSV.number(days, decimals: 1))-day window, over \(limitText)")
+    }
+    if let work = p.settingWork,
+      let m = limits.checkPolicyWork(stepsPerDay: work.stepsPerDay, days: days, policy: p.description, settings: work.settings)
+    {
+      throw fail(m)
     }
   }
 }

@@ -371,6 +371,7 @@ extension HabitDesignTable {
   ) {
     let d = grouped
     let tc = HabitGroupedDesign.timeCount
+    rowsEvaluated += n - lo
     sums.reset()
     // Time part of η per group.
     d.time.withUnsafeBufferPointer { f in
@@ -586,6 +587,13 @@ extension HabitDesignTable {
     if let f = prev.frozen, f.rows < n, let g = groupedWindowFit(to: to, frozen: f, prior: prior, fitter: fitter) {
       // The rows between the previous window's last and this one's, at this fit.
       result = (g.model, n - 1 > f.rows ? f.appending(frozenRows(g.sums, rows: n - 1, at: g.model.coefficients)) : f)
+    } else if prev.frozen == nil, n >= 2, HabitBins(from: bins.from, to: max(previous, base), binSeconds: bins.binSeconds).count < 2,
+      let g = groupedWindowFit(to: to, frozen: nil, prior: prior, fitter: fitter)
+    {
+      // The previous window had too few rows to freeze (an empty training
+      // part): this link starts the chain, as a base fit does, so later
+      // links evaluate only their new rows.
+      result = (g.model, frozenRows(g.sums, rows: n - 1, at: g.model.coefficients))
     } else {
       result = (fit(to: to, prior: prior, fitter: fitter, start: prev.model.coefficients), nil)
     }
@@ -627,16 +635,8 @@ extension HabitDesignTable {
     let opensInWindow = opens(from: bins.from, to: to)
     // Prior mean, as HabitFitter.fit(x:y:exposure:opens:prior:start:priorShape:).
     var mean = [Double](repeating: 0, count: p)
-    var scaled = 0.0
-    if let prior {
-      for j in 1..<p { mean[j] = prior.coefficients[j] }
-      let shape = priorShapes(prior)
-      for i in 0..<(n - 1) { scaled += exposure[i] * shape[i] }
-      scaled += lastExposure * shape[n - 1]
-    } else {
-      for i in 0..<(n - 1) { scaled += exposure[i] }
-      scaled += lastExposure
-    }
+    if let prior { for j in 1..<p { mean[j] = prior.coefficients[j] } }
+    let scaled = scaledExposure(rows: n, last: lastExposure, prior: prior)
     mean[0] = log(HabitFitter.smoothedRate(opens: Double(opensInWindow), exposure: scaled))
     guard
       let r = groupedIRLS(

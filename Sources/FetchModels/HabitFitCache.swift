@@ -62,6 +62,13 @@ package final class HabitFitCache: @unchecked Sendable {
   /// Fits computed and fits reused, for tests and benchmarks.
   package internal(set) var computed = 0
   package internal(set) var reused = 0
+  /// Row evaluations of the fits from the design tables so far (a
+  /// deterministic measure of their work, for scaling tests).
+  package var rowsEvaluated: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return tables.values.reduce(0) { $0 + $1.rowsEvaluated }
+  }
 
   /// - Parameter trace: the user's whole trace; samples of this user starting
   ///   at its start (and ending within it) are fitted from per-app design
@@ -167,6 +174,13 @@ final class HabitDesignTable {
   let opens: [Double]
   /// ``HabitFitter/priorShape(x:row:rows:mean:)`` of every row, and the prior it is for.
   private var shape: (prior: [Double], values: [Double])?
+  /// Running sums of exposure × prior shape over the rows, for the prior
+  /// mean of a window's fit (``scaledExposure(rows:last:prior:)``), and
+  /// the prior they were summed for (nil: none).
+  private var scaledSums: (prior: [Double]?, sums: [Double])?
+  /// Row evaluations of this table's fits (one per row per IRLS pass of a
+  /// grouped fit; a row-wise fit's window once), for scaling tests.
+  var rowsEvaluated = 0
   /// y log y and log exposure of every row (for the grouped fits).
   private(set) lazy var yLogY: [Double] = y.map { $0 > 0 ? $0 * log($0) : 0 }
   private(set) lazy var logExposure: [Double] = shared?.logExposure ?? exposure.map { log($0) }
@@ -280,6 +294,7 @@ final class HabitDesignTable {
     var we = Array(exposure[0..<n])
     wy[n - 1] = Double(lastRowOpens(to: to, rows: n))
     we[n - 1] = window.exposure(n - 1)
+    rowsEvaluated += n
     var shapeValues: [Double]?
     if let prior {
       shapeValues = Array(priorShapes(prior)[0..<n])
@@ -301,6 +316,27 @@ final class HabitDesignTable {
       i -= 1
     }
     return last
+  }
+
+  /// The scaled exposure of the window of the first `n` rows, whose last
+  /// row's exposure is `last`: Σ_{i<n−1} exposure_i · shape_i + last ·
+  /// shape_{n−1} (shape 1 without a prior). The running sums are added in
+  /// row order once per prior, so the value has the bits of that loop.
+  ///
+  /// - Complexity: O(1) after the first call for a prior, O(rows) then.
+  func scaledExposure(rows n: Int, last: Double, prior: HabitModel?) -> Double {
+    let shape = prior.map(priorShapes)
+    if scaledSums == nil || scaledSums!.prior != prior?.coefficients {
+      var sums = [Double](repeating: 0, count: exposure.count + 1)
+      var s = 0.0
+      for i in 0..<exposure.count {
+        if let shape { s += exposure[i] * shape[i] } else { s += exposure[i] }
+        sums[i + 1] = s
+      }
+      scaledSums = (prior?.coefficients, sums)
+    }
+    let before = scaledSums!.sums[n - 1]
+    return shape.map { before + last * $0[n - 1] } ?? before + last
   }
 
   /// ``HabitFitter/priorShape(x:row:rows:mean:)`` of every table row for `prior`.

@@ -43,6 +43,13 @@ public struct ResourceLimits: Sendable, Equatable {
   /// refit over every 15-min bin so far: quadratic in the window).
   /// Default 3,650 (10 years); `FETCHLAB_MAX_WINDOW_DAYS`.
   package var maxWindowDays: Double = 3_650
+  /// Most decision steps the settings of one policy imply for one (user,
+  /// app) replay (steps per day, from the policy's settings, × the days
+  /// of the window): a planner's horizon ÷ step bins, squared, at every
+  /// check; the open-probability points of a horizon at every check of the
+  /// OS schedulers and IMP. Default 10¹⁰ (tens of seconds of CPU time);
+  /// `FETCHLAB_MAX_POLICY_STEPS`.
+  package var maxPolicySteps: Double = 1e10
 
   /// Limits; the defaults suit a 24 GiB machine (see the properties).
   public init(
@@ -78,6 +85,7 @@ public struct ResourceLimits: Sendable, Equatable {
     if let x = value("FETCHLAB_MAX_POLICY_USER_DAYS") { l.maxPolicyUserDays = x }
     if let x = value("FETCHLAB_MAX_RESULT_CELLS") { l.maxResultCells = Int(min(x, 1e15)) }
     if let x = value("FETCHLAB_MAX_WINDOW_DAYS") { l.maxWindowDays = x }
+    if let x = value("FETCHLAB_MAX_POLICY_STEPS") { l.maxPolicySteps = x }
     return l
   }()
 
@@ -117,6 +125,18 @@ public struct ResourceLimits: Sendable, Equatable {
     var m = (x / pow(10, Double(e)) * 10).rounded() / 10
     if m >= 10 { m /= 10; e += 1 }
     return CSV.number(m) + "e" + String(e)
+  }
+
+  /// Refuses a policy whose settings imply more than ``maxPolicySteps``
+  /// decision steps for one (user, app) replay of `days` days:
+  /// `stepsPerDay` × `days`; `nil` when it fits, else the message, which
+  /// names the policy and the `settings` that drive the cost.
+  package func checkPolicyWork(stepsPerDay: Double, days: Double, policy: String, settings: String) -> String? {
+    let steps = stepsPerDay * max(days, 1)
+    guard !(steps <= maxPolicySteps) else { return nil }
+    return "policy \(policy): its settings (\(settings)) imply about \(Self.countText(steps)) decision steps per app in "
+      + "a \(CSV.number(days, decimals: 1))-day window, over the limit of \(Self.countText(maxPolicySteps)); use a shorter "
+      + "horizon or a longer step or check (or raise FETCHLAB_MAX_POLICY_STEPS)"
   }
 
   /// The estimated output size and peak memory of a synthetic trace of

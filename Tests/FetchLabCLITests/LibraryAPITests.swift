@@ -29,12 +29,12 @@ struct LibraryAPITests {
     return out
   }
 
-  @Test("at most 350 public declarations, each with a doc comment")
+  @Test("at most 360 public declarations, each with a doc comment")
   func smallDocumentedAPI() throws {
     let decls = try Self.publicDeclarations()
     let undocumented = decls.filter { !$0.documented }.map { "\($0.file):\($0.line): \($0.text)" }
     #expect(undocumented.isEmpty, "public without a doc comment:\n\(undocumented.joined(separator: "\n"))")
-    #expect(decls.count <= 350, "\(decls.count) public declarations; widening the API is a decision (docs/library-api.md)")
+    #expect(decls.count <= 360, "\(decls.count) public declarations; widening the API is a decision (docs/library-api.md)")
     // The scan sees the API (the policy protocol, the registry, replay, experiments).
     let texts = decls.map(\.text)
     for needle in ["public protocol FetchPolicy", "public protocol PolicyFamily", "public enum PolicyRegistry",

@@ -274,10 +274,10 @@ struct TransferQueueTests {
       let items = extra.filter { $0.kind == .update }.map(\.value)
       let user = PreparedUser(trace: t, world: w)
       let content = ContentTimeline(trace: t, app: a, world: w, seed: 1)
-      for spec in ["transfer:discretionary,deadline=100d", "transfer:immediate", "transfer:discretionary,deadline=2h"] {
+      for spec in ["transfer:discretionary,deadline=30d", "transfer:immediate", "transfer:discretionary,deadline=2h"] {
         let r = try PolicySpec(parsing: spec).replay(user: user, app: a, content: content, seed: 1, recordEvents: true)
         let s = r.summary
-        if spec.hasSuffix("100d") { #expect(s.transferCellularBytes == 0, "seed \(seed): \(spec)") }
+        if spec.hasSuffix("30d") { #expect(s.transferCellularBytes == 0, "seed \(seed): \(spec)") }
         #expect(r.fetches.allSatisfy { $0.end - $0.start <= w.fetchBudgetS + 1e-6 })
         #expect(s.transferCellularBytes + s.transferWifiBytes <= items.reduce(0, +) + 1e-3, "seed \(seed): \(spec)")
         #expect(s.transfersCompleted <= s.transfersQueued && s.delivered <= s.updates)

@@ -109,13 +109,13 @@ package struct StandbyParameters: Sendable, Hashable {
     .init("frequent_window", \.frequentWindowS, min: 1, duration: true, help: "QuotaController window of the Frequent bucket"),
     .init("rare_window", \.rareWindowS, min: 1, duration: true, help: "QuotaController window of the Rare bucket"),
     .init("restricted_window", \.restrictedWindowS, min: 1, duration: true, help: "QuotaController window of the Restricted bucket"),
-    .init("active_batches", \.activeBatches, help: "job batches per window, Active"),
-    .init("working_set_batches", \.workingSetBatches, help: "job batches per window, Working set"),
-    .init("frequent_batches", \.frequentBatches, help: "job batches per window, Frequent"),
-    .init("rare_batches", \.rareBatches, help: "job batches per window, Rare"),
-    .init("restricted_batches", \.restrictedBatches, help: "job batches per window, Restricted"),
+    .init("active_batches", \.activeBatches, max: SettingBound.count, help: "job batches per window, Active"),
+    .init("working_set_batches", \.workingSetBatches, max: SettingBound.count, help: "job batches per window, Working set"),
+    .init("frequent_batches", \.frequentBatches, max: SettingBound.count, help: "job batches per window, Frequent"),
+    .init("rare_batches", \.rareBatches, max: SettingBound.count, help: "job batches per window, Rare"),
+    .init("restricted_batches", \.restrictedBatches, max: SettingBound.count, help: "job batches per window, Restricted"),
     .init("job_time", \.jobTimeS, duration: true, help: "job execution time per window"),
-    .init("charging_exempt", \.chargingExempt, help: "1: no quota while charging (except Restricted); 0: quota always"),
+    .init("charging_exempt", \.chargingExempt, max: 1, help: "1: no quota while charging (except Restricted); 0: quota always"),
   ] + WorkManagerParameters.keys.map { k in
     let job: WritableKeyPath<StandbyParameters, WorkManagerParameters> = \.job
     return SettingKey(

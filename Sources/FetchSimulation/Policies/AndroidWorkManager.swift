@@ -39,12 +39,12 @@ package struct WorkManagerParameters: Sendable, Hashable {
   /// Names accepted in `android-workmanager:<interval>,key=value`.
   static let keys: [SettingKey<WorkManagerParameters>] = [
     .init("flex", \.flexS, min: 300, duration: true, help: "flex window: each period's run may happen in its last <flex>"),
-    .init("opportunistic", \.opportunistic, help: "1: run in the flex window when the radio is already up, else at its end; 0: as soon as it opens"),
-    .init("unmetered", \.requiresUnmetered, help: "constraint: unmetered network (WiFi), 0 or 1"),
-    .init("connected", \.requiresConnected, help: "constraint: any network, 0 or 1"),
-    .init("charging", \.requiresCharging, help: "constraint: charging, 0 or 1"),
-    .init("battery_not_low", \.requiresBatteryNotLow, help: "constraint: battery not low, 0 or 1"),
-    .init("battery_low_pct", \.batteryLowPct, help: "battery %, below which the battery is \"low\""), .init("doze", \.dozeEnabled, help: "1: deep Doze defers work; 0: ignore Doze"),
+    .init("opportunistic", \.opportunistic, max: 1, help: "1: run in the flex window when the radio is already up, else at its end; 0: as soon as it opens"),
+    .init("unmetered", \.requiresUnmetered, max: 1, help: "constraint: unmetered network (WiFi), 0 or 1"),
+    .init("connected", \.requiresConnected, max: 1, help: "constraint: any network, 0 or 1"),
+    .init("charging", \.requiresCharging, max: 1, help: "constraint: charging, 0 or 1"),
+    .init("battery_not_low", \.requiresBatteryNotLow, max: 1, help: "constraint: battery not low, 0 or 1"),
+    .init("battery_low_pct", \.batteryLowPct, max: SettingBound.percent, help: "battery %, below which the battery is \"low\""), .init("doze", \.dozeEnabled, max: 1, help: "1: deep Doze defers work; 0: ignore Doze"),
   ] + DozeParameters.keys(\.doze)
 }
 

@@ -49,10 +49,10 @@ package struct IMPParameters: Sendable, Hashable {
 
   /// Names accepted in `imp:key=value`.
   static let keys: [SettingKey<IMPParameters>] = [
-    .init("check", \.checkIntervalS, min: 60, duration: true, help: "decision period: prices adapt and a decision is taken every period"),
-    .init("horizon", \.horizonS, min: 60, duration: true, help: "\"soon\": horizon of the predicted open probability"),
+    .init("check", \.checkIntervalS, min: 60, max: SettingBound.period, duration: true, help: "decision period: prices adapt and a decision is taken every period"),
+    .init("horizon", \.horizonS, min: 60, max: SettingBound.horizon, duration: true, help: "\"soon\": horizon of the predicted open probability"),
     .init("value", \.valueJ, help: "value of a prefetch the user sees as new, J-equivalent at the initial price"),
-    .init("energy_budget_pct", \.energyBudgetPctPerDay, help: "energy budget, % of battery per local day"),
+    .init("energy_budget_pct", \.energyBudgetPctPerDay, max: SettingBound.percent, help: "energy budget, % of battery per local day"),
     .init("data_budget_mb", \.dataBudgetMBPerDay, help: "cellular data budget, MB per local day"),
     .init("gain", \.gain, help: "integral gain of the price controller, per decision period"),
     .init("damping", \.damping, help: "proportional (damping) gain of the price controller"),

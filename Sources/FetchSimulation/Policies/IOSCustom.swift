@@ -24,9 +24,7 @@ package enum IOSCustomFamily: PolicyFamily {
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'ios-custom' needs an interval, e.g. ios-custom:1h") }
     let items = a.split(separator: ",", maxSplits: 1).map(String.init)
-    guard let secs = parseDuration(items.first ?? ""), secs >= 1 else {
-      throw PolicySpecError(.badValue, "policy '\(spec)': bad interval '\(items.first ?? "")' (use e.g. 30m, 1h; at least 1 s)")
-    }
+    let secs = try parseInterval(items.first ?? "", policy: spec, examples: "30m, 1h")
     var p = try parseSettings(
       items.count > 1 ? items[1] : "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)
     p.minSpacingS = max(p.minSpacingS, secs)

@@ -58,23 +58,23 @@ package struct MinimumParameters: Sendable, Hashable {
 
   /// Names accepted in `ios-minimum:key=value`.
   static let keys: [SettingKey<MinimumParameters>] = [
-    .init("check", \.checkIntervalS, min: 60, duration: true, help: "time between the scheduler's periodic checks"),
+    .init("check", \.checkIntervalS, min: 60, max: SettingBound.period, duration: true, help: "time between the scheduler's periodic checks"),
     .init("spacing", \.minSpacingS, duration: true, help: "rate limit: least time between two launches of the app"),
-    .init("horizon", \.horizonS, min: 60, duration: true, help: "\"soon\": horizon of the predicted open probability"),
+    .init("horizon", \.horizonS, min: 60, max: SettingBound.horizon, duration: true, help: "\"soon\": horizon of the predicted open probability"),
     .init("value", \.freshValueJ, help: "value of fresh rather than stale content at an open, J-equivalent"),
     .init("age_value", \.ageValueJPerHour, help: "value of one hour of age avoided at an open, J-equivalent per hour"),
     .init("price", \.energyPrice, help: "price of a joule (the energy-price sweep)"),
     .init("charging_cost", \.chargingCostFactor, help: "cost multiplier while charging"),
-    .init("energy_budget_pct", \.energyBudgetPctPerDay, help: "energy budget, % of battery per local day (shared by the device's apps at device scope)"),
-    .init("launches", \.launchesPerDay, help: "launches per local day before feedback"),
+    .init("energy_budget_pct", \.energyBudgetPctPerDay, max: SettingBound.percent, help: "energy budget, % of battery per local day (shared by the device's apps at device scope)"),
+    .init("launches", \.launchesPerDay, max: SettingBound.count, help: "launches per local day before feedback"),
     .init("pace_slack", \.paceSlack, help: "share of the daily budgets released up front (the rest follows the user's opens by hour)"),
-    .init("cellular_monthly_bytes", \.monthlyCellularBytes, help: "monthly cellular budget of the device, bytes"),
+    .init("cellular_monthly_bytes", \.monthlyCellularBytes, max: SettingBound.bytes, help: "monthly cellular budget of the device, bytes"),
     .init("cellular_share", \.cellularShare, max: 1, help: "this app's share of the monthly cellular budget"),
-    .init("low_battery_pct", \.lowBatteryPct, help: "battery %, below which nothing runs unless charging"),
+    .init("low_battery_pct", \.lowBatteryPct, max: SettingBound.percent, help: "battery %, below which nothing runs unless charging"),
     .init("new_data_factor", \.newDataFactor, help: "launch-credit multiplier after NewData"),
     .init("no_data_factor", \.noDataFactor, help: "launch-credit multiplier after NoData"),
     .init("failed_factor", \.failedFactor, help: "launch-credit multiplier after a failure or overrun"),
-    .init("refit_hour", \.refitHour, help: "local hour of the nightly habit-model refit (24 or more: never)"),
+    .init("refit_hour", \.refitHour, max: 24, help: "local hour of the nightly habit-model refit (24: never)"),
     .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6, help: "prior of the content-update rate, per hour (Gamma mean)"),
   ]
 }

@@ -13,11 +13,14 @@ package enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
   /// the window, on average.
   case joulesPerDay(Double)
 
-  /// Parses `4` or `2.5` (fetches per day) and `50J` (joules per day);
-  /// `nil` for anything else, negative or non-finite values.
+  /// Parses `4` or `2.5` (fetches per day, at most ``SettingBound/count``)
+  /// and `50J` (joules per day, at most ``SettingBound/number``); `nil` for
+  /// anything else, negative or non-finite values.
   package init?(argument s: String) {
     let joules = s.hasSuffix("J")
-    guard let x = Double(joules ? String(s.dropLast()) : s), x.isFinite, x >= 0 else { return nil }
+    guard let x = settingNumber(joules ? String(s.dropLast()) : s), x.isFinite, x >= 0,
+      x <= (joules ? SettingBound.number : SettingBound.count)
+    else { return nil }
     self = joules ? .joulesPerDay(x) : .fetchesPerDay(x)
   }
 
@@ -49,7 +52,7 @@ package struct BudgetOracleParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `oracle-budget:<budget>,key=value`.
-  static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
+  static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit, max: 1e8, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
 }
 
 /// The best fetch schedule under a budget, given full knowledge of the
@@ -517,7 +520,7 @@ package enum OracleBudgetFamily: PolicyFamily {
     guard let b = OracleBudget(argument: items.first ?? "") else {
       throw PolicySpecError(
         .badValue,
-        "policy '\(spec)': bad budget '\(items.first ?? "")' (fetches per day, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
+        "policy '\(spec)': bad budget '\(items.first ?? "")' (fetches per day up to 86400, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
       )
     }
     let p = try parseSettings(

@@ -53,16 +53,14 @@ package enum PeriodicFamily: PolicyFamily {
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'periodic' needs an interval, e.g. periodic:30m") }
     let items = a.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-    guard let secs = parseDuration(items[0]), secs >= 1 else {
-      throw PolicySpecError(.badValue, "policy '\(spec)': bad interval '\(items[0])' (use e.g. 90s, 15m, 1h, 1h30m, 1d; at least 1 s)")
-    }
+    let secs = try parseInterval(items[0], policy: spec, examples: "90s, 15m, 1h, 1h30m, 1d")
     var phase: Double?
     if items.count > 1 {
       let kv = items[1].split(separator: "=", maxSplits: 1).map(String.init)
       guard kv.count == 2, kv[0] == "phase" else {
         throw PolicySpecError(.unknownSetting, "policy '\(spec)': unknown setting '\(items[1])'; known: phase")
       }
-      guard let p = kv[1] == "aligned" ? secs : parseDuration(kv[1]), p >= 0, p <= secs else {
+      guard let p = kv[1] == "aligned" ? secs : settingDuration(kv[1]), p >= 0, p <= secs else {
         throw PolicySpecError(
           .badValue,
           "policy '\(spec)': bad value '\(kv[1])' for phase (a duration from 0 to the interval, e.g. phase=0, or aligned)")

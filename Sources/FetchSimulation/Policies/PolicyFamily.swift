@@ -55,6 +55,10 @@ public protocol PolicyFamily: Sendable {
   /// s, for the up-front resource check (`nil`: it fetches only on content
   /// updates; default 900 s).
   static func fetchSpacingBound(_ configuration: Configuration) -> Double?
+  /// The decision steps the configuration's settings imply per replayed
+  /// (user, app) day, for the up-front resource check (`nil`, the default:
+  /// none beyond its fetches).
+  static func settingWork(_ configuration: Configuration) -> SettingWork?
   /// Whether this configuration learns (default ``learns``; a composite
   /// such as `per-app` learns when one of its parts does).
   static func learns(_ configuration: Configuration) -> Bool
@@ -79,6 +83,8 @@ extension PolicyFamily {
   public static func expectedFetchesPerDay(_ configuration: Configuration) -> Double { 50 }
   /// 15 min.
   public static func fetchSpacingBound(_ configuration: Configuration) -> Double? { 900 }
+  /// None beyond the fetches.
+  public static func settingWork(_ configuration: Configuration) -> SettingWork? { nil }
   /// The family's ``learns``.
   public static func learns(_ configuration: Configuration) -> Bool { learns }
   /// The family's ``usesHabitModel``.

@@ -2,12 +2,67 @@ import FetchModels
 import FetchSupport
 import FetchTraces
 
+/// The upper bounds of policy settings: every setting has one, so that no
+/// accepted value makes a replay's work or memory unbounded. The reasons
+/// are in `docs/policies.md` ("Setting bounds"); the resource check
+/// (``PolicySpec/settingWork``) refuses in-bound combinations that would
+/// still cost too much.
+package enum SettingBound {
+  /// Durations: 30 d. A month is longer than any documented OS wait (APNs
+  /// stores a push for 30 d) and than the weeks the traces span; a timer
+  /// or window longer than that never fires inside a replay.
+  package static let duration = 30 * 86_400.0
+  /// Look-ahead horizons: 7 d. The habit model is weekly, so a longer
+  /// horizon repeats what it already sees; the work of a decision grows
+  /// with the horizon.
+  package static let horizon = 7 * 86_400.0
+  /// Decision periods and planning steps: 1 d (a policy that decides less
+  /// often than daily misses every daily budget reset).
+  package static let period = 86_400.0
+  /// Counts per day or per window (launches, batches, pushes): 86,400, one
+  /// a second, above the engine's own one-second timer floor.
+  package static let count = 86_400.0
+  /// Percentages of the battery: 100.
+  package static let percent = 100.0
+  /// Byte sizes and budgets: 10¹⁵ B (a petabyte), beyond any device.
+  package static let bytes = 1e15
+  /// Other numbers (prices, weights, gains, factors): 10⁹, far past the
+  /// swept values (prices up to 3, weights up to 30) and still finite
+  /// after any product the policies form.
+  package static let number = 1e9
+  /// Intervals given as a family's argument (`periodic:<interval>`).
+  package static let interval = duration
+}
+
+/// A setting's number in decimal notation (`0.5`, `2e-3`); `nil` for
+/// anything else, hexadecimal (`0x10`) included.
+func settingNumber(_ text: String) -> Double? {
+  guard text.utf8.allSatisfy({ (48...57).contains($0) || $0 == 46 || $0 == 43 || $0 == 45 || $0 == 69 || $0 == 101 })
+  else { return nil }
+  return Double(text)
+}
+
+/// A setting's duration (`90s`, `1h30m`, `2d`, `1.5h`); `nil` for anything
+/// else, hexadecimal numbers included.
+func settingDuration(_ text: String) -> Double? {
+  guard !text.lowercased().contains("x") else { return nil }
+  return parseDuration(text)
+}
+
+/// A family's `<interval>` argument, s: 1 s to ``SettingBound/interval``.
+func parseInterval(_ text: String, policy: String, examples: String = "15m, 1h") throws -> Double {
+  guard let secs = settingDuration(text), secs >= 1, secs <= SettingBound.interval else {
+    throw PolicySpecError(
+      .badValue,
+      "policy '\(policy)': bad interval '\(text)' (use e.g. \(examples); 1s...\(formatDuration(SettingBound.interval)))")
+  }
+  return secs
+}
+
 /// Splits `<interval>[,key=value,...]`.
 func parseIntervalAndSettings(_ a: String, policy: String) throws -> (Double, String) {
   let items = a.split(separator: ",", maxSplits: 1).map(String.init)
-  guard let secs = parseDuration(items.first ?? ""), secs >= 1 else {
-    throw PolicySpecError(.badValue, "policy '\(policy)': bad interval '\(items.first ?? "")' (use e.g. 15m, 1h; at least 1 s)")
-  }
+  let secs = try parseInterval(items.first ?? "", policy: policy)
   return (secs, items.count > 1 ? items[1] : "")
 }
 
@@ -23,14 +78,17 @@ struct SettingKey<P>: @unchecked Sendable {
   /// What the setting means, with its unit (help and docs).
   let help: String
 
+  /// A setting; without `max`, the bound of its kind
+  /// (``SettingBound/duration`` or ``SettingBound/number``).
   init(
-    _ name: String, _ path: WritableKeyPath<P, Double>, min: Double = 0, max: Double = .infinity, duration: Bool = false,
+    _ name: String, _ path: WritableKeyPath<P, Double>, min: Double = 0, max: Double? = nil, duration: Bool = false,
     help: String = ""
   ) {
     self.name = name
     self.path = path
     minimum = min
-    maximum = max
+    maximum = max ?? (duration ? SettingBound.duration : SettingBound.number)
+    precondition(maximum.isFinite && maximum >= minimum, "setting \(name) needs a finite upper bound")
     isDuration = duration
     self.help = help
   }
@@ -40,10 +98,8 @@ struct SettingKey<P>: @unchecked Sendable {
 
   /// The documentation of the setting with its default from `defaults`.
   func info(defaults: P) -> PolicySettingInfo {
-    let range =
-      maximum < .infinity
-      ? "\(text(minimum))...\(text(maximum))" : "at least \(text(minimum))"
-    return PolicySettingInfo(name: name, defaultValue: text(defaults[keyPath: path]), range: range, help: help)
+    PolicySettingInfo(
+      name: name, defaultValue: text(defaults[keyPath: path]), range: "\(text(minimum))...\(text(maximum))", help: help)
   }
 }
 
@@ -66,10 +122,9 @@ func parseSettings<P>(_ text: String, policy: String, defaults: P, keys: [Settin
     guard seen.insert(key.name).inserted else {
       throw PolicySpecError(.repeatedSetting, "policy '\(policy)': \(key.name) is set more than once; keep one")
     }
-    guard let x = key.isDuration ? parseDuration(kv[1]) : Double(kv[1]), x.isFinite, x >= key.minimum, x <= key.maximum
+    guard let x = key.isDuration ? settingDuration(kv[1]) : settingNumber(kv[1]), x.isFinite, x >= key.minimum, x <= key.maximum
     else {
-      let range = key.maximum < .infinity
-        ? "\(CSV.number(key.minimum))...\(CSV.number(key.maximum))" : "at least \(CSV.number(key.minimum))"
+      let range = "\(key.text(key.minimum))...\(key.text(key.maximum))"
       throw PolicySpecError(.badValue, "policy '\(policy)': bad value '\(kv[1])' for \(key.name) (\(range))")
     }
     p[keyPath: key.path] = x

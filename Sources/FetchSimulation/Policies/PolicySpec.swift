@@ -97,6 +97,14 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
     F.fetchSpacingBound(c as! F.Configuration)
   }
 
+  /// The decision steps the settings imply per replayed (user, app) day
+  /// (``SettingWork``), for the up-front resource check; `nil`: none beyond
+  /// the fetches.
+  package var settingWork: SettingWork? { Self.work(family, configuration) }
+  private static func work<F: PolicyFamily>(_ f: F.Type, _ c: any Sendable) -> SettingWork? {
+    F.settingWork(c as! F.Configuration)
+  }
+
   /// Replays one (user, app) under this policy; learning policies fit on
   /// `learning` (the user's training part and a population model).
   package func replay(

@@ -28,10 +28,10 @@ package struct SilentPushParameters: Sendable, Hashable {
 
   /// Names accepted in `silent-push:key=value,...`.
   static let keys: [SettingKey<SilentPushParameters>] = [
-    .init("rate", \.rateLimit, help: "most pushes delivered in any sliding rate window (0: none)"),
+    .init("rate", \.rateLimit, max: SettingBound.count, help: "most pushes delivered in any sliding rate window (0: none)"),
     .init("rate_window", \.rateWindowS, min: 1, duration: true, help: "the rate limiter's sliding window"),
     .init("max_delay", \.maxDelayS, duration: true, help: "priority-5 batching: longest wait for the device's next network activity"),
-    .init("low_battery_pct", \.lowBatteryPct, help: "battery %, below which pushes are dropped unless charging"),
+    .init("low_battery_pct", \.lowBatteryPct, max: SettingBound.percent, help: "battery %, below which pushes are dropped unless charging"),
     .init("expiration", \.expirationS, duration: true, help: "how long APNs stores a push for an unreachable device"),
   ]
 }

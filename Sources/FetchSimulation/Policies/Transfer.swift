@@ -80,11 +80,11 @@ package enum TransferFamily: PolicyFamily {
   static let keys: [SettingKey<Configuration>] = [
     .init("deadline", \.transfer.deadlineS, duration: true, help: "discretionary only: how long a transfer waits for WiFi and charging before it goes on any network"),
     .init("fetch", \.fetchIntervalS, min: 1, duration: true, help: "the trigger: the background fetch handler of a timer every <interval>, first at the app's own phase (as periodic:<interval>); unset, a silent push on each content update (as silent-push)"),
-    .init("min_bytes", \.transfer.minBytes, help: "items at least this large, bytes, go to the queue; smaller ones the handler downloads itself"),
+    .init("min_bytes", \.transfer.minBytes, max: SettingBound.bytes, help: "items at least this large, bytes, go to the queue; smaller ones the handler downloads itself"),
   ]
   package static var settings: [PolicySettingInfo] {
     settingInfos(keys, defaults: Configuration(transfer: TransferSettings(discretionary: true))).map {
-      $0.name == "fetch" ? PolicySettingInfo(name: $0.name, defaultValue: "unset (push)", range: "at least 1s", help: $0.help) : $0
+      $0.name == "fetch" ? PolicySettingInfo(name: $0.name, defaultValue: "unset (push)", range: $0.range, help: $0.help) : $0
     }
   }
   package static let style = PolicyStyle(color: "#44AA99", marker: .openHexagon)
