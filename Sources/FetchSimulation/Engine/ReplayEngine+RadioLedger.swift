@@ -88,9 +88,22 @@ extension ReplayEngine {
     if m == own[k].count { own[k].append(iv) } else { own[k].insert(iv, at: m) }
     longestOwnS = max(longestOwnS, iv.end - iv.start)
     guard own[k].count > 64 else { return }
+    let horizon = now - radios.maxWindow
     var drop = 0
-    while drop < own[k].count - 32 && own[k][drop].end < now - radios.maxWindow { drop += 1 }
+    while drop < own[k].count - 32 && own[k][drop].end < horizon { drop += 1 }
     own[k].removeFirst(drop)
+    guard own[k].count > 64 else { return }
+    // A long interval (a background transfer of days) ahead of the short
+    // ones: drop every old one that ended before the horizon, wherever it
+    // is, so that the list and the scans stay short.
+    let keep = own[k].count - 32
+    var kept: [BusyInterval] = []
+    kept.reserveCapacity(own[k].count)
+    for (i, o) in own[k].enumerated() where i >= keep || o.end >= horizon { kept.append(o) }
+    if kept.count < own[k].count {
+      own[k] = kept
+      longestOwnS = kept.reduce(0) { max($0, $1.end - $1.start) }
+    }
   }
 
   /// E(S ∪ {f}) − E(S) on interface `k` with the radio of `net`, where S is
