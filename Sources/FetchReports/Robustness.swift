@@ -104,20 +104,9 @@ package enum Robustness {
     return out
   }
 
-  /// The budgets of the headline (decades of J/day spanning the real
-  /// policies' energies, then no limit), as the report chooses them.
-  static func budgets(_ real: [PolicyScore]) -> [Double?] {
-    let positive = real.map(energy).filter { $0.isFinite && $0 > 0 }
-    var out: [Double?] = []
-    if let lo = positive.min(), let hi = positive.max() {
-      var e = Int(log10(lo).rounded(.up))
-      while pow(10, Double(e)) < hi * 10 && out.count < 6 {
-        out.append(pow(10, Double(e)))
-        e += 1
-      }
-    }
-    return out + [nil]
-  }
+  /// The budgets of the headline (``RunReport/headlineBudgets(_:)``) over
+  /// the real policies' energies.
+  static func budgets(_ real: [PolicyScore]) -> [Double?] { RunReport.headlineBudgets(real.map(energy)) }
 
   /// The real configuration with the lowest mean age whose energy is within
   /// `budget` (ties: the lower energy, then the name).

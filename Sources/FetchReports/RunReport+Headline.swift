@@ -40,16 +40,7 @@ extension RunReport {
   package static func budgetWinners(_ rows: [PolicyRow]) -> [BudgetWinner] {
     let front = realFrontier(rows)
     guard !front.isEmpty else { return [] }
-    let positive = front.compactMap(\.energy.mean).filter { $0 > 0 }
-    var budgets: [Double?] = []
-    if let lo = positive.min(), let hi = positive.max() {
-      var e = Int(log10(lo).rounded(.up))
-      while pow(10, Double(e)) < hi * 10 && budgets.count < 6 {
-        budgets.append(pow(10, Double(e)))
-        e += 1
-      }
-    }
-    budgets.append(nil)
+    let budgets = headlineBudgets(front.compactMap(\.energy.mean))
     var out: [BudgetWinner] = []
     for b in budgets {
       // The frontier is in energy order with falling age: the winner is
@@ -59,6 +50,22 @@ extension RunReport {
       out.append(BudgetWinner(budget: b, row: w))
     }
     return out
+  }
+
+  /// The headline's energy budgets for configurations of `energies`
+  /// J/day: the decades spanning the positive ones (at most six), then nil
+  /// (no limit).
+  package static func headlineBudgets(_ energies: [Double]) -> [Double?] {
+    let positive = energies.filter { $0.isFinite && $0 > 0 }
+    var budgets: [Double?] = []
+    if let lo = positive.min(), let hi = positive.max() {
+      var e = Int(log10(lo).rounded(.up))
+      while pow(10, Double(e)) < hi * 10 && budgets.count < 6 {
+        budgets.append(pow(10, Double(e)))
+        e += 1
+      }
+    }
+    return budgets + [nil]
   }
 
   /// One row of `paired.csv` as the report shows it.

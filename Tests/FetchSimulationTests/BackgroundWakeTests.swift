@@ -317,11 +317,11 @@ struct BackgroundWakeTests {
 
   // MARK: android-prefetch
 
-  @Test("android-prefetch: never runs when the predicted launch is further than its threshold")
-  func prefetchGate() throws {
-    // Opens of app a only in the evening (19:30–20:15 UTC) for 21 days of
-    // training, then 5 days of replay.
-    var t = UserTrace(user: "u", timeZone: .utc, start: Self.t0 - Self.t0.truncatingRemainder(dividingBy: 86_400), end: 0)
+  /// App a opened only in the evening (19:30–20:15 UTC, four opens) for 21
+  /// days of training and 5 of replay: the replayed part, the habit model
+  /// fitted on the training part, and its last opens.
+  static func eveningHabit() -> (test: UserTrace, habit: HabitModel, last: (app: Double, any: Double)) {
+    var t = UserTrace(user: "u", timeZone: .utc, start: t0 - t0.truncatingRemainder(dividingBy: 86_400), end: 0)
     t.end = t.start + 26 * 86_400
     let a = t.appIndex("a")
     t.events = [TraceEvent(time: t.start, kind: .network, value: Double(NetworkKind.wifi.rawValue))]
@@ -331,9 +331,16 @@ struct BackgroundWakeTests {
       }
     }
     let (train, test) = t.split(at: t.start + 21 * 86_400)
-    let fitter = HabitFitter()
-    let habit = fitter.fit(HabitSample(trace: train, app: 0, from: train.start, to: train.end), prior: nil)
+    let habit = HabitFitter().fit(HabitSample(trace: train, app: 0, from: train.start, to: train.end), prior: nil)
     let last = MinimumPolicy.lastOpens(train, app: 0)
+    return (test, habit, (last.app, last.any))
+  }
+
+  @Test("android-prefetch: never runs when the predicted launch is further than its threshold")
+  func prefetchGate() throws {
+    // Opens of app a only in the evening (19:30–20:15 UTC) for 21 days of
+    // training, then 5 days of replay.
+    let (test, habit, last) = Self.eveningHabit()
     var fetchHours: [String: [Double]] = [:]
     for spec in ["threshold=1h,period=15m", "threshold=24h,period=15m"] {
       let params = try AndroidPrefetchFamily.parse(spec, spec: spec)
@@ -361,18 +368,7 @@ struct BackgroundWakeTests {
   @Test("android-prefetch waits out deep Doze: no run inside an idle period; with doze=0 it runs at night")
   func prefetchUnderDoze() throws {
     // Opens in the evening only; the nights are long idle stretches.
-    var t = UserTrace(user: "u", timeZone: .utc, start: Self.t0 - Self.t0.truncatingRemainder(dividingBy: 86_400), end: 0)
-    t.end = t.start + 26 * 86_400
-    let a = t.appIndex("a")
-    t.events = [TraceEvent(time: t.start, kind: .network, value: Double(NetworkKind.wifi.rawValue))]
-    for d in 0..<26 {
-      for m in [0.0, 15, 30, 45] {
-        t.events.append(TraceEvent(time: t.start + Double(d) * 86_400 + 19.5 * 3600 + m * 60, kind: .open, app: a, value: 60))
-      }
-    }
-    let (train, test) = t.split(at: t.start + 21 * 86_400)
-    let habit = HabitFitter().fit(HabitSample(trace: train, app: 0, from: train.start, to: train.end), prior: nil)
-    let last = MinimumPolicy.lastOpens(train, app: 0)
+    let (test, habit, last) = Self.eveningHabit()
     func starts(_ spec: String) throws -> [Double] {
       let params = try AndroidPrefetchFamily.parse(spec, spec: spec)
       var p = AndroidPrefetchPolicy(params: params, habit: habit, timeZone: .utc, lastAppOpen: last.app, lastAnyOpen: last.any)
