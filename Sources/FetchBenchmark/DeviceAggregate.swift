@@ -31,6 +31,8 @@ package struct DeviceSample: Sendable, Equatable {
   package var transferEnergyJ = 0.0
   package var transferCellularBytes = 0.0
   package var transferWifiBytes = 0.0
+  /// Location monitoring energy, J (also in `energyJ`).
+  package var monitoringEnergyJ = 0.0
 
   /// The fields a part record keeps, by name; one declaration each.
   static let recordFields: [RecordField<DeviceSample>] = [
@@ -50,6 +52,7 @@ package struct DeviceSample: Sendable, Equatable {
     RecordField("transfer_energy_j", "J", "background transfer energy (also in energy_j)", .sum, \.transferEnergyJ),
     RecordField("transfer_cellular_bytes", "bytes", "background transfer bytes on cellular networks", .sum, \.transferCellularBytes),
     RecordField("transfer_wifi_bytes", "bytes", "background transfer bytes on WiFi", .sum, \.transferWifiBytes),
+    RecordField("monitoring_energy_j", "J", "location monitoring energy (also in energy_j)", .sum, \.monitoringEnergyJ),
   ]
 
   package init() {}
@@ -69,6 +72,7 @@ package struct DeviceSample: Sendable, Equatable {
     transferEnergyJ = d.transferEnergyJ
     transferCellularBytes = d.transferCellularBytes
     transferWifiBytes = d.transferWifiBytes
+    monitoringEnergyJ = d.monitoringEnergyJ
     for a in apps {
       waits += a.zeroWaits + a.waits.count
       waitSumS += a.waits.reduce(0, +)
@@ -140,6 +144,8 @@ package struct DeviceAggregate: Sendable, Equatable {
   package var transferEnergyJPerDay = MeanCI()
   package var transferCellularBytesPerDay = MeanCI()
   package var transferWifiBytesPerDay = MeanCI()
+  /// Per device: location monitoring J/day.
+  package var monitoringEnergyJPerDay = MeanCI()
 
   package init(policy: String) { self.policy = policy }
 
@@ -165,6 +171,7 @@ package struct DeviceAggregate: Sendable, Equatable {
     transferEnergyJPerDay.add(perDay(s.transferEnergyJ))
     transferCellularBytesPerDay.add(perDay(s.transferCellularBytes))
     transferWifiBytesPerDay.add(perDay(s.transferWifiBytes))
+    monitoringEnergyJPerDay.add(perDay(s.monitoringEnergyJ))
   }
 
   /// Adds the waits of one device's apps to the histogram.

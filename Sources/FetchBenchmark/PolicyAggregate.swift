@@ -90,6 +90,8 @@ package struct PolicyAggregate: Sendable, Equatable {
   package var transferEnergyJ = 0.0
   package var transferCellularBytes = 0.0
   package var transferWifiBytes = 0.0
+  /// Location monitoring energy, J (also in `energyJ`).
+  package var monitoringEnergyJ = 0.0
 
   package init(policy: String) { self.policy = policy }
 
@@ -123,6 +125,7 @@ package struct PolicyAggregate: Sendable, Equatable {
     transferEnergyJ += s.transferEnergyJ
     transferCellularBytes += s.transferCellularBytes
     transferWifiBytes += s.transferWifiBytes
+    monitoringEnergyJ += s.monitoringEnergyJ
   }
 
   /// Mean delivery delay over every delivered update, s; NaN when none.

@@ -157,6 +157,7 @@ extension WorldParameters {
                    "assumption for traces without network rows (UbiqLog has none): cellular is the energy-conservative case"))
     r.append(.number("device.cpu_wake_j", \.cpuWakeEnergyJ, "J", pos, "D: with device.cpu_active_w a typical 100 kB LTE fetch (≈ 0.65 s) costs the CPU ≈ 1 J, the geometric middle of 0.5–2 J per 1–3 s wake (NV: no measured iPhone number; PowerTutor, Zhang et al. CODES+ISSS 2010); sweep 0.3–2 J"))
     r.append(.number("device.cpu_active_w", \.cpuActivePowerW, "W", pos, "PowerTutor HTC Dream CPU at 100 % ≈ 434 mW (V)"))
+    r.append(.number("device.location_monitoring_w", \.locationMonitoringW, "W", 0...1, "NV: an app's share of the OS's region and significant-change monitoring is unmeasured (the positioning runs for all apps at once); each location wake that starts no fetch is charged device.cpu_wake_j; sweep 0–5 mW (5 mW ≈ 430 J/day)"))
     r.append(.number("device.battery_wh", \.batteryCapacityWh, "Wh", 1e-3...1e3, "iPhone 15: 12.981 Wh (S, regulatory listing, MacRumors 2023-09-15)"))
     r.append(.number("device.initial_battery_pct", \.initialBatteryPct, "%", -1...100, "assumption; -1 = unknown until the first battery row"))
     r.append(.number("fetch.new_data_median_bytes", \.newDataMedianBytes, "B", pos, "100 KB, the worked example of the LTE/3G/WiFi energy models above (D); NV"))

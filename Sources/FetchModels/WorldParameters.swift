@@ -71,6 +71,13 @@ public struct WorldParameters: Sendable, Equatable {
   package var cpuWakeEnergyJ = 0.7
   /// CPU power while a fetch runs, W.
   package var cpuActivePowerW = 0.434
+  /// Standing power of an app's location monitoring (regions or
+  /// significant changes), W, charged over the whole window to apps whose
+  /// policy monitors location. 0 by default: the positioning behind it
+  /// runs in the OS for every app at once (cell-tower changes, WiFi
+  /// scans, the motion coprocessor), so one app's share is unmeasured;
+  /// its own cost is its wakes, each a ``cpuWakeEnergyJ``.
+  package var locationMonitoringW = 0.0
   /// Battery capacity used to express energy as % of battery, Wh.
   package var batteryCapacityWh = 12.98
   /// Battery level assumed before the first `battery` sample, %; a negative

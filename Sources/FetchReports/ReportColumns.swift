@@ -21,6 +21,7 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
   case cellular_bytes, cellular_bytes_per_day, wifi_bytes
   case delivered, mean_delivery_delay_s
   case transfer_energy_j, transfer_cellular_bytes, transfer_wifi_bytes
+  case monitoring_energy_j
 
   /// This column's value for one replay.
   func value(user: String, app: String, policy: String, _ s: AppSummary, capacityJ: Double) -> String {
@@ -57,6 +58,7 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
     case .transfer_energy_j: CSV.number(s.transferEnergyJ, decimals: 6)
     case .transfer_cellular_bytes: CSV.number(s.transferCellularBytes, decimals: 0)
     case .transfer_wifi_bytes: CSV.number(s.transferWifiBytes, decimals: 0)
+    case .monitoring_energy_j: CSV.number(s.monitoringEnergyJ, decimals: 6)
     }
   }
 }
@@ -74,6 +76,7 @@ package enum DeviceColumn: String, CaseIterable, Sendable {
   case mean_wait_s, p90_wait_s
   case delivered, mean_delivery_delay_s
   case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
+  case monitoring_energy_j_per_day
 
   func value(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
     let perDay = { (x: Double) in d.days > 0 ? x / d.days : 0 }
@@ -99,6 +102,7 @@ package enum DeviceColumn: String, CaseIterable, Sendable {
     case .transfer_energy_j_per_day: CSV.number(perDay(d.transferEnergyJ), decimals: 6)
     case .transfer_cellular_bytes_per_day: CSV.number(perDay(d.transferCellularBytes), decimals: 3)
     case .transfer_wifi_bytes_per_day: CSV.number(perDay(d.transferWifiBytes), decimals: 3)
+    case .monitoring_energy_j_per_day: CSV.number(perDay(d.monitoringEnergyJ), decimals: 6)
     }
   }
 }
@@ -129,6 +133,7 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
   case waits, mean_wait_s, p90_wait_s
   case updates, delivered, mean_delivery_delay_s
   case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
+  case monitoring_energy_j_per_day
 
   func value(_ a: DeviceAggregate, capacityJ: Double) -> String {
     let pct = 100 / capacityJ
@@ -163,6 +168,7 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
     case .transfer_energy_j_per_day: n(a.transferEnergyJPerDay.value, 6)
     case .transfer_cellular_bytes_per_day: n(a.transferCellularBytesPerDay.value, 3)
     case .transfer_wifi_bytes_per_day: n(a.transferWifiBytesPerDay.value, 3)
+    case .monitoring_energy_j_per_day: n(a.monitoringEnergyJPerDay.value, 6)
     }
   }
 }
@@ -193,6 +199,7 @@ package enum PolicyColumn: String, CaseIterable, Sendable {
   case fresh_ratio, mean_age_s, p50_age_s, p90_age_s, p99_age_s, mean_aoi_s
   case updates, delivered, mean_delivery_delay_s
   case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
+  case monitoring_energy_j_per_day
 
   func value(_ a: PolicyAggregate, capacityJ: Double) -> String {
     let perDay = { (x: Double) in a.days > 0 ? x / a.days : 0 }
@@ -223,6 +230,7 @@ package enum PolicyColumn: String, CaseIterable, Sendable {
     case .transfer_energy_j_per_day: CSV.number(perDay(a.transferEnergyJ), decimals: 6)
     case .transfer_cellular_bytes_per_day: CSV.number(perDay(a.transferCellularBytes), decimals: 3)
     case .transfer_wifi_bytes_per_day: CSV.number(perDay(a.transferWifiBytes), decimals: 3)
+    case .monitoring_energy_j_per_day: CSV.number(perDay(a.monitoringEnergyJ), decimals: 6)
     }
   }
 }

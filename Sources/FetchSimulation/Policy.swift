@@ -128,6 +128,12 @@ public struct PolicyContext: Sendable {
   /// device's background transfer queue (`TransferQueue.swift`); nil: the
   /// handler downloads everything itself, within the fetch budget.
   package var transfers: TransferSettings?
+  /// Whether the app monitors location (regions, significant changes):
+  /// it then pays `device.location_monitoring_w` over the whole window.
+  package var monitorsLocation = false
+  /// Background wakes of the app that started no fetch since the engine
+  /// last looked; each is charged a CPU wake (`device.cpu_wake_j`).
+  var wakesWithoutFetch: Int32 = 0
 
   enum Request: Equatable { case now, completing(at: Double), within(Double) }
   var request: Request?
@@ -161,6 +167,13 @@ public struct PolicyContext: Sendable {
   /// radio model and the future network, so this is for oracle policies only.
   public mutating func requestFetch(completingBy t: Double) {
     request = .completing(at: t)
+  }
+
+  /// Records that the system woke the app in the background (a location
+  /// wake) and it started no fetch: the wake's CPU energy,
+  /// `device.cpu_wake_j`, is charged to the app as monitoring energy.
+  package mutating func chargeWakeWithoutFetch() {
+    wakesWithoutFetch += 1
   }
 
   /// Sets the policy's single timer to `t`, replacing any earlier one.

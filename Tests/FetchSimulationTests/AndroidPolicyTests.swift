@@ -229,7 +229,7 @@ struct AndroidPolicyTests {
     #expect(w.doze.idleS == 1800 && w.dozeEnabled == 0 && w.requiresBatteryNotLow == 1)
     #expect(settingsSuffix(w, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys, separator: ",") == ",battery_not_low=1,doze=0,doze_idle=30m")
     let s = try parseSettings("interval=1h,rare_batches=5,flex=10m,unmetered=1", policy: "android-standby", defaults: StandbyParameters(), keys: StandbyParameters.keys)
-    #expect(s.jobIntervalS == 3600 && s.rareBatches == 5 && s.job.flexS == 600 && s.job.requiresUnmetered == 1)
+    #expect(s.jobIntervalS == 3600 && s.quota.rareBatches == 5 && s.job.flexS == 600 && s.job.requiresUnmetered == 1)
     #expect(throws: PolicySpecError.self) {
       try parseSettings("flex=1m", policy: "x", defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys)
     }

@@ -132,6 +132,34 @@ struct BackgroundWakeTests {
     #expect(LocationWakeFamily.describe(onlyRegions.params) == "location-wake:significant=0,spacing=10m")
   }
 
+  @Test("location-wake: monitoring costs a CPU wake per wake without a fetch and its standing power over the window")
+  func locationMonitoringCost() throws {
+    let rows = [
+      TraceEvent(time: 500, kind: .battery, value: 15),
+      Self.loc(1000, LocationChange(.enter, region: 0)),  // low battery: dropped, one CPU wake
+      TraceEvent(time: 1500, kind: .chargeStart),
+      Self.loc(2000, LocationChange(.exit, region: 0)),  // fetch (its CPU wake is in the fetch)
+      Self.loc(2400, LocationChange(.significant)),  // not registered: no wake at all
+      Self.loc(2500, LocationChange(.enter, region: 1)),  // spacing: dropped, one CPU wake while charging
+    ]
+    var w = Self.world()
+    w.locationMonitoringW = 0.002
+    let spec = "location-wake:significant=0,spacing=10m"
+    var p = LocationWakePolicy(params: try LocationWakeFamily.parse("significant=0,spacing=10m", spec: spec))
+    let r = Self.run(&p, Self.trace(rows), world: w)
+    #expect(r.fetches.map { $0.start - Self.t0 } == [2000])
+    let s = r.summary
+    // 2 mW over the day (172.8 J; 169.8 J of it after the plug at 1500 s) and two 0.7-J wakes.
+    #expect(abs(s.monitoringEnergyJ - (0.002 * 86_400 + 2 * 0.7)) < 1e-9)
+    #expect(abs(s.energyJ - (r.fetches[0].energyJ + s.monitoringEnergyJ)) < 1e-9)
+    #expect(abs(s.chargingEnergyJ - (r.fetches[0].energyJ + 0.002 * 84_900 + 0.7)) < 1e-9)
+    // With no standing power only the wakes remain; a policy that does not monitor pays nothing.
+    var q = LocationWakePolicy(params: p.params)
+    #expect(abs(Self.run(&q, Self.trace(rows), world: Self.world()).summary.monitoringEnergyJ - 1.4) < 1e-12)
+    var never = NeverPolicy()
+    #expect(Self.run(&never, Self.trace(rows), world: w).summary.energyJ == 0)
+  }
+
   // MARK: fetch-on-exit
 
   @Test("fetch-on-exit ios6: at the session's end, with up to 600 s of continuous time, charged for the time used")
@@ -317,15 +345,32 @@ struct BackgroundWakeTests {
 
   // MARK: android-prefetch
 
+  /// The replayed part of ``eveningHabit(replayOpens:)``, its habit model and
+  /// the last opens and use before the replay.
+  struct EveningHabit {
+    var test: UserTrace
+    var habit: HabitModel
+    var last: (app: Double, any: Double)
+    var lastUse: Double
+
+    /// An `android-prefetch` policy with `spec`'s settings for app a.
+    func prefetch(_ spec: String) throws -> AndroidPrefetchPolicy {
+      AndroidPrefetchPolicy(
+        params: try AndroidPrefetchFamily.parse(spec, spec: spec), habit: habit, timeZone: .utc, lastAppOpen: last.app,
+        lastAnyOpen: last.any, lastUse: lastUse)
+    }
+  }
+
   /// App a opened only in the evening (19:30–20:15 UTC, four opens) for 21
-  /// days of training and 5 of replay: the replayed part, the habit model
-  /// fitted on the training part, and its last opens.
-  static func eveningHabit() -> (test: UserTrace, habit: HabitModel, last: (app: Double, any: Double)) {
+  /// days of training and 5 of replay (without opens in the replay unless
+  /// `replayOpens`): the replayed part, the habit model fitted on the
+  /// training part, and its last opens.
+  static func eveningHabit(replayOpens: Bool = true) -> EveningHabit {
     var t = UserTrace(user: "u", timeZone: .utc, start: t0 - t0.truncatingRemainder(dividingBy: 86_400), end: 0)
     t.end = t.start + 26 * 86_400
     let a = t.appIndex("a")
     t.events = [TraceEvent(time: t.start, kind: .network, value: Double(NetworkKind.wifi.rawValue))]
-    for d in 0..<26 {
+    for d in 0..<(replayOpens ? 26 : 21) {
       for m in [0.0, 15, 30, 45] {
         t.events.append(TraceEvent(time: t.start + Double(d) * 86_400 + 19.5 * 3600 + m * 60, kind: .open, app: a, value: 60))
       }
@@ -333,21 +378,21 @@ struct BackgroundWakeTests {
     let (train, test) = t.split(at: t.start + 21 * 86_400)
     let habit = HabitFitter().fit(HabitSample(trace: train, app: 0, from: train.start, to: train.end), prior: nil)
     let last = MinimumPolicy.lastOpens(train, app: 0)
-    return (test, habit, (last.app, last.any))
+    return EveningHabit(test: test, habit: habit, last: (last.app, last.any), lastUse: StandbyQuota.lastUse(in: train, app: 0))
   }
 
   @Test("android-prefetch: never runs when the predicted launch is further than its threshold")
   func prefetchGate() throws {
     // Opens of app a only in the evening (19:30–20:15 UTC) for 21 days of
     // training, then 5 days of replay.
-    let (test, habit, last) = Self.eveningHabit()
+    let h = Self.eveningHabit()
+    let (test, last) = (h.test, h.last)
     var fetchHours: [String: [Double]] = [:]
     for spec in ["threshold=1h,period=15m", "threshold=24h,period=15m"] {
-      let params = try AndroidPrefetchFamily.parse(spec, spec: spec)
-      var p = AndroidPrefetchPolicy(params: params, habit: habit, timeZone: .utc, lastAppOpen: last.app, lastAnyOpen: last.any)
+      var p = try h.prefetch(spec)
       let r = Self.run(&p, test, world: Self.world())
       // Each run passed the gate: P(open within the threshold) ≥ 0.5, by the same model.
-      var check = AndroidPrefetchPolicy(params: params, habit: habit, timeZone: .utc, lastAppOpen: last.app, lastAnyOpen: last.any)
+      var check = try h.prefetch(spec)
       for f in r.fetches {
         check.lastAppOpen = test.events.last { $0.kind == .open && $0.time <= f.start }?.time ?? last.app
         check.lastAnyOpen = check.lastAppOpen
@@ -368,10 +413,10 @@ struct BackgroundWakeTests {
   @Test("android-prefetch waits out deep Doze: no run inside an idle period; with doze=0 it runs at night")
   func prefetchUnderDoze() throws {
     // Opens in the evening only; the nights are long idle stretches.
-    let (test, habit, last) = Self.eveningHabit()
+    let h = Self.eveningHabit()
+    let test = h.test
     func starts(_ spec: String) throws -> [Double] {
-      let params = try AndroidPrefetchFamily.parse(spec, spec: spec)
-      var p = AndroidPrefetchPolicy(params: params, habit: habit, timeZone: .utc, lastAppOpen: last.app, lastAnyOpen: last.any)
+      var p = try h.prefetch(spec)
       return Self.run(&p, test, world: Self.world()).fetches.map(\.start)
     }
     let dozing = try starts("threshold=24h,period=15m")
@@ -385,5 +430,29 @@ struct BackgroundWakeTests {
     }
     let awake = try starts("threshold=24h,period=15m,doze=0")
     #expect(awake.count > dozing.count)
+  }
+
+  @Test("android-prefetch runs within the app's standby bucket quota; standby=0 lifts it")
+  func prefetchUnderStandbyQuota() throws {
+    // Used every evening in training, never in the replay: the app ages
+    // from Working set through Frequent into Rare, where the gate still
+    // holds (the habit expects the evening opens) but the quota binds.
+    let h = Self.eveningHabit(replayOpens: false)
+    var p = try h.prefetch("threshold=24h,period=15m,doze=0")
+    let r = Self.run(&p, h.test, world: Self.world())
+    let window: [Double] = [600, 7200, 28_800, 86_400, 86_400]
+    let maxBatches = [75, 10, 8, 3, 1]
+    let thresholds: [Double] = [3600, 86_400, 3 * 86_400, 8 * 86_400]
+    for f in r.fetches {
+      let b = thresholds.firstIndex { f.start - h.lastUse < $0 } ?? 4
+      let inWindow = r.fetches.filter { $0.start > f.start - window[b] && $0.start <= f.start }
+      #expect(inWindow.count <= maxBatches[b], "\(inWindow.count) runs in the bucket-\(b) window ending \(f.start)")
+    }
+    let rareFrom = h.lastUse + 3 * 86_400
+    let rare = r.fetches.filter { $0.start >= rareFrom }
+    #expect(!rare.isEmpty && rare.count <= 3 * 2, "\(rare.count) runs in about two Rare days")
+    var free = try h.prefetch("threshold=24h,period=15m,doze=0,standby=0")
+    let unthrottled = Self.run(&free, h.test, world: Self.world()).fetches.filter { $0.start >= rareFrom }
+    #expect(unthrottled.count > 10 * rare.count, "\(unthrottled.count) unthrottled runs against \(rare.count)")
   }
 }

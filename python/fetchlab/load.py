@@ -43,7 +43,8 @@ UNITS = {
     "p99_age_s": "s", "mean_aoi_s": "s", "time_avg_age_s": "s", "mean_delivery_delay_s": "s",
     "mean_wait_s": "s", "p90_wait_s": "s", "device_mean_wait_s": "s",
     # energy and data
-    "energy_j": "J", "transfer_energy_j": "J", "energy_j_per_day": "J/day", "transfer_energy_j_per_day": "J/day",
+    "energy_j": "J", "transfer_energy_j": "J", "monitoring_energy_j": "J", "energy_j_per_day": "J/day",
+    "transfer_energy_j_per_day": "J/day", "monitoring_energy_j_per_day": "J/day",
     "foreground_energy_j_per_day": "J/day", "charging_energy_j_per_day": "J/day", "battery_pct_per_day": "%/day",
     "bytes": "B", "cellular_bytes": "B", "wifi_bytes": "B", "transfer_cellular_bytes": "B",
     "transfer_wifi_bytes": "B", "cellular_bytes_per_day": "B/day", "wifi_bytes_per_day": "B/day",

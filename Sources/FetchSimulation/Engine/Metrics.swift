@@ -120,6 +120,11 @@ public struct AppSummary: Sendable, Equatable {
   package var transferCellularBytes = 0.0
   /// Background transfer bytes on WiFi (also in ``wifiBytes``).
   package var transferWifiBytes = 0.0
+  /// Energy of location monitoring, J (also in ``energyJ``): the standing
+  /// cost `device.location_monitoring_w` over the window, and a CPU wake
+  /// (`device.cpu_wake_j`) for each location wake that started no fetch.
+  /// Zero for policies that do not monitor location.
+  package var monitoringEnergyJ = 0.0
 
   package init() {}
 
@@ -171,6 +176,7 @@ public struct AppSummary: Sendable, Equatable {
     RecordField("transfer_energy_j", "J", "background transfer energy (also in energy_j)", .sum, \.transferEnergyJ),
     RecordField("transfer_cellular_bytes", "bytes", "background transfer bytes on cellular networks", .sum, \.transferCellularBytes),
     RecordField("transfer_wifi_bytes", "bytes", "background transfer bytes on WiFi", .sum, \.transferWifiBytes),
+    RecordField("monitoring_energy_j", "J", "location monitoring energy (also in energy_j)", .sum, \.monitoringEnergyJ),
   ]
 }
 
@@ -220,6 +226,9 @@ public struct DeviceSummary: Sendable, Equatable {
   package var transferCellularBytes = 0.0
   /// Background transfer bytes on WiFi.
   package var transferWifiBytes = 0.0
+  /// Location monitoring energy, J (also in ``energyJ``; see
+  /// ``AppSummary/monitoringEnergyJ``).
+  package var monitoringEnergyJ = 0.0
 
   package init() {}
 
@@ -253,6 +262,7 @@ public struct DeviceSummary: Sendable, Equatable {
       transferEnergyJ += a.transferEnergyJ
       transferCellularBytes += a.transferCellularBytes
       transferWifiBytes += a.transferWifiBytes
+      monitoringEnergyJ += a.monitoringEnergyJ
     }
 
     guard zeros + waits > 0 else { return }

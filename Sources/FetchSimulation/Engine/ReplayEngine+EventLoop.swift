@@ -117,6 +117,7 @@ extension ReplayEngine {
       lanes[j].ctx.now = lanes[j].inflight!.end
       complete(j, &policies[j], notify: false)
     }
+    for j in 0..<n where lanes[j].ctx.monitorsLocation { chargeStandingMonitoring(j) }
     let apps = (0..<n).map { finish($0) }
     #if DEBUG
     _checkInvariants(apps)

@@ -4,6 +4,7 @@ import FetchTraces
 
 extension ReplayEngine {
   mutating func handleRequest(_ j: Int) {
+    if lanes[j].ctx.wakesWithoutFetch != 0 { chargeWakes(j) }
     guard let r = lanes[j].ctx.request else { return }
     lanes[j].ctx.request = nil
     let now = lanes[j].ctx.now

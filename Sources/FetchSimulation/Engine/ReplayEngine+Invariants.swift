@@ -15,8 +15,9 @@ extension ReplayEngine {
   ///   the fetch energy since the last battery sample is non-negative.
   /// - Charges: fetches = new data + no data + failed; the summary's energy
   ///   and bytes equal the sums over the recorded fetches (when recorded)
-  ///   plus the background transfers'; transfers complete at most once each;
-  ///   energy, bytes, ages and waits are non-negative.
+  ///   plus the background transfers' and the location monitoring's
+  ///   (zero unless the app monitors location); transfers complete at most
+  ///   once each; energy, bytes, ages and waits are non-negative.
   /// - Complexity: O(opens + fetches).
   func invariantViolations(_ apps: [AppReplay]) -> [String] {
     var out: [String] = []
@@ -39,6 +40,10 @@ extension ReplayEngine {
       check(s.fetches == s.newData + s.noData + s.failed, "lane \(j): fetch outcomes do not add up")
       check(s.energyJ >= 0 && s.cellularBytes >= 0 && s.wifiBytes >= 0, "lane \(j): negative energy or bytes")
       check(s.foregroundEnergyJ >= 0, "lane \(j): negative foreground energy")
+      check(
+        s.monitoringEnergyJ >= 0 && (lane.ctx.monitorsLocation || s.monitoringEnergyJ == 0)
+          && lane.ctx.wakesWithoutFetch == 0,
+        "lane \(j): monitoring energy \(s.monitoringEnergyJ) J without location monitoring, or wakes left uncharged")
       check(r.staleAges.allSatisfy { $0 > 0 } && r.staleAges.count <= s.opens, "lane \(j): bad ages")
       check(r.waits.allSatisfy { $0 >= 0 }, "lane \(j): negative wait")
       check(
@@ -71,11 +76,12 @@ extension ReplayEngine {
         r.transferChunks.filter(\.completes).count == s.transfersCompleted
           && r.transferChunks.allSatisfy { $0.end >= $0.start && $0.end <= end && $0.bytes >= 0 },
         "lane \(j): bad transfer chunk records")
-      // The summary's totals hold the background transfers too.
+      // The summary's totals hold the background transfers and the
+      // location monitoring too.
       let tol = 1e-9 * max(1, s.energyJ)
       check(
-        abs(energy + s.transferEnergyJ - s.energyJ) <= tol,
-        "lane \(j): fetch energies sum to \(energy) J + transfers \(s.transferEnergyJ) J, summary \(s.energyJ) J")
+        abs(energy + s.transferEnergyJ + s.monitoringEnergyJ - s.energyJ) <= tol,
+        "lane \(j): fetch energies sum to \(energy) J + transfers \(s.transferEnergyJ) J + monitoring \(s.monitoringEnergyJ) J, summary \(s.energyJ) J")
       let transferBytes = s.transferCellularBytes + s.transferWifiBytes
       check(
         abs(bytes + transferBytes - s.cellularBytes - s.wifiBytes) <= 1e-9 * max(1, bytes + transferBytes),

@@ -12,6 +12,7 @@ struct ReplayWorld {
   let failureProbability: Double
   let cpuWakeEnergyJ: Double
   let cpuActivePowerW: Double
+  let locationMonitoringW: Double
   let batteryCapacityJ: Double
   let initialBatteryPct: Double
   let instantTransfers: Bool
@@ -26,6 +27,7 @@ struct ReplayWorld {
     failureProbability = w.failureProbability
     cpuWakeEnergyJ = w.cpuWakeEnergyJ
     cpuActivePowerW = w.cpuActivePowerW
+    locationMonitoringW = w.locationMonitoringW
     batteryCapacityJ = w.batteryCapacityJ
     initialBatteryPct = w.initialBatteryPct
     instantTransfers = w.instantTransfers

@@ -24,6 +24,12 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
   package var dozeEnabled = 1.0
   /// Deep-Doze timing (AOSP defaults, V).
   package var doze = DozeParameters()
+  /// Throttle the job by the app's standby bucket (1) or not (0): a
+  /// prefetch job is a JobScheduler job, and `QuotaController` limits every
+  /// job of an app by its bucket (V, AOSP QuotaController).
+  package var standbyEnabled = 1.0
+  /// Buckets and quotas, as `android-standby`'s.
+  package var quota = StandbyQuotaParameters()
 
   package init() {}
 
@@ -33,8 +39,9 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
     .init("confidence", \.confidence, min: 0.01, max: 0.99, help: "the estimated launch is within the threshold when P(open within it) reaches this (0.5: the median)"),
     .init("period", \.periodS, min: 900, duration: true, help: "period of the job (WorkManager's minimum: 15m)"),
     .init("low_battery_pct", \.lowBatteryPct, max: 100, help: "battery-not-low constraint: battery %, below which the job waits unless charging"),
-    .init("doze", \.dozeEnabled, help: "1: deep Doze defers the job to its maintenance windows; 0: ignore Doze"),
-  ] + DozeParameters.keys(\.doze)
+    .init("doze", \.dozeEnabled, max: 1, help: "1: deep Doze defers the job to its maintenance windows; 0: ignore Doze"),
+    .init("standby", \.standbyEnabled, max: 1, help: "1: the app's standby bucket quotas limit the job (as android-standby); 0: no quotas"),
+  ] + DozeParameters.keys(\.doze) + StandbyQuotaParameters.keys(\.quota)
 }
 
 /// Android prefetch jobs, `android-prefetch` (AOSP PrefetchController, `JobInfo.Builder.setPrefetch`):
@@ -54,9 +61,11 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
 /// P(open within the threshold) ≥ ``AndroidPrefetchParameters/confidence``.
 /// Otherwise it waits for its next period. Like every JobScheduler job it
 /// waits out deep Doze (`Doze.swift`): a job due while the device dozes
-/// runs at the next maintenance window. Simplified: the model is fitted
-/// once (no nightly refits), and the ~20 min allowance of later builds and
-/// the standby-bucket quotas are not modelled.
+/// runs at the next maintenance window, and, like every job of the app,
+/// within its App Standby bucket's quota (``StandbyQuota``, as
+/// `android-standby`): a due job out of quota waits until the quota frees,
+/// then checks the gate. Simplified: the model is fitted once (no nightly
+/// refits), and the ~20 min allowance of later builds is not modelled.
 package struct AndroidPrefetchPolicy: FetchPolicy {
   package let params: AndroidPrefetchParameters
   let habit: HabitModel
@@ -74,11 +83,19 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
   package var phase = 1.0
   /// Deep Doze as inferred from the trace (nil with `doze=0`).
   package private(set) var dozeState: DozeState?
+  /// The app's bucket and counted runs (nil with `standby=0`).
+  package private(set) var quota: StandbyQuota?
   /// When the job's next period starts, Unix s.
   var nextPeriod = Double.infinity
 
-  package init(params: AndroidPrefetchParameters, habit: HabitModel, timeZone: TraceTimeZone, lastAppOpen: Double, lastAnyOpen: Double) {
+  /// - Parameter lastUse: the app's last use before the window for its
+  ///   standby bucket (``StandbyQuota/lastUse(in:app:)``).
+  package init(
+    params: AndroidPrefetchParameters, habit: HabitModel, timeZone: TraceTimeZone, lastAppOpen: Double,
+    lastAnyOpen: Double, lastUse: Double
+  ) {
     self.params = params
+    if params.standbyEnabled != 0 { quota = StandbyQuota(params: params.quota, lastUse: lastUse) }
     self.habit = habit
     clock = LocalClock(timeZone)
     self.lastAppOpen = lastAppOpen
@@ -94,6 +111,7 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
 
   package mutating func start(_ ctx: inout PolicyContext) {
     if params.dozeEnabled != 0 { dozeState = DozeState(params: params.doze, start: ctx.now, isCharging: ctx.isCharging) }
+    if let u = quota?.lastUse { quota?.lastUse = min(u, ctx.now) }
     nextPeriod = ctx.now + params.periodS * phase
     ctx.setTimer(at: nextPeriod)
   }
@@ -103,7 +121,10 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
     switch event.kind {
     case .open:
       lastAnyOpen = event.time
-      if event.app == ctx.app { lastAppOpen = event.time }
+      if event.app == ctx.app {
+        lastAppOpen = event.time
+        quota?.lastUse = event.time
+      }
       // An open ends Doze: a job it held back runs now.
       if due { run(&ctx) }
     case .network, .chargeStart, .battery:
@@ -122,11 +143,16 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
     arm(&ctx)
   }
 
-  /// The next period's start, or the next maintenance window when a due
-  /// job waits out Doze.
+  package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
+    quota?.finishRun(outcome)
+  }
+
+  /// The next period's start, or earlier the next maintenance window when
+  /// a due job waits out Doze, or the time its quota frees.
   mutating func arm(_ ctx: inout PolicyContext) {
     var t = nextPeriod
     if due, let d = dozeState, d.isDozing(at: ctx.now) { t = min(t, d.nextRunnable(at: ctx.now)) }
+    if due, let free = quota?.freeAt(ctx.now, charging: ctx.isCharging), free > ctx.now { t = min(t, free) }
     ctx.setTimer(at: t)
   }
 
@@ -138,12 +164,17 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
       arm(&ctx)
       return
     }
+    if let q = quota, q.freeAt(ctx.now, charging: ctx.isCharging) > ctx.now {
+      arm(&ctx)
+      return
+    }
     due = false
     guard launchProbability(at: ctx.now) >= params.confidence else {
       gated += 1
       return
     }
     runs += 1
+    _ = quota?.recordRun(at: ctx.now, charging: ctx.isCharging)
     ctx.requestFetch()
   }
 }
@@ -179,7 +210,9 @@ package enum AndroidPrefetchFamily: PolicyFamily {
         learning?.fits.refit(sample, base: training.end, prior: learning?.population, fitter: fitter)
         ?? fitter.fit(sample, prior: learning?.population)
       let last = MinimumPolicy.lastOpens(training, app: app)
-      var policy = AndroidPrefetchPolicy(params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any)
+      var policy = AndroidPrefetchPolicy(
+        params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any,
+        lastUse: StandbyQuota.lastUse(in: training, app: app))
       policy.phase = device.timerPhase(app: app)
       return policy
     }

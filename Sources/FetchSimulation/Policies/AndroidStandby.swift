@@ -18,15 +18,11 @@ package enum StandbyBucket: Int, Sendable, CaseIterable, CustomStringConvertible
   }
 }
 
-/// Knobs of the App Standby Bucket model: bucket thresholds (NV) and the
-/// AOSP `QuotaController` job quotas (V), plus the periodic
-/// job the app runs (as ``WorkManagerParameters``).
-package struct StandbyParameters: Sendable, Hashable {
-  /// Period of the app's job, s (clamped to ≥ 15 min, V).
-  package var jobIntervalS = 900.0
-  /// The job's flex, constraints and Doze.
-  package var job = WorkManagerParameters()
-
+/// The App Standby Bucket model of one app's jobs: bucket thresholds (NV)
+/// and the AOSP `QuotaController` job quotas (V). Shared by every job
+/// family the system throttles by bucket (`android-standby`,
+/// `android-prefetch`).
+package struct StandbyQuotaParameters: Sendable, Hashable {
   /// Bucket thresholds on the time since the user last opened the app, s.
   /// The platform derives buckets from usage with its own (remotely tuned)
   /// timeouts; these are NV placeholders in the ranges the Android docs
@@ -97,30 +93,150 @@ package struct StandbyParameters: Sendable, Hashable {
     return Int(x.rounded(.down))
   }
 
-  /// Names accepted in `android-standby:key=value`.
-  static let keys: [SettingKey<StandbyParameters>] = [
-    .init("interval", \.jobIntervalS, min: 1, duration: true, help: "period of the app's job"),
-    .init("active", \.activeS, duration: true, help: "Active bucket while the app was used within this"),
-    .init("working_set", \.workingSetS, duration: true, help: "Working set bucket while the app was used within this"),
-    .init("frequent", \.frequentS, duration: true, help: "Frequent bucket while the app was used within this (Rare after)"),
-    .init("restricted", \.restrictedS, duration: true, help: "Restricted bucket after this long without use"),
-    .init("active_window", \.activeWindowS, min: 1, duration: true, help: "QuotaController window of the Active bucket"),
-    .init("working_set_window", \.workingSetWindowS, min: 1, duration: true, help: "QuotaController window of the Working set bucket"),
-    .init("frequent_window", \.frequentWindowS, min: 1, duration: true, help: "QuotaController window of the Frequent bucket"),
-    .init("rare_window", \.rareWindowS, min: 1, duration: true, help: "QuotaController window of the Rare bucket"),
-    .init("restricted_window", \.restrictedWindowS, min: 1, duration: true, help: "QuotaController window of the Restricted bucket"),
-    .init("active_batches", \.activeBatches, max: SettingBound.count, help: "job batches per window, Active"),
-    .init("working_set_batches", \.workingSetBatches, max: SettingBound.count, help: "job batches per window, Working set"),
-    .init("frequent_batches", \.frequentBatches, max: SettingBound.count, help: "job batches per window, Frequent"),
-    .init("rare_batches", \.rareBatches, max: SettingBound.count, help: "job batches per window, Rare"),
-    .init("restricted_batches", \.restrictedBatches, max: SettingBound.count, help: "job batches per window, Restricted"),
-    .init("job_time", \.jobTimeS, duration: true, help: "job execution time per window"),
-    .init("charging_exempt", \.chargingExempt, max: 1, help: "1: no quota while charging (except Restricted); 0: quota always"),
-  ] + WorkManagerParameters.keys.map { k in
-    let job: WritableKeyPath<StandbyParameters, WorkManagerParameters> = \.job
-    return SettingKey(
-      k.name, job.appending(path: k.path), min: k.minimum, max: k.maximum, duration: k.isDuration, help: k.help)
+  /// The longest window of any bucket, s.
+  var longestWindowS: Double { max(activeWindowS, workingSetWindowS, frequentWindowS, rareWindowS, restrictedWindowS) }
+
+  /// The setting keys of the bucket model inside a family's parameters.
+  static func keys<P>(_ path: WritableKeyPath<P, StandbyQuotaParameters>) -> [SettingKey<P>] {
+    func key(
+      _ name: String, _ field: WritableKeyPath<StandbyQuotaParameters, Double>, min: Double = 0, max: Double? = nil,
+      duration: Bool = false, help: String
+    ) -> SettingKey<P> {
+      SettingKey(name, path.appending(path: field), min: min, max: max, duration: duration, help: help)
+    }
+    return [
+      key("active", \.activeS, duration: true, help: "Active bucket while the app was used within this"),
+      key("working_set", \.workingSetS, duration: true, help: "Working set bucket while the app was used within this"),
+      key("frequent", \.frequentS, duration: true, help: "Frequent bucket while the app was used within this (Rare after)"),
+      key("restricted", \.restrictedS, duration: true, help: "Restricted bucket after this long without use"),
+      key("active_window", \.activeWindowS, min: 1, duration: true, help: "QuotaController window of the Active bucket"),
+      key("working_set_window", \.workingSetWindowS, min: 1, duration: true, help: "QuotaController window of the Working set bucket"),
+      key("frequent_window", \.frequentWindowS, min: 1, duration: true, help: "QuotaController window of the Frequent bucket"),
+      key("rare_window", \.rareWindowS, min: 1, duration: true, help: "QuotaController window of the Rare bucket"),
+      key("restricted_window", \.restrictedWindowS, min: 1, duration: true, help: "QuotaController window of the Restricted bucket"),
+      key("active_batches", \.activeBatches, max: SettingBound.count, help: "job batches per window, Active"),
+      key("working_set_batches", \.workingSetBatches, max: SettingBound.count, help: "job batches per window, Working set"),
+      key("frequent_batches", \.frequentBatches, max: SettingBound.count, help: "job batches per window, Frequent"),
+      key("rare_batches", \.rareBatches, max: SettingBound.count, help: "job batches per window, Rare"),
+      key("restricted_batches", \.restrictedBatches, max: SettingBound.count, help: "job batches per window, Restricted"),
+      key("job_time", \.jobTimeS, duration: true, help: "job execution time per window"),
+      key("charging_exempt", \.chargingExempt, max: 1, help: "1: no quota while charging (except Restricted); 0: quota always"),
+    ]
   }
+}
+
+/// One app's standby bucket and the job runs counted against its quota
+/// (AOSP `QuotaController`, V): in a rolling window of the bucket's length
+/// the app may start at most the bucket's job batches (each fetch is one
+/// batch) and use ``StandbyQuotaParameters/jobTimeS`` of job time.
+/// Charging lifts the quota except in Restricted; runs while charging are
+/// not counted.
+package struct StandbyQuota: Sendable {
+  package let params: StandbyQuotaParameters
+  /// Time of the user's last open of the app, Unix s.
+  package var lastUse: Double
+  /// Counted runs in the last longest window or more: (start, duration so far).
+  var counted: [(start: Double, duration: Double)] = []
+  /// Whether the run in flight is counted (its duration is still open).
+  var pendingCounted = false
+
+  /// - Parameter lastUse: the app's last open before the replay (with
+  ///   none on record, the start of the training trace: an install).
+  package init(params: StandbyQuotaParameters, lastUse: Double) {
+    self.params = params
+    self.lastUse = lastUse
+  }
+
+  /// The app's last open before the window of `training`, or the training
+  /// trace's start when it has none.
+  package static func lastUse(in training: UserTrace, app: Int32) -> Double {
+    var last = training.start
+    for e in training.events where e.kind == .open && e.app == app { last = e.time }
+    return last
+  }
+
+  /// The app's bucket at `t` if it is not opened before then.
+  @inline(__always)  // called from the policies' step, a call copied the whole policy
+  package func bucket(at t: Double) -> StandbyBucket {
+    params.bucket(idleFor: t - lastUse)
+  }
+
+  /// Whether a run at `t` is exempt from the quota (charging, not Restricted).
+  @inline(__always)
+  func exempt(at t: Double, charging: Bool) -> Bool {
+    charging && params.chargingExempt != 0 && bucket(at: t) != .restricted
+  }
+
+  /// The earliest time ≥ `t` at which the app is within its bucket's quota
+  /// (assuming its bucket stays as at `t`); ∞ when the bucket allows none.
+  ///
+  /// - Complexity: O(counted runs in the window).
+  @inline(__always)  // as bucket(at:)
+  package func freeAt(_ t: Double, charging: Bool) -> Double {
+    if exempt(at: t, charging: charging) { return t }
+    let b = bucket(at: t)
+    let w = params.windowS(b)
+    let maxB = params.maxBatches(b)
+    guard maxB > 0 else { return .infinity }
+    let first = counted.firstIndex { $0.start > t - w } ?? counted.count
+    let inWindow = counted[first...]
+    var free = t
+    if inWindow.count >= maxB {
+      free = max(free, counted[counted.count - maxB].start + w)
+    }
+    var time = inWindow.reduce(0) { $0 + $1.duration }
+    var i = first
+    while time >= params.jobTimeS && i < counted.count {
+      time -= counted[i].duration
+      free = max(free, counted[i].start + w)
+      i += 1
+    }
+    return free
+  }
+
+  /// Records a run starting at `t`; returns its bucket and whether it counts.
+  package mutating func recordRun(at t: Double, charging: Bool) -> (bucket: StandbyBucket, counted: Bool) {
+    let b = bucket(at: t)
+    let isCounted = !exempt(at: t, charging: charging)
+    if isCounted {
+      counted.append((t, 0))
+      let horizon = t - params.longestWindowS
+      if let k = counted.firstIndex(where: { $0.start > horizon }), k > 64 { counted.removeFirst(k) }
+    }
+    pendingCounted = isCounted
+    return (b, isCounted)
+  }
+
+  /// Closes the run in flight: its job time counts from now on.
+  package mutating func finishRun(_ outcome: FetchOutcome) {
+    if pendingCounted, !counted.isEmpty {
+      counted[counted.count - 1].duration = outcome.end - outcome.start
+    }
+    pendingCounted = false
+  }
+}
+
+/// Knobs of the `android-standby` policy: the periodic job the app runs
+/// (as ``WorkManagerParameters``) and the bucket model that throttles it.
+package struct StandbyParameters: Sendable, Hashable {
+  /// Period of the app's job, s (clamped to ≥ 15 min, V).
+  package var jobIntervalS = 900.0
+  /// The job's flex, constraints and Doze.
+  package var job = WorkManagerParameters()
+  /// Buckets and quotas.
+  package var quota = StandbyQuotaParameters()
+
+  package init() {}
+
+  /// Names accepted in `android-standby:key=value`.
+  static let keys: [SettingKey<StandbyParameters>] =
+    [.init("interval", \.jobIntervalS, min: 1, duration: true, help: "period of the app's job")]
+    + StandbyQuotaParameters.keys(\.quota)
+    + WorkManagerParameters.keys.map { k in
+      let job: WritableKeyPath<StandbyParameters, WorkManagerParameters> = \.job
+      return SettingKey(
+        k.name, job.appending(path: k.path), min: k.minimum, max: k.maximum, duration: k.isDuration, help: k.help)
+    }
 }
 
 /// One run of the Standby policy's job, for inspection and tests.
@@ -141,13 +257,13 @@ package struct StandbyRun: Sendable, Equatable {
 /// - **Bucket** from the time since the user last opened the app (in the
 ///   training trace, then as observed): Active < 1 h, Working set < 24 h,
 ///   Frequent < 3 days, Rare, Restricted after 8 days (thresholds NV except
-///   the 8 days, V; see ``StandbyParameters``). With no open on record the
+///   the 8 days, V; see ``StandbyQuotaParameters``). With no open on record the
 ///   app counts as used at the start of the training trace (an install).
-/// - **Quota** (AOSP `QuotaController`, V): in a rolling window of 10 min /
-///   2 h / 8 h / 24 h / 24 h the app may start at most 75 / 10 / 8 / 3 / 1
-///   job batches (each fetch is one batch) and use 10 min of job time.
-///   A job out of quota waits until the oldest counted run leaves the
-///   window of the app's current bucket, then runs.
+/// - **Quota** (AOSP `QuotaController`, V; ``StandbyQuota``): in a rolling
+///   window of 10 min / 2 h / 8 h / 24 h / 24 h the app may start at most
+///   75 / 10 / 8 / 3 / 1 job batches (each fetch is one batch) and use
+///   10 min of job time. A job out of quota waits until the oldest counted
+///   run leaves the window of the app's current bucket, then runs.
 /// - **Charging** lifts the quota except in Restricted; runs while charging
 ///   are not counted.
 /// - **Doze** defers the job to maintenance windows (``DozeState``).
@@ -157,11 +273,7 @@ package struct StandbyRun: Sendable, Equatable {
 package struct StandbyPolicy: FetchPolicy {
   package let params: StandbyParameters
   var job: AndroidPeriodicJob
-  /// Time of the user's last open of the app.
-  package private(set) var lastUse: Double
-  /// Counted runs in the last 24 h or more: (start, duration so far).
-  var counted: [(start: Double, duration: Double)] = []
-  var pendingCounted = false
+  package private(set) var quota: StandbyQuota
   /// Every run, when `logRuns` is on.
   package private(set) var runs: [StandbyRun] = []
   package var logRuns = false
@@ -175,70 +287,32 @@ package struct StandbyPolicy: FetchPolicy {
   package init(params: StandbyParameters = StandbyParameters(), training: UserTrace, app: Int32, phase: Double = 1) {
     self.params = params
     job = AndroidPeriodicJob(period: params.jobIntervalS, params: params.job, phase: phase)
-    var last = training.start
-    for e in training.events where e.kind == .open && e.app == app { last = e.time }
-    lastUse = last
+    quota = StandbyQuota(params: params.quota, lastUse: StandbyQuota.lastUse(in: training, app: app))
   }
 
   /// The period of the job after clamping, s.
   package var period: Double { job.period }
 
   /// The app's bucket at `t` if it is not opened before then.
-  @inline(__always)  // called from step, a call copied the whole policy
-  package func bucket(at t: Double) -> StandbyBucket {
-    params.bucket(idleFor: t - lastUse)
-  }
-
-  /// The earliest time ≥ `t` at which the app is within its bucket's quota
-  /// (assuming its bucket stays as at `t`).
-  @inline(__always)  // as bucket(at:)
-  func quotaFree(at t: Double, _ ctx: PolicyContext) -> Double {
-    let b = bucket(at: t)
-    if ctx.isCharging && params.chargingExempt != 0 && b != .restricted { return t }
-    let w = params.windowS(b)
-    let maxB = params.maxBatches(b)
-    guard maxB > 0 else { return .infinity }
-    let first = counted.firstIndex { $0.start > t - w } ?? counted.count
-    let inWindow = counted[first...]
-    var free = t
-    if inWindow.count >= maxB {
-      free = max(free, counted[counted.count - maxB].start + w)
-    }
-    var time = inWindow.reduce(0) { $0 + $1.duration }
-    var i = first
-    while time >= params.jobTimeS && i < counted.count {
-      time -= counted[i].duration
-      free = max(free, counted[i].start + w)
-      i += 1
-    }
-    return free
-  }
+  package func bucket(at t: Double) -> StandbyBucket { quota.bucket(at: t) }
 
   mutating func step(_ ctx: inout PolicyContext) {
     let t = ctx.now
-    let q = quotaFree(at: t, ctx)
+    let q = quota.freeAt(t, charging: ctx.isCharging)
     guard job.step(&ctx, notBefore: q) else { return }
-    let b = bucket(at: t)
-    let isCounted = !(ctx.isCharging && params.chargingExempt != 0 && b != .restricted)
-    if isCounted {
-      counted.append((t, 0))
-      let horizon = t - max(params.activeWindowS, params.workingSetWindowS, params.frequentWindowS,
-        params.rareWindowS, params.restrictedWindowS)
-      if let k = counted.firstIndex(where: { $0.start > horizon }), k > 64 { counted.removeFirst(k) }
-    }
-    pendingCounted = isCounted
-    if logRuns { runs.append(StandbyRun(time: t, bucket: b, counted: isCounted)) }
+    let run = quota.recordRun(at: t, charging: ctx.isCharging)
+    if logRuns { runs.append(StandbyRun(time: t, bucket: run.bucket, counted: run.counted)) }
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {
-    lastUse = min(lastUse, ctx.now)
+    quota.lastUse = min(quota.lastUse, ctx.now)
     job.start(&ctx)
     step(&ctx)
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     // A location wake goes only to apps registered for it (location-wake).
-    if event.kind == .open && event.app == ctx.app { lastUse = event.time }
+    if event.kind == .open && event.app == ctx.app { quota.lastUse = event.time }
     job.observe(event)
     step(&ctx)
   }
@@ -248,10 +322,7 @@ package struct StandbyPolicy: FetchPolicy {
   }
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
-    if pendingCounted, !counted.isEmpty {
-      counted[counted.count - 1].duration = outcome.end - outcome.start
-    }
-    pendingCounted = false
+    quota.finishRun(outcome)
     step(&ctx)
   }
 }

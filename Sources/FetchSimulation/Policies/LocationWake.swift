@@ -62,6 +62,12 @@ package struct LocationWakeStats: Sendable, Equatable {
 /// still running then is cut (`budget`), and a refresh that cannot start
 /// before it ends (the device offline, the previous refresh still running)
 /// does not happen. Nothing runs between wakes.
+///
+/// Monitoring costs energy (``AppSummary/monitoringEnergyJ``): every wake
+/// that starts no refresh (dropped, expired or superseded) still launched
+/// the app, a CPU wake of `device.cpu_wake_j`, and the app pays
+/// `device.location_monitoring_w` over the whole window. A wake whose
+/// background time outlasts the window is not charged.
 package struct LocationWakePolicy: FetchPolicy {
   package static var observedEvents: ObservedEvents { .allWithLocation }
   package let params: LocationWakeParameters
@@ -79,9 +85,16 @@ package struct LocationWakePolicy: FetchPolicy {
     c.transition == .significant ? params.significant > 0 : params.regions > 0
   }
 
+  package mutating func start(_ ctx: inout PolicyContext) {
+    ctx.monitorsLocation = true
+  }
+
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     if let c = event.location, wants(c) {
-      if windowEnd > ctx.now { stats.expired += 1 }  // superseded before it could run
+      if windowEnd > ctx.now {  // superseded before it could run
+        stats.expired += 1
+        ctx.chargeWakeWithoutFetch()
+      }
       stats.wakes += 1
       windowEnd = event.time + params.backgroundTimeS
     }
@@ -99,6 +112,7 @@ package struct LocationWakePolicy: FetchPolicy {
     guard windowEnd > -Double.infinity else { return }
     guard t < windowEnd else {
       stats.expired += 1
+      ctx.chargeWakeWithoutFetch()
       windowEnd = -.infinity
       ctx.cancelTimer()
       return
@@ -112,10 +126,12 @@ package struct LocationWakePolicy: FetchPolicy {
     ctx.cancelTimer()
     if let b = ctx.batteryPct, b < params.lowBatteryPct, !ctx.isCharging {
       stats.droppedLowPower += 1
+      ctx.chargeWakeWithoutFetch()
       return
     }
     if t - lastRefresh < params.spacingS {
       stats.droppedSpacing += 1
+      ctx.chargeWakeWithoutFetch()
       return
     }
     stats.refreshes += 1
