@@ -60,6 +60,32 @@ struct TransferQueueTests {
   static let promotionJ = 0.26 * 1.21
   static let tailJ = 10.12 * 1.06
 
+  @Test("a days-long transfer does not make the radio ledger grow with the fetches behind it (6 h and 24 h of 10-s fetches)")
+  func ledgerBoundedBehindLongTransfer() throws {
+    // A 1e12-byte item takes days on LTE; a 10-s timer adds 2,160 fetches
+    // in 6 h and 8,640 in 24 h. The ledger keeps the fetches near the
+    // present, so its largest size is the same for both windows.
+    func peak(hours: Double) throws -> Int {
+      var t = UserTrace(user: "x", timeZone: .utc, start: 0, end: hours * 3600)
+      let a = t.appIndex("pod")
+      t.events = [
+        TraceEvent(time: 0, kind: .network, value: Double(NetworkKind.lte.rawValue)),
+        TraceEvent(time: 100, kind: .update, app: a, value: 1e12),
+      ]
+      let user = PreparedUser(trace: t, world: Self.world)
+      let content = ContentTimeline(trace: t, app: 0, world: Self.world, seed: 1)
+      let options = ReplayOptions(seed: 1, policyKey: "t")
+      let device = DeviceReplayInput(user: user, apps: [0], contents: [content], scope: .device, options: options, learning: nil)
+      var policies = [try PolicySpec(parsing: "transfer:immediate,fetch=10s,min_bytes=0").makeBoxedPolicies(device)(0, content)]
+      var engine = ReplayEngine(user: user, apps: [0], contents: [content], options: options)
+      let r = engine.run(&policies)
+      #expect(r.apps[0].summary.fetches >= Int(hours * 360) - 2 && r.apps[0].summary.transfersQueued == 1)
+      return engine.peakOwnCount
+    }
+    let short = try peak(hours: 6), long = try peak(hours: 24)
+    #expect(long == short && long <= 100, "largest ledger: \(short) entries over 6 h, \(long) over 24 h")
+  }
+
   @Test("the 60 MB item on LTE: handler-only fails at 30 s and never arrives; the queue brings it, cost and delay by hand")
   func sixtyMegabytesOnLTE() throws {
     let t = Self.trace([(0, .network, .lte)])

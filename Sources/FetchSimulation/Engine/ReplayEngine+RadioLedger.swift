@@ -81,6 +81,9 @@ extension ReplayEngine {
   /// more than the longest look-around before `now`: every later fetch
   /// starts at or after `now`, so they cannot reach it.
   mutating func addOwn(_ k: Int, _ iv: BusyInterval, now: Double) {
+    #if DEBUG
+    defer { peakOwnCount = max(peakOwnCount, own[k].count) }
+    #endif
     var m = own[k].count
     while m > 0 && own[k][m - 1].start > iv.start { m -= 1 }
     // Mostly the latest start: appended (an insert at the end went through

@@ -43,6 +43,11 @@ struct ReplayEngine {
   var own = PerInterface<[BusyInterval]>([])
   /// The longest interval in `own`, s (bounds the backward scan of ``quietGap(_:at:)``).
   var longestOwnS = 0.0
+  #if DEBUG
+  /// The most entries `own` held on any interface after a fetch was added
+  /// (what every pricing scan is bounded by; debug and test builds only).
+  var peakOwnCount = 0
+  #endif
   /// The promotion started by the device's latest fetch from a quiet radio,
   /// per interface: a fetch starting while it runs (at the same instant,
   /// say) transfers only once the radio is connected, at `promotedAt`.
