@@ -3,9 +3,11 @@
 // score staleness at app open against energy and cellular data.
 //
 // Layers, one way only:
-//   FetchSupport -> FetchTraces -> FetchModels -> FetchSimulation
+//   FetchSupport -> FetchTraces -> FetchWorld, FetchModels -> FetchSimulation
 //   -> FetchBenchmark -> FetchReports -> fetchlab (CLI)
-// with FetchLinearAlgebra beside the bottom, used from FetchModels up.
+// FetchWorld is the physics (world parameters, the radio model, the content
+// model, sessions) and FetchModels the learned models; neither uses the
+// other. FetchLinearAlgebra sits beside the bottom, used from FetchModels up.
 // Two modules touch C, each through its own system library: FetchSupport
 // hashes with libcrypto's SHA-256 (CCrypto; hardware SHA extensions) for the
 // input hashes, FetchLinearAlgebra solves with OpenBLAS and LAPACKE (CBLAS,
@@ -17,7 +19,7 @@ let package = Package(
   products: [
     .executable(name: "fetchlab", targets: ["fetchlab"]),
     .library(name: "FetchLab", targets: [
-      "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark",
+      "FetchTraces", "FetchWorld", "FetchModels", "FetchSimulation", "FetchBenchmark",
       "FetchReports",
     ]),
   ],
@@ -42,16 +44,20 @@ let package = Package(
     // library's public API. The bottom layer: no module of ours below it.
     .target(name: "FetchSupport", dependencies: ["CCrypto"]),
     .target(name: "FetchTraces", dependencies: ["FetchSupport"]),
+    .target(name: "FetchWorld", dependencies: ["FetchSupport", "FetchTraces"]),
     .target(name: "FetchModels", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra"]),
-    .target(name: "FetchSimulation", dependencies: ["FetchSupport", "FetchTraces", "FetchModels"]),
+    .target(name: "FetchSimulation", dependencies: ["FetchSupport", "FetchTraces", "FetchWorld", "FetchModels"]),
     .target(
-      name: "FetchBenchmark", dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation"]),
+      name: "FetchBenchmark",
+      dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchWorld", "FetchModels", "FetchSimulation"]),
     .target(
-      name: "FetchReports", dependencies: ["FetchSupport", "FetchTraces", "FetchModels", "FetchSimulation", "FetchBenchmark"]),
+      name: "FetchReports",
+      dependencies: ["FetchSupport", "FetchTraces", "FetchWorld", "FetchModels", "FetchSimulation", "FetchBenchmark"]),
     .executableTarget(
       name: "fetchlab",
       dependencies: [
-        "FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchModels", "FetchSimulation", "FetchBenchmark", "FetchReports",
+        "FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchWorld", "FetchModels", "FetchSimulation", "FetchBenchmark",
+        "FetchReports",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // Scratch directories for the test suites, removed when the tests exit.
@@ -59,15 +65,21 @@ let package = Package(
     .testTarget(name: "FetchSupportTests", dependencies: ["FetchSupport"]),
     .testTarget(name: "FetchLinearAlgebraTests", dependencies: ["FetchLinearAlgebra"]),
     .testTarget(name: "FetchTracesTests", dependencies: ["FetchSupport", "FetchTraces", "FetchTestSupport"]),
+    .testTarget(name: "FetchWorldTests", dependencies: ["FetchSupport", "FetchWorld", "FetchTraces", "FetchTestSupport"]),
     .testTarget(name: "FetchModelsTests", dependencies: ["FetchSupport", "FetchModels", "FetchTraces", "FetchTestSupport"]),
-    .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSupport", "FetchSimulation", "FetchModels", "FetchTraces"]),
+    .testTarget(name: "FetchSimulationTests", dependencies: ["FetchSupport", "FetchSimulation", "FetchWorld", "FetchModels", "FetchTraces"]),
     .testTarget(
       name: "FetchBenchmarkTests",
-      dependencies: ["FetchSupport", "FetchBenchmark", "FetchSimulation", "FetchModels", "FetchTraces", "FetchTestSupport"],
+      dependencies: [
+        "FetchSupport", "FetchBenchmark", "FetchSimulation", "FetchWorld", "FetchModels", "FetchTraces", "FetchTestSupport",
+      ],
       resources: [.copy("Fixtures")]),
     .testTarget(
       name: "FetchReportsTests",
-      dependencies: ["FetchSupport", "FetchReports", "FetchBenchmark", "FetchSimulation", "FetchModels", "FetchTraces", "FetchTestSupport"],
+      dependencies: [
+        "FetchSupport", "FetchReports", "FetchBenchmark", "FetchSimulation", "FetchWorld", "FetchModels", "FetchTraces",
+        "FetchTestSupport",
+      ],
       resources: [.copy("Golden")]),
     .testTarget(name: "FetchLabCLITests", dependencies: ["FetchSupport", "fetchlab", "FetchBenchmark", "FetchTraces", "FetchTestSupport"]),
   ]

@@ -2,6 +2,7 @@ import FetchModels
 import FetchSimulation
 import FetchSupport
 import FetchTraces
+import FetchWorld
 import Foundation
 
 extension Experiment {

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 import Foundation
 
 /// World-parameter grids: a `world` value written as a `{a,b}` grid makes

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// Named world variants: `"world_variants": [{"name": "reference"},
 /// {"name": "aligned", "replay.timer_phase": "aligned"}, ...]` makes every

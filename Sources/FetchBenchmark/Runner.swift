@@ -3,6 +3,7 @@ import FetchModels
 import FetchSimulation
 import FetchSupport
 import FetchTraces
+import FetchWorld
 import Foundation
 
 /// What to run: a trace, policies, a world, and how.

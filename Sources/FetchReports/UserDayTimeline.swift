@@ -3,6 +3,7 @@ import FetchModels
 import FetchSimulation
 import FetchSupport
 import FetchTraces
+import FetchWorld
 import Foundation
 
 /// What `fetchlab report --timeline-…` asks for; nil fields take the

@@ -1,4 +1,5 @@
 import FetchTraces
+import FetchWorld
 
 /// The result a background launch reports, as in iOS's
 /// `UIBackgroundFetchResult`.

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// How a policy hands large content to the device's background transfer
 /// queue (`NSURLSession` background sessions, Apple URLSession documentation): set on

@@ -4,6 +4,7 @@ import FetchSimulation
 import FetchSupport
 import FetchTestSupport
 import FetchTraces
+import FetchWorld
 import Foundation
 import Testing
 

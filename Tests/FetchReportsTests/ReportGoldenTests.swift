@@ -3,6 +3,7 @@ import FetchModels
 import FetchReports
 import FetchSimulation
 import FetchTraces
+import FetchWorld
 import Foundation
 import Testing
 import FetchTestSupport

@@ -43,6 +43,7 @@ enum AfterOpenFamily: PolicyFamily {
 // guide:end
 
 import FetchModels
+import FetchWorld
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSimulation
 import FetchTraces
+import FetchWorld
 import Testing
 
 /// The device-wide OS scheduler: at `replay.scope=device` the apps of a

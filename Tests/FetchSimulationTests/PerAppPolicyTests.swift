@@ -2,6 +2,7 @@ import FetchModels
 import FetchSimulation
 import FetchSupport
 import FetchTraces
+import FetchWorld
 import Testing
 
 /// `per-app`: a policy per app of one device; and IMP's device-wide budget.

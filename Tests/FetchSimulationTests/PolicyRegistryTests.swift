@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSimulation
 import FetchTraces
+import FetchWorld
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@ import FetchModels
 import FetchSimulation
 import FetchSupport
 import FetchTraces
+import FetchWorld
 import Testing
 
 /// Seeded fuzzing of every family's settings: values at and beyond each

@@ -2,6 +2,7 @@ import FetchModels
 import FetchSimulation
 import FetchSupport
 import FetchTraces
+import FetchWorld
 import Testing
 
 /// A fetch on a quiet radio waits for its promotion, even when another

@@ -1,7 +1,7 @@
 import FetchTraces
 import Testing
 
-@testable import FetchModels
+@testable import FetchWorld
 
 @testable import FetchSimulation
 

@@ -2,6 +2,7 @@ import FetchModels
 import FetchSimulation
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// Small random traces for tests, from a seeded generator.
 enum TestTraces {

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// Why a fetch failed (`none`: it did not); the text of ``FetchRecord/failure``.
 enum FetchFailure: UInt8 {

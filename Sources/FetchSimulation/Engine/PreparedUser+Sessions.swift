@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// The radio activity of the user's own sessions and of other apps' wakes,
 /// as ``WorldParameters/sessions`` describes it.

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// One user's trace prepared for replay: the network timeline and the radio
 /// activity of everything but the policy (the user's sessions and other

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// Switches of one replay.
 package struct ReplayOptions: Sendable {

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 extension ReplayEngine {
   mutating func handleRequest(_ j: Int) {

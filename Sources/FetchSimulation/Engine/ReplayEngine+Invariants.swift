@@ -1,3 +1,5 @@
+import FetchWorld
+
 #if DEBUG
 /// The replay state's invariants, checked at the end of every replay in
 /// debug and test builds (release builds compile none of this).

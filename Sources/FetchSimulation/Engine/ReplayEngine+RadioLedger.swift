@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// The world's radio models as the engine reads them, by ``NetworkKind``
 /// raw value: built once per user (``PreparedUser/radios``), not per replay.

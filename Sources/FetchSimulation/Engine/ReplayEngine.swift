@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// The replay engine of ``replayDevice(_:user:apps:contents:options:)``:
 /// one walk over one user's events for the lanes (apps) of one device.

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// The parameters of ``WorldParameters`` that one replay reads, held apart
 /// so that the engine's hot path reads small, plain fields.

@@ -1,4 +1,5 @@
 import FetchModels
+import FetchWorld
 
 /// Radio stages in one allocation of fixed size, never written after it is
 /// made: the storage that ``ReplayRadios``' models point into.

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// Knobs of the Android prefetch-job model (AndroidX WorkManager documentation; AOSP PrefetchController).
 /// Durations in seconds.

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// A `BGAppRefreshTask` configuration: the Minimum scheduler's parameters,
 /// the `earliestBeginDate` floor and whether location wakes are launch

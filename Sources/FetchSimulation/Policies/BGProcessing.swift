@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// Knobs of the `BGProcessingTask` model (Apple BGTaskScheduler documentation; S: WWDC19
 /// talk 707). Durations in seconds.

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// Knobs of the fetch-on-exit policy (Apple background-task documentation). Durations in seconds.
 package struct FetchOnExitParameters: Sendable, Hashable {

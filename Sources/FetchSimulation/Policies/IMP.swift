@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 import Foundation
 
 /// Knobs of the IMP-style cost-benefit scheduler (`imp[:key=value,...]`).

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// `ios-custom:<interval>[,key=value,...]`: the Minimum scheduler with a
 /// floor of `interval` between launches, as

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 import Foundation
 
 /// `ios-minimum[:key=value,...]`: the iOS Minimum scheduler.

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 import Foundation
 
 /// Knobs of the iOS-like Minimum scheduler. Apple publishes none of these

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// Knobs of the location-wake policy (Apple Core Location documentation). Durations in seconds.
 package struct LocationWakeParameters: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import FetchModels
+import FetchWorld
 
 /// Never fetches in the background: iOS's default
 /// `backgroundFetchIntervalNever` (Apple, `setMinimumBackgroundFetchInterval`). Costs exactly nothing.

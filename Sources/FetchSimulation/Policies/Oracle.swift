@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// The clairvoyant floor: knows the future opens, content updates and
 /// network, and fetches once just before an open, only when the server has

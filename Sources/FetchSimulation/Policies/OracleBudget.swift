@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// The budget of ``BudgetOraclePolicy``, per day of the replay window.
 ///

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// `per-app:<app>=<policy>;...;*=<policy>`: a different policy per app of
 /// a device (an app on `periodic:1h` beside an app on `ios-minimum`), all

@@ -1,4 +1,5 @@
 import FetchModels
+import FetchWorld
 
 /// A plain timer: fetches every `interval` seconds, the first `phase`
 /// seconds after the window start (the analytic convention of a fetch at

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// Knobs of the APNs silent-push model (Apple, "Pushing background updates to your App"). Durations in
 /// seconds.

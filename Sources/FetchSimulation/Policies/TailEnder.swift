@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// Knobs of the TailEnder policy (`tailender:<interval>[,key=value,...]`).
 ///

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchSupport
+import FetchWorld
 
 /// Where each app's own timers start.
 ///

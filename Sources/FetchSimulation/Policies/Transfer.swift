@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 
 /// `transfer:<discretionary|immediate>[,deadline=<d>,fetch=<interval>,min_bytes=<n>]`:
 /// a handler that hands an item of at least ``TransferSettings/minBytes`` to

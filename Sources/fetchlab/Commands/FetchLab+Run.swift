@@ -5,6 +5,7 @@ import FetchReports
 import FetchSimulation
 import FetchSupport
 import FetchTraces
+import FetchWorld
 import Foundation
 
 extension FetchLab {

@@ -1,4 +1,4 @@
-import FetchModels
+import FetchWorld
 import Testing
 
 /// The radio model's physics in closed form, on a radio with round numbers:

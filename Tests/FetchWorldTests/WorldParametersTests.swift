@@ -1,10 +1,10 @@
 import FetchSupport
 import FetchTestSupport
 import FetchTraces
+import FetchWorld
 import Foundation
 import Testing
 
-@testable import FetchModels
 
 func tempConfig(_ text: String) -> String {
   let path = Scratch.directory("cfg") + "/config.json"

@@ -1,8 +1,8 @@
 import FetchTestSupport
 import FetchTraces
+import FetchWorld
 import Testing
 
-@testable import FetchModels
 
 /// A trace's `update` rows decide an app's content times for the whole
 /// window: the held-out part of a train/test split must not fall back to
