@@ -54,14 +54,49 @@ struct FitCommandTests {
     let calibration = String(decoding: outputs[0][3]!, as: UTF8.self).split(separator: "\n")
     #expect(calibration.first == "predictor,subset,decile,n,mean_predicted,observed")
     #expect(calibration.count == 1 + 5 * 2 * 10)
-    // Device models: 5 users × (3 binary targets + level) × 6 predictors.
+    // Device models: 5 users × 2 subsets × (3 binary targets + level) × 6 predictors.
     let device = String(decoding: outputs[0][4]!, as: UTF8.self).split(separator: "\n")
-    #expect(device.first == "user,target,predictor,points,positives,brier,auc,log_loss_nats,mean_predicted,observed_rate,mae,rmse,bias")
-    #expect(device.count == 1 + 5 * 4 * 6)
+    #expect(device.first == "user,subset,target,predictor,points,positives,brier,auc,log_loss_nats,mean_predicted,observed_rate,mae,rmse,bias")
+    #expect(device.count == 1 + 5 * 2 * 4 * 6)
     let deviceOverall = String(decoding: outputs[0][5]!, as: UTF8.self).split(separator: "\n")
-    #expect(deviceOverall.count == 1 + 4 * 6)
+    #expect(deviceOverall.count == 1 + 2 * 4 * 6)
     #expect(users[0]["device"] is [String: Any])
     #expect(model["device_population"] is [String: Any])
+  }
+
+  @Test("fit scores the device models with and without the test points that a recording gap covers")
+  func deviceScoresOutsideGaps() throws {
+    let dir = scratch()
+    let synth = try CLI.run(["synth", "--users", "3", "--days", "14", "--seed", "4", "--out", dir + "/full.csv"])
+    #expect(synth.status == 0, "\(synth.stderr)")
+    // Every row from day 11 to day 12.5 of each user's window removed: a
+    // 36-h stretch of the test part (the last 3.5 days) with no recording.
+    var start = 0.0
+    var kept: [Substring] = []
+    for line in try String(contentsOfFile: dir + "/full.csv", encoding: .utf8).split(separator: "\n") {
+      let f = line.split(separator: ",", omittingEmptySubsequences: false)
+      guard f.count >= 3, let t = Double(f[1]) else { kept.append(line); continue }
+      if f[2] == "begin" { start = t }
+      if f[2] != "begin" && f[2] != "end" && t > start + 11 * 86_400 && t < start + 12.5 * 86_400 { continue }
+      kept.append(line)
+    }
+    try (kept.joined(separator: "\n") + "\n").write(toFile: dir + "/gap.csv", atomically: true, encoding: .utf8)
+    let r = try CLI.run(["fit", "--trace", dir + "/gap.csv", "--out", dir + "/m.json", "--report", dir + "/r", "--apps", "top:1"])
+    #expect(r.status == 0, "\(r.stderr)")
+    let rows = try String(contentsOfFile: dir + "/r/device_evaluation_overall.csv", encoding: .utf8)
+      .split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+    #expect(rows.first?.prefix(5) == ["subset", "target", "predictor", "users", "points"])
+    // The covered windows come first; each has fewer points than all of them.
+    #expect(rows.dropFirst().first?.first == "outside_gaps")
+    func points(_ subset: String, _ target: String) -> Int? {
+      rows.first { $0[0] == subset && $0[1] == target && $0[2] == "model" }.flatMap { Int($0[4]) }
+    }
+    for target in ["plugged_within", "wifi_at", "offline_at"] {
+      let covered = try #require(points("outside_gaps", target)), all = try #require(points("all", target))
+      // 36 h of 84 h, and the horizons that reach into the gap.
+      #expect(covered > 0 && Double(covered) < 0.6 * Double(all), "\(target): \(covered) of \(all)")
+    }
+    #expect(r.stdout.contains("outside logging gaps (≥ 24 h without any row): "), "\(r.stdout)")
   }
 
   @Test("bad fit options exit 64 and write nothing", arguments: [

@@ -171,13 +171,8 @@ package struct FitJob: Sendable {
       try dO.write(CSV.line(DeviceOverallColumn.names))
       try dO.write(DeviceOverallColumn.rows(device))
       let dC = try AtomicTextFile(path: report + "/device_calibration.csv")
-      try dC.write(CSV.line(["target", "predictor", "decile", "n", "mean_predicted", "observed"]))
-      for target in DeviceTarget.allCases where target.isBinary {
-        guard let scores = device.binary[target] else { continue }
-        for (i, s) in scores.enumerated() {
-          try dC.write(calibrationRows([target.rawValue, DevicePredictor.allCases[i].rawValue], s))
-        }
-      }
+      try dC.write(CSV.line(["subset", "target", "predictor", "decile", "n", "mean_predicted", "observed"]))
+      try dC.write(DeviceOverallColumn.calibration(device))
       let manifest: [String: Any] = [
         "fetchlab_version": version,
         "command": command,

@@ -74,14 +74,18 @@ enum OverallColumn {
   }
 }
 
-/// Columns of `device_evaluation.csv` (one row per user, target and
-/// predictor; binary targets fill the probability scores, the level target
-/// the error columns).
+/// The order device scores are written and printed in: the test points
+/// the logger covered first, then all of them.
+let deviceSubsets: [FitSubset] = [.outsideGaps, .all]
+
+/// Columns of `device_evaluation.csv` (one row per user, subset, target
+/// and predictor; binary targets fill the probability scores, the level
+/// target the error columns).
 enum DeviceColumn {
   static let scoreNames = [
     "points", "positives", "brier", "auc", "log_loss_nats", "mean_predicted", "observed_rate", "mae", "rmse", "bias",
   ]
-  static let names = ["user", "target", "predictor"] + scoreNames
+  static let names = ["user", "subset", "target", "predictor"] + scoreNames
 
   static func values(_ s: PredictionScore) -> [String] {
     [
@@ -98,16 +102,17 @@ enum DeviceColumn {
     ]
   }
 
-  static func rows(user: String, _ d: DeviceEvaluation) -> String {
+  /// One user's rows; `e` has one evaluation per ``FitSubset`` (by index).
+  static func rows(user: String, _ e: [DeviceEvaluation]) -> String {
     var out = ""
-    for target in DeviceTarget.allCases {
-      if let scores = d.binary[target] {
-        for (i, s) in scores.enumerated() {
-          out += CSV.line([CSV.field(user), target.rawValue, DevicePredictor.allCases[i].rawValue] + values(s))
-        }
-      } else if target == .level, let l = d.level {
-        for (i, e) in l.enumerated() {
-          out += CSV.line([CSV.field(user), target.rawValue, DevicePredictor.allCases[i].rawValue] + values(e))
+    for subset in deviceSubsets {
+      let d = e[subset.index]
+      for target in DeviceTarget.allCases {
+        let key = [CSV.field(user), subset.rawValue, target.rawValue]
+        if let scores = d.binary[target] {
+          for (i, s) in scores.enumerated() { out += CSV.line(key + [DevicePredictor.allCases[i].rawValue] + values(s)) }
+        } else if target == .level, let l = d.level {
+          for (i, x) in l.enumerated() { out += CSV.line(key + [DevicePredictor.allCases[i].rawValue] + values(x)) }
         }
       }
     }
@@ -115,28 +120,46 @@ enum DeviceColumn {
   }
 }
 
-/// Columns of `device_evaluation_overall.csv`: pooled scores per (target,
-/// predictor) and the users where the user model beats the predictor
-/// (Brier and AUC; level target: mean absolute error in the Brier columns).
+/// Columns of `device_evaluation_overall.csv`: pooled scores per (subset,
+/// target, predictor) and the users where the user model beats the
+/// predictor (Brier and AUC; level target: mean absolute error in the
+/// Brier columns).
 enum DeviceOverallColumn {
   static let names =
-    ["target", "predictor", "users"] + DeviceColumn.scoreNames
+    ["subset", "target", "predictor", "users"] + DeviceColumn.scoreNames
     + ["model_wins_brier_or_mae", "users_brier_or_mae", "model_wins_auc", "users_auc"]
 
-  static func rows(_ t: DeviceTotals) -> String {
+  static func rows(_ totals: DeviceTotals) -> String {
     var out = ""
-    for target in DeviceTarget.allCases {
-      if let scores = t.binary[target], let wins = t.binaryWins[target] {
-        for (i, s) in scores.enumerated() {
-          out += CSV.line(
-            [target.rawValue, DevicePredictor.allCases[i].rawValue, String(t.binaryUsers[target] ?? 0)]
-              + DeviceColumn.values(s) + winValues(wins[i]))
+    for subset in deviceSubsets {
+      let t = totals.subsets[subset.index]
+      for target in DeviceTarget.allCases {
+        if let scores = t.binary[target], let wins = t.binaryWins[target] {
+          for (i, s) in scores.enumerated() {
+            out += CSV.line(
+              [subset.rawValue, target.rawValue, DevicePredictor.allCases[i].rawValue, String(t.binaryUsers[target] ?? 0)]
+                + DeviceColumn.values(s) + winValues(wins[i]))
+          }
+        } else if target == .level, let l = t.level {
+          for (i, e) in l.enumerated() {
+            out += CSV.line(
+              [subset.rawValue, target.rawValue, DevicePredictor.allCases[i].rawValue, String(t.levelUsers)]
+                + DeviceColumn.values(e) + winValues(t.levelWins[i]))
+          }
         }
-      } else if target == .level, let l = t.level {
-        for (i, e) in l.enumerated() {
-          out += CSV.line(
-            [target.rawValue, DevicePredictor.allCases[i].rawValue, String(t.levelUsers)] + DeviceColumn.values(e)
-              + winValues(t.levelWins[i]))
+      }
+    }
+    return out
+  }
+
+  /// The calibration rows of every binary target, subset and predictor.
+  static func calibration(_ totals: DeviceTotals) -> String {
+    var out = ""
+    for subset in deviceSubsets {
+      for target in DeviceTarget.allCases where target.isBinary {
+        guard let scores = totals.subsets[subset.index].binary[target] else { continue }
+        for (i, s) in scores.enumerated() {
+          out += calibrationRows([subset.rawValue, target.rawValue, DevicePredictor.allCases[i].rawValue], s)
         }
       }
     }
@@ -213,33 +236,48 @@ enum FitTable {
 
 /// The device-model comparison printed by `fit`.
 enum DeviceTable {
-  static func render(_ t: DeviceTotals) -> String {
-    guard t.users > 0 else {
+  static func render(_ totals: DeviceTotals) -> String {
+    guard totals.users > 0 else {
       return "device models: no user has charging, network or battery rows in both windows\n"
     }
-    let header = ["target", "predictor", "users", "points", "Brier|MAE", "AUC", "log loss", "model wins Brier|MAE", "model wins AUC"]
+    let header = [
+      "target", "predictor", "subset", "users", "points", "Brier|MAE", "AUC", "log loss", "model wins Brier|MAE",
+      "model wins AUC",
+    ]
     var rows: [[String]] = []
     for target in DeviceTarget.allCases {
-      if let scores = t.binary[target], let wins = t.binaryWins[target] {
-        for (i, s) in scores.enumerated() {
-          let isModel = i == 0
-          rows.append([
-            target.rawValue, DevicePredictor.allCases[i].rawValue, String(t.binaryUsers[target] ?? 0), String(s.points),
-            FitTable.fixed(s.brier, 4), FitTable.fixed(s.auc, 4), FitTable.fixed(s.logLoss, 4),
-            isModel ? "" : "\(wins[i].brierWins)/\(wins[i].brierCompared)",
-            isModel ? "" : "\(wins[i].aucWins)/\(wins[i].aucCompared)",
-          ])
-        }
-      } else if target == .level, let l = t.level {
-        for (i, e) in l.enumerated() {
-          let w = t.levelWins[i]
-          rows.append([
-            target.rawValue, DevicePredictor.allCases[i].rawValue, String(t.levelUsers), String(e.count),
-            FitTable.fixed(e.mae, 4), "", "", i == 0 ? "" : "\(w.brierWins)/\(w.brierCompared)", "",
-          ])
-        }
+      for subset in deviceSubsets { rows += self.rows(target, subset, totals.subsets[subset.index]) }
+    }
+    var out = "device models (level_change: mean absolute error, percentage points):\n" + FitTable.table(header, rows)
+    let points = { (k: FitSubset) in
+      totals.subsets[k.index].binary.values.reduce(0) { $0 + ($1.first?.points ?? 0) }
+    }
+    out += "outside logging gaps (≥ 24 h without any row): \(points(.outsideGaps)) of \(points(.all)) binary test points\n"
+    return out
+  }
+
+  /// The table rows of one target and subset.
+  static func rows(_ target: DeviceTarget, _ subset: FitSubset, _ t: DeviceSubsetTotals) -> [[String]] {
+    var rows: [[String]] = []
+    if let scores = t.binary[target], let wins = t.binaryWins[target] {
+      for (i, s) in scores.enumerated() {
+        let isModel = i == 0
+        rows.append([
+          target.rawValue, DevicePredictor.allCases[i].rawValue, subset.rawValue, String(t.binaryUsers[target] ?? 0),
+          String(s.points), FitTable.fixed(s.brier, 4), FitTable.fixed(s.auc, 4), FitTable.fixed(s.logLoss, 4),
+          isModel ? "" : "\(wins[i].brierWins)/\(wins[i].brierCompared)",
+          isModel ? "" : "\(wins[i].aucWins)/\(wins[i].aucCompared)",
+        ])
+      }
+    } else if target == .level, let l = t.level {
+      for (i, e) in l.enumerated() {
+        let w = t.levelWins[i]
+        rows.append([
+          target.rawValue, DevicePredictor.allCases[i].rawValue, subset.rawValue, String(t.levelUsers), String(e.count),
+          FitTable.fixed(e.mae, 4), "", "", i == 0 ? "" : "\(w.brierWins)/\(w.brierCompared)", "",
+        ])
       }
     }
-    return "device models (level_change: mean absolute error, percentage points):\n" + FitTable.table(header, rows)
+    return rows
   }
 }

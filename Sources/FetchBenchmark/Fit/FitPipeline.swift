@@ -87,8 +87,8 @@ struct UserFit: Sendable {
   /// nil when the user was skipped.
   var models: ModelFile.UserModels?
   var pairs: [Pair]
-  /// The device models' scores (nil when skipped).
-  var device: DeviceEvaluation?
+  /// The device models' scores per ``FitSubset`` (by its index; nil when skipped).
+  var device: [DeviceEvaluation]?
 }
 
 /// Fits and scores one user (pass 2).
@@ -148,8 +148,16 @@ func fitUser(_ u: UserTrace, _ setup: FitSetup, population: HabitModel, devicePo
   // A user whose rows make the solver fail keeps the population models.
   let device =
     (try? DeviceModels.fitUser(train, population: devicePopulation.models, options: setup.device)) ?? DeviceModels()
-  let evaluation = DeviceEvaluation.evaluate(
-    training: train, test: test, user: device, population: devicePopulation.models)
+  // Test points whose horizon overlaps a logging gap hold the last state
+  // through hours nobody recorded: scored apart, as the habit scores are.
+  var covered = test
+  for target in DeviceTarget.allCases {
+    let h = setup.device.horizon(target)
+    covered[target] = test[target]?.filter { !gaps.overlaps($0.time, $0.time + h) }
+  }
+  let evaluation = [test, covered].map {
+    DeviceEvaluation.evaluate(training: train, test: $0, user: device, population: devicePopulation.models)
+  }
 
   let models = ModelFile.UserModels(
     user: u.user, timeZone: u.timeZone, splitTime: split, windowEnd: u.end, lastOpenAny: lastAny,
@@ -235,8 +243,23 @@ struct Wins {
   }
 }
 
-/// Pooled device scores and per-user win counts of ``DevicePredictor/model``.
+/// Pooled device scores of every ``FitSubset``.
 struct DeviceTotals {
+  /// Users with a scored device target.
+  var users = 0
+  /// By ``FitSubset/index``.
+  var subsets = [DeviceSubsetTotals](repeating: DeviceSubsetTotals(), count: FitSubset.allCases.count)
+
+  /// Adds one user's scores, one evaluation per subset.
+  mutating func add(_ e: [DeviceEvaluation]) {
+    if !e[0].binary.isEmpty || e[0].level != nil { users += 1 }
+    for (k, x) in e.enumerated() { subsets[k].add(x) }
+  }
+}
+
+/// Pooled device scores of one subset and per-user win counts of
+/// ``DevicePredictor/model``.
+struct DeviceSubsetTotals {
   var users = 0
   var binary: [DeviceTarget: [PredictionScore]] = [:]
   var binaryWins: [DeviceTarget: [Wins]] = [:]
