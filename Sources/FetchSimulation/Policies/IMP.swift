@@ -61,7 +61,7 @@ package struct IMPParameters: Sendable, Hashable {
     .init("data_price", \.initialDataPrice, min: 1e-9, help: "initial price of a cellular MB, J-equivalent"),
     .init("price_range", \.priceRange, min: 1, help: "prices stay within [initial / range, initial × range]"),
     .init("usage_pacing", \.usagePacing, help: "budget pacing: 0 linear in clock time, 1 with the user's opens by hour"),
-    .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6, help: "prior of the content-update rate, per hour (Gamma mean)"),
+    .priorUpdatesPerHour(\.priorUpdatesPerHour),
   ]
 }
 

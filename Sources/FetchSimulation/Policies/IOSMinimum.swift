@@ -75,8 +75,8 @@ package struct MinimumParameters: Sendable, Hashable {
     .init("new_data_factor", \.newDataFactor, help: "launch-credit multiplier after NewData"),
     .init("no_data_factor", \.noDataFactor, help: "launch-credit multiplier after NoData"),
     .init("failed_factor", \.failedFactor, help: "launch-credit multiplier after a failure or overrun"),
-    .init("refit_hour", \.refitHour, max: 24, help: "local hour of the nightly habit-model refit (24: never)"),
-    .init("prior_updates_per_hour", \.priorUpdatesPerHour, min: 1e-6, help: "prior of the content-update rate, per hour (Gamma mean)"),
+    .refitHour(\.refitHour),
+    .priorUpdatesPerHour(\.priorUpdatesPerHour),
   ]
 }
 
@@ -90,45 +90,6 @@ package enum MinimumFactor: String, Sendable, CaseIterable {
   case dataBudget = "data_budget"
   case notWorthIt = "benefit_below_cost"
   case launched = "benefit_above_cost"
-}
-
-/// The system's budgets of one device, spent so far: shared by every
-/// Minimum instance of a device replay (``PolicySpec`` gives the apps of a
-/// `replay.scope=device` replay one ledger; at `app` scope each instance
-/// keeps its own). The budgets are the same parameters as per app
-/// (`energy_budget_pct`, `launches`, `cellular_monthly_bytes` ×
-/// `cellular_share`), here bounding the device's total.
-///
-/// Arbitration is first come, first served in the replay's deterministic
-/// order (time, then app index at equal times): an app launches when the
-/// device's spending so far is below its own released share of the device's
-/// budget (its pacing and credit, which stay per app, as do the spacing
-/// limit and the update-rate evidence). The engine replays events in time
-/// order, so no app can see the future; ranking simultaneous wishes by
-/// expected benefit would need every app's decision at the same instant,
-/// which the periodic checks (one per app, at the app's own phase) rarely
-/// produce, and Apple documents no such ranking.
-package final class DeviceBudgetLedger {
-  var day = Int.min
-  var energyToday = 0.0
-  var launchesToday = 0
-  var month = Int.min
-  var cellularThisMonth = 0.0
-
-  package init() {}
-
-  /// Resets the daily and monthly spending when local day `d` or month `m` is new.
-  func roll(day d: Int, month m: Int) {
-    if d != day {
-      day = d
-      energyToday = 0
-      launchesToday = 0
-    }
-    if m != month {
-      month = m
-      cellularThisMonth = 0
-    }
-  }
 }
 
 /// One decision of the Minimum scheduler, for `fetchlab predict`.
@@ -147,67 +108,6 @@ package struct MinimumDecision: Sendable, Equatable {
   package var costJ: Double
   /// The factor that decided.
   package var factor: MinimumFactor
-}
-
-/// The fetch outcomes that inform an update-rate estimate: the last
-/// ``capacity`` (gap since the last sync, NewData or not) pairs, kept as the
-/// NewData gaps in order and the running total of the NoData gaps, so that an
-/// estimate costs O(NewData entries) and adding one costs O(1) amortised.
-struct UpdateRateEvidence {
-  /// Observations kept, the most recent.
-  static let capacity = 256
-
-  /// Sequence numbers and gaps of the NewData observations in the window.
-  private var newSeq: [Int] = []
-  private(set) var newGaps: [Double] = []
-  private var newStart = 0
-  /// Sequence numbers and gaps of the NoData observations in the window.
-  private var noSeq: [Int] = []
-  private var noGaps: [Double] = []
-  private var noStart = 0
-  /// Sum of the positive NoData gaps in the window.
-  private(set) var noDataGap = 0.0
-  private var total = 0
-
-  mutating func append(gap: Double, new: Bool) {
-    let g = max(0, gap)
-    if new {
-      newSeq.append(total)
-      newGaps.append(g)
-    } else {
-      noSeq.append(total)
-      noGaps.append(g)
-      noDataGap += g
-    }
-    total += 1
-    let oldest = total - Self.capacity
-    while newStart < newSeq.count && newSeq[newStart] < oldest { newStart += 1 }
-    while noStart < noSeq.count && noSeq[noStart] < oldest {
-      noDataGap -= noGaps[noStart]
-      noStart += 1
-    }
-    if newStart > Self.capacity {
-      newSeq.removeFirst(newStart)
-      newGaps.removeFirst(newStart)
-      newStart = 0
-    }
-    if noStart > Self.capacity {
-      noSeq.removeFirst(noStart)
-      noGaps.removeFirst(noStart)
-      noStart = 0
-      noDataGap = noGaps.reduce(0, +)  // no rounding drift from the subtractions
-    }
-  }
-
-  /// One Newton step of ``MinimumPolicy/estimateRate(_:prior:from:maxSteps:)``
-  /// from `start`: the policies re-estimate after every fetch, and one step
-  /// per new observation tracks the mode (its error is squared at each step,
-  /// ≈ 10⁻⁵ relative with 256 observations) at a third of the cost of
-  /// iterating to convergence.
-  func estimate(prior: Double, from start: Double) -> Double {
-    MinimumPolicy.estimateRate(
-      newGaps: newGaps[newStart...], noDataGap: noDataGap, prior: prior, from: start, maxSteps: 1)
-  }
 }
 
 /// An iOS-like `backgroundFetchIntervalMinimum` scheduler: the system, not
@@ -369,47 +269,6 @@ package struct MinimumPolicy: FetchPolicy {
     pace = pacing?.pace(history, app: app) ?? Self.pacing(training: history, app: app)
   }
 
-  /// Cumulative share of the app's training opens by local hour (Laplace
-  /// smoothed toward UbiqLog's hourly share of all opens).
-  static func pacing(training: UserTrace, app: Int32) -> [Double] {
-    pacing(training: training, apps: [app])[0]
-  }
-
-  /// ``pacing(training:app:)`` of each of `apps`, in one pass over the
-  /// training events (each app's counts summed in event order, so the
-  /// same bits as one app's pass).
-  ///
-  /// - Complexity: O(training events + apps).
-  static func pacing(training: UserTrace, apps: [Int32]) -> [[Double]] {
-    // The row of `apps` of each app index of the trace (−1: not asked for).
-    var row = [Int](repeating: -1, count: training.apps.count)
-    for (k, a) in apps.enumerated() where a >= 0 && Int(a) < row.count { row[Int(a)] = k }
-    var clock = LocalClock(training.timeZone)
-    var counts = [[Double]](repeating: WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }, count: apps.count)
-    for e in training.events where e.kind == .open && e.app >= 0 && Int(e.app) < row.count && row[Int(e.app)] >= 0 {
-      counts[row[Int(e.app)]][min(23, Int(clock.hourOfDay(e.time)))] += 1
-    }
-    return counts.map(cumulativeShares)
-  }
-
-  /// The running sums of `weights` (one per local hour) over their total:
-  /// the cumulative share by the end of each hour, the last 1.
-  ///
-  /// - Complexity: O(weights).
-  static func cumulativeShares(_ weights: [Double]) -> [Double] {
-    let total = weights.reduce(0, +)
-    var acc = 0.0
-    return weights.map { acc += $0; return acc / total }
-  }
-
-  /// The cumulative share `pace` (from ``pacing(training:app:)``) at local
-  /// hour `h` ∈ [0, 24), interpolated linearly within the hour.
-  static func share(_ pace: [Double], atHour h: Double) -> Double {
-    let i = min(23, Int(h))
-    let before = i > 0 ? pace[i - 1] : 0
-    return before + (pace[i] - before) * (h - Double(i))
-  }
-
   /// Times of the last open of any app and of `app` in `training` (−∞ if
   /// none): the last ones in the (time-ordered) event list.
   ///
@@ -430,15 +289,6 @@ package struct MinimumPolicy: FetchPolicy {
     return (lastAny, lastApp)
   }
 
-  /// Share of the day's budgets released by local hour `h` ∈ [0, 24).
-  ///
-  /// Inlined, as ``budgetGate(local:day:)``: called from a mutating method, a
-  /// call copied the whole policy (1.2 KB) to pass it.
-  @inline(__always)
-  func released(atHour h: Double) -> Double {
-    min(1, params.paceSlack + Self.share(pace, atHour: h))
-  }
-
   /// The habit model currently in use.
   package var habitModel: HabitModel { habit }
 
@@ -452,39 +302,10 @@ package struct MinimumPolicy: FetchPolicy {
     ctx.setTimer(at: ctx.now + params.checkIntervalS)
   }
 
-  mutating func scheduleRefit(after t: Double) {
-    guard params.refitHour < 24 else {
-      nextRefit = .infinity
-      return
-    }
-    let local = clock.local(t)
-    let dayStart = (local / 86_400).rounded(.down) * 86_400
-    var next = dayStart + params.refitHour * 3600 - clock.offset(at: t)
-    if next <= t { next += 86_400 }
-    nextRefit = next
-  }
-
   package mutating func timerFired(_ ctx: inout PolicyContext) {
     refitIfDue(&ctx)
     decide(&ctx)
     ctx.setTimer(at: nextCheck(after: ctx.now, fetchPending: ctx.fetchInFlight || ctx.request != nil))
-  }
-
-  /// P(an open of the app within ``MinimumParameters/horizonS`` of `t`)
-  /// under the current habit model: read from the fit's shared
-  /// probabilities when another setting has asked for it (the same bits),
-  /// else from ``openMemo`` (and then kept for the others).
-  @inline(never)
-  mutating func probabilityOfOpen(at t: Double) -> Double {
-    let r = recency(at: t), h = params.horizonS, step = HabitOpenMemo.defaultStep
-    guard let shared = sharedOpens else {
-      return openMemo.probabilityOfOpen(habit, within: h, from: t, clock: &clock, recency: r, step: step)
-    }
-    let key = SharedOpenProbabilities.Key(within: h, from: t, recency: r, step: step)
-    if let p = shared.probability(key) { return p }
-    let p = openMemo.probabilityOfOpen(habit, within: h, from: t, clock: &clock, recency: r, step: step)
-    shared.remember(p, for: key)
-    return p
   }
 
   /// The next periodic check (``MinimumParameters/checkIntervalS`` after
@@ -525,47 +346,6 @@ package struct MinimumPolicy: FetchPolicy {
       checksPassedOver += 1
     }
     return next
-  }
-
-  /// The daily budget that stops a decision at local time `local` (local
-  /// seconds) of local day `d` (its floor in days): energy, then launches;
-  /// nil when both allow one. The share released is that of the local hour
-  /// (``LocalClock/hourOfDay(_:)`` from the local time and day: the same
-  /// bits, `Double(d)` being the floor that `hourOfDay` subtracts).
-  @inline(__always)
-  func budgetGate(local: Double, day d: Int) -> MinimumFactor? {
-    let share = released(atHour: (local - Double(d) * 86_400) / 3600)
-    if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * batteryCapacityJ {
-      return .energyBudget
-    }
-    if Double(ledger?.launchesToday ?? launchesToday) >= share * params.launchesPerDay * credit { return .launchBudget }
-    return nil
-  }
-
-  /// Refits the habit model when the nightly refit time has passed (shared
-  /// with ``PlannerPolicy``, which keeps its habit model through this type).
-  mutating func refitIfDue(_ ctx: inout PolicyContext) {
-    if ctx.now >= nextRefit {
-      // On everything seen up to the nominal refit time (not the check that
-      // noticed it), so every policy refitting at this hour fits the same window.
-      let app = ctx.app, to = nextRefit
-      if let fits, let refitBase {
-        habit = fits.refit(
-          user: training.user, app: app, from: training.start, to: to, base: refitBase, prior: population,
-          fitter: fitter
-        ) { HabitSample(trace: history, app: app, from: history.start, to: to) }
-        sharedOpens = fits.openProbabilities(
-          user: training.user, app: app, from: training.start, to: to, base: refitBase, fitter: fitter)
-      } else {
-        sharedOpens = nil
-        let sample = HabitSample(trace: history, app: app, from: history.start, to: to)
-        habit =
-          fits?.fit(sample, prior: population, fitter: fitter, start: habit.coefficients)
-          ?? fitter.fit(sample, prior: population, start: habit.coefficients)
-      }
-      openMemo.reset()
-      scheduleRefit(after: ctx.now)
-    }
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
@@ -624,47 +404,6 @@ package struct MinimumPolicy: FetchPolicy {
     }
   }
 
-  /// Posterior mode of a Poisson update rate from censored observations: a
-  /// fetch `gap` seconds after the last sync returns NewData with probability
-  /// 1 − e^(−λ·gap). Gamma(2, 1/prior) prior; Newton steps on log λ from
-  /// `start` (default: the prior mean; the previous estimate converges in a
-  /// step or two; the log posterior is concave in log λ, so the mode does
-  /// not depend on the start).
-  static func estimateRate(
-    _ ev: [(gap: Double, new: Bool)], prior: Double, from start: Double? = nil, maxSteps: Int = 20
-  ) -> Double {
-    var noDataGap = 0.0
-    for e in ev where e.gap > 0 && !e.new { noDataGap += e.gap }
-    let newGaps = ev.compactMap { $0.new && $0.gap > 0 ? $0.gap : nil }
-    return estimateRate(newGaps: newGaps[...], noDataGap: noDataGap, prior: prior, from: start, maxSteps: maxSteps)
-  }
-
-  /// ``estimateRate(_:prior:from:maxSteps:)`` from the NewData gaps and the
-  /// total NoData gap (NoData terms are linear in λ).
-  static func estimateRate(
-    newGaps: ArraySlice<Double>, noDataGap: Double, prior: Double, from start: Double?, maxSteps: Int
-  ) -> Double {
-    var logL = log(start.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? prior)
-    let a0 = 2.0, b0 = 1 / prior
-    for _ in 0..<maxSteps {
-      let l = exp(logL)
-      // d/dlogλ of log posterior, and its second derivative.
-      var g = (a0 - 1) - b0 * l - l * noDataGap, h = -b0 * l - l * noDataGap
-      for gap in newGaps {
-        let x = l * gap
-        let q = -expm1(-x)  // 1 − e^(−x)
-        let r = x * (1 - q) / max(q, 1e-300)  // x e^(−x) / (1 − e^(−x))
-        g += r
-        h += r * (1 - x) - r * r
-      }
-      guard h < 0 else { break }
-      let step = max(-2, min(2, -g / h))
-      logL += step
-      if abs(step) < 1e-9 { break }
-    }
-    return exp(logL)
-  }
-
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
     // Local day and month for the budgets.
@@ -689,16 +428,10 @@ package struct MinimumPolicy: FetchPolicy {
       time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .notWorthIt)
     defer { if logDecisions { decisions.append(decision) } }
     // The radio is nil exactly when offline; it is read below, after the gates.
-    guard ctx.network != .offline else {
-      decision.factor = .offline
-      return
-    }
-    if let b = ctx.batteryPct, b < params.lowBatteryPct, !ctx.isCharging {
-      decision.factor = .lowBattery
-      return
-    }
-    if t - lastLaunch < params.minSpacingS {
-      decision.factor = .rateLimit
+    if let gate = MinimumFactor.closedGate(
+      ctx, lowBatteryPct: params.lowBatteryPct, lastLaunch: lastLaunch, minSpacingS: params.minSpacingS)
+    {
+      decision.factor = gate
       return
     }
     if let gate = budgetGate(local: local, day: d) {

@@ -103,6 +103,22 @@ struct SettingKey<P>: @unchecked Sendable {
   }
 }
 
+extension SettingKey {
+  /// `refit_hour`: local hour of the nightly habit-model refit, 0–24 (24:
+  /// never); the same setting in every scheduler that keeps its habit
+  /// model through ``MinimumPolicy``.
+  static func refitHour(_ path: WritableKeyPath<P, Double>) -> SettingKey {
+    SettingKey("refit_hour", path, max: 24, help: "local hour of the nightly habit-model refit (24: never)")
+  }
+
+  /// `prior_updates_per_hour`: prior mean of the content-update rate that a
+  /// policy learns from its own NewData / NoData results, per hour (Gamma
+  /// mean; ``UpdateRateEvidence``).
+  static func priorUpdatesPerHour(_ path: WritableKeyPath<P, Double>) -> SettingKey {
+    SettingKey("prior_updates_per_hour", path, min: 1e-6, help: "prior of the content-update rate, per hour (Gamma mean)")
+  }
+}
+
 /// The documentation of every setting in `keys`, defaults from `defaults`.
 func settingInfos<P>(_ keys: [SettingKey<P>], defaults: P) -> [PolicySettingInfo] {
   keys.map { $0.info(defaults: defaults) }
