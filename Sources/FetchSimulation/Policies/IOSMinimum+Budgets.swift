@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 import Foundation
 
 /// The system's budgets of one device, spent so far: shared by every

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 import Foundation
 
 extension PlannerPolicy {

@@ -1,5 +1,6 @@
 import FetchModels
 import FetchTraces
+import FetchWorld
 import Foundation
 
 /// Knobs of the planning scheduler (`planner[:budget=<J/day>,key=value,...]`).
