@@ -357,10 +357,10 @@ struct PlannerPolicyTests {
     hourly[5] = 0.02
     var acc = 0.0
     let pace = hourly.map { acc += $0; return acc }
-    #expect(PlannerPolicy.quietHour(pace) == 3)
+    #expect(PlannerBudget.quietHour(pace) == 3)
     hourly[3] = 0.03
     acc = 0
-    #expect(PlannerPolicy.quietHour(hourly.map { acc += $0; return acc }) == 5)
+    #expect(PlannerBudget.quietHour(hourly.map { acc += $0; return acc }) == 5)
   }
 
   @Test("gap-weighted pacing: each open weighs the time since the app's previous open (worked example)")
@@ -372,7 +372,7 @@ struct PlannerPolicyTests {
     var t = UserTrace(user: "g", start: 0, end: 86_400)
     let a = t.appIndex("a")
     t.events = [TraceEvent(time: 3600, kind: .open, app: a, value: 1), TraceEvent(time: 36_000, kind: .open, app: a, value: 1)]
-    let pace = PlannerPolicy.gapPacing(t, app: a)
+    let pace = PlannerBudget.gapPacing(t, apps: [a])
     let prior = WorldParameters.ubiqlogHourlyShare
     let mean = (86_400 + 32_400) / 2.0
     let total = 86_400 + 32_400 + 24 * mean
@@ -383,7 +383,7 @@ struct PlannerPolicyTests {
     // A long night before the first open of the morning: its hour holds a
     // larger share than by the count of opens.
     let (train, _) = Self.sleeper().split(at: Self.sleeper().start + 7 * 86_400)
-    let byGap = PlannerPolicy.gapPacing(train, app: 0), byCount = MinimumPolicy.pacing(training: train, app: 0)
+    let byGap = PlannerBudget.gapPacing(train, apps: [0]), byCount = MinimumPolicy.pacing(training: train, app: 0)
     #expect(byGap[7] - byGap[6] > 2 * (byCount[7] - byCount[6]), "\(byGap[7] - byGap[6]) against \(byCount[7] - byCount[6])")
   }
 
@@ -407,7 +407,7 @@ struct PlannerPolicyTests {
     }
     // The default starts the day at the quiet hour of the pacing.
     let q = PlannerPolicy(params: PlannerParameters(), world: IMPPolicyTests.world, training: train, app: 0, population: nil)
-    #expect(q.dayStartHour == PlannerPolicy.quietHour(q.habit.pace))
+    #expect(q.dayStartHour == PlannerBudget.quietHour(q.habit.pace))
   }
 
   /// Two weeks on LTE of a user who sleeps from about 22:00 to 07:40: the

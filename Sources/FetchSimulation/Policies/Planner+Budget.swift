@@ -3,11 +3,88 @@ import FetchTraces
 import FetchWorld
 import Foundation
 
-extension PlannerPolicy {
+/// The planner's daily energy and launch budgets and the price of a joule,
+/// for one app (`budget_scope=app`) or shared by the planner instances of
+/// all the apps of a device replay (`budget_scope=device`, the default).
+///
+/// A device budget is the per-app `budget` (and `launches`) times the apps
+/// that joined it, released through the budget day in step with all their
+/// opens, and priced by one controller: every app weighs its expected gain
+/// against the same price of a joule, so a joule goes to the app that
+/// expects the most from it (the Lagrangian of a shared budget, as Kolobov
+/// et al.'s refresh price), and an app whose fetches are worth less waits
+/// until the phone's spending leaves room at that price.
+///
+/// Launches reserve their estimated energy until they finish, so apps
+/// deciding while another's fetch runs see it: a budget day ends over its
+/// budget by at most the estimate errors of the fetches in flight when the
+/// last one was admitted (one per app).
+package final class PlannerBudget {
+  let params: PlannerParameters
+  /// The apps that draw on this budget, in the order they joined.
+  private(set) var apps: [Int32] = []
+  let training: UserTrace
+  var clock: LocalClock
+  /// Cumulative share of the day's budget by the end of each local hour,
+  /// and the local hour at which the budget day starts (set again as each
+  /// app joins).
+  private(set) var pace: [Double] = []
+  private(set) var dayStartHour = 0.0
+  var day = Int.min
+  /// Energy of the day's finished fetches, J, and the estimates of the
+  /// launched fetches still running.
+  var spentToday = 0.0
+  var reserved = 0.0
+  var running = 0
+  var launchesToday = 0
+  var logBase: Double
+  let logBounds: ClosedRange<Double>
+
+  init(params: PlannerParameters, training: UserTrace) {
+    self.params = params
+    self.training = training
+    clock = LocalClock(training.timeZone)
+    logBase = log(params.initialPrice)
+    let r = log(params.priceRange)
+    logBounds = (logBase - r)...(logBase + r)
+  }
+
+  /// Adds `app`, whose count pacing is `appPace`
+  /// (``MinimumPolicy/pacing(training:app:)``), to the apps that share
+  /// this budget, and paces the budget by all of them.
+  ///
+  /// - Complexity: O(training events) (apps join before the replay).
+  func join(_ app: Int32, appPace: [Double]) {
+    apps.append(app)
+    setUpPacing(appPace: appPace)
+  }
+
+  /// The day's energy budget and launch budget of all the joined apps.
+  var budgetJ: Double { apps.count == 1 ? params.budgetJPerDay : params.budgetJPerDay * Double(apps.count) }
+  var launches: Double { apps.count == 1 ? params.launchesPerDay : params.launchesPerDay * Double(apps.count) }
+
+  /// The finished and the reserved energy of the day, J.
+  var committed: Double { spentToday + reserved }
+
+  /// Sets the pacing and the day's start hour from the joined apps' training opens.
+  private func setUpPacing(appPace: [Double]) {
+    if apps.count == 1 {
+      pace = params.paceByGap > 0 ? Self.gapPacing(training, apps: apps) : appPace
+      dayStartHour = params.dayStartHour >= 0 ? params.dayStartHour : Self.quietHour(appPace)
+    } else {
+      let counts = MinimumPolicy.pacing(training: training, apps: apps)
+      var hourly = [Double](repeating: 0, count: 24)
+      for c in counts { for h in 0..<24 { hourly[h] += c[h] - (h > 0 ? c[h - 1] : 0) } }
+      let countPace = MinimumPolicy.cumulativeShares(hourly)
+      pace = params.paceByGap > 0 ? Self.gapPacing(training, apps: apps) : countPace
+      dayStartHour = params.dayStartHour >= 0 ? params.dayStartHour : Self.quietHour(countPace)
+    }
+  }
+
   /// Share of the day's budgets released by local time `t`: `paceSlack`
-  /// plus the share of the user's opens of the app from the budget day's
-  /// start hour s to t (`habit.pace`), at most 1.
-  mutating func released(at t: Double) -> Double {
+  /// plus the share of the apps' opens from the budget day's start hour s
+  /// to t, at most 1.
+  func released(at t: Double) -> Double {
     let s = dayStartHour
     let h = clock.hourOfDay(t)
     let a = MinimumPolicy.share(pace, atHour: s)
@@ -15,9 +92,8 @@ extension PlannerPolicy {
     return min(1, params.paceSlack + c)
   }
 
-  /// The budget day holding `t`: local days counted from
-  /// ``PlannerParameters/dayStartHour``.
-  mutating func budgetDay(at t: Double) -> Int {
+  /// The budget day holding `t`: local days counted from the start hour.
+  func budgetDay(at t: Double) -> Int {
     Int(((clock.local(t) - dayStartHour * 3600) / 86_400).rounded(.down))
   }
 
@@ -25,12 +101,13 @@ extension PlannerPolicy {
   /// controller's base moves by `gain · (spent − budget)/budget` (at most
   /// `gain` up, within ``logBounds``) and the day's spending and launches
   /// reset. The replay's first budget day is pro-rated: its part before
-  /// `windowStart` (the share of the user's opens there) counts as spent.
-  mutating func rollBudgetDay(at t: Double, windowStart w: Double) {
+  /// `windowStart` (the share of the opens there) counts as spent.
+  func roll(at t: Double, windowStart w: Double) {
     let d = budgetDay(at: t)
     guard d != day else { return }
-    if day != Int.min, params.budgetJPerDay > 0 {
-      let e = (spentToday - params.budgetJPerDay) / params.budgetJPerDay
+    let budget = budgetJ
+    if day != Int.min, budget > 0 {
+      let e = (spentToday - budget) / budget
       logBase = min(logBounds.upperBound, max(logBounds.lowerBound, logBase + params.gain * min(1, e)))
     }
     let first = day == Int.min
@@ -38,42 +115,68 @@ extension PlannerPolicy {
     spentToday = 0
     launchesToday = 0
     if first && budgetDay(at: w) == d {
-      spentToday = max(0, released(at: w) - params.paceSlack) * params.budgetJPerDay
+      spentToday = max(0, released(at: w) - params.paceSlack) * budget
     }
   }
 
-  /// Cumulative shares by the end of each local hour of the app's training
-  /// opens, each weighted by the time since the app's previous open, s,
-  /// capped at 24 h (the first open of the window, whose previous open is
-  /// unknown, weighs the cap): about the age an open would see without
-  /// background fetches, so an hour whose opens follow long quiet periods
-  /// (the first open of a morning) releases more of the day's budget than
-  /// its count of opens would. Pseudo-opens as in
-  /// ``MinimumPolicy/pacing(training:app:)`` (the population's hourly shares
-  /// × 24), each weighing the mean weight of the user's opens.
+  /// The price of a joule when `share` of the day's budget is released.
+  func price(share: Double) -> Double {
+    let budget = budgetJ
+    let e = budget > 0 ? (committed - share * budget) / budget : 0
+    return exp(min(logBounds.upperBound, max(logBounds.lowerBound, logBase)) + params.damping * e)
+  }
+
+  /// Records a launch with estimated energy `estimate`, J.
+  func launch(estimate: Double) {
+    launchesToday += 1
+    reserved += estimate
+    running += 1
+  }
+
+  /// Records the end of a launched fetch: its estimate is released and its
+  /// energy, J, spent.
+  func finish(estimate: Double, energyJ: Double) {
+    running -= 1
+    reserved = running > 0 ? reserved - estimate : 0
+    spentToday += energyJ
+  }
+
+  /// Cumulative shares by the end of each local hour of the training opens
+  /// of `apps`, each weighted by the time since the same app's previous
+  /// open, s, capped at 24 h (the first open of each app, whose previous
+  /// open is unknown, weighs the cap): about the age an open would see
+  /// without background fetches, so an hour whose opens follow long quiet
+  /// periods (the first open of a morning) releases more of the day's
+  /// budget than its count of opens would. Pseudo-opens as in
+  /// ``MinimumPolicy/pacing(training:app:)`` (the population's hourly
+  /// shares × 24 per app), each weighing the mean weight of the opens.
   ///
-  /// - Complexity: O(training events).
-  static func gapPacing(_ training: UserTrace, app: Int32) -> [Double] {
+  /// - Complexity: O(training events + apps).
+  static func gapPacing(_ training: UserTrace, apps: [Int32]) -> [Double] {
     var clock = LocalClock(training.timeZone)
     var weights = [Double](repeating: 0, count: 24)
-    var last = -Double.infinity
+    var last = [Double](repeating: -Double.infinity, count: training.apps.count)
+    var member = [Bool](repeating: false, count: training.apps.count)
+    for a in apps where a >= 0 && Int(a) < member.count { member[Int(a)] = true }
     var n = 0.0, total = 0.0
-    for e in training.events where e.kind == .open && e.app == app {
-      let w = min(86_400, e.time - last)
-      last = e.time
+    for e in training.events where e.kind == .open && e.app >= 0 && Int(e.app) < member.count && member[Int(e.app)] {
+      let w = min(86_400, e.time - last[Int(e.app)])
+      last[Int(e.app)] = e.time
       guard w.isFinite else { continue }
       weights[min(23, Int(clock.hourOfDay(e.time)))] += w
       n += 1
       total += w
     }
     let mean = n > 0 ? total / n : 1
-    return MinimumPolicy.cumulativeShares(zip(weights, WorldParameters.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean })
+    let k = Double(max(1, apps.count))
+    return MinimumPolicy.cumulativeShares(zip(weights, WorldParameters.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean * k })
   }
 
-  /// The start of the local hour with the fewest of the user's opens of the
-  /// app (`pace`: cumulative shares by the end of each hour, as
-  /// ``MinimumPolicy/pacing(training:app:)``, whose population pseudo-counts
-  /// keep every hour's share positive), 0–23; the first such hour on ties.
+  /// The start of the local hour with the fewest opens (`pace`: cumulative
+  /// shares by the end of each hour, as
+  /// ``MinimumPolicy/pacing(training:app:)``, whose population
+  /// pseudo-counts keep every hour's share positive), 0–23; the first such
+  /// hour on ties.
   ///
   /// - Complexity: O(24).
   static func quietHour(_ pace: [Double]) -> Double {
@@ -87,4 +190,15 @@ extension PlannerPolicy {
     }
     return Double(best)
   }
+}
+
+extension PlannerPolicy {
+  /// Share of the day's budgets released by local time `t`.
+  func released(at t: Double) -> Double { budget.released(at: t) }
+  /// Cumulative share of the day's budget by the end of each local hour.
+  var pace: [Double] { budget.pace }
+  /// Local hour at which the budget day starts.
+  var dayStartHour: Double { budget.dayStartHour }
+  /// Energy of the budget day's finished fetches, J.
+  var spentToday: Double { budget.spentToday }
 }

@@ -10,12 +10,16 @@ import Foundation
 /// utility, not these numbers; NV); the defaults were fixed before the
 /// evaluation in `docs/planner.md` and are the same for every dataset.
 package struct PlannerParameters: Sendable, Hashable {
-  /// Energy budget of the app, J per budget day (CPU and marginal radio,
+  /// Energy budget per app, J per budget day (CPU and marginal radio,
   /// including energy drawn while charging, as the results report it; the
   /// day starts at ``dayStartHour``), released through the day in step with
   /// the user's opens of the app by hour (weighted by the time since the
   /// previous open with ``paceByGap``), ``paceSlack`` of it up front.
   package var budgetJPerDay = 10.0
+  /// 1: one budget for all the planner's apps of a device replay (`budget`
+  /// and `launches` times the apps, paced by all their opens, one price of
+  /// a joule: ``PlannerBudget``); 0: each app spends its own budget.
+  package var deviceBudget = 1.0
   /// Look-ahead horizon of the plan, s.
   package var horizonS = 7200.0
   /// Width of the look-ahead bins (and spacing of the candidate fetch
@@ -44,11 +48,11 @@ package struct PlannerParameters: Sendable, Hashable {
   package var paceSlack = 0.2
   /// Local hour at which the budget day starts, 0–23; negative: the hour
   /// with the fewest of the user's opens of the app in training
-  /// (``PlannerPolicy/quietHour(_:)``), so that a night's and the next
+  /// (``PlannerBudget/quietHour(_:)``), so that a night's and the next
   /// morning's fetches draw on one day's budget.
   package var dayStartHour = -1.0
   /// 1: release the budget in step with the user's opens weighted by the
-  /// time since the app's previous open (``PlannerPolicy/gapPacing(_:app:)``),
+  /// time since the app's previous open (``PlannerBudget/gapPacing(_:apps:)``),
   /// so that the first open of a morning, which would see the night's age,
   /// releases the energy of the fetch it needs; 0: with the count of opens
   /// (``MinimumPolicy/pacing(training:app:)``).
@@ -89,7 +93,8 @@ package struct PlannerParameters: Sendable, Hashable {
 
   /// Names accepted in `planner:key=value`.
   static let keys: [SettingKey<PlannerParameters>] = [
-    .init("budget", \.budgetJPerDay, help: "energy budget of the app, J per budget day (from day_start; paced by the user's opens by hour)"),
+    .init("budget", \.budgetJPerDay, help: "energy budget per app, J per budget day (from day_start; paced by the user's opens by hour)"),
+    .init("device_budget", \.deviceBudget, max: 1, help: "1: one budget and one price for all the planner's apps of the device (budget × apps); 0: a budget per app"),
     .init("horizon", \.horizonS, min: 300, max: SettingBound.horizon, duration: true, help: "look-ahead horizon of the plan"),
     .init("step", \.stepS, min: 60, max: SettingBound.period, duration: true, help: "width of the look-ahead bins and spacing of the candidate fetch times"),
     .init("check", \.checkIntervalS, min: 60, max: SettingBound.period, duration: true, help: "time between the periodic decision points"),
@@ -153,10 +158,12 @@ package enum PlannerFamily: PolicyFamily {
       } else {
         PlannerPolicy.fitDeviceModels(training)
       }
+    // At device scope the apps draw on one budget (made once per device).
+    let shared = p.deviceBudget > 0 && device.scope == .device ? device.services.plannerBudget(p, training: training) : nil
     return { app, _ in
       PlannerPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
-        fits: learning?.fits, deviceModels: models, pacing: learning?.pacing)
+        fits: learning?.fits, deviceModels: models, pacing: learning?.pacing, budget: shared)
     }
   }
 }

@@ -91,16 +91,11 @@ package struct PlannerPolicy: FetchPolicy {
   /// The other app opened at the current instant (for the transition model).
   var otherOpen: (app: Int32, time: Double)?
   var clock: LocalClock
-  /// Local hour at which the budget day starts (see
-  /// ``PlannerParameters/dayStartHour``).
-  let dayStartHour: Double
-  /// Cumulative share of the day's budget by the end of each local hour.
-  let pace: [Double]
-  var day = Int.min
-  var spentToday = 0.0
-  var launchesToday = 0
-  var logBase: Double
-  let logBounds: ClosedRange<Double>
+  /// The budgets and the price of a joule: this app's, or shared by the
+  /// device's planner apps (``PlannerBudget``).
+  let budget: PlannerBudget
+  /// The estimated energy of the launched fetch still running, J.
+  var launchEstimate = 0.0
   var lastLaunch = -Double.infinity
   /// The baselines U(since + mid) of the last decisions' bins.
   var utilityMemo: UtilityMemo
@@ -125,7 +120,8 @@ package struct PlannerPolicy: FetchPolicy {
 
   package init(
     params: PlannerParameters, world: WorldParameters, training: UserTrace, app: Int32, population: HabitModel?,
-    fits: HabitFitCache? = nil, deviceModels: DeviceModels? = nil, pacing: TrainingPacing? = nil
+    fits: HabitFitCache? = nil, deviceModels: DeviceModels? = nil, pacing: TrainingPacing? = nil,
+    budget: PlannerBudget? = nil
   ) {
     var mp = MinimumParameters()
     mp.checkIntervalS = params.checkIntervalS
@@ -146,11 +142,8 @@ package struct PlannerPolicy: FetchPolicy {
     activityRate = Self.activityRates(training, app: app)
     transitions = TransitionModel(training, app: app, window: params.pairWindowS)
     clock = LocalClock(training.timeZone)
-    pace = params.paceByGap > 0 ? Self.gapPacing(training, app: app) : habit.pace
-    dayStartHour = params.dayStartHour >= 0 ? params.dayStartHour : Self.quietHour(habit.pace)
-    logBase = log(params.initialPrice)
-    let r = log(params.priceRange)
-    logBounds = (logBase - r)...(logBase + r)
+    self.budget = budget ?? PlannerBudget(params: params, training: training)
+    self.budget.join(app, appPace: habit.pace)
   }
 
   /// The device models of the training window (WiFi, offline, plugged),
@@ -193,7 +186,7 @@ package struct PlannerPolicy: FetchPolicy {
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     habit.fetchFinished(outcome, &ctx)
-    spentToday += outcome.energyJ
+    budget.finish(estimate: launchEstimate, energyJ: outcome.energyJ)
   }
 
   /// One decision at `ctx.now`: the gates, then the plan of the type's
@@ -204,7 +197,7 @@ package struct PlannerPolicy: FetchPolicy {
   ///   upper bound of the gain decides first.
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
-    rollBudgetDay(at: t, windowStart: ctx.windowStart)
+    budget.roll(at: t, windowStart: ctx.windowStart)
     guard !ctx.fetchInFlight else { return }
     if !remembers { forgetMemos() }
     var decision = PlannerDecision(
@@ -215,7 +208,7 @@ package struct PlannerPolicy: FetchPolicy {
     decision.launched = true
     decision.factor = .launched
     lastLaunch = t
-    launchesToday += 1
+    budget.launch(estimate: launchEstimate)
     habit.pendingGap = t - habit.lastSync
     ctx.requestFetch()
   }
@@ -291,13 +284,13 @@ extension PlannerPolicy {
       decision.factor = gate
       return nil
     }
-    let share = released(at: t)
-    let budget = params.budgetJPerDay
-    if spentToday >= share * budget {
+    let share = budget.released(at: t)
+    let budgetJ = budget.budgetJ
+    if budget.committed >= share * budgetJ {
       decision.factor = .energyBudget
       return nil
     }
-    if Double(launchesToday) >= share * params.launchesPerDay {
+    if Double(budget.launchesToday) >= share * budget.launches {
       decision.factor = .launchBudget
       return nil
     }
@@ -309,12 +302,12 @@ extension PlannerPolicy {
     let energyNow = launchEnergy(radios[Int(ctx.network.rawValue)]!, gap: ctx.radioQuietGapS, downBytes: down)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
     decision.costNowJ = costNow
-    if spentToday + energyNow > share * budget {
+    if budget.committed + energyNow > share * budgetJ {
       decision.factor = .energyBudget
       return nil
     }
-    let e = budget > 0 ? (spentToday - share * budget) / budget : 0
-    let price = exp(min(logBounds.upperBound, max(logBounds.lowerBound, logBase)) + params.damping * e)
+    launchEstimate = energyNow
+    let price = budget.price(share: share)
     decision.price = price
     return FetchNow(share: share, lambda: lambda, since: since, pNew: pNew, downBytes: down, cost: costNow, price: price)
   }
@@ -413,7 +406,7 @@ extension PlannerPolicy {
   /// candidate (``PlannerParameters/planBoth``; at 2 only while the
   /// budget is slack).
   private func fetchesBoth(later k: Int, _ look: LookAhead, _ now: FetchNow) -> Bool {
-    let slack = params.planBoth >= 2 ? spentToday + now.cost <= (now.share - params.paceSlack) * params.budgetJPerDay : true
+    let slack = params.planBoth >= 2 ? budget.committed + now.cost <= (now.share - params.paceSlack) * budget.budgetJ : true
     guard params.planBoth > 0 && k > 0 && slack else { return false }
     let before = PlannerMath.nowValueBefore(
       openProbability: look.p, baseline: base, after: afterCache.values, activity: look.credited)

@@ -201,6 +201,16 @@ package final class DeviceServices {
   package private(set) lazy var minimumLedger = DeviceBudgetLedger()
   /// IMP's daily spending of the device (``IMPSpending``).
   package private(set) lazy var impSpending = IMPSpending()
+  /// The planner's device budgets, one per planner setting (``PlannerBudget``).
+  private var plannerBudgets: [PlannerParameters: PlannerBudget] = [:]
+
+  /// The device budget of the planner setting `p`, made on first use.
+  func plannerBudget(_ p: PlannerParameters, training: UserTrace) -> PlannerBudget {
+    if let b = plannerBudgets[p] { return b }
+    let b = PlannerBudget(params: p, training: training)
+    plannerBudgets[p] = b
+    return b
+  }
 
   init() {}
 }
