@@ -147,6 +147,31 @@ package enum Notebook {
 
   static func build(_ run: RunData, runDirReference: String) throws -> JSON {
     var c = Cells()
+    introCells(&c, run, runDirReference: runDirReference)
+    var used = Set<String>()
+    for d in run.datasets {
+      datasetCells(&c, run, dataset: d, usedCharts: &used)
+    }
+    otherChartCells(&c, run, used: used)
+    return .object([
+      "cells": .array(c.cells),
+      "metadata": .object([
+        "kernelspec": .object([
+          "display_name": .string("Python 3 (ipykernel)"), "language": .string("python"), "name": .string("python3"),
+        ]),
+        "language_info": .object([
+          "codemirror_mode": .object(["name": .string("ipython"), "version": .int(3)]),
+          "file_extension": .string(".py"), "mimetype": .string("text/x-python"), "name": .string("python"),
+          "nbconvert_exporter": .string("python"), "pygments_lexer": .string("ipython3"),
+        ]),
+      ]),
+      "nbformat": .int(4), "nbformat_minor": .int(5),
+    ])
+  }
+
+  /// What the run is, how to use the notebook, and the cells that set
+  /// `RUN_DIR` and load the run.
+  private static func introCells(_ c: inout Cells, _ run: RunData, runDirReference: String) {
     c.markdown(about(run))
     c.markdown(
       """
@@ -172,132 +197,136 @@ package enum Notebook {
 
       nb = NotebookRun(RUN_DIR)
       """)
+  }
+
+  /// One dataset's section: the policy table, its charts (their files
+  /// added to `usedCharts`), the spread over users and the interpretation.
+  private static func datasetCells(_ c: inout Cells, _ run: RunData, dataset d: String, usedCharts used: inout Set<String>) {
+    let sfx = run.suffix(d)
+    let rows = run.rows.filter { $0.dataset == d }
+    let label = py(d)
+    policyTableCells(&c, run, dataset: d, rows: rows)
+    let usable = rows.filter { $0.energy.mean != nil && $0.meanAge.mean != nil }.count
+    let onFront = run.frontier.filter { $0.dataset == d }.count
+    for kind in ["staleness-energy", "age-cdf", "hour-of-day"] {
+      guard let ch = run.charts.first(where: { $0.file == kind + sfx + ".svg" }) else { continue }
+      used.insert(ch.file)
+      let out = [svg(ch.svg, "<FetchLab chart plots/\(ch.file): \(ch.title)>")]
+      chartCells(&c, kind: kind, label: label, outputs: out, usable: usable, onFront: onFront)
+    }
+    if let per = run.perUser?[d] {
+      c.markdown(
+        """
+        ### Spread over users
+
+        The policy table gives means over users; this one gives each policy's median and interquartile range \
+        `[p25, p75]` over users of the per-user mean age and J/day (each user averaged over apps and \
+        replications), from `summary.csv`.
+        """)
+      let t = frame(
+        index: "policy", columns: ["users", "mean age (s) median [p25, p75]", "J/day median [p25, p75]"],
+        rows: per.map { x in
+          func q(_ v: [Double]) -> String {
+            let s = v.sorted()
+            return format(quantile(s, 0.5)) + " [" + format(quantile(s, 0.25)) + ", " + format(quantile(s, 0.75)) + "]"
+          }
+          return (x.policy, [String(x.age.count), q(x.age), q(x.energy)])
+        })
+      c.code("nb.per_user_table(\(label))", outputs: [table(html: t.html, plain: t.plain)])
+    }
+    let lines = statements(run, dataset: d)
+    c.markdown(
+      "### Interpretation\n\nWritten from the numbers of `policies.csv` and `pareto.csv` (means over users, "
+        + "`[low, high]` = 95 % CI). \"Without oracles\" leaves out the `oracle` families, which know the future. "
+        + "Budgets: " + budgetsJPerDay.map { format($0) + " J/day" }.joined(separator: ", ") + ".\n\n"
+        + lines.joined(separator: "\n"))
+    c.code("nb.interpret(\(label))", outputs: [stream(lines.joined(separator: "\n") + "\n")])
+  }
+
+  /// The dataset's heading and policy table (means with their CIs, and the
+  /// pooled p90 age when the run has it).
+  private static func policyTableCells(_ c: inout Cells, _ run: RunData, dataset d: String, rows: [RunReport.PolicyRow]) {
     let header =
       ["users", "J/day [95% CI]", "cellular MB/day [95% CI]", "mean age (s) [95% CI]", "fresh (%) [95% CI]"]
       + (run.pooledP90 == nil ? [] : ["p90 age, pooled (s)"])
-    var used = Set<String>()
-    let known = ["staleness-energy", "age-cdf", "hour-of-day"]
-    for d in run.datasets {
-      let sfx = run.suffix(d)
-      let rows = run.rows.filter { $0.dataset == d }
-      let label = py(d)
-      c.markdown(
-        "## Dataset \(title(d))\n\n### Policies\n\nOne row per policy configuration: the mean over users with its 95 % "
-          + "percentile bootstrap CI `[low, high]` (users resampled), from `policies.csv`: background-fetch energy "
-          + "(J/day per app), cellular data (MB/day), mean age of the content at app open (s), and the share of opens "
-          + "that showed fresh content"
-          + (run.pooledP90 == nil ? "." : "; and the 90th percentile of the age over all opens, from `pooled.csv` "
-            + "(mean over replications).") + " Lower is better except for fresh opens.")
-      let tab = frame(
-        index: "policy", columns: header,
-        rows: rows.map { r in
-          var cells = [String(r.users)]
-          for (m, scale) in [
-            (ScoreMetric.energy_j_per_day, 1.0), (.cellular_bytes_per_day, 1e-6), (.mean_age_s, 1), (.fresh_ratio, 100),
-          ] {
-            let e = r.estimates[m.rawValue] ?? RunReport.Estimate()
-            cells.append(format(e.mean.map { $0 * scale }) + ci(e, scale))
-          }
-          if let p = run.pooledP90 { cells.append(format(p[d]?[r.policy])) }
-          return (r.policy, cells)
-        })
-      c.code("nb.policy_table(\(label))", outputs: [table(html: tab.html, plain: tab.plain)])
-      let usable = rows.filter { $0.energy.mean != nil && $0.meanAge.mean != nil }.count
-      let onFront = run.frontier.filter { $0.dataset == d }.count
-      for kind in known {
-        guard let ch = run.charts.first(where: { $0.file == kind + sfx + ".svg" }) else { continue }
-        used.insert(ch.file)
-        let out = [svg(ch.svg, "<FetchLab chart plots/\(ch.file): \(ch.title)>")]
-        switch kind {
-        case "staleness-energy":
-          c.markdown(
-            """
-            ### Staleness against energy
-
-            Each point is one policy configuration: x is the background-fetch energy per day (J, log scale), y the \
-            mean age of the content at app open (s, log scale); the whiskers are the 95 % bootstrap CIs over users. \
-            Lower left is better. Settings of one family (the text before `:`) are joined in energy order. The \
-            dashed black staircase is the Pareto frontier: no configuration is both cheaper and fresher than a point \
-            on it. A configuration at 0 (never fetching costs 0 J; the oracle's content is never stale) is drawn at \
-            the axis break labelled 0. Here: \(usable) configurations, \(onFront) on the frontier.
-            """)
-          c.code("nb.plot_staleness_energy(\(label))", outputs: out)
-        case "age-cdf":
-          c.markdown(
-            """
-            ### Age at open
-
-            For each policy, the share of opens whose content was at most x seconds old (log scale), pooled over \
-            users, apps and replications. Higher and further left is fresher; the level at the left edge is the \
-            share of opens that showed fresh content (age 0). From `opens.csv`.
-            """)
-          c.code("nb.plot_age_cdf(\(label))", outputs: out)
-        default:
-          c.markdown(
-            """
-            ### Opens and fetches by hour of day
-
-            Opens (dashed) and each policy's background fetches by hour of day, each as a share of its own total. \
-            Hours are each user's local time, from the time zones of the run's trace (UTC when the trace is not \
-            found). A policy whose fetch curve follows the opens curve fetches when the user is likely to open the \
-            app; a flat curve is a timer. From `opens.csv` and `fetches.csv`.
-            """)
-          c.code("nb.plot_hour_of_day(\(label))", outputs: out)
+    c.markdown(
+      "## Dataset \(title(d))\n\n### Policies\n\nOne row per policy configuration: the mean over users with its 95 % "
+        + "percentile bootstrap CI `[low, high]` (users resampled), from `policies.csv`: background-fetch energy "
+        + "(J/day per app), cellular data (MB/day), mean age of the content at app open (s), and the share of opens "
+        + "that showed fresh content"
+        + (run.pooledP90 == nil ? "." : "; and the 90th percentile of the age over all opens, from `pooled.csv` "
+          + "(mean over replications).") + " Lower is better except for fresh opens.")
+    let tab = frame(
+      index: "policy", columns: header,
+      rows: rows.map { r in
+        var cells = [String(r.users)]
+        for (m, scale) in [
+          (ScoreMetric.energy_j_per_day, 1.0), (.cellular_bytes_per_day, 1e-6), (.mean_age_s, 1), (.fresh_ratio, 100),
+        ] {
+          let e = r.estimates[m.rawValue] ?? RunReport.Estimate()
+          cells.append(format(e.mean.map { $0 * scale }) + ci(e, scale))
         }
-      }
-      if let per = run.perUser?[d] {
-        c.markdown(
-          """
-          ### Spread over users
+        if let p = run.pooledP90 { cells.append(format(p[d]?[r.policy])) }
+        return (r.policy, cells)
+      })
+    c.code("nb.policy_table(\(py(d)))", outputs: [table(html: tab.html, plain: tab.plain)])
+  }
 
-          The policy table gives means over users; this one gives each policy's median and interquartile range \
-          `[p25, p75]` over users of the per-user mean age and J/day (each user averaged over apps and \
-          replications), from `summary.csv`.
-          """)
-        let t = frame(
-          index: "policy", columns: ["users", "mean age (s) median [p25, p75]", "J/day median [p25, p75]"],
-          rows: per.map { x in
-            func q(_ v: [Double]) -> String {
-              let s = v.sorted()
-              return format(quantile(s, 0.5)) + " [" + format(quantile(s, 0.25)) + ", " + format(quantile(s, 0.75)) + "]"
-            }
-            return (x.policy, [String(x.age.count), q(x.age), q(x.energy)])
-          })
-        c.code("nb.per_user_table(\(label))", outputs: [table(html: t.html, plain: t.plain)])
-      }
-      let lines = statements(run, dataset: d)
+  /// A chart of the dataset (`kind`: staleness-energy, age-cdf or
+  /// hour-of-day): what it shows, then the cell that draws it.
+  private static func chartCells(
+    _ c: inout Cells, kind: String, label: String, outputs out: [(Int) -> JSON], usable: Int, onFront: Int
+  ) {
+    switch kind {
+    case "staleness-energy":
       c.markdown(
-        "### Interpretation\n\nWritten from the numbers of `policies.csv` and `pareto.csv` (means over users, "
-          + "`[low, high]` = 95 % CI). \"Without oracles\" leaves out the `oracle` families, which know the future. "
-          + "Budgets: " + budgetsJPerDay.map { format($0) + " J/day" }.joined(separator: ", ") + ".\n\n"
-          + lines.joined(separator: "\n"))
-      c.code("nb.interpret(\(label))", outputs: [stream(lines.joined(separator: "\n") + "\n")])
+        """
+        ### Staleness against energy
+
+        Each point is one policy configuration: x is the background-fetch energy per day (J, log scale), y the \
+        mean age of the content at app open (s, log scale); the whiskers are the 95 % bootstrap CIs over users. \
+        Lower left is better. Settings of one family (the text before `:`) are joined in energy order. The \
+        dashed black staircase is the Pareto frontier: no configuration is both cheaper and fresher than a point \
+        on it. A configuration at 0 (never fetching costs 0 J; the oracle's content is never stale) is drawn at \
+        the axis break labelled 0. Here: \(usable) configurations, \(onFront) on the frontier.
+        """)
+      c.code("nb.plot_staleness_energy(\(label))", outputs: out)
+    case "age-cdf":
+      c.markdown(
+        """
+        ### Age at open
+
+        For each policy, the share of opens whose content was at most x seconds old (log scale), pooled over \
+        users, apps and replications. Higher and further left is fresher; the level at the left edge is the \
+        share of opens that showed fresh content (age 0). From `opens.csv`.
+        """)
+      c.code("nb.plot_age_cdf(\(label))", outputs: out)
+    default:
+      c.markdown(
+        """
+        ### Opens and fetches by hour of day
+
+        Opens (dashed) and each policy's background fetches by hour of day, each as a share of its own total. \
+        Hours are each user's local time, from the time zones of the run's trace (UTC when the trace is not \
+        found). A policy whose fetch curve follows the opens curve fetches when the user is likely to open the \
+        app; a flat curve is a timer. From `opens.csv` and `fetches.csv`.
+        """)
+      c.code("nb.plot_hour_of_day(\(label))", outputs: out)
     }
+  }
+
+  /// The charts no dataset section showed, and the notes on skipped charts.
+  private static func otherChartCells(_ c: inout Cells, _ run: RunData, used: Set<String>) {
     let others = run.charts.filter { !used.contains($0.file) }
-    if !others.isEmpty || !run.chartNotes.isEmpty {
-      var s = "## Other charts\n\n"
-      s += others.isEmpty ? "" : "More charts drawn by `fetchlab report` (SVG files in `RUN_DIR/plots/`).\n\n"
-      s += run.chartNotes.map { "_Note: \($0)._\n" }.joined()
-      c.markdown(s)
-      for ch in others {
-        c.code(
-          "nb.show_chart(\(py(ch.file)))  # \(ch.title)",
-          outputs: [svg(ch.svg, "<FetchLab chart plots/\(ch.file): \(ch.title)>")])
-      }
+    guard !others.isEmpty || !run.chartNotes.isEmpty else { return }
+    var s = "## Other charts\n\n"
+    s += others.isEmpty ? "" : "More charts drawn by `fetchlab report` (SVG files in `RUN_DIR/plots/`).\n\n"
+    s += run.chartNotes.map { "_Note: \($0)._\n" }.joined()
+    c.markdown(s)
+    for ch in others {
+      c.code(
+        "nb.show_chart(\(py(ch.file)))  # \(ch.title)",
+        outputs: [svg(ch.svg, "<FetchLab chart plots/\(ch.file): \(ch.title)>")])
     }
-    return .object([
-      "cells": .array(c.cells),
-      "metadata": .object([
-        "kernelspec": .object([
-          "display_name": .string("Python 3 (ipykernel)"), "language": .string("python"), "name": .string("python3"),
-        ]),
-        "language_info": .object([
-          "codemirror_mode": .object(["name": .string("ipython"), "version": .int(3)]),
-          "file_extension": .string(".py"), "mimetype": .string("text/x-python"), "name": .string("python"),
-          "nbconvert_exporter": .string("python"), "pygments_lexer": .string("ipython3"),
-        ]),
-      ]),
-      "nbformat": .int(4), "nbformat_minor": .int(5),
-    ])
   }
 }

@@ -184,6 +184,22 @@ package struct EventLogImporter: Sendable {
     var zone: TraceTimeZone? = nil
     var clock: LocalClock? = nil
     var zoneChanged = false
+
+    /// The index of app `name`, added at its first row.
+    mutating func app(_ name: String) -> Int32 {
+      if let a = appIndex[name] { return a }
+      let a = Int32(apps.count)
+      apps.append(name)
+      appIndex[name] = a
+      return a
+    }
+
+    /// Adds a row, widening the span of the user's times.
+    mutating func add(_ row: Row) {
+      rows.append(row)
+      first = min(first, row.time)
+      last = max(last, row.time)
+    }
   }
 
   /// Reads the log at `path` and builds the traces.
@@ -200,11 +216,32 @@ package struct EventLogImporter: Sendable {
     }
     defer { close(fd) }
     // Records, not lines: a quoted field may hold a line break.
-    let reader = LineReader(fd: fd, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true)
+    let input = LogInput(path: path, reader: LineReader(fd: fd, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true))
+    let columns = try readHeader(input)
+    var rows = LogRows(unit: options.timeUnit, clock: LocalClock(options.timeZone), kinds: eventKinds)
+    while let line = try input.nextLine() {
+      if line.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
+      try addRow(line, columns, input, limits: limits, into: &rows)
+    }
+    rows.out.timeUnit = rows.unit == .auto ? options.timeUnit : rows.unit
+    return finish(rows, path: path)
+  }
+
+  /// The log's records with the line number of the last one, for errors.
+  private final class LogInput {
+    let path: String
+    let reader: LineReader
     var lineNumber = 0
+
+    init(path: String, reader: LineReader) {
+      self.path = path
+      self.reader = reader
+    }
+
     func fail(_ field: String, _ message: String) -> TraceFormatError {
       TraceFormatError(file: path, line: lineNumber, field: field, message: message)
     }
+
     /// The next record without its line end, or `nil` at the end of the file.
     func nextLine() throws -> [UInt8]? {
       do {
@@ -215,28 +252,40 @@ package struct EventLogImporter: Sendable {
         throw TraceFormatError(file: path, f, hint: ResourceLimits.lineLimitHint)
       }
     }
+  }
 
-    // Header.
+  /// The header's names, its delimiter and the columns the options name.
+  private struct LogColumns {
+    var names: [String]
+    var delimiter: UInt8
+    var user, time, app, event: Int
+    var duration, zone: Int?
+  }
+
+  /// Reads the header (the first non-empty record; a UTF-8 byte-order mark
+  /// is skipped): its delimiter, a tab if it has one, else a comma, and the
+  /// columns the options name.
+  private func readHeader(_ input: LogInput) throws -> LogColumns {
     var header: [UInt8]? = nil
-    while let l = try nextLine() {
+    while let l = try input.nextLine() {
       if !l.isEmpty { header = l; break }
     }
-    guard var headerBytes = header else { throw fail("-", "empty file: no header row") }
+    guard var headerBytes = header else { throw input.fail("-", "empty file: no header row") }
     if headerBytes.starts(with: [0xEF, 0xBB, 0xBF]) { headerBytes.removeFirst(3) }
-    if headerBytes.contains(13) { throw fail("-", TraceFormatError.crLineEnds) }
+    if headerBytes.contains(13) { throw input.fail("-", TraceFormatError.crLineEnds) }
     let delimiter: UInt8 = headerBytes.contains(9) ? 9 : 44
     guard let headerFields = CSV.split(headerBytes, delimiter: delimiter) else {
-      throw fail("-", "unterminated quoted field in the header")
+      throw input.fail("-", "unterminated quoted field in the header")
     }
     let names = try headerFields.map { f -> String in
-      guard let s = String(validating: f, as: UTF8.self) else { throw fail("-", "header is not valid UTF-8") }
+      guard let s = String(validating: f, as: UTF8.self) else { throw input.fail("-", "header is not valid UTF-8") }
       return s.trimmingCharacters(in: .whitespaces)
     }
     func column(_ name: String, _ role: String) throws -> Int {
       guard let i = names.firstIndex(of: name) else {
         var found = names.joined(separator: ", ")
         if found.count > 200 { found = found.prefix(200) + "..." }
-        throw fail(name, "no \(role) column '\(name)' in the header (found: \(escapedName(found))); name it with --\(role)-column")
+        throw input.fail(name, "no \(role) column '\(name)' in the header (found: \(escapedName(found))); name it with --\(role)-column")
       }
       return i
     }
@@ -246,103 +295,121 @@ package struct EventLogImporter: Sendable {
     let eventCol = try column(options.eventColumn, "event")
     let durationCol = try options.durationColumn.map { try column($0, "duration") }
     let zoneCol = try options.zoneColumn.map { try column($0, "zone") }
-    var zones: [String: TraceTimeZone] = [:]
+    return LogColumns(
+      names: names, delimiter: delimiter, user: userCol, time: timeCol, app: appCol, event: eventCol,
+      duration: durationCol, zone: zoneCol)
+  }
 
+  /// The kind of each event name the options list.
+  private var eventKinds: [String: Kind] {
     var kinds: [String: Kind] = [:]
     for e in options.openEvents { kinds[e] = .open }
     for e in options.closeEvents { kinds[e] = .close }
     for e in options.ignoredEvents { kinds[e] = .ignored }
+    return kinds
+  }
 
+  /// The users and counts of a read in progress.
+  private struct LogRows {
     var out = Output()
     var users: [User] = []
     var userIndex: [String: Int] = [:]
-    var unit = options.timeUnit
-    var clock = LocalClock(options.timeZone)
+    /// The time unit (decided at the first row under ``TimeUnit/auto``).
+    var unit: TimeUnit
+    /// The clock of ``Options/timeZone``.
+    var clock: LocalClock
+    /// Zones by name, parsed once.
+    var zones: [String: TraceTimeZone] = [:]
+    let kinds: [String: Kind]
 
-    while let line = try nextLine() {
-      if line.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
-      guard let fields = CSV.split(line, delimiter: delimiter) else {
-        throw fail("-", "unterminated quoted field")
-      }
-      guard fields.count == names.count else {
-        throw fail("-", "\(fields.count) fields, but the header has \(names.count)")
-      }
-      out.rows += 1
-      func text(_ i: Int) throws -> String {
-        guard let s = String(validating: fields[i], as: UTF8.self) else { throw fail(names[i], "not valid UTF-8") }
-        return s.trimmingCharacters(in: .whitespaces)
-      }
-      let eventName = try text(eventCol)
-      let kind: Kind
-      if let k = kinds[eventName] {
-        kind = k
-      } else if options.ignoreUnknownEvents {
-        kind = .ignored
-      } else {
-        throw fail(
-          names[eventCol],
-          "unknown event '\(eventName)' (open: \(options.openEvents.joined(separator: ", ")); close: "
-            + "\(options.closeEvents.isEmpty ? "none" : options.closeEvents.joined(separator: ", "))); map it with "
-            + "--open-event, --close-event or --ignore-event, or pass --ignore-unknown-events")
-      }
-      if kind == .ignored {
-        out.ignoredRows += 1
-        continue
-      }
-      let userID = try text(userCol)
-      guard !userID.isEmpty else { throw fail(names[userCol], "empty user id") }
-      let appName = try text(appCol)
-      guard !appName.isEmpty else { throw fail(names[appCol], "empty app name") }
-      for (name, column, what) in [(userID, userCol, "user id"), (appName, appCol, "app name")] {
-        if let p = TraceReader.nameProblem(name, bytes: name.utf8.count, what: what) { throw fail(names[column], p) }
-      }
-      var duration = 0.0
-      if let durationCol, kind == .open {
-        let d = try text(durationCol)
-        guard let x = Double(d), x.isFinite, x >= 0 else {
-          throw fail(names[durationCol], "expected a duration ≥ 0 in \(options.durationUnit == .milliseconds ? "ms" : "s"), found '\(d.prefix(40))'")
-        }
-        duration = options.durationUnit == .milliseconds ? x / 1000 : x
-      }
-
-      let u: Int
-      if let i = userIndex[userID] {
-        u = i
-      } else {
-        u = users.count
-        userIndex[userID] = u
-        users.append(User(id: userID))
-      }
-      if let zoneCol {
-        try EventLogImporter.noteZone(try text(zoneCol), of: &users[u], cache: &zones, warnings: &out.warnings) {
-          fail(names[zoneCol], $0)
-        }
-      }
-      let timeText = try text(timeCol)
-      if unit == .auto { unit = EventLogImporter.guessUnit(timeText) }
-      var offset: Int? = nil
-      let time = try EventLogImporter.time(timeText, unit: unit, clock: &clock, userClock: &users[u].clock, offset: &offset) {
-        fail(names[timeCol], $0)
-      }
-      guard users[u].rows.count < limits.maxEventsPerUser else {
-        throw fail(names[userCol], "user '\(userID)' has more than \(limits.maxEventsPerUser) rows (FETCHLAB_MAX_EVENTS_PER_USER)")
-      }
-      let app: Int32
-      if let a = users[u].appIndex[appName] {
-        app = a
-      } else {
-        app = Int32(users[u].apps.count)
-        users[u].apps.append(appName)
-        users[u].appIndex[appName] = app
-      }
-      users[u].rows.append(
-        Row(time: time, app: app, kind: kind, duration: duration, line: lineNumber, offset: offset.map(Int32.init) ?? EventLogImporter.noOffset))
-      users[u].first = min(users[u].first, time)
-      users[u].last = max(users[u].last, time)
+    init(unit: TimeUnit, clock: LocalClock, kinds: [String: Kind]) {
+      self.unit = unit
+      self.clock = clock
+      self.kinds = kinds
     }
-    out.timeUnit = unit == .auto ? options.timeUnit : unit
 
-    for user in users {
+    /// The index of the user `id`, added at its first row.
+    mutating func user(_ id: String) -> Int {
+      if let i = userIndex[id] { return i }
+      let u = users.count
+      userIndex[id] = u
+      users.append(User(id: id))
+      return u
+    }
+  }
+
+  /// Reads one data record into `s`: its event kind, user and app names,
+  /// duration, zone and time.
+  private func addRow(
+    _ line: [UInt8], _ c: LogColumns, _ input: LogInput, limits: ResourceLimits, into s: inout LogRows
+  ) throws {
+    let names = c.names
+    guard let fields = CSV.split(line, delimiter: c.delimiter) else {
+      throw input.fail("-", "unterminated quoted field")
+    }
+    guard fields.count == names.count else {
+      throw input.fail("-", "\(fields.count) fields, but the header has \(names.count)")
+    }
+    s.out.rows += 1
+    func text(_ i: Int) throws -> String {
+      guard let s = String(validating: fields[i], as: UTF8.self) else { throw input.fail(names[i], "not valid UTF-8") }
+      return s.trimmingCharacters(in: .whitespaces)
+    }
+    let kind = try eventKind(text(c.event), kinds: s.kinds) { input.fail(names[c.event], $0) }
+    if kind == .ignored {
+      s.out.ignoredRows += 1
+      return
+    }
+    let userID = try text(c.user)
+    guard !userID.isEmpty else { throw input.fail(names[c.user], "empty user id") }
+    let appName = try text(c.app)
+    guard !appName.isEmpty else { throw input.fail(names[c.app], "empty app name") }
+    for (name, column, what) in [(userID, c.user, "user id"), (appName, c.app, "app name")] {
+      if let p = TraceReader.nameProblem(name, bytes: name.utf8.count, what: what) { throw input.fail(names[column], p) }
+    }
+    var duration = 0.0
+    if let durationCol = c.duration, kind == .open {
+      let d = try text(durationCol)
+      guard let x = Double(d), x.isFinite, x >= 0 else {
+        throw input.fail(names[durationCol], "expected a duration ≥ 0 in \(options.durationUnit == .milliseconds ? "ms" : "s"), found '\(d.prefix(40))'")
+      }
+      duration = options.durationUnit == .milliseconds ? x / 1000 : x
+    }
+
+    let u = s.user(userID)
+    if let zoneCol = c.zone {
+      try EventLogImporter.noteZone(try text(zoneCol), of: &s.users[u], cache: &s.zones, warnings: &s.out.warnings) {
+        input.fail(names[zoneCol], $0)
+      }
+    }
+    let timeText = try text(c.time)
+    if s.unit == .auto { s.unit = EventLogImporter.guessUnit(timeText) }
+    var offset: Int? = nil
+    let time = try EventLogImporter.time(timeText, unit: s.unit, clock: &s.clock, userClock: &s.users[u].clock, offset: &offset) {
+      input.fail(names[c.time], $0)
+    }
+    guard s.users[u].rows.count < limits.maxEventsPerUser else {
+      throw input.fail(names[c.user], "user '\(userID)' has more than \(limits.maxEventsPerUser) rows (FETCHLAB_MAX_EVENTS_PER_USER)")
+    }
+    let app = s.users[u].app(appName)
+    s.users[u].add(
+      Row(time: time, app: app, kind: kind, duration: duration, line: input.lineNumber, offset: offset.map(Int32.init) ?? EventLogImporter.noOffset))
+  }
+
+  /// The kind of event `name`; `fail` builds the error for an unknown one.
+  private func eventKind(_ name: String, kinds: [String: Kind], fail: (String) -> TraceFormatError) throws -> Kind {
+    if let k = kinds[name] { return k }
+    if options.ignoreUnknownEvents { return .ignored }
+    throw fail(
+      "unknown event '\(name)' (open: \(options.openEvents.joined(separator: ", ")); close: "
+        + "\(options.closeEvents.isEmpty ? "none" : options.closeEvents.joined(separator: ", "))); map it with "
+        + "--open-event, --close-event or --ignore-event, or pass --ignore-unknown-events")
+  }
+
+  /// The traces of the users read, in order of first appearance, added to the counts.
+  private func finish(_ rows: LogRows, path: String) -> Output {
+    var out = rows.out
+    for user in rows.users {
       let zone = self.zone(of: user, path: path, warnings: &out.warnings)
       if let trace = trace(for: user, zone: zone, counts: &out) {
         out.opens += trace.events.count

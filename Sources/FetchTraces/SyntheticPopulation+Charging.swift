@@ -33,10 +33,31 @@ extension SyntheticPopulation {
     let charge = p.chargePercentPerMinute * exp(0.2 * rng.normal()) / 60
     let r = p.lowBatteryThresholdRange
     let threshold = r[0] + (r[1] - r[0]) * rng.uniform()
-    var level = 40 + 60 * rng.uniform()
+    let level = 40 + 60 * rng.uniform()
 
-    // Planned charges (plug-in, unplug), UTC seconds.
-    var plans: [(on: Double, off: Double, night: Bool)] = []
+    var plans = overnightCharges(tr, pNight: pNight, using: &rng)
+    daytimeCharges(tr, plugsPerDay: plugsPerDay, into: &plans, using: &rng)
+    plans.sort { $0.on < $1.on || ($0.on == $1.on && $0.off < $1.off) }
+
+    var battery = Battery(
+      sessions: sessions, idle: idle, active: active, charge: charge,
+      taper: p.chargeTaperFactor, level: level, now: tr.start)
+    sweep(
+      tr, plans: plans, battery: &battery, threshold: threshold,
+      into: &events, using: &rng)
+  }
+
+  /// A planned charge: plug-in and unplug, UTC seconds, and whether it is
+  /// the overnight habit.
+  private typealias ChargePlan = (on: Double, off: Double, night: Bool)
+
+  /// The overnight charges: one per night with chance `pNight`, from the
+  /// noisy bedtime to the noisy wake-up (at least 2 h).
+  private func overnightCharges(
+    _ tr: Traits, pNight: Double, using rng: inout SplitMix64
+  ) -> [ChargePlan] {
+    let p = parameters
+    var plans: [ChargePlan] = []
     plans.reserveCapacity(days * 4)
     for d in -1..<days {
       guard rng.uniform() < pNight else { continue }
@@ -53,6 +74,16 @@ extension SyntheticPopulation {
       let off = max(on + 2 * 3600, (day + wake * 3600).rounded())
       plans.append((on, off, true))
     }
+    return plans
+  }
+
+  /// The daytime top-ups: Poisson per hour by the plug-in shape, with
+  /// log-normal lengths (5 min to 12 h).
+  private func daytimeCharges(
+    _ tr: Traits, plugsPerDay: Double, into plans: inout [ChargePlan],
+    using rng: inout SplitMix64
+  ) {
+    let p = parameters
     for d in 0..<days {
       let day = tr.start + Double(d) * 86_400
       for h in 0..<24 {
@@ -70,21 +101,30 @@ extension SyntheticPopulation {
         }
       }
     }
-    plans.sort { $0.on < $1.on || ($0.on == $1.on && $0.off < $1.off) }
+  }
 
-    // Event sweep.
-    let tick = 300.0
-    let hazard = 1 - exp(-tick / (p.lowBatteryPlugInMinutes * 60))
+  /// The simulated battery between events: its level, whether it is
+  /// plugged in, and the `battery` rows written so far.
+  private struct Battery {
+    /// The user's sessions (sorted), while which the level falls at the active rate.
+    let sessions: [Session]
+    /// Drain (idle, active) and charge rates, % per second.
+    let idle: Double
+    let active: Double
+    let charge: Double
+    /// The charge rate's factor above 80 %.
+    let taper: Double
+    var level: Double
+    /// The time `level` is at.
+    var now: Double
     var charging = false
     var unplugAt = 0.0
-    var planIndex = 0
-    var now = tr.start
-    var nextTick = tr.start
-    var nextSample = tr.start
     var lastSample = -Double.infinity
+    /// The first session that may still overlap `now`.
     var busyIndex = 0
 
-    func inUse(_ a: Double, _ b: Double) -> Double {
+    /// Seconds of [a, b) inside a session.
+    mutating func inUse(_ a: Double, _ b: Double) -> Double {
       while busyIndex < sessions.count && sessions[busyIndex].end <= a {
         busyIndex += 1
       }
@@ -96,7 +136,10 @@ extension SyntheticPopulation {
       }
       return s
     }
-    func advance(to t: Double) {
+
+    /// Moves the level from `now` to `t`: charging (tapered above 80 %,
+    /// capped at 100 %) or draining (idle and active rates).
+    mutating func advance(to t: Double) {
       guard t > now else { return }
       if charging {
         var dt = t - now
@@ -111,7 +154,7 @@ extension SyntheticPopulation {
           }
         }
         if dt > 0 {
-          level = min(100, level + charge * p.chargeTaperFactor * dt)
+          level = min(100, level + charge * taper * dt)
         }
       } else {
         let used = inUse(now, t)
@@ -120,57 +163,75 @@ extension SyntheticPopulation {
       }
       now = t
     }
-    func sample(_ t: Double) {
+
+    /// A `battery` row at `t` (one per time).
+    mutating func sample(_ t: Double, into events: inout [TraceEvent]) {
       guard t != lastSample else { return }
       events.append(
         TraceEvent(time: t, kind: .battery, value: (level * 10).rounded() / 10))
       lastSample = t
     }
-    func plugIn(_ t: Double, until off: Double) {
-      sample(t)
+
+    mutating func plugIn(_ t: Double, until off: Double, into events: inout [TraceEvent]) {
+      sample(t, into: &events)
       events.append(TraceEvent(time: t, kind: .chargeStart))
       charging = true
       unplugAt = max(off, t + 60)
     }
+  }
 
+  /// The event sweep over the window: unplugs, planned plug-ins, the
+  /// low-battery check every 5 minutes and the battery samples (ties in
+  /// that order).
+  private func sweep(
+    _ tr: Traits, plans: [ChargePlan], battery b: inout Battery,
+    threshold: Double, into events: inout [TraceEvent],
+    using rng: inout SplitMix64
+  ) {
+    let p = parameters
+    let tick = 300.0
+    let hazard = 1 - exp(-tick / (p.lowBatteryPlugInMinutes * 60))
+    var planIndex = 0
+    var nextTick = tr.start
+    var nextSample = tr.start
     while true {
       // The next thing to happen; ties: unplug, plan, tick, sample.
       var t = min(nextTick, nextSample)
-      if charging { t = min(t, unplugAt) }
-      if planIndex < plans.count { t = min(t, max(now, plans[planIndex].on)) }
+      if b.charging { t = min(t, b.unplugAt) }
+      if planIndex < plans.count { t = min(t, max(b.now, plans[planIndex].on)) }
       if t > tr.end { break }
-      advance(to: t)
-      if charging && unplugAt <= t {
-        sample(t)
+      b.advance(to: t)
+      if b.charging && b.unplugAt <= t {
+        b.sample(t, into: &events)
         events.append(TraceEvent(time: t, kind: .chargeEnd))
-        charging = false
+        b.charging = false
       }
       while planIndex < plans.count && plans[planIndex].on <= t {
         let plan = plans[planIndex]
         planIndex += 1
         guard plan.off > t else { continue }
-        if !charging {
-          let x = max(0, (100 - level) / (100 - p.topUpPivotLevel))
+        if !b.charging {
+          let x = max(0, (100 - b.level) / (100 - p.topUpPivotLevel))
           if plan.night || rng.uniform() < pow(x, p.topUpLevelExponent) {
-            plugIn(t, until: plan.off)
+            b.plugIn(t, until: plan.off, into: &events)
           }
         } else if plan.night {
-          unplugAt = max(unplugAt, plan.off)  // an overnight charge continues
+          b.unplugAt = max(b.unplugAt, plan.off)  // an overnight charge continues
         }
       }
       if t == nextTick {
-        if !charging
-          && (level <= p.forcedPlugInLevel
-            || (level <= threshold && rng.uniform() < hazard))
+        if !b.charging
+          && (b.level <= p.forcedPlugInLevel
+            || (b.level <= threshold && rng.uniform() < hazard))
         {
           let len = min(
             8 * 3600, max(900, 3600 * exp(0.8 * rng.normal())))
-          plugIn(t, until: t + len.rounded())
+          b.plugIn(t, until: t + len.rounded(), into: &events)
         }
         nextTick += tick
       }
       if t == nextSample {
-        sample(t)
+        b.sample(t, into: &events)
         nextSample += p.batterySampleSeconds
       }
     }

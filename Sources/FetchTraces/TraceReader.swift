@@ -279,19 +279,8 @@ public final class TraceReader {
     defer { state = u }
     while let (raw, commas) = try nextLine() {
       if raw.isEmpty { continue }
-      if !sawHeader && raw[0] == 35 { continue }  // '#' comments, before the header only
       if !sawHeader {
-        // A UTF-8 byte order mark may precede the first line.
-        let bom = line == 1 && raw.count >= 3 && raw[0] == 0xEF && raw[1] == 0xBB && raw[2] == 0xBF
-        let header = bom ? Bytes(rebasing: raw[3...]) : raw
-        if !header.isEmpty && header[0] == 35 { continue }
-        guard TraceReader.equal(header, TraceReader.headerBytes) else {
-          if header.contains(13) {
-            throw fail("-", TraceFormatError.crLineEnds)
-          }
-          throw fail("-", "expected header '\(traceHeader)'" + TraceReader.headerHint(header))
-        }
-        sawHeader = true
+        try headerLine(raw)
         continue
       }
       if u.skipping, let end = TraceReader.isEndRow(raw, commas: commas, of: u.userBytes) {
@@ -309,66 +298,13 @@ public final class TraceReader {
       let row = try rowKind(f.2)
 
       if case .begin = row {
-        if u.inUser {
-          throw fail("event", "user '\(u.user)' (begun on line \(u.firstLine)) has no 'end' row before this 'begin'")
-        }
-        let name = try text(userField, "user")
-        if let problem = TraceReader.nameProblem(name, bytes: userField.count, what: "user id") { throw fail("user", problem) }
-        let hash = StableHash.fnv1a(name)
-        guard !finishedUsers.contains(hash) else {
-          throw fail("user", "user '\(escapedName(name))' appears again; each user's rows must be contiguous")
-        }
-        guard f.3.isEmpty else { throw fail("app", "'begin' takes no app") }
-        let tzText = try text(f.4, "value")
-        guard let tz = TraceTimeZone(parsing: tzText) else {
-          throw fail("value", "unknown time zone '\(tzText)' (use UTC, +HH:MM or an IANA name)")
-        }
-        u.inUser = true
-        u.user = name
-        u.userHash = hash
-        u.userBytes = Array(userField)
-        if let skip, skip(hash) {
-          u.skipping = true
-          u.firstLine = line
-          continue
-        }
-        u.timeZone = tz
-        u.start = time
-        u.apps = []
-        u.regions = []
-        u.regionIndex = [:]
-        u.regionTable.removeAll()
-        u.regionOfSpelling.removeAll(keepingCapacity: true)
-        u.events = []
-        u.events.reserveCapacity(min(lastEventCount, limits.maxEventsPerUser))
-        u.appTable.removeAll()
-        u.firstLine = line
-        u.lastTime = time
+        try beginUser(f, time: time, &u)
         continue
       }
-
-      guard u.inUser else { throw outsideUser(f.2, userField) }
-      guard TraceReader.equal(userField, u.userBytes) else {
-        throw fail("user", "user '\(escapedName(String(decoding: userField.prefix(TraceReader.maxNameBytes), as: UTF8.self)))' starts before user '\(u.user)' has its 'end' row")
-      }
-      guard time >= u.lastTime else {
-        throw fail("time", "time \(CSV.number(time)) is earlier than the previous row's \(CSV.number(u.lastTime)); rows of a user must be sorted by time")
-      }
-      u.lastTime = time
-
-      guard case .event(let kind) = row else {  // end
-        guard f.3.isEmpty, f.4.isEmpty else { throw fail(f.3.isEmpty ? "value" : "app", "'end' takes no app or value") }
-        u.inUser = false
-        finishedUsers.insert(u.userHash)
-        lastEventCount = u.events.count
-        var trace = UserTrace(user: u.user, timeZone: u.timeZone, start: u.start, end: time, apps: u.apps, events: u.events)
-        trace.regions = u.regions
-        lastNameProbes = u.appTable.probes + u.regionTable.probes
-        u.regions = []
-        u.apps = []
-        u.events = []
-        return trace
-      }
+      try checkRowOrder(f, time: time, &u)
+      guard case .event(let kind) = row else { return try endUser(f, time: time, &u) }
+      // The event's app and value, checked here rather than in a helper:
+      // this runs for every row, and the compiler does not inline it.
       var app: Int32 = -1
       if !f.3.isEmpty {
         guard kind == .open || kind == .wake || kind == .update else {
@@ -405,21 +341,118 @@ public final class TraceReader {
       case .location:
         value = try locationValue(f.4, &u).code
       }
-      guard u.events.count < limits.maxEventsPerUser else {
-        throw fail(
-          "user",
-          "user '\(u.user)' (begun on line \(u.firstLine)) has more than \(limits.maxEventsPerUser) events, "
-            + "the limit of one user in memory (FETCHLAB_MAX_EVENTS_PER_USER raises it)")
-      }
+      guard u.events.count < limits.maxEventsPerUser else { throw tooManyEvents(u) }
       u.events.append(TraceEvent(time: time, kind: kind, app: app, value: value))
     }
+    try checkEndOfFile(u)
+    return nil
+  }
+
+  /// The five fields of a row.
+  typealias Fields = (Bytes, Bytes, Bytes, Bytes, Bytes)
+
+  /// A line before the header: a `#` comment, or the header itself (a
+  /// UTF-8 byte order mark may precede the first line).
+  private func headerLine(_ raw: Bytes) throws {
+    if raw[0] == 35 { return }  // '#' comments, before the header only
+    let bom = line == 1 && raw.count >= 3 && raw[0] == 0xEF && raw[1] == 0xBB && raw[2] == 0xBF
+    let header = bom ? Bytes(rebasing: raw[3...]) : raw
+    if !header.isEmpty && header[0] == 35 { return }
+    guard TraceReader.equal(header, TraceReader.headerBytes) else {
+      if header.contains(13) {
+        throw fail("-", TraceFormatError.crLineEnds)
+      }
+      throw fail("-", "expected header '\(traceHeader)'" + TraceReader.headerHint(header))
+    }
+    sawHeader = true
+  }
+
+  /// A `begin` row: checks the user id and time zone and starts the user
+  /// (or its skipping, when ``skip`` passes over it).
+  private func beginUser(_ f: Fields, time: Double, _ u: inout UserState) throws {
+    let userField = f.0
+    if u.inUser {
+      throw fail("event", "user '\(u.user)' (begun on line \(u.firstLine)) has no 'end' row before this 'begin'")
+    }
+    let name = try text(userField, "user")
+    if let problem = TraceReader.nameProblem(name, bytes: userField.count, what: "user id") { throw fail("user", problem) }
+    let hash = StableHash.fnv1a(name)
+    guard !finishedUsers.contains(hash) else {
+      throw fail("user", "user '\(escapedName(name))' appears again; each user's rows must be contiguous")
+    }
+    guard f.3.isEmpty else { throw fail("app", "'begin' takes no app") }
+    let tzText = try text(f.4, "value")
+    guard let tz = TraceTimeZone(parsing: tzText) else {
+      throw fail("value", "unknown time zone '\(tzText)' (use UTC, +HH:MM or an IANA name)")
+    }
+    u.inUser = true
+    u.user = name
+    u.userHash = hash
+    u.userBytes = Array(userField)
+    if let skip, skip(hash) {
+      u.skipping = true
+      u.firstLine = line
+      return
+    }
+    u.timeZone = tz
+    u.start = time
+    u.apps = []
+    u.regions = []
+    u.regionIndex = [:]
+    u.regionTable.removeAll()
+    u.regionOfSpelling.removeAll(keepingCapacity: true)
+    u.events = []
+    u.events.reserveCapacity(min(lastEventCount, limits.maxEventsPerUser))
+    u.appTable.removeAll()
+    u.firstLine = line
+    u.lastTime = time
+  }
+
+  /// A row after `begin`: it must be the current user's, not earlier than
+  /// the previous row.
+  @inline(__always) private func checkRowOrder(_ f: Fields, time: Double, _ u: inout UserState) throws {
+    let userField = f.0
+    guard u.inUser else { throw outsideUser(f.2, userField) }
+    guard TraceReader.equal(userField, u.userBytes) else {
+      throw fail("user", "user '\(escapedName(String(decoding: userField.prefix(TraceReader.maxNameBytes), as: UTF8.self)))' starts before user '\(u.user)' has its 'end' row")
+    }
+    guard time >= u.lastTime else {
+      throw fail("time", "time \(CSV.number(time)) is earlier than the previous row's \(CSV.number(u.lastTime)); rows of a user must be sorted by time")
+    }
+    u.lastTime = time
+  }
+
+  /// The `end` row: the user is finished and returned.
+  private func endUser(_ f: Fields, time: Double, _ u: inout UserState) throws -> UserTrace {
+    guard f.3.isEmpty, f.4.isEmpty else { throw fail(f.3.isEmpty ? "value" : "app", "'end' takes no app or value") }
+    u.inUser = false
+    finishedUsers.insert(u.userHash)
+    lastEventCount = u.events.count
+    var trace = UserTrace(user: u.user, timeZone: u.timeZone, start: u.start, end: time, apps: u.apps, events: u.events)
+    trace.regions = u.regions
+    lastNameProbes = u.appTable.probes + u.regionTable.probes
+    u.regions = []
+    u.apps = []
+    u.events = []
+    return trace
+  }
+
+  /// The error for a user with more events than ``ResourceLimits/maxEventsPerUser``.
+  private func tooManyEvents(_ u: UserState) -> TraceFormatError {
+    fail(
+      "user",
+      "user '\(u.user)' (begun on line \(u.firstLine)) has more than \(limits.maxEventsPerUser) events, "
+        + "the limit of one user in memory (FETCHLAB_MAX_EVENTS_PER_USER raises it)")
+  }
+
+  /// At the end of the file: the header was read and no user is left open.
+  private func checkEndOfFile(_ u: UserState) throws {
     if !sawHeader {
       throw TraceFormatError(file: path, line: line, field: "-", message: "empty trace: no header row '\(traceHeader)'")
     }
     if u.inUser {
       throw TraceFormatError(file: path, line: line, field: "-", message: "file ends inside user '\(u.user)' (begun on line \(u.firstLine)): no 'end' row; is the file truncated?")
     }
-    return nil
   }
 
   private static let headerBytes = Array(traceHeader.utf8)

@@ -175,11 +175,29 @@ package struct UbiqLogAdapter: Sendable {
   ///   malformed row, a missing column, an unreadable file or a failing `xz`.
   package func read(path: String) throws -> Output {
     let input = try UbiqLogInput(path: path)
+    let columns = try Self.readHeader(input, path: path)
+    var rows = RowReader(options: options, path: path, input: input, columns: columns)
+    defer { rows.deallocate() }
+    while let row = try input.nextLine() {
+      if row.isEmpty { continue }
+      guard let base = row.baseAddress else { continue }
+      try rows.add(row, base: base)
+    }
+    try input.finish()
+    return finish(rows.participants, counts: rows.out)
+  }
+
+  /// The header's column names and the indices of the required columns.
+  struct Columns {
+    var names: [String]
+    var user, name, start, end: Int
+  }
+
+  /// Reads the header row (a UTF-8 byte-order mark is skipped) and finds the required columns.
+  static func readHeader(_ input: UbiqLogInput, path: String) throws -> Columns {
     func fail(_ field: String, _ message: String) -> TraceFormatError {
       TraceFormatError(file: path, line: input.line, field: field, message: message)
     }
-
-    // Header.
     guard var header = try input.nextLine() else {
       throw TraceFormatError(file: path, line: 0, field: "-", message: "empty file: no header row")
     }
@@ -195,29 +213,51 @@ package struct UbiqLogAdapter: Sendable {
       }
       col.append(i)
     }
-    let (userCol, nameCol, startCol, endCol) = (col[0], col[1], col[2], col[3])
-    let fieldCount = names.count
+    return Columns(names: names, user: col[0], name: col[1], start: col[2], end: col[3])
+  }
 
+  /// The participants and counts of a read in progress, and where the
+  /// fields of the current row are (steps 1 and 2 happen here, row by row).
+  struct RowReader {
+    let options: Options
+    let path: String
+    let input: UbiqLogInput
+    let columns: Columns
     var out = Output()
     var participants: [Participant] = []
     var participantIndex: [String: Int] = [:]
+    /// The participant of the last row, and its id's bytes.
     var current = -1
     var currentID: [UInt8] = []
+    /// Whether the name filter keeps a process, by name.
     var keepCache: [String: Bool] = [:]
-    let maxDuration = options.maximumRecordDuration
+    /// File order of the kept records (ties of the merge sort).
     var seq: Int32 = 0
+    /// Byte ranges of the current row's fields.
+    let fieldStart: UnsafeMutablePointer<Int>
+    let fieldEnd: UnsafeMutablePointer<Int>
 
-    let fieldStart = UnsafeMutablePointer<Int>.allocate(capacity: fieldCount)
-    let fieldEnd = UnsafeMutablePointer<Int>.allocate(capacity: fieldCount)
-    defer {
+    init(options: Options, path: String, input: UbiqLogInput, columns: Columns) {
+      self.options = options
+      self.path = path
+      self.input = input
+      self.columns = columns
+      fieldStart = .allocate(capacity: columns.names.count)
+      fieldEnd = .allocate(capacity: columns.names.count)
+    }
+
+    func deallocate() {
       fieldStart.deallocate()
       fieldEnd.deallocate()
     }
 
-    while let row = try input.nextLine() {
-      if row.isEmpty { continue }
-      guard let base = row.baseAddress else { continue }
-      // Split on tabs.
+    func fail(_ field: String, _ message: String) -> TraceFormatError {
+      TraceFormatError(file: path, line: input.line, field: field, message: message)
+    }
+
+    /// Finds the row's tab-separated fields; exactly as many as the header's.
+    func split(_ row: UnsafeBufferPointer<UInt8>, base: UnsafePointer<UInt8>) throws {
+      let fieldCount = columns.names.count
       var n = 0
       var pos = 0
       while true {
@@ -237,41 +277,31 @@ package struct UbiqLogAdapter: Sendable {
         }
       }
       guard n == fieldCount else {
+        let names = columns.names
         throw fail(names[n], "missing field '\(names[n])': \(n) of \(fieldCount) tab-separated fields")
       }
-      func field(_ i: Int) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: base + fieldStart[i], count: fieldEnd[i] - fieldStart[i])
-      }
-      out.rows += 1
+    }
 
-      // Participant.
-      let userBytes = field(userCol)
-      guard !userBytes.isEmpty else { throw fail("user_dir", "empty participant id") }
-      if current < 0 || !userBytes.elementsEqual(currentID) {
-        guard let id = String(validating: userBytes, as: UTF8.self) else {
-          throw fail("user_dir", "not valid UTF-8")
-        }
-        if let i = participantIndex[id] {
-          current = i
-        } else {
-          current = participants.count
-          participantIndex[id] = current
-          participants.append(Participant(id: id))
-        }
-        if let problem = TraceReader.nameProblem(id, bytes: userBytes.count, what: "participant id") {
-          throw fail("user_dir", problem)
-        }
-        currentID = Array(userBytes)
-      }
+    /// Field `i` of the row at `base` last split.
+    func field(_ base: UnsafePointer<UInt8>, _ i: Int) -> UnsafeBufferPointer<UInt8> {
+      UnsafeBufferPointer(start: base + fieldStart[i], count: fieldEnd[i] - fieldStart[i])
+    }
+
+    /// Reads one non-empty row: its participant, times and process name,
+    /// dropping it for a clock error (step 1).
+    mutating func add(_ row: UnsafeBufferPointer<UInt8>, base: UnsafePointer<UInt8>) throws {
+      try split(row, base: base)
+      out.rows += 1
+      try selectParticipant(field(base, columns.user))
 
       // Times.
-      guard let start = UbiqLogAdapter.parseLocalTime(field(startCol)) else {
-        throw fail("start_local", "expected YYYY-MM-DD HH:MM:SS, found '\(String(decoding: field(startCol).prefix(40), as: UTF8.self))'")
+      guard let start = UbiqLogAdapter.parseLocalTime(field(base, columns.start)) else {
+        throw fail("start_local", "expected YYYY-MM-DD HH:MM:SS, found '\(String(decoding: field(base, columns.start).prefix(40), as: UTF8.self))'")
       }
-      guard let end = UbiqLogAdapter.parseLocalTime(field(endCol)) else {
-        throw fail("end_local", "expected YYYY-MM-DD HH:MM:SS, found '\(String(decoding: field(endCol).prefix(40), as: UTF8.self))'")
+      guard let end = UbiqLogAdapter.parseLocalTime(field(base, columns.end)) else {
+        throw fail("end_local", "expected YYYY-MM-DD HH:MM:SS, found '\(String(decoding: field(base, columns.end).prefix(40), as: UTF8.self))'")
       }
-      let nameBytes = field(nameCol)
+      let nameBytes = field(base, columns.name)
       guard !nameBytes.isEmpty else { throw fail("process_name", "empty process name") }
       guard let name = String(validating: nameBytes, as: UTF8.self) else {
         throw fail("process_name", "not valid UTF-8")
@@ -279,23 +309,51 @@ package struct UbiqLogAdapter: Sendable {
 
       if start.year < options.minimumYear || end.year < options.minimumYear {
         out.droppedBeforeMinimumYear += 1
-        continue
+        return
       }
       if let bad = UbiqLogAdapter.outsideTraceDates(start.seconds, end.seconds) {
-        let text = String(decoding: field(bad == 0 ? startCol : endCol), as: UTF8.self)
+        let text = String(decoding: field(base, bad == 0 ? columns.start : columns.end), as: UTF8.self)
         throw fail(bad == 0 ? "start_local" : "end_local", "\(text) is outside 1970-01-01...2099-12-31, the dates a trace may hold")
       }
       let span = end.seconds - start.seconds
-      if span < 0 || Double(span) > maxDuration {
+      if span < 0 || Double(span) > options.maximumRecordDuration {
         out.droppedInconsistentTimes += 1
-        continue
+        return
       }
+      try record(name, bytes: nameBytes.count, start: start.seconds, end: end.seconds)
+    }
+
+    /// Makes the participant whose id is `userBytes` the current one
+    /// (rows of one participant usually come together: compared by bytes first).
+    mutating func selectParticipant(_ userBytes: UnsafeBufferPointer<UInt8>) throws {
+      guard !userBytes.isEmpty else { throw fail("user_dir", "empty participant id") }
+      guard current < 0 || !userBytes.elementsEqual(currentID) else { return }
+      guard let id = String(validating: userBytes, as: UTF8.self) else {
+        throw fail("user_dir", "not valid UTF-8")
+      }
+      if let i = participantIndex[id] {
+        current = i
+      } else {
+        current = participants.count
+        participantIndex[id] = current
+        participants.append(Participant(id: id))
+      }
+      if let problem = TraceReader.nameProblem(id, bytes: userBytes.count, what: "participant id") {
+        throw fail("user_dir", problem)
+      }
+      currentID = Array(userBytes)
+    }
+
+    /// Records a row with valid times for the current participant; a
+    /// process the name filter drops (step 2) is kept only for the
+    /// behavioural cues.
+    mutating func record(_ name: String, bytes: Int, start: Int64, end: Int64) throws {
       participants[current].hasValidRow = true
-      participants[current].firstStart = min(participants[current].firstStart, start.seconds)
-      participants[current].lastEnd = max(participants[current].lastEnd, end.seconds)
+      participants[current].firstStart = min(participants[current].firstStart, start)
+      participants[current].lastEnd = max(participants[current].lastEnd, end)
 
       if participants[current].appIndex[name] == nil,
-        let problem = TraceReader.nameProblem(name, bytes: nameBytes.count, what: "process name")
+        let problem = TraceReader.nameProblem(name, bytes: bytes, what: "process name")
       {
         throw fail("process_name", problem)
       }
@@ -310,7 +368,7 @@ package struct UbiqLogAdapter: Sendable {
         out.droppedByName += 1
         out.droppedNames[name, default: 0] += 1
         // The behavioural cues need every process's timing; otherwise the row is done.
-        guard options.behaviouralFilter != nil else { continue }
+        guard options.behaviouralFilter != nil else { return }
       } else {
         out.keptRecords += 1
       }
@@ -323,11 +381,15 @@ package struct UbiqLogAdapter: Sendable {
         participants[current].appIndex[name] = app
         participants[current].nameDropped.append(!keep)
       }
-      participants[current].records.append(Record(start: start.seconds, end: end.seconds, app: app, seq: seq))
+      participants[current].records.append(Record(start: start, end: end, app: app, seq: seq))
       seq &+= 1
     }
-    try input.finish()
+  }
 
+  /// The traces of the participants read (steps 3 and 4, after the
+  /// behavioural filter when set), added to `out`.
+  func finish(_ participants: [Participant], counts: Output) -> Output {
+    var out = counts
     for var p in participants {
       if let filter = options.behaviouralFilter { applyBehaviour(filter, to: &p, counts: &out) }
       if let trace = trace(for: p) {

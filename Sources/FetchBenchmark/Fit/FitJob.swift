@@ -80,25 +80,110 @@ package struct FitJob: Sendable {
       progress(.populationSample, users, f)
     }
     passFinished(.populationSample)
+    let (population, devicePopulation) = try fitPopulationModels(
+      setup, samples: samples, devicePoints: devicePoints, tables: tables)
+    let populationTime = Date().timeIntervalSince(started)
+
+    // Pass 2: per-user fits and scores, written in trace order.
+    let files = try openPassTwoFiles(setup, population: population, devicePopulation: devicePopulation)
+    var totals = PassTwoTotals()
+    try forEachUserFit(
+      tracePath: trace, setup, population: population, devicePopulation: devicePopulation, jobs: jobs
+    ) { fit, done, f in
+      progress(.users, done, f)
+      try totals.add(fit, files)
+    }
+    passFinished(.users)
+    guard totals.users > 0 else {
+      throw TraceFormatError(
+        file: trace, line: 0, field: "-",
+        message: "no user has a usable window (\(totals.skipped.count) skipped: under 1 day of training or 75 min of test)")
+    }
+
+    if let report, let perPair = files.perPair, let perUserDevice = files.perUserDevice {
+      let overall = try writeOverall(report, totals)
+      let manifest = manifestFields(
+        command: command, version: version, started: started, setup: setup, totals: totals,
+        populationSample: samples.count)
+      let m = try AtomicTextFile(path: report + "/manifest.json")
+      try m.write(JSONText.pretty(manifest))
+      try files.model.commit()
+      try perPair.commit()
+      try perUserDevice.commit()
+      for f in overall { try f.commit() }
+      try m.commit()
+    } else {
+      try files.model.commit()
+    }
+
+    return Outcome(
+      summary: "\(totals.users) users, \(totals.pairs) (user, app) pairs; population model from \(samples.count) pairs, "
+        + "\(population.diagnostics.trainingOpens) opens -> \(out)\n" + FitTable.render(totals.habit, pairs: totals.pairs)
+        + DeviceTable.render(totals.device),
+      skipped: totals.skipped, populationSeconds: populationTime)
+  }
+
+  /// The fields of the report's `manifest.json`; `elapsed_s` is the time
+  /// since `started` now.
+  private func manifestFields(
+    command: String, version: String, started: Date, setup: FitSetup, totals: PassTwoTotals, populationSample: Int
+  ) -> [String: Any] {
+    [
+      "fetchlab_version": version,
+      "command": command,
+      "trace": ["path": trace, "bytes": traceBytes(trace)],
+      "model": out,
+      "seed": seed,
+      "apps": setup.selection.description,
+      "train_fraction": trainFraction,
+      "counts": [
+        "users": totals.users, "pairs": totals.pairs, "skipped_users": totals.skipped.count,
+        "population_pairs": populationSample, "device_users": totals.device.users,
+      ],
+      "logging_gap_h": LoggingGaps.defaultMinimumSeconds / 3600,
+      "jobs": jobs,
+      "started_at": ISO8601DateFormatter().string(from: started),
+      "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
+    ]
+  }
+
+  /// Fits the population habit model and the population device models
+  /// with their hour-of-day priors; an empty sample or a failed fit is an
+  /// error naming the trace.
+  private func fitPopulationModels(
+    _ setup: FitSetup, samples: [HabitSample], devicePoints: [DeviceTarget: [DevicePoint]], tables: DeviceTables
+  ) throws -> (HabitModel, PopulationDevice) {
     guard !samples.isEmpty else {
       throw TraceFormatError(
         file: trace, line: 0, field: "-",
         message: "no user has a usable window: need at least 1 day of training and 75 min of test at --train-fraction \(trainFraction), and an opened app")
     }
-    let population: HabitModel
-    let devicePopulation: PopulationDevice
     do {
-      population = try setup.fitter.fitPopulation(samples)
-      devicePopulation = PopulationDevice(
+      let population = try setup.fitter.fitPopulation(samples)
+      let devicePopulation = PopulationDevice(
         models: try DeviceModels.fitPopulation(devicePoints, options: setup.device),
         batteryPrior: BatteryModel.hourOfDayShares(charging: tables.charging, total: tables.total),
         networkPrior: NetworkModel.hourOfDayShares(tables.network))
+      return (population, devicePopulation)
     } catch {
       throw TraceFormatError(file: trace, line: 0, field: "-", message: "population fit failed: \(error)")
     }
-    let populationTime = Date().timeIntervalSince(started)
+  }
 
-    // Pass 2: per-user fits and scores, written in trace order.
+  /// The files pass 2 writes as it goes: the model file, and with
+  /// ``report`` the per-pair and per-user evaluation CSVs.
+  private struct PassTwoFiles {
+    var model: ModelFile.Writer
+    var perPair: AtomicTextFile?
+    var perUserDevice: AtomicTextFile?
+  }
+
+  /// Opens the model file (its header holds the options and the
+  /// population models) and, with ``report``, creates the report folder
+  /// and starts the evaluation CSVs with their header rows.
+  private func openPassTwoFiles(
+    _ setup: FitSetup, population: HabitModel, devicePopulation: PopulationDevice
+  ) throws -> PassTwoFiles {
     let header = ModelFile(
       options: .init(
         apps: setup.selection.description, seed: seed, populationPairs: populationPairs,
@@ -112,25 +197,32 @@ package struct FitJob: Sendable {
     try perPair?.write(CSV.line(EvaluationColumn.names))
     let perUserDevice = try report.map { try AtomicTextFile(path: $0 + "/device_evaluation.csv") }
     try perUserDevice?.write(CSV.line(DeviceColumn.names))
+    return PassTwoFiles(model: modelWriter, perPair: perPair, perUserDevice: perUserDevice)
+  }
+
+  /// Pass 2's running totals.
+  private struct PassTwoTotals {
     var habit = HabitTotals()
     var device = DeviceTotals()
-    var users = 0, pairs = 0, skipped: [String] = []
-    try forEachUserFit(
-      tracePath: trace, setup, population: population, devicePopulation: devicePopulation, jobs: jobs
-    ) { fit, done, f in
-      progress(.users, done, f)
+    var users = 0
+    var pairs = 0
+    /// Users without a usable window.
+    var skipped: [String] = []
+
+    /// Adds one user's fit and writes its models and evaluation rows.
+    mutating func add(_ fit: UserFit, _ files: PassTwoFiles) throws {
       guard let models = fit.models else {
         skipped.append(fit.user)
         return
       }
       users += 1
-      try modelWriter.append(models)
+      try files.model.append(models)
       for pair in fit.pairs {
         pairs += 1
         habit.add(pair)
         for subset in FitSubset.allCases {
           for (i, score) in pair.scores[subset.index].enumerated() {
-            try perPair?.write(
+            try files.perPair?.write(
               EvaluationColumn.row(
                 user: fit.user, app: pair.app, predictor: FitPredictor.allCases[i].rawValue, subset: subset,
                 trainOpens: pair.trainingOpens, score: score))
@@ -139,76 +231,39 @@ package struct FitJob: Sendable {
       }
       if let d = fit.device {
         device.add(d)
-        try perUserDevice?.write(DeviceColumn.rows(user: fit.user, d))
+        try files.perUserDevice?.write(DeviceColumn.rows(user: fit.user, d))
       }
     }
-    passFinished(.users)
-    guard users > 0 else {
-      throw TraceFormatError(
-        file: trace, line: 0, field: "-",
-        message: "no user has a usable window (\(skipped.count) skipped: under 1 day of training or 75 min of test)")
-    }
+  }
 
-    if let report, let perPair, let perUserDevice {
-      let o = try AtomicTextFile(path: report + "/evaluation_overall.csv")
-      try o.write(CSV.line(OverallColumn.names))
-      for subset in FitSubset.allCases {
-        for (i, s) in habit.overall[subset.index].enumerated() {
-          try o.write(
-            OverallColumn.row(
-              predictor: FitPredictor.allCases[i].rawValue, subset: subset, pairs: pairs, score: s,
-              wins: habit.wins[subset.index][i]))
-        }
+  /// Writes (uncommitted) the overall scores and calibration tables of the
+  /// habit predictors and the device models into `report`, in commit order.
+  private func writeOverall(_ report: String, _ totals: PassTwoTotals) throws -> [AtomicTextFile] {
+    let habit = totals.habit, device = totals.device
+    let o = try AtomicTextFile(path: report + "/evaluation_overall.csv")
+    try o.write(CSV.line(OverallColumn.names))
+    for subset in FitSubset.allCases {
+      for (i, s) in habit.overall[subset.index].enumerated() {
+        try o.write(
+          OverallColumn.row(
+            predictor: FitPredictor.allCases[i].rawValue, subset: subset, pairs: totals.pairs, score: s,
+            wins: habit.wins[subset.index][i]))
       }
-      let c = try AtomicTextFile(path: report + "/calibration.csv")
-      try c.write(CSV.line(["predictor", "subset", "decile", "n", "mean_predicted", "observed"]))
-      for subset in FitSubset.allCases {
-        for (i, s) in habit.overall[subset.index].enumerated() {
-          try c.write(calibrationRows([FitPredictor.allCases[i].rawValue, subset.rawValue], s))
-        }
-      }
-      let dO = try AtomicTextFile(path: report + "/device_evaluation_overall.csv")
-      try dO.write(CSV.line(DeviceOverallColumn.names))
-      try dO.write(DeviceOverallColumn.rows(device))
-      let dC = try AtomicTextFile(path: report + "/device_calibration.csv")
-      try dC.write(CSV.line(["subset", "target", "predictor", "decile", "n", "mean_predicted", "observed"]))
-      try dC.write(DeviceOverallColumn.calibration(device))
-      let manifest: [String: Any] = [
-        "fetchlab_version": version,
-        "command": command,
-        "trace": ["path": trace, "bytes": traceBytes(trace)],
-        "model": out,
-        "seed": seed,
-        "apps": setup.selection.description,
-        "train_fraction": trainFraction,
-        "counts": [
-          "users": users, "pairs": pairs, "skipped_users": skipped.count, "population_pairs": samples.count,
-          "device_users": device.users,
-        ],
-        "logging_gap_h": LoggingGaps.defaultMinimumSeconds / 3600,
-        "jobs": jobs,
-        "started_at": ISO8601DateFormatter().string(from: started),
-        "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
-      ]
-      let m = try AtomicTextFile(path: report + "/manifest.json")
-      try m.write(JSONText.pretty(manifest))
-      try modelWriter.commit()
-      try perPair.commit()
-      try perUserDevice.commit()
-      try o.commit()
-      try c.commit()
-      try dO.commit()
-      try dC.commit()
-      try m.commit()
-    } else {
-      try modelWriter.commit()
     }
-
-    return Outcome(
-      summary: "\(users) users, \(pairs) (user, app) pairs; population model from \(samples.count) pairs, "
-        + "\(population.diagnostics.trainingOpens) opens -> \(out)\n" + FitTable.render(habit, pairs: pairs)
-        + DeviceTable.render(device),
-      skipped: skipped, populationSeconds: populationTime)
+    let c = try AtomicTextFile(path: report + "/calibration.csv")
+    try c.write(CSV.line(["predictor", "subset", "decile", "n", "mean_predicted", "observed"]))
+    for subset in FitSubset.allCases {
+      for (i, s) in habit.overall[subset.index].enumerated() {
+        try c.write(calibrationRows([FitPredictor.allCases[i].rawValue, subset.rawValue], s))
+      }
+    }
+    let dO = try AtomicTextFile(path: report + "/device_evaluation_overall.csv")
+    try dO.write(CSV.line(DeviceOverallColumn.names))
+    try dO.write(DeviceOverallColumn.rows(device))
+    let dC = try AtomicTextFile(path: report + "/device_calibration.csv")
+    try dC.write(CSV.line(["subset", "target", "predictor", "decile", "n", "mean_predicted", "observed"]))
+    try dC.write(DeviceOverallColumn.calibration(device))
+    return [o, c, dO, dC]
   }
 
   /// Pass 1: the training windows of the population sample, in trace
