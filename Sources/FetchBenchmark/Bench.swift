@@ -215,7 +215,7 @@ package func runBench(
   let fitConfig = runConfig([], config.jobs)
   t0 = DispatchTime.now()
   let fitted = try fitPopulationHashed(fitConfig, limits: .current)
-  let population = fitted.model
+  let population = fitted.models
   let popFitS = seconds(since: t0)
   metrics.append(.init(name: "fit_population_s", value: popFitS, unit: "s"))
   // The users the population pass parsed in full (the others it passed over).
@@ -228,7 +228,7 @@ package func runBench(
       return apps.select(in: u).map { HabitSample(trace: train, app: $0, from: train.start, to: train.end) }
     }
     let t = DispatchTime.now()
-    _ = parallelMap(samples.count, jobs: config.jobs) { HabitFitter().fit(samples[$0], prior: population) }
+    _ = parallelMap(samples.count, jobs: config.jobs) { HabitFitter().fit(samples[$0], prior: population.habit) }
     fitS += seconds(since: t)
     models += samples.count
     progress(BenchProgress(stage: "fit", done: models, total: 3 * users))

@@ -60,7 +60,7 @@ final class UnitReplay {
         tracePath: path, policies: e.policies, seed: e.replicationSeed(r), world: e.world(of: d), apps: e.apps,
         recordEvents: e.eventFiles, jobs: options.jobs, batchUsers: e.unitUsers, trainFraction: e.trainFraction)
     }
-    var population: HabitModel??
+    var population: PopulationModels?
     var ids = [[String]](repeating: [], count: e.replications)
     let reader = try ParallelTraceReader(path: path, jobs: options.jobs, chunkBytes: configs[0].readChunkBytes)
     let hasher = BackgroundSHA256(jobs: options.jobs)
@@ -84,8 +84,8 @@ final class UnitReplay {
         needed = []
       }
       if !needed.isEmpty {
-        if usesHabitModel, population == nil { population = .some(try fitPopulation(configs[0])) }
-        submitReplays(needed, users: users, configs: configs, model: population ?? nil)
+        if usesHabitModel, population == nil { population = try fitPopulation(configs[0]) }
+        submitReplays(needed, users: users, configs: configs, models: population ?? PopulationModels())
       }
       // The previous block's parts, while the workers replay this one.
       if let previous = submitted { try writeParts(previous) }
@@ -146,10 +146,10 @@ final class UnitReplay {
 
   /// Submits the replay of every user of a block for each replication in
   /// `needed`, replication by replication.
-  private func submitReplays(_ needed: [Int], users: [UserTrace], configs: [RunConfiguration], model: HabitModel?) {
+  private func submitReplays(_ needed: [Int], users: [UserTrace], configs: [RunConfiguration], models: PopulationModels) {
     for r in needed {
       let config = configs[r]
-      for u in users { work.submit { .replayed(replayUser(u, config, model)) } }
+      for u in users { work.submit { .replayed(replayUser(u, config, models: models)) } }
     }
   }
 

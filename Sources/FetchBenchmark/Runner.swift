@@ -147,9 +147,9 @@ package func runReplay<S: RunSink>(
   LinearAlgebra.setSingleThreaded()
   try requireRegularFile(config.tracePath)
   var stats = RunStats()
-  var fitted: (model: HabitModel?, sha256: String, usersRead: Int)?
+  var fitted: (models: PopulationModels, sha256: String, usersRead: Int)?
   if config.policies.contains(where: \.usesHabitModel) { fitted = try fitPopulationHashed(config, limits: limits) }
-  let population = fitted?.model
+  let population = fitted?.models ?? PopulationModels()
   let reader = try ParallelTraceReader(
     path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
   let hasher = BackgroundSHA256(jobs: config.jobs)
@@ -179,7 +179,7 @@ package func runReplay<S: RunSink>(
     work.submit {
       Result {
         try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: line)
-        return prepare(replayUser(u, config, population), config)
+        return prepare(replayUser(u, config, models: population), config)
       }
     }
     while let r = work.nextIfReady() { try consume(r) }
@@ -297,15 +297,37 @@ package func splitForRun(_ trace: UserTrace, _ config: RunConfiguration) -> (tra
   return trace.split(at: trace.start + config.trainFraction * (trace.end - trace.start))
 }
 
-/// Fits the population habit model on the training parts of a deterministic
-/// sample of users (a first pass over the trace); `nil` when no sampled
-/// user has a training window of one bin or more.
-package func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = .current) throws -> HabitModel? {
-  try fitPopulationHashed(config, limits: limits).model
+/// The population models the learning policies shrink each user's toward,
+/// fitted on the training parts of a sample of the run's users (never on
+/// the scored parts).
+package struct PopulationModels: Sendable {
+  /// The population habit model; nil when no sampled user has a training
+  /// window of one bin or more.
+  package var habit: HabitModel?
+  /// The population device models (WiFi, offline, plugged); nil when no
+  /// sampled user has network or charging rows in training.
+  package var device: DeviceModels?
+
+  package init(habit: HabitModel? = nil, device: DeviceModels? = nil) {
+    self.habit = habit
+    self.device = device
+  }
+
+  /// Spacing of the device models' training points in the population
+  /// sample, s: hourly (the users' own fits use 15 min), which bounds the
+  /// sample's memory at about 24 points a day per target and user.
+  static let deviceGridSeconds = 3600.0
+}
+
+/// Fits the population models on the training parts of a deterministic
+/// sample of users (a first pass over the trace).
+package func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = .current) throws -> PopulationModels {
+  try fitPopulationHashed(config, limits: limits).models
 }
 
 /// ``fitPopulation(_:limits:)``, the SHA-256 of the bytes it read, and the
-/// users it read in full.
+/// users it read in full. The device models' sample is the same users'
+/// training parts, on an hourly grid (``PopulationModels/deviceGridSeconds``).
 ///
 /// The sample is the `populationUsers` users with a training window whose
 /// ids have the smallest ``StableHash/fnv1a(_:)``. Once that many are
@@ -322,14 +344,14 @@ package func fitPopulation(_ config: RunConfiguration, limits: ResourceLimits = 
 ///   `end` row.
 func fitPopulationHashed(
   _ config: RunConfiguration, limits: ResourceLimits
-) throws -> (model: HabitModel?, sha256: String, usersRead: Int) {
+) throws -> (models: PopulationModels, sha256: String, usersRead: Int) {
   let reader = try ParallelTraceReader(
     path: config.tracePath, limits: limits, jobs: config.jobs, chunkBytes: config.readChunkBytes)
   let hasher = BackgroundSHA256(jobs: config.jobs)
   reader.hasher = hasher
   let bound = SampleBound()
   reader.skip = { bound.excludes($0) }
-  var kept: [(hash: UInt64, samples: [HabitSample])] = []
+  var kept: [(hash: UInt64, samples: [HabitSample], device: [DeviceTarget: [DevicePoint]])] = []
   var usersRead = 0
   do {
     while let u = try reader.next() {
@@ -340,7 +362,7 @@ func fitPopulationHashed(
       let train = splitForRun(u, config).train
       guard train.end > train.start else { continue }
       let samples = config.apps.select(in: u).map { HabitSample(trace: train, app: $0, from: train.start, to: train.end) }
-      kept.append((h, samples))
+      kept.append((h, samples, populationDevicePoints(train)))
       kept.sort { $0.hash < $1.hash }
       if kept.count > config.populationUsers { kept.removeLast() }
       if kept.count == config.populationUsers { bound.lower(to: kept[kept.count - 1].hash) }
@@ -351,14 +373,39 @@ func fitPopulationHashed(
     try checkEveryUser(config, limits: limits)
     throw error
   }
+  var models = PopulationModels(device: populationDeviceModels(kept.map(\.device)))
   let samples = kept.flatMap(\.samples)
-  guard !samples.isEmpty else { return (nil, hasher.hexDigest(), usersRead) }
+  guard !samples.isEmpty else { return (models, hasher.hexDigest(), usersRead) }
   do {
-    return (try HabitFitter().fitPopulation(samples), hasher.hexDigest(), usersRead)
+    models.habit = try HabitFitter().fitPopulation(samples)
   } catch let e as HabitFitError where e.isEmptyData {
     // Every sampled training window is shorter than one bin, or has no opens.
-    return (nil, hasher.hexDigest(), usersRead)
   }
+  return (models, hasher.hexDigest(), usersRead)
+}
+
+/// The device-model points of a training part for the population sample
+/// (the planner's targets, on the hourly grid); empty without network or
+/// charging rows.
+private func populationDevicePoints(_ train: UserTrace) -> [DeviceTarget: [DevicePoint]] {
+  let timeline = DeviceTimeline(train)
+  guard timeline.hasNetwork || timeline.hasCharging else { return [:] }
+  let options = DeviceModelOptions(gridSeconds: PopulationModels.deviceGridSeconds)
+  var points: [DeviceTarget: [DevicePoint]] = [:]
+  for target in [DeviceTarget.plugged, .wifi, .offline] {
+    points[target] = DeviceFeatures.points(
+      target, trace: train, timeline: timeline, from: train.start, to: train.end, options: options)
+  }
+  return points
+}
+
+/// The population device models of the sampled users' points, in their
+/// sample order; nil when no user has any, or a fit fails.
+private func populationDeviceModels(_ users: [[DeviceTarget: [DevicePoint]]]) -> DeviceModels? {
+  var points: [DeviceTarget: [DevicePoint]] = [:]
+  for u in users { for (target, p) in u { points[target, default: []] += p } }
+  guard points.values.contains(where: { !$0.isEmpty }) else { return nil }
+  return try? DeviceModels.fitPopulation(points, options: DeviceModelOptions())
 }
 
 /// Reads every user of `config`'s trace and checks its replay budget, as
@@ -405,7 +452,7 @@ package struct PreparedReplay: Sendable {
   /// Opens in the whole window and scored, apps replayed and left out.
   package let coverage: UserCoverage
 
-  package init(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) {
+  package init(_ trace: UserTrace, _ config: RunConfiguration, _ population: PopulationModels = PopulationModels()) {
     let (train, test) = splitForRun(trace, config)
     apps = config.apps.select(in: trace)
     coverage = UserCoverage(trace: trace, scored: test, selected: apps)
@@ -414,7 +461,7 @@ package struct PreparedReplay: Sendable {
       seed: config.seed)
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
     let fits = HabitFitCache(trace: trace, sharesOpenProbabilities: PolicySpec.sharesOpenProbabilities(config.policies))
-    learning = LearningContext(training: train, population: population, fits: fits)
+    learning = LearningContext(training: train, population: population.habit, fits: fits, populationDevice: population.device)
   }
 
   /// The replays of every selected app under `policies`, at the world's
@@ -434,7 +481,13 @@ package struct PreparedReplay: Sendable {
 
 /// Replays one user under every policy and selected app.
 public func replayUser(_ trace: UserTrace, _ config: RunConfiguration, _ population: HabitModel? = nil) -> UserResult {
-  PreparedReplay(trace, config, population).replay(config.policies, config)
+  replayUser(trace, config, models: PopulationModels(habit: population))
+}
+
+/// Replays one user under every policy and selected app, the learning
+/// policies shrinking toward the population `models`.
+package func replayUser(_ trace: UserTrace, _ config: RunConfiguration, models: PopulationModels) -> UserResult {
+  PreparedReplay(trace, config, models).replay(config.policies, config)
 }
 
 /// Users read and not yet handed to the sink at most, in a streaming

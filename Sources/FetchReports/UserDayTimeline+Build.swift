@@ -30,8 +30,8 @@ extension UserDayTimeline {
     let config = RunConfiguration(
       tracePath: path, policies: specs, seed: run.seed, world: run.world, apps: run.apps, recordEvents: true, jobs: 1,
       trainFraction: run.trainFraction)
-    let population = specs.contains(where: \.usesHabitModel) ? try fitPopulation(config) : nil
-    let result = replayUser(trace, config, population)
+    let population = specs.contains(where: \.usesHabitModel) ? try fitPopulation(config) : PopulationModels()
+    let result = replayUser(trace, config, models: population)
     let test = result.trace
     guard !result.apps.isEmpty else { throw TimelineError(.badRequest, "user \(trace.user) opens no app the run selected (\(run.apps))") }
     let a = try chooseApp(result, request, user: trace.user)

@@ -75,7 +75,7 @@ struct PopulationSampleTests {
       let want = try HabitFitter().fitPopulation(samples)
       for jobs in [1, 2] {
         let got = try fitPopulationHashed(try Self.config(path, sample: sample, jobs: jobs), limits: .current)
-        #expect(got.model == want, "a sample of \(sample), \(jobs) jobs")
+        #expect(got.models.habit == want, "a sample of \(sample), \(jobs) jobs")
         #expect(got.sha256 == (try SHA256.hashFile(atPath: path)).hex)
         // One job reads exactly the users the rule cannot pass over; two
         // may read more (a worker can see the bound late), never fewer.
@@ -125,9 +125,41 @@ struct PopulationSampleTests {
     lines[b] = lines[b].replacingOccurrences(of: ",opne,", with: ",open,")
     try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
     let config = try Self.config(path, sample: sample, jobs: 1)
-    #expect(try fitPopulationHashed(config, limits: .current).model != nil)
+    #expect(try fitPopulationHashed(config, limits: .current).models.habit != nil)
     var sink = CountingSink()
     let e = try #require(throws: TraceFormatError.self) { try runReplay(config, into: &sink) }
     #expect(e.line == a + 1 && e.field == "event", "\(e)")
+  }
+
+  @Test("the population device models come from the sampled training parts only, and the planner's shrink toward them")
+  func populationDeviceModels() throws {
+    let dir = Scratch.directory("population-device")
+    let path = dir + "/t.csv"
+    try Self.traceLines().joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    let config = try Self.config(path, sample: 12, jobs: 1)
+    let models = try fitPopulationHashed(config, limits: .current).models
+    let population = try #require(models.device)
+    #expect(population.plugged != nil && population.wifi != nil && population.offline != nil)
+    // The same trace without any network or charging row in the scored parts.
+    let reader = try TraceReader(path: path)
+    let writer = try TraceWriter(path: dir + "/scored-parts-cut.csv")
+    var users: [UserTrace] = []
+    while var u = try reader.next() {
+      users.append(u)
+      let split = splitForRun(u, config).train.end
+      u.events.removeAll { $0.time >= split && [.network, .chargeStart, .chargeEnd].contains($0.kind) }
+      try writer.write(u)
+    }
+    try writer.commit()
+    let cut = try fitPopulationHashed(try Self.config(dir + "/scored-parts-cut.csv", sample: 12, jobs: 1), limits: .current)
+    #expect(cut.models.device == population)
+    // A user's own models move toward the population's.
+    let train = splitForRun(try #require(users.first), config).train
+    let own = try #require(PlannerPolicy.fitDeviceModels(train))
+    let shrunk = try #require(PlannerPolicy.fitDeviceModels(train, population: population))
+    let distance = { (m: DeviceModels) in
+      zip(try! #require(m.wifi).coefficients, population.wifi!.coefficients).map { ($0 - $1) * ($0 - $1) }.reduce(0, +)
+    }
+    #expect(distance(shrunk) < distance(own), "\(distance(shrunk)) against \(distance(own))")
   }
 }

@@ -154,7 +154,7 @@ package enum PlannerFamily: PolicyFamily {
       if p.useDeviceModels <= 0 {
         nil
       } else if let learning {
-        learning.deviceModels.models(for: training, fit: PlannerPolicy.fitDeviceModels)
+        learning.deviceModels.models(for: training) { PlannerPolicy.fitDeviceModels($0, population: learning.populationDevice) }
       } else {
         PlannerPolicy.fitDeviceModels(training)
       }

@@ -147,12 +147,13 @@ package struct PlannerPolicy: FetchPolicy {
   }
 
   /// The device models of the training window (WiFi, offline, plugged),
-  /// each a logistic GLM on the user's own points shrunk toward zero (no
-  /// built-in curve); nil when training has no network or charging rows.
+  /// each a logistic GLM on the user's own points shrunk toward the
+  /// `population` models (as `fit` does), or toward zero without them;
+  /// nil when training has no network or charging rows.
   ///
   /// - Complexity: O(training window / 15 min) points per target, each GLM
   ///   a few IRLS steps on 17 features.
-  package static func fitDeviceModels(_ training: UserTrace) -> DeviceModels? {
+  package static func fitDeviceModels(_ training: UserTrace, population: DeviceModels? = nil) -> DeviceModels? {
     let timeline = DeviceTimeline(training)
     guard timeline.hasNetwork || timeline.hasCharging else { return nil }
     let options = DeviceModelOptions()
@@ -161,7 +162,7 @@ package struct PlannerPolicy: FetchPolicy {
       points[target] = DeviceFeatures.points(
         target, trace: training, timeline: timeline, from: training.start, to: training.end, options: options)
     }
-    return try? DeviceModels.fitUser(points, population: DeviceModels(), options: options)
+    return try? DeviceModels.fitUser(points, population: population ?? DeviceModels(), options: options)
   }
 
   /// The habit model currently in use.

@@ -221,6 +221,10 @@ package struct LearningContext: Sendable {
   package var training: UserTrace
   /// The population habit model to shrink toward, if any.
   package var population: HabitModel?
+  /// The population device models (WiFi, offline, plugged) to shrink each
+  /// device's toward, fitted on the training windows of the run's users;
+  /// nil without device rows (the device's own then shrink toward zero).
+  package var populationDevice: DeviceModels?
   /// Habit fits shared by the learning policies replayed with this context.
   package let fits: HabitFitCache
   /// Device models fitted on the training window, shared likewise.
@@ -228,10 +232,14 @@ package struct LearningContext: Sendable {
   /// The apps' pacing of the Minimum scheduler's budgets, shared likewise.
   package let pacing = TrainingPacing()
 
-  package init(training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache()) {
+  package init(
+    training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache(),
+    populationDevice: DeviceModels? = nil
+  ) {
     self.training = training
     self.population = population
     self.fits = fits
+    self.populationDevice = populationDevice
   }
 }
 
