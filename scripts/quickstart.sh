@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The main job: build FetchLab and run the default benchmark
 # (experiments/default.json): the bundled UbiqLog trace and a 100-user
-# synthetic population, 32 policy configurations (timers, oracles, the
+# synthetic population, 35 policy configurations (timers, oracles, the
 # budgeted oracles, iOS Minimum/Custom sweeps, silent push, Android
-# WorkManager and Standby, TailEnder, IMP), 3 replications, every policy
+# WorkManager and Standby, TailEnder, IMP, the planner), 3 replications, every policy
 # trained on the first 75 % of each user's window and scored on the rest.
 # Results (CSV with 95 % CIs, Pareto frontiers, paired comparisons) go to
-# results/default/; a comparison table per dataset is printed. About 15 s
+# results/default/; a comparison table per dataset is printed. About 25 s
 # after the build on 2 cores; rerunning resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
