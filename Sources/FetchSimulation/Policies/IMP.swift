@@ -8,7 +8,7 @@ import Foundation
 /// IMP (Higgins, Flinn, Giuli, Noble, Peplin, Watson, *Informed Mobile
 /// Prefetching*, MobiSys 2012) publishes no defaults for these
 /// (NV); budgets follow the `ios-minimum` sweep.
-package struct IMPParameters: Sendable, Hashable {
+package struct IMPParameters: SettingTable {
   /// Decision period, s: prices adapt and a decision is taken every period
   /// (plus at opportunities).
   package var checkIntervalS = 300.0
@@ -49,9 +49,9 @@ package struct IMPParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `imp:key=value`.
-  static let keys: [SettingKey<IMPParameters>] = [
-    .init("check", \.checkIntervalS, min: 60, max: SettingBound.period, duration: true, help: "decision period: prices adapt and a decision is taken every period"),
-    .init("horizon", \.horizonS, min: 60, max: SettingBound.horizon, duration: true, help: "\"soon\": horizon of the predicted open probability"),
+  package static let keys: [SettingKey<IMPParameters>] = [
+    .check(\.checkIntervalS, help: "decision period: prices adapt and a decision is taken every period"),
+    .horizon(\.horizonS),
     .init("value", \.valueJ, help: "value of a prefetch the user sees as new, J-equivalent at the initial price"),
     .init("energy_budget_pct", \.energyBudgetPctPerDay, max: SettingBound.percent, help: "energy budget, % of battery per local day"),
     .init("data_budget_mb", \.dataBudgetMBPerDay, help: "cellular data budget, MB per local day"),
@@ -384,17 +384,10 @@ package enum IMPFamily: PolicyFamily {
   package static let example = "imp"
   package static let summary =
     "Informed Mobile Prefetching: cost-benefit (habit model × learned hit rate) against energy and data prices that adapt to daily budgets"
-  package static var settings: [PolicySettingInfo] { settingInfos(IMPParameters.keys, defaults: IMPParameters()) }
   package static let learns = true
   package static let usesHabitModel = true
   package static let style = PolicyStyle(color: "#777777", marker: .pentagon)
 
-  package static func parse(_ argument: String?, spec: String) throws -> IMPParameters {
-    try parseSettings(argument ?? "", policy: spec, defaults: IMPParameters(), keys: IMPParameters.keys)
-  }
-  package static func describe(_ p: IMPParameters) -> String {
-    name + settingsSuffix(p, defaults: IMPParameters(), keys: IMPParameters.keys, separator: ":")
-  }
   /// One IMP instance per app; at device scope they share one
   /// ``IMPSpending``, so the energy and data budgets are the device's.
   package static func makePolicies(_ p: IMPParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> IMPPolicy {

@@ -7,7 +7,7 @@ import Foundation
 /// numbers (NV), so each is a parameter with a default chosen
 /// inside a plausible sweep, and `ios-minimum:key=value,...`
 /// overrides any of them.
-package struct MinimumParameters: Sendable, Hashable {
+package struct MinimumParameters: SettingTable {
   /// Seconds between the system's periodic scheduling checks (NV).
   package var checkIntervalS = 300.0
   /// Rate limit: minimum seconds between two launches of the app (factor 7;
@@ -58,10 +58,10 @@ package struct MinimumParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `ios-minimum:key=value`.
-  static let keys: [SettingKey<MinimumParameters>] = [
-    .init("check", \.checkIntervalS, min: 60, max: SettingBound.period, duration: true, help: "time between the scheduler's periodic checks"),
+  package static let keys: [SettingKey<MinimumParameters>] = [
+    .check(\.checkIntervalS, help: "time between the scheduler's periodic checks"),
     .init("spacing", \.minSpacingS, duration: true, help: "rate limit: least time between two launches of the app"),
-    .init("horizon", \.horizonS, min: 60, max: SettingBound.horizon, duration: true, help: "\"soon\": horizon of the predicted open probability"),
+    .horizon(\.horizonS),
     .init("value", \.freshValueJ, help: "value of fresh rather than stale content at an open, J-equivalent"),
     .init("age_value", \.ageValueJPerHour, help: "value of one hour of age avoided at an open, J-equivalent per hour"),
     .init("price", \.energyPrice, help: "price of a joule (the energy-price sweep)"),
