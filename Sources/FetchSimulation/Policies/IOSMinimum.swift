@@ -356,26 +356,16 @@ package struct MinimumPolicy: FetchPolicy {
   /// syncs); returns whether it is an opportunity to decide (another app's
   /// open, a wake, plugging in, joining WiFi).
   mutating func record(_ event: TraceEvent, _ ctx: PolicyContext) -> Bool {
-    var opportunity = false
-    switch event.kind {
-    case .open:
+    if event.kind == .open {
       seenOpens.append(event)
       seenEnd = event.time
       lastAnyOpen = event.time
       if event.app == ctx.app {
         lastAppOpen = event.time
         if world.foregroundRefresh { lastSync = event.time }
-      } else {
-        opportunity = true
       }
-    case .wake, .chargeStart:
-      opportunity = true
-    case .network:
-      opportunity = ctx.network == .wifi
-    default:
-      break
     }
-    return opportunity
+    return isDecisionOpportunity(event, ctx)
   }
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
