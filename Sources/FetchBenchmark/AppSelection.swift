@@ -53,32 +53,20 @@ public enum AppSelection: Sendable, Equatable, CustomStringConvertible {
 
 /// A bad `--apps` value (or `apps` key of an experiment).
 ///
-/// A public struct over an internal enum (like `LinearAlgebraError`): match
-/// on ``code``, show ``message``; new codes do not break callers.
+/// Match on ``code`` (a struct of named codes, so new codes do not break
+/// callers), show ``message``.
 public struct AppSelectionError: Error, CustomStringConvertible, Sendable, Equatable {
-  enum Kind: Sendable, Hashable {
-    case badCount, noNames, unknownForm
-  }
-
   /// The category of a ``AppSelectionError``.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
-    let kind: Kind
+    /// A stable kebab-case name.
+    public let description: String
 
     /// `top:K` or `min-opens:N` with a count below 1 or not a number.
-    public static let badCount = Code(kind: .badCount)
+    public static let badCount = Code(description: "bad-count")
     /// `names:` without an app name.
-    public static let noNames = Code(kind: .noNames)
+    public static let noNames = Code(description: "no-names")
     /// Not one of `top:K`, `min-opens:N`, `names:A,B`.
-    public static let unknownForm = Code(kind: .unknownForm)
-
-    /// A stable kebab-case name.
-    public var description: String {
-      switch kind {
-      case .badCount: "bad-count"
-      case .noNames: "no-names"
-      case .unknownForm: "unknown-form"
-      }
-    }
+    public static let unknownForm = Code(description: "unknown-form")
   }
 
   /// The category.

@@ -114,26 +114,30 @@ func assembleParts(
 func writePooledFiles(
   _ e: Experiment, totals: PartTotals, staging: String, format: ExperimentFormat
 ) throws -> [AtomicTextFile] {
-  let header = "dataset,replication,"
-  let policies = try AtomicTextFile(path: staging + "/pooled.csv")
-  try policies.write(header + format.policyColumns.joined(separator: ",") + "\n")
+  [
+    try writePooled(
+      e, path: staging + "/pooled.csv", columns: format.policyColumns, rows: totals.aggregates, format.policyRow),
+    try writePooled(
+      e, path: staging + "/devices_pooled.csv", columns: format.devicePoolColumns, rows: totals.deviceAggregates,
+      format.devicePoolRow),
+  ]
+}
+
+/// One pooled file: `dataset,replication,` and `columns`, then per dataset
+/// and replication the records of `rows[dataset][replication]` as `row`
+/// writes them with the dataset's battery capacity, J.
+private func writePooled<A>(
+  _ e: Experiment, path: String, columns: [String], rows: [[[A]]], _ row: (A, Double) -> String
+) throws -> AtomicTextFile {
+  let file = try AtomicTextFile(path: path)
+  try file.write("dataset,replication," + columns.joined(separator: ",") + "\n")
   for (di, d) in e.datasets.enumerated() {
     let capacityJ = e.world(of: d).batteryCapacityJ
     for r in 0..<e.replications {
-      for a in totals.aggregates[di][r] {
-        try policies.write(CSV.field(d.name) + ",\(r)," + format.policyRow(a, capacityJ) + "\n")
+      for a in rows[di][r] {
+        try file.write(CSV.field(d.name) + ",\(r)," + row(a, capacityJ) + "\n")
       }
     }
   }
-  let devicePool = try AtomicTextFile(path: staging + "/devices_pooled.csv")
-  try devicePool.write(header + format.devicePoolColumns.joined(separator: ",") + "\n")
-  for (di, d) in e.datasets.enumerated() {
-    let capacityJ = e.world(of: d).batteryCapacityJ
-    for r in 0..<e.replications {
-      for a in totals.deviceAggregates[di][r] {
-        try devicePool.write(CSV.field(d.name) + ",\(r)," + format.devicePoolRow(a, capacityJ) + "\n")
-      }
-    }
-  }
-  return [policies, devicePool]
+  return file
 }

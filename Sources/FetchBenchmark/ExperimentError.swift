@@ -7,48 +7,30 @@ import Foundation
 /// A problem running an experiment that is not located in an input file
 /// (a directory holding another experiment, a corrupted part, …).
 ///
-/// A public struct over an internal enum (like `LinearAlgebraError`): match
-/// on ``code``, show ``message``; new codes do not break callers.
+/// Match on ``code`` (a struct of named codes, so new codes do not break
+/// callers), show ``message``.
 public struct ExperimentError: Error, CustomStringConvertible, Sendable, Equatable {
-  enum Kind: Sendable, Hashable {
-    case badShard, badPolicyPattern, directoryConflict, configurationChanged, inputChanged, damagedParts
-    case shardMismatch, other
-  }
-
   /// The category of an ``ExperimentError``.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
-    let kind: Kind
+    /// A stable kebab-case name.
+    public let description: String
 
     /// A `--shard K/N` value that is malformed or out of range.
-    public static let badShard = Code(kind: .badShard)
+    public static let badShard = Code(description: "bad-shard")
     /// A policy pattern with unbalanced braces or too many expansions.
-    public static let badPolicyPattern = Code(kind: .badPolicyPattern)
+    public static let badPolicyPattern = Code(description: "bad-policy-pattern")
     /// The output directory is in use or holds another experiment's results.
-    public static let directoryConflict = Code(kind: .directoryConflict)
+    public static let directoryConflict = Code(description: "directory-conflict")
     /// The configuration changed since the parts in the directory were computed.
-    public static let configurationChanged = Code(kind: .configurationChanged)
+    public static let configurationChanged = Code(description: "configuration-changed")
     /// An input file changed during the run.
-    public static let inputChanged = Code(kind: .inputChanged)
+    public static let inputChanged = Code(description: "input-changed")
     /// A part, state or shard file is missing or does not match its checksum.
-    public static let damagedParts = Code(kind: .damagedParts)
+    public static let damagedParts = Code(description: "damaged-parts")
     /// Shards given to a merge do not belong together.
-    public static let shardMismatch = Code(kind: .shardMismatch)
+    public static let shardMismatch = Code(description: "shard-mismatch")
     /// Any other problem (directories that cannot be created or written, …).
-    public static let other = Code(kind: .other)
-
-    /// A stable kebab-case name.
-    public var description: String {
-      switch kind {
-      case .badShard: "bad-shard"
-      case .badPolicyPattern: "bad-policy-pattern"
-      case .directoryConflict: "directory-conflict"
-      case .configurationChanged: "configuration-changed"
-      case .inputChanged: "input-changed"
-      case .damagedParts: "damaged-parts"
-      case .shardMismatch: "shard-mismatch"
-      case .other: "other"
-      }
-    }
+    public static let other = Code(description: "other")
   }
 
   /// The category.

@@ -20,7 +20,7 @@ import CLAPACKE
 ///
 /// with ``solveNormalEquations(_:_:weights:ridge:)`` (Cholesky, fast) and
 /// falls back to ``leastSquares(_:_:)`` (QR, more stable) or a larger λ when
-/// that throws ``LinearAlgebraError/Code-swift.struct/notPositiveDefinite``.
+/// that throws ``LinearAlgebraError/Code/notPositiveDefinite``.
 package enum LinearAlgebra {
   /// Makes OpenBLAS compute on the calling thread only
   /// (`openblas_set_num_threads(1)`) and stops the worker threads it

@@ -155,56 +155,66 @@ extension UserDayTimeline {
 
   /// The network band: one coloured segment per network, labelled when wide enough.
   private func renderNetwork(_ row: SVGLayout.Row, into o: inout String) {
-    let n = SVGPlot.n, e = SVGPlot.escape
+    let e = SVGPlot.escape
     o += "<g class=\"network\">\n"
     for s in network {
       let st = Self.networkStyle(s.network)
       let a = x(s.start), b = x(s.end)
-      o += "<rect x=\"\(n(a))\" y=\"\(n(row.y))\" width=\"\(n(max(0.5, b - a)))\" height=\"\(n(row.h))\" "
-      o += "fill=\"\(st.color)\" fill-opacity=\"\(st.opacity)\""
-      o += s.network == .offline ? " stroke=\"#333333\" stroke-width=\"0.6\">" : ">"
-      o += "<title>\(e(st.label)) \(clock(s.start))–\(clock(s.end))</title></rect>\n"
-      if b - a > 8 * Double(st.label.count) + 6 {
-        o += "<text x=\"\(n((a + b) / 2))\" y=\"\(n(row.y + 12))\" text-anchor=\"middle\" font-size=\"10\">"
-        o += "\(st.label)</text>\n"
-      }
+      o += Self.spanRect(
+        a, b, y: row.y, h: row.h, minWidth: 0.5,
+        "fill=\"\(st.color)\" fill-opacity=\"\(st.opacity)\""
+          + (s.network == .offline ? " stroke=\"#333333\" stroke-width=\"0.6\">" : ">")
+          + "<title>\(e(st.label)) \(clock(s.start))–\(clock(s.end))</title></rect>")
+      if b - a > 8 * Double(st.label.count) + 6 { o += Self.spanLabel(a, b, y: row.y + 12, st.label) }
     }
     o += "</g>\n"
   }
 
+  /// The `<rect>` of a span from x `a` to `b` (at least `minWidth` px wide)
+  /// over `y` to `y + h`; `rest` holds its fill attributes and its end
+  /// (`/>`, or `>` with a `<title>` and `</rect>`).
+  private static func spanRect(_ a: Double, _ b: Double, y: Double, h: Double, minWidth: Double, _ rest: String) -> String {
+    let n = SVGPlot.n
+    return "<rect x=\"\(n(a))\" y=\"\(n(y))\" width=\"\(n(max(minWidth, b - a)))\" height=\"\(n(h))\" " + rest + "\n"
+  }
+
+  /// A label centred over the span from x `a` to `b`, baseline at `y`.
+  private static func spanLabel(_ a: Double, _ b: Double, y: Double, _ text: String) -> String {
+    let n = SVGPlot.n
+    return "<text x=\"\(n((a + b) / 2))\" y=\"\(n(y))\" text-anchor=\"middle\" font-size=\"10\">" + text + "</text>\n"
+  }
+
+  /// A grey note at the start of a row (a row with nothing to draw), baseline at `y`.
+  private static func rowNote(y: Double, _ text: String) -> String {
+    "<text x=\"\(SVGPlot.n(left + 4))\" y=\"\(SVGPlot.n(y))\" font-size=\"10\" fill=\"#333333\">" + text + "</text>\n"
+  }
+
   /// The charging periods.
   private func renderCharging(_ row: SVGLayout.Row, into o: inout String) {
-    let n = SVGPlot.n
     o += "<g class=\"charging\">\n"
     for s in charging {
       let a = x(s.start), b = x(s.end)
-      o += "<rect x=\"\(n(a))\" y=\"\(n(row.y))\" width=\"\(n(max(1, b - a)))\" height=\"\(n(row.h))\" "
-      o += "fill=\"#F0E442\" fill-opacity=\"0.8\" stroke=\"#8A7F00\" stroke-width=\"0.5\"><title>charging \(clock(s.start))–\(clock(s.end))</title></rect>\n"
-      if b - a > 70 {
-        o += "<text x=\"\(n((a + b) / 2))\" y=\"\(n(row.y + 11))\" text-anchor=\"middle\" font-size=\"10\">"
-        o += "plugged in</text>\n"
-      }
+      o += Self.spanRect(
+        a, b, y: row.y, h: row.h, minWidth: 1,
+        "fill=\"#F0E442\" fill-opacity=\"0.8\" stroke=\"#8A7F00\" stroke-width=\"0.5\"><title>charging \(clock(s.start))–\(clock(s.end))</title></rect>")
+      if b - a > 70 { o += Self.spanLabel(a, b, y: row.y + 11, "plugged in") }
     }
-    if charging.isEmpty {
-      o += "<text x=\"\(n(Self.left + 4))\" y=\"\(n(row.y + 11))\" font-size=\"10\" fill=\"#333333\">"
-      o += "not charging this day</text>\n"
-    }
+    if charging.isEmpty { o += Self.rowNote(y: row.y + 11, "not charging this day") }
     o += "</g>\n"
   }
 
   /// The radio activity of everything but the policy, over its tails.
   private func renderBackgroundRadio(_ row: SVGLayout.Row, into o: inout String) {
-    let n = SVGPlot.n
     o += "<g class=\"background-radio\">\n"
     for s in backgroundTails {
       let a = x(s.start), b = x(s.end)
-      o += "<rect x=\"\(n(a))\" y=\"\(n(row.y + 3))\" width=\"\(n(max(1, b - a)))\" height=\"\(n(row.h - 6))\" "
-      o += "fill=\"#000000\" fill-opacity=\"0.25\"/>\n"
+      o += Self.spanRect(a, b, y: row.y + 3, h: row.h - 6, minWidth: 1, "fill=\"#000000\" fill-opacity=\"0.25\"/>")
     }
     for s in backgroundBusy {
       let a = x(s.start), b = x(s.end)
-      o += "<rect x=\"\(n(a))\" y=\"\(n(row.y))\" width=\"\(n(max(1, b - a)))\" height=\"\(n(row.h))\" "
-      o += "fill=\"#000000\" fill-opacity=\"0.75\"><title>radio busy \(clock(s.start))–\(clock(s.end))</title></rect>\n"
+      o += Self.spanRect(
+        a, b, y: row.y, h: row.h, minWidth: 1,
+        "fill=\"#000000\" fill-opacity=\"0.75\"><title>radio busy \(clock(s.start))–\(clock(s.end))</title></rect>")
     }
     o += "</g>\n"
   }
@@ -223,7 +233,7 @@ extension UserDayTimeline {
 
   /// The app's opens, one triangle each.
   private func renderOpens(_ row: SVGLayout.Row, into o: inout String) {
-    let n = SVGPlot.n, e = SVGPlot.escape
+    let e = SVGPlot.escape
     let opens = lanes.first?.opens ?? []
     o += "<g class=\"opens\">\n"
     for r in opens {
@@ -232,8 +242,7 @@ extension UserDayTimeline {
         .replacingOccurrences(of: "/>\n", with: "><title>open at \(clock(r.time))</title></polygon>\n")
     }
     if opens.isEmpty {
-      o += "<text x=\"\(n(Self.left + 4))\" y=\"\(n(row.y + 12))\" font-size=\"10\" fill=\"#333333\">"
-      o += "no opens of \(e(app)) this day</text>\n"
+      o += Self.rowNote(y: row.y + 12, "no opens of \(e(app)) this day")
     }
     o += "</g>\n"
   }

@@ -34,52 +34,38 @@ package struct TimelineRequest: Sendable, Equatable {
   package var isDefault: Bool { self == TimelineRequest() }
 }
 
-/// A problem with a timeline request or its inputs (exit code 1).
-///
-/// A public struct over an internal enum (like `LinearAlgebraError`): match
-/// on ``code``, show ``message``; new codes do not break callers.
+/// A problem with a timeline request or its inputs (exit code 1): match on
+/// ``code``, show ``message``.
 package struct TimelineError: Error, CustomStringConvertible, Sendable, Equatable {
-  enum Kind: Sendable, Hashable {
-    case badManifest, traceUnavailable, badRequest
-  }
-
-  /// The category of a ``TimelineError``.
-  package struct Code: Sendable, Hashable, CustomStringConvertible {
-    let kind: Kind
-
+  /// The category of a ``TimelineError``; its description is a stable
+  /// kebab-case name.
+  package enum Code: String, Sendable, Hashable, CustomStringConvertible {
     /// The run's `manifest.json` is unreadable or lacks a field the timeline needs.
-    package static let badManifest = Code(kind: .badManifest)
+    case badManifest = "bad-manifest"
     /// The run's trace is missing or changed since the run.
-    package static let traceUnavailable = Code(kind: .traceUnavailable)
+    case traceUnavailable = "trace-unavailable"
     /// A `--timeline-*` option names no user, app, policy, dataset or day of the run.
-    package static let badRequest = Code(kind: .badRequest)
+    case badRequest = "bad-request"
 
-    /// A stable kebab-case name.
-    package var description: String {
-      switch kind {
-      case .badManifest: "bad-manifest"
-      case .traceUnavailable: "trace-unavailable"
-      case .badRequest: "bad-request"
-      }
-    }
+    package var description: String { rawValue }
   }
 
   /// The category.
   package let code: Code
   /// What is wrong, in words (also the ``description``).
   package let message: String
-  /// The manifest or option at fault, when known.
+  /// The manifest at fault, when known.
   package var location: InputLocation
 
-  init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+  init(_ code: Code, _ message: String, file: String? = nil) {
     self.code = code
     self.message = message
-    self.location = location
+    self.location = InputLocation(file: file)
   }
 
-  /// A ``Code-swift.struct/badManifest`` error: `manifest: detail`.
+  /// A ``Code/badManifest`` error: `manifest: detail`.
   init(manifest: String, _ detail: String) {
-    self.init(.badManifest, manifest + ": " + detail, location: InputLocation(file: manifest))
+    self.init(.badManifest, manifest + ": " + detail, file: manifest)
   }
 
   package var description: String { message }

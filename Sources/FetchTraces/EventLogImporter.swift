@@ -470,16 +470,11 @@ package struct EventLogImporter: Sendable {
     }
     guard !sessions.isEmpty else { return nil }
     sessions.sort { $0.time < $1.time }  // stable: ties keep opening order
-    var remap = [Int32](repeating: -1, count: appCount)
-    var apps: [String] = []
+    var order = FirstOpenOrder(names: user.apps)
     var events: [TraceEvent] = []
     events.reserveCapacity(sessions.count)
     for s in sessions {
-      let a = Int(s.app)
-      if remap[a] < 0 {
-        remap[a] = Int32(apps.count)
-        apps.append(user.apps[a])
-      }
+      let app = order(Int(s.app))
       // To the millisecond: a difference of two times in ms read as
       // seconds carries binary noise (294.84999990463257).
       var length = ((s.end - s.time) * 1000).rounded() / 1000
@@ -488,13 +483,13 @@ package struct EventLogImporter: Sendable {
         out.cappedSessions += 1
       }
       last = max(last, s.time + length)
-      events.append(TraceEvent(time: s.time, kind: .open, app: remap[a], value: length))
+      events.append(TraceEvent(time: s.time, kind: .open, app: app, value: length))
     }
     let start = EventLogImporter.localMidnight(atOrBefore: user.first, clock: &clock)
     var end = EventLogImporter.localMidnight(atOrBefore: last, clock: &clock) + 86_400
     // A daylight-saving day is 23 or 25 h: make sure the window covers the last time.
     if end <= last { end += 86_400 }
-    let trace = UserTrace(user: user.id, timeZone: zone, start: start, end: end, apps: apps, events: events)
+    let trace = UserTrace(user: user.id, timeZone: zone, start: start, end: end, apps: order.apps, events: events)
     #if DEBUG
       trace._checkInvariants()
     #endif

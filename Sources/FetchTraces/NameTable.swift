@@ -107,3 +107,27 @@ struct NameTable {
     return h
   }
 }
+
+/// Renumbers a user's apps in the order of their first open, as a reader of
+/// the written trace sees them.
+struct FirstOpenOrder {
+  private let names: [String]
+  private var index: [Int32]
+  /// The names of the apps opened so far, in the new order.
+  private(set) var apps: [String] = []
+
+  /// For apps `0..<names.count` named `names`.
+  init(names: [String]) {
+    self.names = names
+    index = [Int32](repeating: -1, count: names.count)
+  }
+
+  /// The new index of app `a`; its first call numbers the app.
+  mutating func callAsFunction(_ a: Int) -> Int32 {
+    if index[a] < 0 {
+      index[a] = Int32(apps.count)
+      apps.append(names[a])
+    }
+    return index[a]
+  }
+}

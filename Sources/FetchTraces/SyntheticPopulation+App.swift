@@ -83,129 +83,47 @@ extension SyntheticPopulation {
 
     /// The default pool: 41 generic apps.
     package static let defaultPool: [App] = [
-      App(
-        "chat", weight: 18, peakHour: 20, concentration: 0.3,
-        sessionScale: 0.8, updatesPerHour: 3),
-      App(
-        "messages", weight: 16, peakHour: 19, concentration: 0.3,
-        sessionScale: 0.6, updatesPerHour: 2),
-      App(
-        "social", weight: 10, peakHour: 21, concentration: 0.6,
-        sessionScale: 1.6, updatesPerHour: 2),
-      App(
-        "phone", weight: 9, peakHour: 17, concentration: 0.5,
-        sessionScale: 1.8),
-      App(
-        "browser", weight: 7, peakHour: 21, concentration: 0.4,
-        sessionScale: 1.5),
-      App(
-        "mail", weight: 5, peakHour: 10, concentration: 0.8,
-        sessionScale: 1.0, updatesPerHour: 1),
-      App(
-        "news", weight: 4, peakHour: 8, concentration: 1.0,
-        sessionScale: 1.5, updatesPerHour: 2),
-      App(
-        "video", weight: 4, peakHour: 21, concentration: 1.2,
-        sessionScale: 4, updatesPerHour: 0.5),
-      App(
-        "settings", weight: 6, peakHour: 12, concentration: 0.2,
-        sessionScale: 0.5),
-      App(
-        "music", weight: 3, peakHour: 18, concentration: 0.6,
-        sessionScale: 0.5, updatesPerHour: 0.05),
-      App(
-        "camera", weight: 3, peakHour: 14, concentration: 0.6,
-        sessionScale: 0.6),
-      App(
-        "photos", weight: 3, peakHour: 15, concentration: 0.5,
-        sessionScale: 0.8),
-      App(
-        "games", weight: 3, peakHour: 21, concentration: 1.0,
-        sessionScale: 3, updatesPerHour: 0.1),
-      App(
-        "maps", weight: 2.5, peakHour: 17, concentration: 0.8,
-        sessionScale: 1.5, updatesPerHour: 0.05),
-      App(
-        "weather", weight: 2.5, peakHour: 7, concentration: 1.2,
-        sessionScale: 0.4, updatesPerHour: 0.25),
-      App(
-        "clock", weight: 2, peakHour: 7, concentration: 1.5,
-        sessionScale: 0.3),
-      App(
-        "calendar", weight: 2, peakHour: 9, concentration: 1.0,
-        sessionScale: 0.5, updatesPerHour: 0.2),
-      App(
-        "contacts", weight: 3, peakHour: 14, concentration: 0.3,
-        sessionScale: 0.6),
-      App(
-        "shopping", weight: 2, peakHour: 20, concentration: 0.8,
-        sessionScale: 2, updatesPerHour: 0.3),
-      App(
-        "tv", weight: 2, peakHour: 21.5, concentration: 1.5,
-        sessionScale: 5, updatesPerHour: 0.05),
-      App(
-        "bank", weight: 1.5, peakHour: 12, concentration: 0.6,
-        sessionScale: 0.8, updatesPerHour: 0.05),
-      App(
-        "podcasts", weight: 1.5, peakHour: 8, concentration: 1.0,
-        sessionScale: 1, updatesPerHour: 0.1),
-      App(
-        "videocall", weight: 1.5, peakHour: 19, concentration: 0.8,
-        sessionScale: 4),
-      App(
-        "notes", weight: 1.5, peakHour: 13, concentration: 0.4,
-        sessionScale: 0.8),
-      App(
-        "store", weight: 1.5, peakHour: 20, concentration: 0.5,
-        sessionScale: 1, updatesPerHour: 0.2),
-      App(
-        "workchat", weight: 1.5, peakHour: 11, concentration: 1.5,
-        sessionScale: 1, updatesPerHour: 2),
-      App(
-        "fitness", weight: 1.2, peakHour: 7, concentration: 1.0,
-        sessionScale: 1, updatesPerHour: 0.05),
-      App(
-        "forum", weight: 1.2, peakHour: 22, concentration: 0.8,
-        sessionScale: 2, updatesPerHour: 1.5),
-      App(
-        "rideshare", weight: 1, peakHour: 18, concentration: 0.8,
-        sessionScale: 0.8),
-      App(
-        "food", weight: 1, peakHour: 19, concentration: 1.2,
-        sessionScale: 1.5, updatesPerHour: 0.1),
-      App(
-        "dating", weight: 1, peakHour: 22, concentration: 1.0,
-        sessionScale: 1.5, updatesPerHour: 0.5),
-      App(
-        "reader", weight: 1, peakHour: 22.5, concentration: 1.5,
-        sessionScale: 4),
-      App(
-        "sports", weight: 1, peakHour: 20, concentration: 0.8,
-        sessionScale: 1.2, updatesPerHour: 1.5),
-      App(
-        "stocks", weight: 1, peakHour: 10, concentration: 1.0,
-        sessionScale: 0.6, updatesPerHour: 1),
-      App(
-        "calculator", weight: 1, peakHour: 14, concentration: 0.4,
-        sessionScale: 0.3),
-      App(
-        "transit", weight: 1, peakHour: 8, concentration: 1.0,
-        sessionScale: 0.5, updatesPerHour: 0.1),
-      App(
-        "travel", weight: 0.8, peakHour: 12, concentration: 0.5,
-        sessionScale: 1.2, updatesPerHour: 0.1),
-      App(
-        "files", weight: 0.8, peakHour: 14, concentration: 0.3,
-        sessionScale: 0.7),
-      App(
-        "health", weight: 0.7, peakHour: 22, concentration: 0.8,
-        sessionScale: 0.5),
-      App(
-        "smarthome", weight: 0.7, peakHour: 19, concentration: 0.8,
-        sessionScale: 0.4),
-      App(
-        "translate", weight: 0.6, peakHour: 14, concentration: 0.3,
-        sessionScale: 0.5),
+      App("chat",       weight: 18,  peakHour: 20,   concentration: 0.3, sessionScale: 0.8, updatesPerHour: 3),
+      App("messages",   weight: 16,  peakHour: 19,   concentration: 0.3, sessionScale: 0.6, updatesPerHour: 2),
+      App("social",     weight: 10,  peakHour: 21,   concentration: 0.6, sessionScale: 1.6, updatesPerHour: 2),
+      App("phone",      weight: 9,   peakHour: 17,   concentration: 0.5, sessionScale: 1.8, updatesPerHour: 0),
+      App("browser",    weight: 7,   peakHour: 21,   concentration: 0.4, sessionScale: 1.5, updatesPerHour: 0),
+      App("mail",       weight: 5,   peakHour: 10,   concentration: 0.8, sessionScale: 1.0, updatesPerHour: 1),
+      App("news",       weight: 4,   peakHour: 8,    concentration: 1.0, sessionScale: 1.5, updatesPerHour: 2),
+      App("video",      weight: 4,   peakHour: 21,   concentration: 1.2, sessionScale: 4,   updatesPerHour: 0.5),
+      App("settings",   weight: 6,   peakHour: 12,   concentration: 0.2, sessionScale: 0.5, updatesPerHour: 0),
+      App("music",      weight: 3,   peakHour: 18,   concentration: 0.6, sessionScale: 0.5, updatesPerHour: 0.05),
+      App("camera",     weight: 3,   peakHour: 14,   concentration: 0.6, sessionScale: 0.6, updatesPerHour: 0),
+      App("photos",     weight: 3,   peakHour: 15,   concentration: 0.5, sessionScale: 0.8, updatesPerHour: 0),
+      App("games",      weight: 3,   peakHour: 21,   concentration: 1.0, sessionScale: 3,   updatesPerHour: 0.1),
+      App("maps",       weight: 2.5, peakHour: 17,   concentration: 0.8, sessionScale: 1.5, updatesPerHour: 0.05),
+      App("weather",    weight: 2.5, peakHour: 7,    concentration: 1.2, sessionScale: 0.4, updatesPerHour: 0.25),
+      App("clock",      weight: 2,   peakHour: 7,    concentration: 1.5, sessionScale: 0.3, updatesPerHour: 0),
+      App("calendar",   weight: 2,   peakHour: 9,    concentration: 1.0, sessionScale: 0.5, updatesPerHour: 0.2),
+      App("contacts",   weight: 3,   peakHour: 14,   concentration: 0.3, sessionScale: 0.6, updatesPerHour: 0),
+      App("shopping",   weight: 2,   peakHour: 20,   concentration: 0.8, sessionScale: 2,   updatesPerHour: 0.3),
+      App("tv",         weight: 2,   peakHour: 21.5, concentration: 1.5, sessionScale: 5,   updatesPerHour: 0.05),
+      App("bank",       weight: 1.5, peakHour: 12,   concentration: 0.6, sessionScale: 0.8, updatesPerHour: 0.05),
+      App("podcasts",   weight: 1.5, peakHour: 8,    concentration: 1.0, sessionScale: 1,   updatesPerHour: 0.1),
+      App("videocall",  weight: 1.5, peakHour: 19,   concentration: 0.8, sessionScale: 4,   updatesPerHour: 0),
+      App("notes",      weight: 1.5, peakHour: 13,   concentration: 0.4, sessionScale: 0.8, updatesPerHour: 0),
+      App("store",      weight: 1.5, peakHour: 20,   concentration: 0.5, sessionScale: 1,   updatesPerHour: 0.2),
+      App("workchat",   weight: 1.5, peakHour: 11,   concentration: 1.5, sessionScale: 1,   updatesPerHour: 2),
+      App("fitness",    weight: 1.2, peakHour: 7,    concentration: 1.0, sessionScale: 1,   updatesPerHour: 0.05),
+      App("forum",      weight: 1.2, peakHour: 22,   concentration: 0.8, sessionScale: 2,   updatesPerHour: 1.5),
+      App("rideshare",  weight: 1,   peakHour: 18,   concentration: 0.8, sessionScale: 0.8, updatesPerHour: 0),
+      App("food",       weight: 1,   peakHour: 19,   concentration: 1.2, sessionScale: 1.5, updatesPerHour: 0.1),
+      App("dating",     weight: 1,   peakHour: 22,   concentration: 1.0, sessionScale: 1.5, updatesPerHour: 0.5),
+      App("reader",     weight: 1,   peakHour: 22.5, concentration: 1.5, sessionScale: 4,   updatesPerHour: 0),
+      App("sports",     weight: 1,   peakHour: 20,   concentration: 0.8, sessionScale: 1.2, updatesPerHour: 1.5),
+      App("stocks",     weight: 1,   peakHour: 10,   concentration: 1.0, sessionScale: 0.6, updatesPerHour: 1),
+      App("calculator", weight: 1,   peakHour: 14,   concentration: 0.4, sessionScale: 0.3, updatesPerHour: 0),
+      App("transit",    weight: 1,   peakHour: 8,    concentration: 1.0, sessionScale: 0.5, updatesPerHour: 0.1),
+      App("travel",     weight: 0.8, peakHour: 12,   concentration: 0.5, sessionScale: 1.2, updatesPerHour: 0.1),
+      App("files",      weight: 0.8, peakHour: 14,   concentration: 0.3, sessionScale: 0.7, updatesPerHour: 0),
+      App("health",     weight: 0.7, peakHour: 22,   concentration: 0.8, sessionScale: 0.5, updatesPerHour: 0),
+      App("smarthome",  weight: 0.7, peakHour: 19,   concentration: 0.8, sessionScale: 0.4, updatesPerHour: 0),
+      App("translate",  weight: 0.6, peakHour: 14,   concentration: 0.3, sessionScale: 0.5, updatesPerHour: 0),
     ]
   }
 }

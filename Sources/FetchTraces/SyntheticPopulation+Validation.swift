@@ -17,6 +17,24 @@ extension SyntheticPopulation.Parameters {
 
   private func prob(_ x: Double) -> Bool { x >= 0 && x <= 1 }
 
+  /// `x` finite and ≥ 0.
+  private func nonNegative(_ x: Double, _ key: CodingKeys) throws {
+    try check(finite(x) && x >= 0, key, "must be ≥ 0")
+  }
+
+  /// `x` finite and > 0.
+  private func positive(_ x: Double, _ key: CodingKeys) throws {
+    try check(finite(x) && x > 0, key, "must be > 0")
+  }
+
+  /// `x` finite and in `range` (the message writes its bounds as `0...1`).
+  private func within(_ x: Double, _ range: ClosedRange<Double>, _ key: CodingKeys) throws {
+    func text(_ b: Double) -> String { b == b.rounded() ? String(Int(b)) : String(b) }
+    try check(
+      finite(x) && x >= range.lowerBound && x <= range.upperBound, key,
+      "must be in \(text(range.lowerBound))...\(text(range.upperBound))")
+  }
+
   /// 24 hourly weights, non-negative, with a positive sum.
   private func curve(_ c: [Double]) -> Bool {
     c.count == 24 && c.allSatisfy { $0.isFinite && $0 >= 0 } && c.reduce(0, +) > 0
@@ -34,9 +52,7 @@ extension SyntheticPopulation.Parameters {
           .invalid("timeZones", "'\(z)' is not a fixed offset +HH:MM"))
       }
     }
-    try check(
-      finite(chronotypeSDHours) && chronotypeSDHours >= 0
-        && chronotypeSDHours <= 4, .chronotypeSDHours, "must be in 0...4")
+    try within(chronotypeSDHours, 0...4, .chronotypeSDHours)
     try check(!apps.isEmpty, .apps, "needs at least one app")
     try check(
       Set(apps.map(\.name)).count == apps.count, .apps,
@@ -63,25 +79,14 @@ extension SyntheticPopulation.Parameters {
     try check(
       topAppShareMedian > 0 && topAppShareMedian < 1, .topAppShareMedian,
       "must be in (0, 1)")
-    try check(
-      finite(topAppShareLogitSD) && topAppShareLogitSD >= 0,
-      .topAppShareLogitSD, "must be ≥ 0")
+    try nonNegative(topAppShareLogitSD, .topAppShareLogitSD)
   }
 
   /// How many opens, when, and in which pickups.
   private func validateOpens() throws {
-    try check(
-      finite(opensPerDayMedian) && opensPerDayMedian >= 0
-        && opensPerDayMedian <= 5_000, .opensPerDayMedian,
-      "must be in 0...5000")
-    try check(
-      finite(opensPerDayUserSigma) && opensPerDayUserSigma >= 0
-        && opensPerDayUserSigma <= 3, .opensPerDayUserSigma,
-      "must be in 0...3")
-    try check(
-      finite(opensPerDayDaySigma) && opensPerDayDaySigma >= 0
-        && opensPerDayDaySigma <= 3, .opensPerDayDaySigma,
-      "must be in 0...3")
+    try within(opensPerDayMedian, 0...5_000, .opensPerDayMedian)
+    try within(opensPerDayUserSigma, 0...3, .opensPerDayUserSigma)
+    try within(opensPerDayDaySigma, 0...3, .opensPerDayDaySigma)
     try check(
       prob(lightDayProbability) && lightDayProbability < 1,
       .lightDayProbability, "must be in 0..<1")
@@ -91,59 +96,28 @@ extension SyntheticPopulation.Parameters {
     try check(
       curve(openHourlyShare), .openHourlyShare,
       "needs 24 non-negative values with a positive sum")
-    try check(
-      finite(weekendOpensFactor) && weekendOpensFactor >= 0,
-      .weekendOpensFactor, "must be ≥ 0")
-    try check(
-      finite(weekendMorningDelayHours) && abs(weekendMorningDelayHours) <= 6,
-      .weekendMorningDelayHours, "must be in -6...6")
-    try check(
-      finite(appsPerPickupMean) && appsPerPickupMean >= 1
-        && appsPerPickupMean <= 50, .appsPerPickupMean, "must be in 1...50")
-    try check(
-      prob(repickupProbability) && repickupProbability <= 0.95,
-      .repickupProbability, "must be in 0...0.95")
-    try check(
-      finite(repickupDelayMedianSeconds) && repickupDelayMedianSeconds > 0,
-      .repickupDelayMedianSeconds, "must be > 0")
-    try check(
-      finite(repickupDelaySigma) && repickupDelaySigma >= 0,
-      .repickupDelaySigma, "must be ≥ 0")
-    try check(
-      prob(appRepeatProbability), .appRepeatProbability, "must be in 0...1")
+    try nonNegative(weekendOpensFactor, .weekendOpensFactor)
+    try within(weekendMorningDelayHours, -6...6, .weekendMorningDelayHours)
+    try within(appsPerPickupMean, 1...50, .appsPerPickupMean)
+    try within(repickupProbability, 0...0.95, .repickupProbability)
+    try positive(repickupDelayMedianSeconds, .repickupDelayMedianSeconds)
+    try nonNegative(repickupDelaySigma, .repickupDelaySigma)
+    try within(appRepeatProbability, 0...1, .appRepeatProbability)
     try check(
       appRepeatMemory >= 1 && appRepeatMemory <= 100, .appRepeatMemory,
       "must be in 1...100")
-    try check(
-      finite(appSwitchMedianSeconds) && appSwitchMedianSeconds > 0,
-      .appSwitchMedianSeconds, "must be > 0")
+    try positive(appSwitchMedianSeconds, .appSwitchMedianSeconds)
   }
 
   /// Session lengths, other apps' wakes and content updates.
   private func validateSessionsAndWakes() throws {
-    try check(
-      finite(sessionMedianSeconds) && sessionMedianSeconds > 0,
-      .sessionMedianSeconds, "must be > 0")
-    try check(
-      finite(sessionSigma) && sessionSigma >= 0, .sessionSigma,
-      "must be ≥ 0")
-    try check(
-      finite(sessionUserSigma) && sessionUserSigma >= 0, .sessionUserSigma,
-      "must be ≥ 0")
-    try check(
-      finite(sessionMaxSeconds) && sessionMaxSeconds >= 1
-        && sessionMaxSeconds <= 86_400, .sessionMaxSeconds,
-      "must be in 1...86400")
-    try check(
-      finite(wakesPerHourMedian) && wakesPerHourMedian >= 0
-        && wakesPerHourMedian <= 600, .wakesPerHourMedian,
-      "must be in 0...600")
-    try check(
-      finite(wakesPerHourSigma) && wakesPerHourSigma >= 0,
-      .wakesPerHourSigma, "must be ≥ 0")
-    try check(
-      finite(wakeMinSeconds) && wakeMinSeconds >= 0, .wakeMinSeconds,
-      "must be ≥ 0")
+    try positive(sessionMedianSeconds, .sessionMedianSeconds)
+    try nonNegative(sessionSigma, .sessionSigma)
+    try nonNegative(sessionUserSigma, .sessionUserSigma)
+    try within(sessionMaxSeconds, 1...86_400, .sessionMaxSeconds)
+    try within(wakesPerHourMedian, 0...600, .wakesPerHourMedian)
+    try nonNegative(wakesPerHourSigma, .wakesPerHourSigma)
+    try nonNegative(wakeMinSeconds, .wakeMinSeconds)
     try check(
       finite(wakeMaxSeconds) && wakeMaxSeconds >= wakeMinSeconds
         && wakeMaxSeconds <= 86_400, .wakeMaxSeconds,
@@ -159,16 +133,11 @@ extension SyntheticPopulation.Parameters {
     try check(
       wifiFractionMedian > 0 && wifiFractionMedian < 1, .wifiFractionMedian,
       "must be in (0, 1)")
-    try check(
-      finite(wifiFractionLogitSD) && wifiFractionLogitSD >= 0,
-      .wifiFractionLogitSD, "must be ≥ 0")
-    try check(
-      finite(cellularDaySigma) && cellularDaySigma >= 0, .cellularDaySigma,
-      "must be ≥ 0")
-    try check(prob(commuterShare), .commuterShare, "must be in 0...1")
-    try check(
-      prob(workDayProbability), .workDayProbability, "must be in 0...1")
-    try check(prob(workWifiShare), .workWifiShare, "must be in 0...1")
+    try nonNegative(wifiFractionLogitSD, .wifiFractionLogitSD)
+    try nonNegative(cellularDaySigma, .cellularDaySigma)
+    try within(commuterShare, 0...1, .commuterShare)
+    try within(workDayProbability, 0...1, .workDayProbability)
+    try within(workWifiShare, 0...1, .workWifiShare)
     try check(
       finite(departHour) && departHour >= 0 && departHour < 24, .departHour,
       "must be in 0..<24")
@@ -179,26 +148,12 @@ extension SyntheticPopulation.Parameters {
       finite(commuteMedianMinutes) && commuteMedianMinutes > 0
         && commuteMedianMinutes <= 240, .commuteMedianMinutes,
       "must be in (0, 240]")
-    try check(
-      prob(tunnelProbability), .tunnelProbability, "must be in 0...1")
-    try check(
-      finite(tunnelMedianMinutes) && tunnelMedianMinutes > 0,
-      .tunnelMedianMinutes, "must be > 0")
-    try check(
-      prob(flightProbabilityPerDay), .flightProbabilityPerDay,
-      "must be in 0...1")
-    try check(
-      finite(significantChangeMinMinutes) && significantChangeMinMinutes >= 1
-        && significantChangeMinMinutes <= 1440, .significantChangeMinMinutes,
-      "must be in 1...1440")
-    try check(
-      finite(significantChangeExtraMinutes) && significantChangeExtraMinutes >= 0
-        && significantChangeExtraMinutes <= 1440, .significantChangeExtraMinutes,
-      "must be in 0...1440")
-    try check(
-      finite(outingMovingMinutes) && outingMovingMinutes >= 0
-        && outingMovingMinutes <= 1440, .outingMovingMinutes,
-      "must be in 0...1440")
+    try within(tunnelProbability, 0...1, .tunnelProbability)
+    try positive(tunnelMedianMinutes, .tunnelMedianMinutes)
+    try within(flightProbabilityPerDay, 0...1, .flightProbabilityPerDay)
+    try within(significantChangeMinMinutes, 1...1440, .significantChangeMinMinutes)
+    try within(significantChangeExtraMinutes, 0...1440, .significantChangeExtraMinutes)
+    try within(outingMovingMinutes, 0...1440, .outingMovingMinutes)
     let shares = [lteShare, nr5gShare, umts3gShare]
     try check(
       shares.allSatisfy { $0.isFinite && $0 >= 0 }
@@ -211,69 +166,38 @@ extension SyntheticPopulation.Parameters {
     try check(
       overnightChargeMedian > 0 && overnightChargeMedian < 1,
       .overnightChargeMedian, "must be in (0, 1)")
-    try check(
-      finite(overnightChargeLogitSD) && overnightChargeLogitSD >= 0,
-      .overnightChargeLogitSD, "must be ≥ 0")
+    try nonNegative(overnightChargeLogitSD, .overnightChargeLogitSD)
     try check(
       finite(bedtimeHour) && bedtimeHour >= 12 && bedtimeHour <= 30,
       .bedtimeHour, "must be in 12...30 (hours after the day's midnight)")
-    try check(
-      finite(bedtimeSDHours) && bedtimeSDHours >= 0 && bedtimeSDHours <= 4,
-      .bedtimeSDHours, "must be in 0...4")
-    try check(
-      finite(wakeHour) && wakeHour >= 0 && wakeHour <= 14, .wakeHour,
-      "must be in 0...14")
-    try check(
-      finite(wakeSDHours) && wakeSDHours >= 0 && wakeSDHours <= 4,
-      .wakeSDHours, "must be in 0...4")
-    try check(
-      finite(weekendWakeDelayHours) && abs(weekendWakeDelayHours) <= 6,
-      .weekendWakeDelayHours, "must be in -6...6")
-    try check(
-      finite(daytimePlugInsPerDayMedian) && daytimePlugInsPerDayMedian >= 0
-        && daytimePlugInsPerDayMedian <= 100, .daytimePlugInsPerDayMedian,
-      "must be in 0...100")
-    try check(
-      finite(daytimePlugInsSigma) && daytimePlugInsSigma >= 0,
-      .daytimePlugInsSigma, "must be ≥ 0")
+    try within(bedtimeSDHours, 0...4, .bedtimeSDHours)
+    try within(wakeHour, 0...14, .wakeHour)
+    try within(wakeSDHours, 0...4, .wakeSDHours)
+    try within(weekendWakeDelayHours, -6...6, .weekendWakeDelayHours)
+    try within(daytimePlugInsPerDayMedian, 0...100, .daytimePlugInsPerDayMedian)
+    try nonNegative(daytimePlugInsSigma, .daytimePlugInsSigma)
     try check(
       finite(topUpPivotLevel) && topUpPivotLevel >= 0
         && topUpPivotLevel < 100, .topUpPivotLevel, "must be in 0..<100")
-    try check(
-      finite(topUpLevelExponent) && topUpLevelExponent >= 0
-        && topUpLevelExponent <= 20, .topUpLevelExponent,
-      "must be in 0...20")
+    try within(topUpLevelExponent, 0...20, .topUpLevelExponent)
     try check(
       curve(plugInHourlyShape), .plugInHourlyShape,
       "needs 24 non-negative values with a positive sum")
-    try check(
-      finite(daytimeChargeMedianHours) && daytimeChargeMedianHours > 0,
-      .daytimeChargeMedianHours, "must be > 0")
-    try check(
-      finite(daytimeChargeSigma) && daytimeChargeSigma >= 0,
-      .daytimeChargeSigma, "must be ≥ 0")
+    try positive(daytimeChargeMedianHours, .daytimeChargeMedianHours)
+    try nonNegative(daytimeChargeSigma, .daytimeChargeSigma)
     let r = lowBatteryThresholdRange
     try check(
       r.count == 2 && finite(r[0], r[1]) && r[0] >= 0 && r[0] <= r[1]
         && r[1] <= 100, .lowBatteryThresholdRange,
       "needs [low, high] with 0 ≤ low ≤ high ≤ 100")
-    try check(
-      finite(lowBatteryPlugInMinutes) && lowBatteryPlugInMinutes > 0,
-      .lowBatteryPlugInMinutes, "must be > 0")
+    try positive(lowBatteryPlugInMinutes, .lowBatteryPlugInMinutes)
     try check(
       finite(forcedPlugInLevel) && forcedPlugInLevel >= 0
         && forcedPlugInLevel < 100, .forcedPlugInLevel, "must be in 0..<100")
-    try check(
-      finite(idleDrainPercentPerHour) && idleDrainPercentPerHour >= 0,
-      .idleDrainPercentPerHour, "must be ≥ 0")
-    try check(
-      finite(activeDrainPercentPerHour) && activeDrainPercentPerHour >= 0,
-      .activeDrainPercentPerHour, "must be ≥ 0")
-    try check(
-      finite(drainSigma) && drainSigma >= 0, .drainSigma, "must be ≥ 0")
-    try check(
-      finite(chargePercentPerMinute) && chargePercentPerMinute > 0,
-      .chargePercentPerMinute, "must be > 0")
+    try nonNegative(idleDrainPercentPerHour, .idleDrainPercentPerHour)
+    try nonNegative(activeDrainPercentPerHour, .activeDrainPercentPerHour)
+    try nonNegative(drainSigma, .drainSigma)
+    try positive(chargePercentPerMinute, .chargePercentPerMinute)
     try check(
       finite(chargeTaperFactor) && chargeTaperFactor > 0
         && chargeTaperFactor <= 1, .chargeTaperFactor, "must be in (0, 1]")

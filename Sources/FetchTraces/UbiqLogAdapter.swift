@@ -462,24 +462,18 @@ package struct UbiqLogAdapter: Sendable {
       }
     }
 
-    // App indices in order of first open, as a reader of the written file sees them.
-    var remap = [Int32](repeating: -1, count: appCount)
-    var apps: [String] = []
+    var order = FirstOpenOrder(names: p.apps)
     var events: [TraceEvent] = []
     events.reserveCapacity(merged.count)
     for m in merged {
-      let a = Int(m.app)
-      if remap[a] < 0 {
-        remap[a] = Int32(apps.count)
-        apps.append(p.apps[a])
-      }
+      let app = order(Int(m.app))
       let session = min(Double(m.end - m.start), options.maximumSession)
-      events.append(TraceEvent(time: Double(m.start), kind: .open, app: remap[a], value: session))
+      events.append(TraceEvent(time: Double(m.start), kind: .open, app: app, value: session))
     }
     let begin = firstDay * day
     let end = (lastDay + 1) * day
     let trace = UserTrace(
-      user: p.id, timeZone: .utc, start: Double(begin), end: Double(end), apps: apps, events: events)
+      user: p.id, timeZone: .utc, start: Double(begin), end: Double(end), apps: order.apps, events: events)
     #if DEBUG
       trace._checkInvariants()
     #endif

@@ -4,7 +4,7 @@ import FetchWorld
 
 /// Knobs of the Android prefetch-job model (AndroidX WorkManager documentation; AOSP PrefetchController).
 /// Durations in seconds.
-package struct AndroidPrefetchParameters: Sendable, Hashable {
+package struct AndroidPrefetchParameters: SettingTable {
   /// The prefetch gate: the job is eligible only when the estimated next
   /// launch of the app is within this of now, s (V: `PrefetchController`,
   /// default 7 h, clamped to 1–24 h).
@@ -35,7 +35,7 @@ package struct AndroidPrefetchParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `android-prefetch:key=value,...`.
-  static let keys: [SettingKey<AndroidPrefetchParameters>] = [
+  package static let keys: [SettingKey<AndroidPrefetchParameters>] = [
     .init("threshold", \.thresholdS, min: 3600, max: 86_400, duration: true, help: "eligible only when the estimated next launch is within this (1h...24h, as AOSP clamps it)"),
     .init("confidence", \.confidence, min: 0.01, max: 0.99, help: "the estimated launch is within the threshold when P(open within it) reaches this (0.5: the median)"),
     .init("period", \.periodS, min: 900, duration: true, help: "period of the job (WorkManager's minimum: 15m)"),
@@ -187,17 +187,10 @@ package enum AndroidPrefetchFamily: PolicyFamily {
   package static let example = "android-prefetch:threshold=2h"
   package static let summary =
     "Android prefetch job: a periodic job that runs only when the learned estimate of the app's next launch is within the threshold (7h)"
-  package static var settings: [PolicySettingInfo] { settingInfos(AndroidPrefetchParameters.keys, defaults: AndroidPrefetchParameters()) }
   package static let learns = true
   package static let usesHabitModel = true
   package static let style = PolicyStyle(color: "#882255", marker: .asterisk)
 
-  package static func parse(_ argument: String?, spec: String) throws -> AndroidPrefetchParameters {
-    try parseSettings(argument ?? "", policy: spec, defaults: AndroidPrefetchParameters(), keys: AndroidPrefetchParameters.keys)
-  }
-  package static func describe(_ p: AndroidPrefetchParameters) -> String {
-    name + settingsSuffix(p, defaults: AndroidPrefetchParameters(), keys: AndroidPrefetchParameters.keys, separator: ":")
-  }
   package static func expectedFetchesPerDay(_ p: AndroidPrefetchParameters) -> Double { timerFetchesPerDay(p.periodS) }
   package static func fetchSpacingBound(_ p: AndroidPrefetchParameters) -> Double? { p.periodS }
   package static func makePolicies(_ p: AndroidPrefetchParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> AndroidPrefetchPolicy {

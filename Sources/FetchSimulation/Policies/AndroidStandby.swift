@@ -219,7 +219,7 @@ package struct StandbyQuota: Sendable {
 
 /// Knobs of the `android-standby` policy: the periodic job the app runs
 /// (as ``WorkManagerParameters``) and the bucket model that throttles it.
-package struct StandbyParameters: Sendable, Hashable {
+package struct StandbyParameters: SettingTable {
   /// Period of the app's job, s (clamped to ≥ 15 min, V).
   package var jobIntervalS = 900.0
   /// The job's flex, constraints and Doze.
@@ -230,7 +230,7 @@ package struct StandbyParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `android-standby:key=value`.
-  static let keys: [SettingKey<StandbyParameters>] =
+  package static let keys: [SettingKey<StandbyParameters>] =
     [.init("interval", \.jobIntervalS, min: 1, duration: true, help: "period of the app's job")]
     + StandbyQuotaParameters.keys(\.quota)
     + WorkManagerParameters.keys.map { k in
@@ -335,16 +335,9 @@ package enum AndroidStandbyFamily: PolicyFamily {
   package static let example = "android-standby"
   package static let summary =
     "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas"
-  package static var settings: [PolicySettingInfo] { settingInfos(StandbyParameters.keys, defaults: StandbyParameters()) }
   package static let learns = true
   package static let style = PolicyStyle(color: "#661100", marker: .cross)
 
-  package static func parse(_ argument: String?, spec: String) throws -> StandbyParameters {
-    try parseSettings(argument ?? "", policy: spec, defaults: StandbyParameters(), keys: StandbyParameters.keys)
-  }
-  package static func describe(_ p: StandbyParameters) -> String {
-    name + settingsSuffix(p, defaults: StandbyParameters(), keys: StandbyParameters.keys, separator: ":")
-  }
   package static func makePolicies(_ p: StandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> StandbyPolicy {
     let training = device.training
     return { app, _ in StandbyPolicy(params: p, training: training, app: app, phase: device.timerPhase(app: app)) }

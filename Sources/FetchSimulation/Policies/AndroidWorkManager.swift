@@ -7,7 +7,7 @@ import FetchWorld
 /// Knobs of Android's WorkManager / JobScheduler periodic work (AndroidX
 /// documentation) and of the Doze model that defers it (AOSP DeviceIdleController). Flags are 0 (off) or
 /// any other value (on); durations are seconds.
-package struct WorkManagerParameters: Sendable, Hashable {
+package struct WorkManagerParameters: SettingTable {
   /// Flex window, s: each period's run may happen in its last `flex`
   /// seconds (V: minimum 5 min, which is the default here; clamped to
   /// [5 min, period]).
@@ -38,7 +38,7 @@ package struct WorkManagerParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `android-workmanager:<interval>,key=value`.
-  static let keys: [SettingKey<WorkManagerParameters>] = [
+  package static let keys: [SettingKey<WorkManagerParameters>] = [
     .init("flex", \.flexS, min: 300, duration: true, help: "flex window: each period's run may happen in its last <flex>"),
     .init("opportunistic", \.opportunistic, max: 1, help: "1: run in the flex window when the radio is already up, else at its end; 0: as soon as it opens"),
     .init("unmetered", \.requiresUnmetered, max: 1, help: "constraint: unmetered network (WiFi), 0 or 1"),
@@ -209,32 +209,17 @@ package struct WorkManagerPolicy: FetchPolicy {
 // MARK: - App Standby Buckets
 
 /// `android-workmanager:<interval>[,key=value,...]`.
-package enum AndroidWorkManagerFamily: PolicyFamily {
-  /// The interval, s, and the parameters.
-  package struct Configuration: Sendable, Hashable {
-    package var interval: Double
-    package var parameters: WorkManagerParameters
-  }
+package enum AndroidWorkManagerFamily: IntervalSettingsFamily {
+  package typealias Parameters = WorkManagerParameters
+  package typealias Configuration = IntervalSettings<Parameters>
 
   package static let name = "android-workmanager"
   package static let syntax = "android-workmanager:<interval>[,key=value,...]"
   package static let example = "android-workmanager:1h"
   package static let summary =
     "Android WorkManager periodic work (period at least 15 min, flex window, optional constraints), deferred by deep Doze"
-  package static var settings: [PolicySettingInfo] { settingInfos(WorkManagerParameters.keys, defaults: WorkManagerParameters()) }
   package static let style = PolicyStyle(color: "#CC3311", marker: .triangleLeft)
 
-  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
-    guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'android-workmanager' needs an argument, e.g. android-workmanager:1h") }
-    let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
-    return Configuration(interval: i, parameters: try parseSettings(rest, policy: spec, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys))
-  }
-  package static func describe(_ c: Configuration) -> String {
-    "android-workmanager:\(formatDuration(c.interval))"
-      + settingsSuffix(c.parameters, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys, separator: ",")
-  }
-  package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
-  package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> WorkManagerPolicy {
     { app, _ in WorkManagerPolicy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
   }

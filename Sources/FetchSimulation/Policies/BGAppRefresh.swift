@@ -5,7 +5,7 @@ import FetchWorld
 /// A `BGAppRefreshTask` configuration: the Minimum scheduler's parameters,
 /// the `earliestBeginDate` floor and whether location wakes are launch
 /// moments.
-package struct BGAppRefreshConfiguration: Sendable, Hashable {
+package struct BGAppRefreshConfiguration: SettingTable {
   /// `earliestBeginDate` − now at each (re)submission, s: the task does not
   /// start sooner (V, Apple BGTaskScheduler documentation); the app resubmits when a run ends, so
   /// this is the least time between two runs. Default 15 min (NV; Apple's
@@ -20,7 +20,7 @@ package struct BGAppRefreshConfiguration: Sendable, Hashable {
   package init() {}
 
   /// The settings: `earliest`, `location`, then every `ios-minimum` key.
-  static let keys: [SettingKey<BGAppRefreshConfiguration>] =
+  package static let keys: [SettingKey<BGAppRefreshConfiguration>] =
     [
       .init("earliest", \.earliestS, duration: true, help: "earliestBeginDate after each run: the least time between two runs"),
       .init("location", \.locationLaunches, max: 1, help: "1: location wakes are launch moments; 0: they are not"),
@@ -90,17 +90,10 @@ package enum BGAppRefreshFamily: PolicyFamily {
   package static let example = "bg-app-refresh:earliest=30m"
   package static let summary =
     "BGAppRefreshTask: the ios-minimum scheduler picks the times, no sooner than earliestBeginDate after the last run, with location wakes as launch moments"
-  package static var settings: [PolicySettingInfo] { settingInfos(BGAppRefreshConfiguration.keys, defaults: BGAppRefreshConfiguration()) }
   package static let learns = true
   package static let usesHabitModel = true
   package static let style = PolicyStyle(color: "#88CCEE", marker: .openTriangle)
 
-  package static func parse(_ argument: String?, spec: String) throws -> BGAppRefreshConfiguration {
-    try parseSettings(argument ?? "", policy: spec, defaults: BGAppRefreshConfiguration(), keys: BGAppRefreshConfiguration.keys)
-  }
-  package static func describe(_ c: BGAppRefreshConfiguration) -> String {
-    name + settingsSuffix(c, defaults: BGAppRefreshConfiguration(), keys: BGAppRefreshConfiguration.keys, separator: ":")
-  }
   package static func expectedFetchesPerDay(_ c: BGAppRefreshConfiguration) -> Double { min(50, timerFetchesPerDay(c.earliestS)) }
   package static func fetchSpacingBound(_ c: BGAppRefreshConfiguration) -> Double? { max(c.earliestS, c.minimum.minSpacingS) }
   package static func makePolicies(_ c: BGAppRefreshConfiguration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BGAppRefreshPolicy {

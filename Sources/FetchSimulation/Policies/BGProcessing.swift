@@ -4,7 +4,7 @@ import FetchWorld
 
 /// Knobs of the `BGProcessingTask` model (Apple BGTaskScheduler documentation; S: WWDC19
 /// talk 707). Durations in seconds.
-package struct BGProcessingParameters: Sendable, Hashable {
+package struct BGProcessingParameters: SettingTable {
   /// `requiresExternalPower`: run only while charging (1) or not (0).
   package var requiresPower = 1.0
   /// `requiresNetworkConnectivity`: run only while online (1) or not (0;
@@ -28,7 +28,7 @@ package struct BGProcessingParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `bg-processing:key=value,...`.
-  static let keys: [SettingKey<BGProcessingParameters>] = [
+  package static let keys: [SettingKey<BGProcessingParameters>] = [
     .init("requires_power", \.requiresPower, max: 1, help: "requiresExternalPower: 1 runs only while charging"),
     .init("requires_network", \.requiresNetwork, max: 1, help: "requiresNetworkConnectivity: 1 runs only while online"),
     .init("run_time", \.runTimeS, min: 1, max: 3600, duration: true, help: "run time of the task; a fetch still running then is cut"),
@@ -110,15 +110,8 @@ package enum BGProcessingFamily: PolicyFamily {
   package static let example = "bg-processing:requires_network=0"
   package static let summary =
     "BGProcessingTask: minutes of deferrable work when the device is idle, by default only while charging and online (typically at night), at most once per earliest"
-  package static var settings: [PolicySettingInfo] { settingInfos(BGProcessingParameters.keys, defaults: BGProcessingParameters()) }
   package static let style = PolicyStyle(color: "#DDCC77", marker: .openDiamond)
 
-  package static func parse(_ argument: String?, spec: String) throws -> BGProcessingParameters {
-    try parseSettings(argument ?? "", policy: spec, defaults: BGProcessingParameters(), keys: BGProcessingParameters.keys)
-  }
-  package static func describe(_ p: BGProcessingParameters) -> String {
-    name + settingsSuffix(p, defaults: BGProcessingParameters(), keys: BGProcessingParameters.keys, separator: ":")
-  }
   package static func expectedFetchesPerDay(_ p: BGProcessingParameters) -> Double { max(1, 86_400 / max(p.earliestS, 3600)) }
   package static func fetchSpacingBound(_ p: BGProcessingParameters) -> Double? { max(p.earliestS, p.checkS) }
   package static func makePolicies(_ p: BGProcessingParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BGProcessingPolicy {

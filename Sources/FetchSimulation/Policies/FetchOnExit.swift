@@ -3,7 +3,7 @@ import FetchTraces
 import FetchWorld
 
 /// Knobs of the fetch-on-exit policy (Apple background-task documentation). Durations in seconds.
-package struct FetchOnExitParameters: Sendable, Hashable {
+package struct FetchOnExitParameters: SettingTable {
   /// How the background task runs: iOS 6 (0), ~600 s of continuous time
   /// keeping the device awake; iOS 7 (1), in chunks when the device wakes
   /// for other reasons, under 10 min in total (V, Xamarin.iOS backgrounding guides).
@@ -25,7 +25,7 @@ package struct FetchOnExitParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `fetch-on-exit:key=value,...` (besides `mode`).
-  static let keys: [SettingKey<FetchOnExitParameters>] = [
+  package static let keys: [SettingKey<FetchOnExitParameters>] = [
     .init("task_time", \.taskTimeS, min: 1, max: 3600, duration: true, help: "background-task time: continuous (ios6) or the total of the chunks (ios7)"),
     .init("exit_chunk", \.exitChunkS, max: 600, duration: true, help: "ios7: chunk of time right at the exit (DidEnterBackground)"),
     .init("location_chunk", \.locationChunkS, max: 600, duration: true, help: "ios7: chunk of time a location wake gives"),
@@ -144,7 +144,7 @@ package enum FetchOnExitFamily: PolicyFamily {
     "refresh when the user leaves the app, in background-task time: ios6 ~600 s continuous (the device kept awake), ios7 in chunks at the next device wakes, under 10 min in total"
   package static var settings: [PolicySettingInfo] {
     [PolicySettingInfo(name: "mode", defaultValue: "ios6", range: "ios6, ios7", help: "ios6: continuous task time at the exit; ios7: chunks at later device wakes")]
-      + settingInfos(FetchOnExitParameters.keys, defaults: FetchOnExitParameters())
+      + FetchOnExitParameters.settingInfos
   }
   package static let style = PolicyStyle(color: "#CC79A7", marker: .openSquare)
 
@@ -162,15 +162,14 @@ package enum FetchOnExitFamily: PolicyFamily {
         rest.append(item)
       }
     }
-    var p = try parseSettings(
-      rest.joined(separator: ","), policy: spec, defaults: FetchOnExitParameters(), keys: FetchOnExitParameters.keys)
+    var p = try FetchOnExitParameters.parse(rest.joined(separator: ","), policy: spec)
     p.mode = mode ?? .ios6
     return p
   }
   package static func describe(_ p: FetchOnExitParameters) -> String {
     var q = p
     q.mode = .ios6
-    let rest = settingsSuffix(q, defaults: FetchOnExitParameters(), keys: FetchOnExitParameters.keys, separator: ",")
+    let rest = q.settingsSuffix(separator: ",")
     let items = (p.mode == .ios6 ? "" : "mode=ios7") + rest
     return name + (items.isEmpty ? "" : ":" + (items.hasPrefix(",") ? String(items.dropFirst()) : items))
   }

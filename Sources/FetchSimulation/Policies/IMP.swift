@@ -8,7 +8,7 @@ import Foundation
 /// IMP (Higgins, Flinn, Giuli, Noble, Peplin, Watson, *Informed Mobile
 /// Prefetching*, MobiSys 2012) publishes no defaults for these
 /// (NV); budgets follow the `ios-minimum` sweep.
-package struct IMPParameters: Sendable, Hashable {
+package struct IMPParameters: SettingTable {
   /// Decision period, s: prices adapt and a decision is taken every period
   /// (plus at opportunities).
   package var checkIntervalS = 300.0
@@ -49,9 +49,9 @@ package struct IMPParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `imp:key=value`.
-  static let keys: [SettingKey<IMPParameters>] = [
-    .init("check", \.checkIntervalS, min: 60, max: SettingBound.period, duration: true, help: "decision period: prices adapt and a decision is taken every period"),
-    .init("horizon", \.horizonS, min: 60, max: SettingBound.horizon, duration: true, help: "\"soon\": horizon of the predicted open probability"),
+  package static let keys: [SettingKey<IMPParameters>] = [
+    .check(\.checkIntervalS, help: "decision period: prices adapt and a decision is taken every period"),
+    .horizon(\.horizonS),
     .init("value", \.valueJ, help: "value of a prefetch the user sees as new, J-equivalent at the initial price"),
     .init("energy_budget_pct", \.energyBudgetPctPerDay, max: SettingBound.percent, help: "energy budget, % of battery per local day"),
     .init("data_budget_mb", \.dataBudgetMBPerDay, help: "cellular data budget, MB per local day"),
@@ -124,41 +124,12 @@ package struct IMPPolicy: FetchPolicy {
   let energyBudgetJ: Double
   let dataBudgetBytes: Double
   let logPriceBounds: (energy: ClosedRange<Double>, data: ClosedRange<Double>)
-  var logEnergyPrice: Double {
-    get { spending.logEnergyPrice }
-    nonmutating set { spending.logEnergyPrice = newValue }
-  }
-  var logDataPrice: Double {
-    get { spending.logDataPrice }
-    nonmutating set { spending.logDataPrice = newValue }
-  }
   var lastAppOpen = -Double.infinity
   var lastAnyOpen = -Double.infinity
   var lastSync: Double
   /// The day's spending: the device's at `replay.scope=device` (shared by
   /// its apps' IMP instances), else the app's own.
   let spending: IMPSpending
-  var day: Int {
-    get { spending.day }
-    nonmutating set { spending.day = newValue }
-  }
-  var energyToday: Double {
-    get { spending.energyJ }
-    nonmutating set { spending.energyJ = newValue }
-  }
-  var cellularToday: Double {
-    get { spending.cellularBytes }
-    nonmutating set { spending.cellularBytes = newValue }
-  }
-  /// Integral parts of the log prices.
-  var logEnergyBase: Double {
-    get { spending.logEnergyBase }
-    nonmutating set { spending.logEnergyBase = newValue }
-  }
-  var logDataBase: Double {
-    get { spending.logDataBase }
-    nonmutating set { spending.logDataBase = newValue }
-  }
   /// Local day in which the fetch in flight started; one that finishes
   /// after midnight is not charged to the new day.
   var launchDay = Int.min
@@ -173,9 +144,9 @@ package struct IMPPolicy: FetchPolicy {
   package var skipsHopeless = true
 
   /// The current price of a joule, J-equivalent per J.
-  package var energyPrice: Double { exp(logEnergyPrice) }
+  package var energyPrice: Double { exp(spending.logEnergyPrice) }
   /// The current price of a cellular megabyte, J-equivalent per MB.
-  package var dataPrice: Double { exp(logDataPrice) }
+  package var dataPrice: Double { exp(spending.logDataPrice) }
 
   /// - Parameters:
   ///   - training: the user's trace before the replay window (may be
@@ -238,10 +209,10 @@ package struct IMPPolicy: FetchPolicy {
   /// Starts a new local day's budgets when `t` is in a later day.
   mutating func rollDay(at t: Double) {
     let d = Int((clock.local(t) / 86_400).rounded(.down))
-    if d != day {
-      day = d
-      energyToday = 0
-      cellularToday = 0
+    if d != spending.day {
+      spending.day = d
+      spending.energyJ = 0
+      spending.cellularBytes = 0
     }
   }
 
@@ -266,18 +237,18 @@ package struct IMPPolicy: FetchPolicy {
     spending.lastPeriod = period
     let share = pacedShare(at: t)
     if energyBudgetJ > 0 {
-      let e = (energyToday - share * energyBudgetJ) / energyBudgetJ
-      if !(e > 0 && energyToday >= energyBudgetJ) {
-        logEnergyBase = clamp(logEnergyBase + params.gain * e, logPriceBounds.energy)
+      let e = (spending.energyJ - share * energyBudgetJ) / energyBudgetJ
+      if !(e > 0 && spending.energyJ >= energyBudgetJ) {
+        spending.logEnergyBase = clamp(spending.logEnergyBase + params.gain * e, logPriceBounds.energy)
       }
-      logEnergyPrice = clamp(logEnergyBase + params.damping * e, logPriceBounds.energy)
+      spending.logEnergyPrice = clamp(spending.logEnergyBase + params.damping * e, logPriceBounds.energy)
     }
     if dataBudgetBytes > 0 {
-      let e = (cellularToday - share * dataBudgetBytes) / dataBudgetBytes
-      if !(e > 0 && cellularToday >= dataBudgetBytes) {
-        logDataBase = clamp(logDataBase + params.gain * e, logPriceBounds.data)
+      let e = (spending.cellularBytes - share * dataBudgetBytes) / dataBudgetBytes
+      if !(e > 0 && spending.cellularBytes >= dataBudgetBytes) {
+        spending.logDataBase = clamp(spending.logDataBase + params.gain * e, logPriceBounds.data)
       }
-      logDataPrice = clamp(logDataBase + params.damping * e, logPriceBounds.data)
+      spending.logDataPrice = clamp(spending.logDataBase + params.damping * e, logPriceBounds.data)
     }
   }
 
@@ -297,31 +268,21 @@ package struct IMPPolicy: FetchPolicy {
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
-    var opportunity = false
-    switch event.kind {
-    case .open:
+    if event.kind == .open {
       lastAnyOpen = event.time
       if event.app == ctx.app {
         lastAppOpen = event.time
         if world.foregroundRefresh { lastSync = event.time }
-      } else {
-        opportunity = true
       }
-    case .wake, .chargeStart:
-      opportunity = true
-    case .network:
-      opportunity = ctx.network == .wifi
-    default:
-      break
     }
-    if opportunity { decide(&ctx) }
+    if isDecisionOpportunity(event, ctx) { decide(&ctx) }
   }
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     rollDay(at: ctx.now)
-    if launchDay == day {
-      energyToday += outcome.energyJ
-      if outcome.network.isCellular { cellularToday += outcome.bytes }
+    if launchDay == spending.day {
+      spending.energyJ += outcome.energyJ
+      if outcome.network.isCellular { spending.cellularBytes += outcome.bytes }
     }
     switch outcome.result {
     case .newData:
@@ -359,8 +320,8 @@ package struct IMPPolicy: FetchPolicy {
         extraConnectedS: world.serverLatencyS)
     let cellular = ctx.network.isCellular ? bytes : 0
     // Budgets exhausted: IMP's prohibitive price.
-    guard energyToday + energy <= energyBudgetJ else { return }
-    guard cellular == 0 || cellularToday + cellular <= dataBudgetBytes else { return }
+    guard spending.energyJ + energy <= energyBudgetJ else { return }
+    guard cellular == 0 || spending.cellularBytes + cellular <= dataBudgetBytes else { return }
     let cost = energyPrice * energy + dataPrice * cellular / 1e6
     // P(open) ≤ 1, so benefit = (pOpen · pNew) · value ≤ pNew · value (value
     // ≥ 0, rounding is monotone): at or below the cost, no need to ask the
@@ -372,7 +333,7 @@ package struct IMPPolicy: FetchPolicy {
     let benefit = pOpen * pNew * params.valueJ
     guard benefit > cost else { return }
     pendingGap = since
-    launchDay = day
+    launchDay = spending.day
     ctx.requestFetch()
   }
 }
@@ -384,17 +345,10 @@ package enum IMPFamily: PolicyFamily {
   package static let example = "imp"
   package static let summary =
     "Informed Mobile Prefetching: cost-benefit (habit model × learned hit rate) against energy and data prices that adapt to daily budgets"
-  package static var settings: [PolicySettingInfo] { settingInfos(IMPParameters.keys, defaults: IMPParameters()) }
   package static let learns = true
   package static let usesHabitModel = true
   package static let style = PolicyStyle(color: "#777777", marker: .pentagon)
 
-  package static func parse(_ argument: String?, spec: String) throws -> IMPParameters {
-    try parseSettings(argument ?? "", policy: spec, defaults: IMPParameters(), keys: IMPParameters.keys)
-  }
-  package static func describe(_ p: IMPParameters) -> String {
-    name + settingsSuffix(p, defaults: IMPParameters(), keys: IMPParameters.keys, separator: ":")
-  }
   /// One IMP instance per app; at device scope they share one
   /// ``IMPSpending``, so the energy and data budgets are the device's.
   package static func makePolicies(_ p: IMPParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> IMPPolicy {
@@ -423,9 +377,11 @@ package enum IMPFamily: PolicyFamily {
 /// evidence and decisions. The budgets are then spent where the apps' own
 /// benefit per joule is highest at the going price, the arbitration rule.
 package final class IMPSpending {
+  /// The local day being counted, and its energy, J, and cellular bytes.
   var day = Int.min
   var energyJ = 0.0
   var cellularBytes = 0.0
+  /// The log prices, and their integral parts.
   var logEnergyPrice = 0.0, logDataPrice = 0.0
   var logEnergyBase = 0.0, logDataBase = 0.0
   /// The time of the controller's first step, and the last period stepped.

@@ -24,10 +24,8 @@ package enum IOSCustomFamily: PolicyFamily {
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'ios-custom' needs an interval, e.g. ios-custom:1h") }
-    let items = a.split(separator: ",", maxSplits: 1).map(String.init)
-    let secs = try parseInterval(items.first ?? "", policy: spec, examples: "30m, 1h")
-    var p = try parseSettings(
-      items.count > 1 ? items[1] : "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)
+    let (secs, rest) = try parseIntervalAndSettings(a, policy: spec, examples: "30m, 1h")
+    var p = try MinimumParameters.parse(rest, policy: spec)
     p.minSpacingS = max(p.minSpacingS, secs)
     return Configuration(interval: secs, parameters: p)
   }
@@ -36,7 +34,7 @@ package enum IOSCustomFamily: PolicyFamily {
     var p = c.parameters
     p.minSpacingS = p.minSpacingS == c.interval ? MinimumParameters().minSpacingS : p.minSpacingS
     return "ios-custom:\(formatDuration(c.interval))"
-      + settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: ",")
+      + p.settingsSuffix(separator: ",")
   }
   package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }

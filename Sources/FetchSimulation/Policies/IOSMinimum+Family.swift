@@ -10,17 +10,10 @@ package enum IOSMinimumFamily: PolicyFamily {
   package static let example = "ios-minimum"
   package static let summary =
     "the iOS Minimum scheduler: launches where the learned habit model predicts an open soon, under device-wide energy, launch and data budgets"
-  package static var settings: [PolicySettingInfo] { settingInfos(MinimumParameters.keys, defaults: MinimumParameters()) }
   package static let learns = true
   package static let usesHabitModel = true
   package static let style = PolicyStyle(color: "#332288", marker: .triangle)
 
-  package static func parse(_ argument: String?, spec: String) throws -> MinimumParameters {
-    try parseSettings(argument ?? "", policy: spec, defaults: MinimumParameters(), keys: MinimumParameters.keys)
-  }
-  package static func describe(_ p: MinimumParameters) -> String {
-    name + settingsSuffix(p, defaults: MinimumParameters(), keys: MinimumParameters.keys, separator: ":")
-  }
   package static func makePolicies(_ p: MinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
     MinimumPolicy.makePolicies(p, device)
   }

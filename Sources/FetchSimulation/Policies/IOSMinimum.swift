@@ -7,7 +7,7 @@ import Foundation
 /// numbers (NV), so each is a parameter with a default chosen
 /// inside a plausible sweep, and `ios-minimum:key=value,...`
 /// overrides any of them.
-package struct MinimumParameters: Sendable, Hashable {
+package struct MinimumParameters: SettingTable {
   /// Seconds between the system's periodic scheduling checks (NV).
   package var checkIntervalS = 300.0
   /// Rate limit: minimum seconds between two launches of the app (factor 7;
@@ -58,10 +58,10 @@ package struct MinimumParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `ios-minimum:key=value`.
-  static let keys: [SettingKey<MinimumParameters>] = [
-    .init("check", \.checkIntervalS, min: 60, max: SettingBound.period, duration: true, help: "time between the scheduler's periodic checks"),
+  package static let keys: [SettingKey<MinimumParameters>] = [
+    .check(\.checkIntervalS, help: "time between the scheduler's periodic checks"),
     .init("spacing", \.minSpacingS, duration: true, help: "rate limit: least time between two launches of the app"),
-    .init("horizon", \.horizonS, min: 60, max: SettingBound.horizon, duration: true, help: "\"soon\": horizon of the predicted open probability"),
+    .horizon(\.horizonS),
     .init("value", \.freshValueJ, help: "value of fresh rather than stale content at an open, J-equivalent"),
     .init("age_value", \.ageValueJPerHour, help: "value of one hour of age avoided at an open, J-equivalent per hour"),
     .init("price", \.energyPrice, help: "price of a joule (the energy-price sweep)"),
@@ -356,26 +356,16 @@ package struct MinimumPolicy: FetchPolicy {
   /// syncs); returns whether it is an opportunity to decide (another app's
   /// open, a wake, plugging in, joining WiFi).
   mutating func record(_ event: TraceEvent, _ ctx: PolicyContext) -> Bool {
-    var opportunity = false
-    switch event.kind {
-    case .open:
+    if event.kind == .open {
       seenOpens.append(event)
       seenEnd = event.time
       lastAnyOpen = event.time
       if event.app == ctx.app {
         lastAppOpen = event.time
         if world.foregroundRefresh { lastSync = event.time }
-      } else {
-        opportunity = true
       }
-    case .wake, .chargeStart:
-      opportunity = true
-    case .network:
-      opportunity = ctx.network == .wifi
-    default:
-      break
     }
-    return opportunity
+    return isDecisionOpportunity(event, ctx)
   }
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {

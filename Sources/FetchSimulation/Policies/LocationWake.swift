@@ -3,7 +3,7 @@ import FetchTraces
 import FetchWorld
 
 /// Knobs of the location-wake policy (Apple Core Location documentation). Durations in seconds.
-package struct LocationWakeParameters: Sendable, Hashable {
+package struct LocationWakeParameters: SettingTable {
   /// Background time the system grants the app per location wake, s (M:
   /// "a few seconds", ~10 s, Xamarin.iOS backgrounding guides). The refresh must start and
   /// finish inside it; a fetch still running at its end is cut.
@@ -22,7 +22,7 @@ package struct LocationWakeParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `location-wake:key=value,...`.
-  static let keys: [SettingKey<LocationWakeParameters>] = [
+  package static let keys: [SettingKey<LocationWakeParameters>] = [
     .init("bg_time", \.backgroundTimeS, min: 1, max: 600, duration: true, help: "background time per location wake; a refresh must finish inside it"),
     .init("low_battery_pct", \.lowBatteryPct, max: 100, help: "battery %, below which wakes do nothing unless charging (Low Power Mode gate)"),
     .init("regions", \.regions, max: 1, help: "1: region enter/exit wakes refresh; 0: they do not"),
@@ -148,15 +148,8 @@ package enum LocationWakeFamily: PolicyFamily {
   package static let example = "location-wake"
   package static let summary =
     "refresh on location wakes (region enter/exit, significant location changes): one fetch per wake, inside the wake's ~10 s of background time, behind the battery gate"
-  package static var settings: [PolicySettingInfo] { settingInfos(LocationWakeParameters.keys, defaults: LocationWakeParameters()) }
   package static let style = PolicyStyle(color: "#6699CC", marker: .octagon)
 
-  package static func parse(_ argument: String?, spec: String) throws -> LocationWakeParameters {
-    try parseSettings(argument ?? "", policy: spec, defaults: LocationWakeParameters(), keys: LocationWakeParameters.keys)
-  }
-  package static func describe(_ p: LocationWakeParameters) -> String {
-    name + settingsSuffix(p, defaults: LocationWakeParameters(), keys: LocationWakeParameters.keys, separator: ":")
-  }
   /// Commutes give about 10 wakes a working day (NV, the synthetic population).
   package static func expectedFetchesPerDay(_ p: LocationWakeParameters) -> Double { 12 }
   /// Significant changes come no more often than every 5 min (Apple Core Location documentation).

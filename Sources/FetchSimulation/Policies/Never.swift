@@ -16,10 +16,6 @@ package enum NeverFamily: PolicyFamily {
   package static let summary = "never fetch in the background (iOS's default); costs exactly nothing"
   package static let style = PolicyStyle(color: "#000000", marker: .square)
 
-  package static func parse(_ argument: String?, spec: String) throws {
-    if argument != nil { throw PolicySpecError(.unexpectedArgument, "policy 'never' takes no parameter (got '\(spec)')") }
-  }
-  package static func describe(_ configuration: Void) -> String { name }
   package static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
   package static func makePolicies(_ configuration: Void, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> NeverPolicy {
     { _, _ in NeverPolicy() }

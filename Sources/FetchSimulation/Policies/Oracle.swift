@@ -83,10 +83,6 @@ package enum OracleFamily: PolicyFamily {
   package static let summary = "the clairvoyant oracle: knows the future and fetches just before an open, only when the server has something new"
   package static let style = PolicyStyle(color: "#009E73", marker: .diamond)
 
-  package static func parse(_ argument: String?, spec: String) throws {
-    if argument != nil { throw PolicySpecError(.unexpectedArgument, "policy 'oracle' takes no parameter (got '\(spec)')") }
-  }
-  package static func describe(_ configuration: Void) -> String { name }
   package static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
   package static func makePolicies(_ configuration: Void, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> OraclePolicy {
     { OraclePolicy(user: device.user, app: $0, content: $1) }

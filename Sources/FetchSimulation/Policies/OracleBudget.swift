@@ -44,7 +44,7 @@ package enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Knobs of ``BudgetOraclePolicy`` (`oracle-budget:<budget>[,key=value]`).
-package struct BudgetOracleParameters: Sendable, Hashable {
+package struct BudgetOracleParameters: SettingTable {
   /// Largest dynamic program (budget × candidates², cells) solved exactly
   /// for a count budget without foreground refresh; beyond it (or at 0) the
   /// greedy is used. 10^7 cells take about 0.5 s in a debug build.
@@ -53,7 +53,7 @@ package struct BudgetOracleParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `oracle-budget:<budget>,key=value`.
-  static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit, max: 1e8, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
+  package static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit, max: 1e8, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
 }
 
 /// The best fetch schedule under a budget, given full knowledge of the
@@ -510,28 +510,24 @@ package enum OracleBudgetFamily: PolicyFamily {
   package static let example = "oracle-budget:4"
   package static let summary =
     "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy)"
-  package static var settings: [PolicySettingInfo] {
-    settingInfos(BudgetOracleParameters.keys, defaults: BudgetOracleParameters())
-  }
+  package static var settings: [PolicySettingInfo] { BudgetOracleParameters.settingInfos }
   package static let style = PolicyStyle(color: "#999933", marker: .triangleDown)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }
-    let items = a.split(separator: ",", maxSplits: 1).map(String.init)
-    guard let b = OracleBudget(argument: items.first ?? "") else {
+    let (budget, rest) = splitArgumentAndSettings(a)
+    guard let b = OracleBudget(argument: budget) else {
       throw PolicySpecError(
         .badValue,
-        "policy '\(spec)': bad budget '\(items.first ?? "")' (fetches per day up to 86400, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
+        "policy '\(spec)': bad budget '\(budget)' (fetches per day up to 86400, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
       )
     }
-    let p = try parseSettings(
-      items.count > 1 ? items[1] : "", policy: spec, defaults: BudgetOracleParameters(), keys: BudgetOracleParameters.keys)
+    let p = try BudgetOracleParameters.parse(rest, policy: spec)
     return Configuration(budget: b, parameters: p)
   }
 
   package static func describe(_ c: Configuration) -> String {
-    "oracle-budget:\(c.budget)"
-      + settingsSuffix(c.parameters, defaults: BudgetOracleParameters(), keys: BudgetOracleParameters.keys, separator: ",")
+    "oracle-budget:\(c.budget)" + c.parameters.settingsSuffix(separator: ",")
   }
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { nil }
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BudgetOraclePolicy {

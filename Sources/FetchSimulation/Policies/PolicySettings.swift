@@ -59,15 +59,21 @@ func parseInterval(_ text: String, policy: String, examples: String = "15m, 1h")
   return secs
 }
 
-/// Splits `<interval>[,key=value,...]`.
-func parseIntervalAndSettings(_ a: String, policy: String) throws -> (Double, String) {
+/// Splits `<argument>[,key=value,...]` into the argument and the settings
+/// (empty when none).
+func splitArgumentAndSettings(_ a: String) -> (String, String) {
   let items = a.split(separator: ",", maxSplits: 1).map(String.init)
-  let secs = try parseInterval(items.first ?? "", policy: policy)
-  return (secs, items.count > 1 ? items[1] : "")
+  return (items.first ?? "", items.count > 1 ? items[1] : "")
+}
+
+/// Splits `<interval>[,key=value,...]`; `examples` as in ``parseInterval(_:policy:examples:)``.
+func parseIntervalAndSettings(_ a: String, policy: String, examples: String = "15m, 1h") throws -> (Double, String) {
+  let (interval, settings) = splitArgumentAndSettings(a)
+  return (try parseInterval(interval, policy: policy, examples: examples), settings)
 }
 
 /// One `key=value` setting of a policy's parameter struct.
-struct SettingKey<P>: @unchecked Sendable {
+package struct SettingKey<P>: @unchecked Sendable {
   let name: String
   let path: WritableKeyPath<P, Double>
   /// Accepted values.
@@ -109,6 +115,19 @@ extension SettingKey {
   /// model through ``MinimumPolicy``.
   static func refitHour(_ path: WritableKeyPath<P, Double>) -> SettingKey {
     SettingKey("refit_hour", path, max: 24, help: "local hour of the nightly habit-model refit (24: never)")
+  }
+
+  /// `check`: a scheduler's decision period, 1 min to ``SettingBound/period``.
+  static func check(_ path: WritableKeyPath<P, Double>, help: String) -> SettingKey {
+    SettingKey("check", path, min: 60, max: SettingBound.period, duration: true, help: help)
+  }
+
+  /// `horizon`: how far ahead "soon" reaches for the predicted open
+  /// probability, 1 min to ``SettingBound/horizon``.
+  static func horizon(_ path: WritableKeyPath<P, Double>) -> SettingKey {
+    SettingKey(
+      "horizon", path, min: 60, max: SettingBound.horizon, duration: true,
+      help: "\"soon\": horizon of the predicted open probability")
   }
 
   /// `prior_updates_per_hour`: prior mean of the content-update rate that a
@@ -157,6 +176,92 @@ func settingsSuffix<P>(_ p: P, defaults: P, keys: [SettingKey<P>], separator: St
     return "\(k.name)=" + (k.isDuration ? formatDuration(v) : CSV.number(v))
   }
   return items.isEmpty ? "" : separator + items.joined(separator: ",")
+}
+
+/// A policy's parameter struct whose `key=value` settings are a table of
+/// ``SettingKey``s; `init()` gives the defaults.
+package protocol SettingTable: Sendable, Hashable {
+  init()
+  /// The settings, in the order of help texts and canonical strings.
+  static var keys: [SettingKey<Self>] { get }
+}
+
+extension SettingTable {
+  /// The documentation of every setting, with its default.
+  static var settingInfos: [PolicySettingInfo] { FetchSimulation.settingInfos(keys, defaults: Self()) }
+
+  /// Parses `key=value,key=value` onto the defaults (see ``parseSettings(_:policy:defaults:keys:)``).
+  static func parse(_ text: String, policy: String) throws -> Self {
+    try parseSettings(text, policy: policy, defaults: Self(), keys: keys)
+  }
+
+  /// The settings that differ from the defaults, prefixed by `separator`
+  /// (empty when none).
+  func settingsSuffix(separator: String) -> String {
+    FetchSimulation.settingsSuffix(self, defaults: Self(), keys: Self.keys, separator: separator)
+  }
+}
+
+/// A family whose whole argument is its settings, `name[:key=value,...]`:
+/// its documentation, parsing and canonical string come from the table.
+extension PolicyFamily where Configuration: SettingTable {
+  /// Every setting of the table.
+  package static var settings: [PolicySettingInfo] { Configuration.settingInfos }
+  /// The settings onto the defaults; no argument is all defaults.
+  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
+    try Configuration.parse(argument ?? "", policy: spec)
+  }
+  /// The name, then `:` and the settings that differ from the defaults.
+  package static func describe(_ configuration: Configuration) -> String {
+    name + configuration.settingsSuffix(separator: ":")
+  }
+}
+
+/// A family without an argument or settings, `name` alone.
+extension PolicyFamily where Configuration == Void {
+  /// Nothing to parse; an argument is an error.
+  package static func parse(_ argument: String?, spec: String) throws {
+    if argument != nil { throw PolicySpecError(.unexpectedArgument, "policy '\(name)' takes no parameter (got '\(spec)')") }
+  }
+  /// The name.
+  package static func describe(_ configuration: Void) -> String { name }
+}
+
+/// A timer family's configuration, `<interval>[,key=value,...]`: the
+/// period, s, and the parameters.
+package struct IntervalSettings<Parameters: SettingTable>: Sendable, Hashable {
+  package var interval: Double
+  package var parameters: Parameters
+
+  package init(interval: Double, parameters: Parameters) {
+    self.interval = interval
+    self.parameters = parameters
+  }
+}
+
+/// A family that runs a job every `<interval>` with a table of settings,
+/// `name:<interval>[,key=value,...]`.
+package protocol IntervalSettingsFamily: PolicyFamily where Configuration == IntervalSettings<Parameters> {
+  associatedtype Parameters: SettingTable
+}
+
+extension IntervalSettingsFamily {
+  /// Every setting of the table.
+  package static var settings: [PolicySettingInfo] { Parameters.settingInfos }
+  /// The interval is required; the settings follow it.
+  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
+    guard let a = argument else { throw PolicySpecError(.missingArgument, "policy '\(name)' needs an argument, e.g. \(name):1h") }
+    let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
+    return Configuration(interval: i, parameters: try Parameters.parse(rest, policy: spec))
+  }
+  /// `name:<interval>`, then the settings that differ from the defaults.
+  package static func describe(_ c: Configuration) -> String {
+    "\(name):\(formatDuration(c.interval))" + c.parameters.settingsSuffix(separator: ",")
+  }
+  /// One fetch per interval.
+  package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
+  /// The interval, at most 15 min.
+  package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
 }
 
 

@@ -285,47 +285,30 @@ package final class DeviceModelsCache: @unchecked Sendable {
 /// A bad policy string: a stable ``code``, the ``message`` shown to users,
 /// and the policy string at fault as ``location``'s field.
 ///
-/// A public struct over an internal enum (like `LinearAlgebraError`), so new
-/// codes do not break callers:
+/// ``code`` is a struct of named codes, so new codes do not break callers:
 ///
 ///     do { spec = try PolicySpec(parsing: text) }
 ///     catch let e as PolicySpecError where e.code == .unknownPolicy { … }
 public struct PolicySpecError: Error, CustomStringConvertible, Sendable, Equatable {
-  enum Kind: Sendable, Hashable {
-    case unknownPolicy, missingArgument, unexpectedArgument, badValue, unknownSetting, repeatedSetting, invalid
-  }
-
   /// The category of a ``PolicySpecError``.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
-    let kind: Kind
+    /// A stable kebab-case name, e.g. `unknown-policy`.
+    public let description: String
 
     /// No policy family has the name.
-    public static let unknownPolicy = Code(kind: .unknownPolicy)
+    public static let unknownPolicy = Code(description: "unknown-policy")
     /// The family needs an argument (`periodic` without `:30m`).
-    public static let missingArgument = Code(kind: .missingArgument)
+    public static let missingArgument = Code(description: "missing-argument")
     /// The family takes no argument (`never:1h`).
-    public static let unexpectedArgument = Code(kind: .unexpectedArgument)
+    public static let unexpectedArgument = Code(description: "unexpected-argument")
     /// An interval or a setting's value is malformed or out of range.
-    public static let badValue = Code(kind: .badValue)
+    public static let badValue = Code(description: "bad-value")
     /// A `key=value` setting the family does not know.
-    public static let unknownSetting = Code(kind: .unknownSetting)
+    public static let unknownSetting = Code(description: "unknown-setting")
     /// A setting given twice.
-    public static let repeatedSetting = Code(kind: .repeatedSetting)
+    public static let repeatedSetting = Code(description: "repeated-setting")
     /// Any other problem with the policy string.
-    public static let invalid = Code(kind: .invalid)
-
-    /// A stable kebab-case name, e.g. `unknown-policy`.
-    public var description: String {
-      switch kind {
-      case .unknownPolicy: "unknown-policy"
-      case .missingArgument: "missing-argument"
-      case .unexpectedArgument: "unexpected-argument"
-      case .badValue: "bad-value"
-      case .unknownSetting: "unknown-setting"
-      case .repeatedSetting: "repeated-setting"
-      case .invalid: "invalid"
-      }
-    }
+    public static let invalid = Code(description: "invalid")
   }
 
   /// The category.

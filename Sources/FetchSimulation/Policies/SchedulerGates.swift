@@ -1,3 +1,5 @@
+import FetchTraces
+
 /// The reasons of a decision that the habit-driven system schedulers
 /// (``MinimumPolicy``, ``PlannerPolicy``) share: the gates each checks
 /// first, before its own budgets and its weighing of a launch.
@@ -20,6 +22,19 @@ extension SchedulerGateFactor {
     if let b = ctx.batteryPct, b < lowBatteryPct, !ctx.isCharging { return .lowBattery }
     if ctx.now - lastLaunch < minSpacingS { return .rateLimit }
     return nil
+  }
+}
+
+/// Whether `event` is a moment for a cost-benefit scheduler to decide
+/// besides its own timer: another app's open, a wake, plugging in, joining
+/// WiFi.
+@inline(__always)
+func isDecisionOpportunity(_ event: TraceEvent, _ ctx: PolicyContext) -> Bool {
+  switch event.kind {
+  case .open: event.app != ctx.app
+  case .wake, .chargeStart: true
+  case .network: ctx.network == .wifi
+  default: false
   }
 }
 

@@ -4,7 +4,7 @@ import FetchWorld
 
 /// Knobs of the APNs silent-push model (Apple, "Pushing background updates to your App"). Durations in
 /// seconds.
-package struct SilentPushParameters: Sendable, Hashable {
+package struct SilentPushParameters: SettingTable {
   /// Most pushes delivered (app launches) in any sliding ``rateWindowS``
   /// (V: Apple's guidance is "two or three per hour"; sweep
   /// k ∈ {2, 3}). 0 delivers nothing.
@@ -28,7 +28,7 @@ package struct SilentPushParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `silent-push:key=value,...`.
-  static let keys: [SettingKey<SilentPushParameters>] = [
+  package static let keys: [SettingKey<SilentPushParameters>] = [
     .init("rate", \.rateLimit, max: SettingBound.count, help: "most pushes delivered in any sliding rate window (0: none)"),
     .init("rate_window", \.rateWindowS, min: 1, duration: true, help: "the rate limiter's sliding window"),
     .init("max_delay", \.maxDelayS, duration: true, help: "priority-5 batching: longest wait for the device's next network activity"),
@@ -250,7 +250,7 @@ package enum SilentPushFamily: PolicyFamily {
   package static let summary =
     "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch"
   package static var settings: [PolicySettingInfo] {
-    settingInfos(SilentPushParameters.keys, defaults: SilentPushParameters())
+    SilentPushParameters.settingInfos
       + [PolicySettingInfo(
         name: "service", defaultValue: "apns", range: PushService.allCases.map(\.rawValue).joined(separator: ", "),
         help: "apns: background push, batched and rate-capped; apns-alert: alert push with content-available, delivered at once; fcm-high: at once, through Doze; fcm-normal: at once unless in deep Doze, else at its next maintenance window")]
@@ -273,12 +273,12 @@ package enum SilentPushFamily: PolicyFamily {
       }
       service = s
     }
-    var p = try parseSettings(rest.joined(separator: ","), policy: spec, defaults: SilentPushParameters(), keys: SilentPushParameters.keys)
+    var p = try SilentPushParameters.parse(rest.joined(separator: ","), policy: spec)
     p.service = service ?? .apns
     return p
   }
   package static func describe(_ p: SilentPushParameters) -> String {
-    name + settingsSuffix(p, defaults: SilentPushParameters(), keys: SilentPushParameters.keys, separator: ":")
+    name + p.settingsSuffix(separator: ":")
       + (p.service == .apns ? "" : (p == withService(p.service) ? ":" : ",") + "service=" + p.service.rawValue)
   }
 

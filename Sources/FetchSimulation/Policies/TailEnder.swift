@@ -10,7 +10,7 @@ import FetchWorld
 /// defers delay-tolerant transfers, each with a deadline, so
 /// that they share radio tails with other traffic. The paper leaves the
 /// deadline to the application; the defaults below are ours (NV).
-package struct TailEnderParameters: Sendable, Hashable {
+package struct TailEnderParameters: SettingTable {
   /// Deadline after each due time, s; 0 means ``deadlineFraction`` of the
   /// interval. Capped at the interval, so that due periods never overlap.
   package var deadlineS = 0.0
@@ -32,7 +32,7 @@ package struct TailEnderParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `tailender:<interval>,key=value`.
-  static let keys: [SettingKey<TailEnderParameters>] = [
+  package static let keys: [SettingKey<TailEnderParameters>] = [
     .init("deadline", \.deadlineS, duration: true, help: "deadline after each due time (0: deadline_frac of the interval)"),
     .init("deadline_frac", \.deadlineFraction, help: "deadline as a share of the interval when deadline is 0"),
     .init("tail", \.tailS, duration: true, help: "the radio counts as active or in its tail while its quiet gap is below this"),
@@ -143,32 +143,17 @@ package struct TailEnderPolicy: FetchPolicy {
 }
 
 /// `tailender:<interval>[,key=value,...]`.
-package enum TailEnderFamily: PolicyFamily {
-  /// The interval, s, and the parameters.
-  package struct Configuration: Sendable, Hashable {
-    package var interval: Double
-    package var parameters: TailEnderParameters
-  }
+package enum TailEnderFamily: IntervalSettingsFamily {
+  package typealias Parameters = TailEnderParameters
+  package typealias Configuration = IntervalSettings<Parameters>
 
   package static let name = "tailender"
   package static let syntax = "tailender:<interval>[,key=value,...]"
   package static let example = "tailender:1h"
   package static let summary =
     "a fetch is due every <interval> but waits, up to its deadline, for another app's radio activity (a tail to ride)"
-  package static var settings: [PolicySettingInfo] { settingInfos(TailEnderParameters.keys, defaults: TailEnderParameters()) }
   package static let style = PolicyStyle(color: "#56B4E9", marker: .star)
 
-  package static func parse(_ argument: String?, spec: String) throws -> Configuration {
-    guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'tailender' needs an argument, e.g. tailender:1h") }
-    let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
-    return Configuration(interval: i, parameters: try parseSettings(rest, policy: spec, defaults: TailEnderParameters(), keys: TailEnderParameters.keys))
-  }
-  package static func describe(_ c: Configuration) -> String {
-    "tailender:\(formatDuration(c.interval))"
-      + settingsSuffix(c.parameters, defaults: TailEnderParameters(), keys: TailEnderParameters.keys, separator: ",")
-  }
-  package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
-  package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> TailEnderPolicy {
     { app, _ in TailEnderPolicy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
   }

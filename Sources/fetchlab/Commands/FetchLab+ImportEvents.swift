@@ -133,13 +133,7 @@ extension FetchLab {
 
     func run() throws {
       let importer = EventLogImporter(options: try options())
-      let result: EventLogImporter.Output
-      do {
-        result = try importer.read(path: input)
-      } catch let e as TraceFormatError {
-        log("error: \(e)")
-        throw ExitCode.failure
-      }
+      let result = try exitOnFormatError { try importer.read(path: input) }
       guard !result.users.isEmpty else {
         log("error: \(input): no opens found in \(result.rows) rows (check --open-event and the column options)")
         throw ExitCode.failure
@@ -148,18 +142,9 @@ extension FetchLab {
       if !result.usersWithoutOpens.isEmpty {
         log("warning: no opens for \(result.usersWithoutOpens.joined(separator: ", ")); omitted")
       }
-      let dir = (out as NSString).deletingLastPathComponent
-      if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
       let comments = ["converted from \((input as NSString).lastPathComponent) by fetchlab import-events"]
         + importer.options.commentLines
-      do {
-        let writer = try TraceWriter(path: out, comments: comments)
-        for u in result.users { try writer.write(u) }
-        try writer.commit()
-      } catch let e as TraceFormatError {
-        log("error: \(e)")
-        throw ExitCode.failure
-      }
+      try writeImportedTrace(result.users, to: out, comments: comments)
       let days = result.users.reduce(0.0) { $0 + $1.days }
       print(
         "\(out): \(result.users.count) users, \(CSV.number(days, decimals: 1)) user-days, \(result.opens) opens from"

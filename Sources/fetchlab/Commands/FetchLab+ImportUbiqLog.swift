@@ -57,28 +57,13 @@ extension FetchLab {
       var options = UbiqLogAdapter.Options(mergeGap: mergeGap, maximumSession: maxSession, maximumIdleDays: maxIdleDays)
       if behaviouralFilter { options.behaviouralFilter = UbiqLogBehaviouralFilter() }
       let adapter = UbiqLogAdapter(options: options)
-      let result: UbiqLogAdapter.Output
-      do {
-        result = try adapter.read(path: input)
-      } catch let e as TraceFormatError {
-        log("error: \(e)")
-        throw ExitCode.failure
-      }
+      let result = try exitOnFormatError { try adapter.read(path: input) }
       for d in result.behaviourDrops { log("dropped by behaviour: \(d)") }
       if !result.usersWithoutOpens.isEmpty {
         log("warning: no opens left for \(result.usersWithoutOpens.joined(separator: ", ")); omitted")
       }
-      let dir = (out as NSString).deletingLastPathComponent
-      if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
       let inputName = (input as NSString).lastPathComponent
-      do {
-        let writer = try TraceWriter(path: out, comments: adapter.commentLines(input: inputName, output: result))
-        for u in result.users { try writer.write(u) }
-        try writer.commit()
-      } catch let e as TraceFormatError {
-        log("error: \(e)")
-        throw ExitCode.failure
-      }
+      try writeImportedTrace(result.users, to: out, comments: adapter.commentLines(input: inputName, output: result))
       let stats = UbiqLogAdapter.Statistics(users: result.users)
       print(
         "\(out): \(stats.participants) users, \(stats.activeUserDays) active user-days, \(stats.opens) opens"
