@@ -9,7 +9,7 @@ import Foundation
 /// (IMP, FALCON and PALOMA publish the form of the
 /// utility, not these numbers; NV); the defaults were fixed before the
 /// evaluation in `docs/planner.md` and are the same for every dataset.
-package struct PlannerParameters: Sendable, Hashable {
+package struct PlannerParameters: SettingTable {
   /// Energy budget per app, J per budget day (CPU and marginal radio,
   /// including energy drawn while charging, as the results report it; the
   /// day starts at ``dayStartHour``), released through the day in step with
@@ -92,7 +92,7 @@ package struct PlannerParameters: Sendable, Hashable {
   package init() {}
 
   /// Names accepted in `planner:key=value`.
-  static let keys: [SettingKey<PlannerParameters>] = [
+  package static let keys: [SettingKey<PlannerParameters>] = [
     .init("budget", \.budgetJPerDay, help: "energy budget per app, J per budget day (from day_start; paced by the user's opens by hour)"),
     .init("device_budget", \.deviceBudget, max: 1, help: "1: one budget and one price for all the planner's apps of the device (budget × apps); 0: a budget per app"),
     .init("horizon", \.horizonS, min: 300, max: SettingBound.horizon, duration: true, help: "look-ahead horizon of the plan"),
@@ -128,20 +128,16 @@ package enum PlannerFamily: PolicyFamily {
   package static let example = "planner:budget=5"
   package static let summary =
     "plans with the learned models: fetches at the moment of the horizon with the best expected freshness gain at the predicted opens per marginal joule (a session, WiFi or the charger coming), under a paced daily energy budget"
-  package static var settings: [PolicySettingInfo] { settingInfos(PlannerParameters.keys, defaults: PlannerParameters()) }
   package static let learns = true
   package static let usesHabitModel = true
   package static let style = PolicyStyle(color: "#117733", marker: .hexagon)
 
   package static func parse(_ argument: String?, spec: String) throws -> PlannerParameters {
-    let p = try parseSettings(argument ?? "", policy: spec, defaults: PlannerParameters(), keys: PlannerParameters.keys)
+    let p = try PlannerParameters.parse(argument ?? "", policy: spec)
     guard p.stepS <= p.horizonS else {
       throw PolicySpecError("policy '\(spec)': step (\(formatDuration(p.stepS))) must not exceed horizon (\(formatDuration(p.horizonS)))")
     }
     return p
-  }
-  package static func describe(_ p: PlannerParameters) -> String {
-    name + settingsSuffix(p, defaults: PlannerParameters(), keys: PlannerParameters.keys, separator: ":")
   }
   package static func expectedFetchesPerDay(_ p: PlannerParameters) -> Double { min(p.launchesPerDay, 50) }
   package static func fetchSpacingBound(_ p: PlannerParameters) -> Double? { max(p.minSpacingS, 60) }
