@@ -26,15 +26,11 @@ package struct DeviceSample: Sendable, Equatable {
   package var updates = 0
   package var delivered = 0
   package var deliveryDelaySumS = 0.0
-  /// Background transfer energy, J, and bytes by network (also in the
-  /// background totals above).
-  package var transferEnergyJ = 0.0
-  package var transferCellularBytes = 0.0
-  package var transferWifiBytes = 0.0
-  /// Location monitoring energy, J (also in `energyJ`).
-  package var monitoringEnergyJ = 0.0
+  /// The device's declared metrics (``DeviceSummary/metrics``).
+  package var metrics = MetricValues()
 
-  /// The fields a part record keeps, by name; one declaration each.
+  /// The fields a part record keeps, by name; one declaration each, the
+  /// declared metrics that pool (``AdditiveMetric/pooled``) last.
   static let recordFields: [RecordField<DeviceSample>] = [
     RecordField("days", "days", "length of the scored window", .sum, \.days),
     RecordField("fetches", "background fetches of all the apps", count: \.fetches),
@@ -49,11 +45,7 @@ package struct DeviceSample: Sendable, Equatable {
     RecordField("updates", "content updates of the apps in the window", count: \.updates),
     RecordField("delivered", "updates whose content reached the device", count: \.delivered),
     RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveryDelaySumS),
-    RecordField("transfer_energy_j", "J", "background transfer energy (also in energy_j)", .sum, \.transferEnergyJ),
-    RecordField("transfer_cellular_bytes", "bytes", "background transfer bytes on cellular networks", .sum, \.transferCellularBytes),
-    RecordField("transfer_wifi_bytes", "bytes", "background transfer bytes on WiFi", .sum, \.transferWifiBytes),
-    RecordField("monitoring_energy_j", "J", "location monitoring energy (also in energy_j)", .sum, \.monitoringEnergyJ),
-  ]
+  ] + AdditiveMetric.pooled.map { $0.recordField(\DeviceSample.metrics.values[$0.index]) }
 
   package init() {}
 
@@ -69,10 +61,7 @@ package struct DeviceSample: Sendable, Equatable {
     foregroundBytes = d.foregroundCellularBytes + d.foregroundWifiBytes
     delivered = d.delivered
     deliveryDelaySumS = d.deliveryDelaySumS
-    transferEnergyJ = d.transferEnergyJ
-    transferCellularBytes = d.transferCellularBytes
-    transferWifiBytes = d.transferWifiBytes
-    monitoringEnergyJ = d.monitoringEnergyJ
+    for m in AdditiveMetric.pooled { metrics[m] = d.metrics[m] }
     for a in apps {
       waits += a.zeroWaits + a.waits.count
       waitSumS += a.waits.reduce(0, +)
@@ -140,12 +129,9 @@ package struct DeviceAggregate: Sendable, Equatable {
   package var updates = 0
   package var delivered = 0
   package var deliveryDelaySumS = 0.0
-  /// Per device: background transfer J/day, cellular and WiFi bytes/day.
-  package var transferEnergyJPerDay = MeanCI()
-  package var transferCellularBytesPerDay = MeanCI()
-  package var transferWifiBytesPerDay = MeanCI()
-  /// Per device: location monitoring J/day.
-  package var monitoringEnergyJPerDay = MeanCI()
+  /// Per device: each declared metric's figure (per day when declared
+  /// so), by ``AdditiveMetric/index``.
+  package var metrics = [MeanCI](repeating: MeanCI(), count: AdditiveMetric.all.count)
 
   package init(policy: String) { self.policy = policy }
 
@@ -168,10 +154,7 @@ package struct DeviceAggregate: Sendable, Equatable {
     updates += s.updates
     delivered += s.delivered
     deliveryDelaySumS += s.deliveryDelaySumS
-    transferEnergyJPerDay.add(perDay(s.transferEnergyJ))
-    transferCellularBytesPerDay.add(perDay(s.transferCellularBytes))
-    transferWifiBytesPerDay.add(perDay(s.transferWifiBytes))
-    monitoringEnergyJPerDay.add(perDay(s.monitoringEnergyJ))
+    for m in AdditiveMetric.pooled { metrics[m.index].add(m.reported(s.metrics[m], days: s.days)) }
   }
 
   /// Adds the waits of one device's apps to the histogram.

@@ -83,15 +83,13 @@ package struct PolicyAggregate: Sendable, Equatable {
   package var cellularBytes = 0.0
   package var ages = AgeHistogram()
   /// Content updates, those delivered and the sum of their delivery
-  /// delays, s; background transfer energy, J, and bytes by network.
+  /// delays, s.
   package var updates = 0
   package var delivered = 0
   package var deliveryDelaySumS = 0.0
-  package var transferEnergyJ = 0.0
-  package var transferCellularBytes = 0.0
-  package var transferWifiBytes = 0.0
-  /// Location monitoring energy, J (also in `energyJ`).
-  package var monitoringEnergyJ = 0.0
+  /// The declared metrics over the pairs, as ``MetricValues/add(_:)``
+  /// sums them (read with ``metric(_:)``).
+  package var metrics = MetricValues()
 
   package init(policy: String) { self.policy = policy }
 
@@ -122,10 +120,14 @@ package struct PolicyAggregate: Sendable, Equatable {
     updates += s.updates
     delivered += s.delivered
     deliveryDelaySumS += s.deliveryDelaySumS
-    transferEnergyJ += s.transferEnergyJ
-    transferCellularBytes += s.transferCellularBytes
-    transferWifiBytes += s.transferWifiBytes
-    monitoringEnergyJ += s.monitoringEnergyJ
+    metrics.add(s)
+  }
+
+  /// A declared metric pooled over the pairs, as `pooled.csv` gives it:
+  /// per day (Σ / Σ days) when declared so, else the sum or the
+  /// opens-weighted mean.
+  package func metric(_ m: AdditiveMetric) -> Double {
+    m.reported(metrics.pooled(m, opens: opens), days: days)
   }
 
   /// Mean delivery delay over every delivered update, s; NaN when none.

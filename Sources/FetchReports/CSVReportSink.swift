@@ -76,6 +76,7 @@ package struct CSVReportSink: RunSink {
     let capacityJ = config.world.batteryCapacityJ
     let policies = config.policies.map { CSV.field($0.description) }
     let user = CSV.field(r.trace.user)
+    let summaryColumns = SummaryColumn.allCases
     var s = "", d = ""
     // The event files are most of a run's output: their records are built
     // as bytes (CSV.appendNumber), not as strings joined.
@@ -87,8 +88,8 @@ package struct CSVReportSink: RunSink {
       let appName = CSV.field(r.trace.apps[Int(app)])
       for (pi, replay) in r.replays[ai].enumerated() {
         let policy = policies[pi]
-        s += SummaryColumn.allCases.map {
-          $0.value(user: user, app: appName, policy: policy, replay.summary, capacityJ: capacityJ)
+        s += summaryColumns.map {
+          $0.value((user, appName, policy, replay.summary, capacityJ))
         }.joined(separator: ",") + "\n"
         guard config.recordEvents else { continue }
         let prefix = Array("\(user),\(appName),\(policy),".utf8)

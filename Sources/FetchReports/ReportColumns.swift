@@ -6,8 +6,17 @@ import FetchTraces
 
 /// Columns of `summary.csv`: one row per (user, app, policy). Names are
 /// stable, snake_case, with units in the name. Declared once; the header and
-/// the rows both come from here.
-package enum SummaryColumn: String, CaseIterable, Sendable {
+/// the rows both come from here: the hand-written columns, then each
+/// declared metric's total (``AdditiveMetric/all``).
+package typealias SummaryColumn = ReportColumn<SummaryFixedColumn>
+
+/// The hand-written columns of ``SummaryColumn``, in file order.
+package enum SummaryFixedColumn: String, FixedColumns {
+  package typealias Row = (user: String, app: String, policy: String, summary: AppSummary, capacityJ: Double)
+  package static let metricColumns = AdditiveMetric.all.map { MetricColumn($0, .total) }
+
+  package static func figure(_ c: MetricColumn, _ r: Row) -> Double { r.summary[keyPath: c.metric.app] }
+
   case user, app, policy
   case days
   case opens, fetches, new_data, no_data, failed, wasted
@@ -20,12 +29,11 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
   case fetches_per_day
   case cellular_bytes, cellular_bytes_per_day, wifi_bytes
   case delivered, mean_delivery_delay_s
-  case transfer_energy_j, transfer_cellular_bytes, transfer_wifi_bytes
-  case monitoring_energy_j
 
   /// This column's value for one replay.
-  func value(user: String, app: String, policy: String, _ s: AppSummary, capacityJ: Double) -> String {
-    switch self {
+  package func value(_ r: Row) -> String {
+    let (user, app, policy, s, capacityJ) = r
+    return switch self {
     case .user: user
     case .app: app
     case .policy: policy
@@ -55,10 +63,6 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
     case .wifi_bytes: CSV.number(s.wifiBytes, decimals: 0)
     case .delivered: String(s.delivered)
     case .mean_delivery_delay_s: staleness(s.meanDeliveryDelayS, decimals: 3)
-    case .transfer_energy_j: CSV.number(s.transferEnergyJ, decimals: 6)
-    case .transfer_cellular_bytes: CSV.number(s.transferCellularBytes, decimals: 0)
-    case .transfer_wifi_bytes: CSV.number(s.transferWifiBytes, decimals: 0)
-    case .monitoring_energy_j: CSV.number(s.monitoringEnergyJ, decimals: 6)
     }
   }
 }
@@ -68,18 +72,26 @@ package enum SummaryColumn: String, CaseIterable, Sendable {
 /// (at `replay.scope=device` on one shared radio, so they are the device's
 /// radio energy with the fetches minus without them, plus CPU); the
 /// `foreground_*` figures are the user-initiated refreshes at stale opens;
-/// `mean_wait_s` and `p90_wait_s` pool the wait over the apps' opens.
-package enum DeviceColumn: String, CaseIterable, Sendable {
+/// `mean_wait_s` and `p90_wait_s` pool the wait over the apps' opens. The
+/// declared metrics that pool (``AdditiveMetric/pooled``) come last, per day
+/// where declared so.
+package typealias DeviceColumn = ReportColumn<DeviceFixedColumn>
+
+/// The hand-written columns of ``DeviceColumn``, in file order.
+package enum DeviceFixedColumn: String, FixedColumns {
+  package typealias Row = (user: String, policy: String, device: DeviceSummary, capacityJ: Double)
+  package static let metricColumns = MetricColumn.pooled(intervals: false)
+
+  package static func figure(_ c: MetricColumn, _ r: Row) -> Double { c.metric.reported(r.device.metrics[c.metric], days: r.device.days) }
+
   case user, policy, apps, days, opens, fetches
   case energy_j_per_day, battery_pct_per_day, charging_energy_j_per_day, cellular_bytes_per_day, wifi_bytes_per_day
   case foreground_refreshes, foreground_energy_j_per_day, foreground_bytes_per_day
   case mean_wait_s, p90_wait_s
   case delivered, mean_delivery_delay_s
-  case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
-  case monitoring_energy_j_per_day
 
-  func value(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
-    let perDay = { (x: Double) in d.days > 0 ? x / d.days : 0 }
+  package func value(_ r: Row) -> String {
+    let (user, policy, d, capacityJ) = r
     return switch self {
     case .user: user
     case .policy: policy
@@ -99,17 +111,13 @@ package enum DeviceColumn: String, CaseIterable, Sendable {
     case .p90_wait_s: CSV.number(d.p90WaitS, decimals: 6)
     case .delivered: String(d.delivered)
     case .mean_delivery_delay_s: staleness(d.meanDeliveryDelayS, decimals: 3)
-    case .transfer_energy_j_per_day: CSV.number(perDay(d.transferEnergyJ), decimals: 6)
-    case .transfer_cellular_bytes_per_day: CSV.number(perDay(d.transferCellularBytes), decimals: 3)
-    case .transfer_wifi_bytes_per_day: CSV.number(perDay(d.transferWifiBytes), decimals: 3)
-    case .monitoring_energy_j_per_day: CSV.number(perDay(d.monitoringEnergyJ), decimals: 6)
     }
   }
 }
 
 /// One `devices.csv` record (with LF), fields quoted where needed.
 package func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capacityJ: Double) -> String {
-  DeviceColumn.allCases.map { $0.value(user: user, policy: policy, d, capacityJ: capacityJ) }.joined(separator: ",") + "\n"
+  DeviceColumn.allCases.map { $0.value((user, policy, d, capacityJ)) }.joined(separator: ",") + "\n"
 }
 
 /// Columns of `devices_pooled.csv`: one row per policy (experiments: per
@@ -120,8 +128,18 @@ package func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capa
 /// mean wait; `mean_wait_s` and `p90_wait_s` pool every scored open.
 /// `mean_delivery_delay_s` pools every delivered update (empty without
 /// one); the `transfer_` columns are means over devices of per-day figures.
-/// Data is in bytes per day, as in every other file.
-package enum DevicePoolColumn: String, CaseIterable, Sendable {
+/// Data is in bytes per day, as in every other file. The declared metrics
+/// that pool come last: means over devices, with `_lo` and `_hi` where
+/// declared with an interval.
+package typealias DevicePoolColumn = ReportColumn<DevicePoolFixedColumn>
+
+/// The hand-written columns of ``DevicePoolColumn``, in file order.
+package enum DevicePoolFixedColumn: String, FixedColumns {
+  package typealias Row = (aggregate: DeviceAggregate, capacityJ: Double)
+  package static let metricColumns = MetricColumn.pooled(intervals: true)
+
+  package static func figure(_ c: MetricColumn, _ r: Row) -> Double { r.aggregate.metrics[c.metric.index][c.figure] }
+
   case policy, devices, days, fetches
   case energy_j_per_day, energy_j_per_day_lo, energy_j_per_day_hi
   case battery_pct_per_day, battery_pct_per_day_lo, battery_pct_per_day_hi
@@ -132,50 +150,44 @@ package enum DevicePoolColumn: String, CaseIterable, Sendable {
   case device_mean_wait_s, device_mean_wait_s_lo, device_mean_wait_s_hi
   case waits, mean_wait_s, p90_wait_s
   case updates, delivered, mean_delivery_delay_s
-  case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
-  case monitoring_energy_j_per_day
 
-  func value(_ a: DeviceAggregate, capacityJ: Double) -> String {
+  package func value(_ r: Row) -> String {
+    let (a, capacityJ) = r
     let pct = 100 / capacityJ
-    func n(_ x: Double, _ d: Int) -> String { x.isFinite ? CSV.number(x, decimals: d) : "" }
     return switch self {
     case .policy: a.policy
     case .devices: String(a.devices)
     case .days: CSV.number(a.days, decimals: 6)
     case .fetches: String(a.fetches)
-    case .energy_j_per_day: n(a.energyJPerDay.value, 6)
-    case .energy_j_per_day_lo: n(a.energyJPerDay.low, 6)
-    case .energy_j_per_day_hi: n(a.energyJPerDay.high, 6)
-    case .battery_pct_per_day: n(a.batteryJPerDay.value * pct, 8)
-    case .battery_pct_per_day_lo: n(a.batteryJPerDay.low * pct, 8)
-    case .battery_pct_per_day_hi: n(a.batteryJPerDay.high * pct, 8)
-    case .charging_energy_j_per_day: n(a.chargingEnergyJPerDay.value, 6)
-    case .cellular_bytes_per_day: n(a.cellularBytesPerDay.value, 3)
-    case .cellular_bytes_per_day_lo: n(a.cellularBytesPerDay.low, 3)
-    case .cellular_bytes_per_day_hi: n(a.cellularBytesPerDay.high, 3)
-    case .wifi_bytes_per_day: n(a.wifiBytesPerDay.value, 3)
-    case .foreground_energy_j_per_day: n(a.foregroundEnergyJPerDay.value, 6)
-    case .foreground_bytes_per_day: n(a.foregroundBytesPerDay.value, 3)
-    case .device_mean_wait_s: n(a.deviceMeanWaitS.value, 6)
-    case .device_mean_wait_s_lo: n(a.deviceMeanWaitS.low, 6)
-    case .device_mean_wait_s_hi: n(a.deviceMeanWaitS.high, 6)
+    case .energy_j_per_day: number(a.energyJPerDay.value, 6)
+    case .energy_j_per_day_lo: number(a.energyJPerDay.low, 6)
+    case .energy_j_per_day_hi: number(a.energyJPerDay.high, 6)
+    case .battery_pct_per_day: number(a.batteryJPerDay.value * pct, 8)
+    case .battery_pct_per_day_lo: number(a.batteryJPerDay.low * pct, 8)
+    case .battery_pct_per_day_hi: number(a.batteryJPerDay.high * pct, 8)
+    case .charging_energy_j_per_day: number(a.chargingEnergyJPerDay.value, 6)
+    case .cellular_bytes_per_day: number(a.cellularBytesPerDay.value, 3)
+    case .cellular_bytes_per_day_lo: number(a.cellularBytesPerDay.low, 3)
+    case .cellular_bytes_per_day_hi: number(a.cellularBytesPerDay.high, 3)
+    case .wifi_bytes_per_day: number(a.wifiBytesPerDay.value, 3)
+    case .foreground_energy_j_per_day: number(a.foregroundEnergyJPerDay.value, 6)
+    case .foreground_bytes_per_day: number(a.foregroundBytesPerDay.value, 3)
+    case .device_mean_wait_s: number(a.deviceMeanWaitS.value, 6)
+    case .device_mean_wait_s_lo: number(a.deviceMeanWaitS.low, 6)
+    case .device_mean_wait_s_hi: number(a.deviceMeanWaitS.high, 6)
     case .waits: String(a.waits)
-    case .mean_wait_s: n(a.meanWaitS, 6)
-    case .p90_wait_s: n(a.p90WaitS, 6)
+    case .mean_wait_s: number(a.meanWaitS, 6)
+    case .p90_wait_s: number(a.p90WaitS, 6)
     case .updates: String(a.updates)
     case .delivered: String(a.delivered)
-    case .mean_delivery_delay_s: n(a.meanDeliveryDelayS, 3)
-    case .transfer_energy_j_per_day: n(a.transferEnergyJPerDay.value, 6)
-    case .transfer_cellular_bytes_per_day: n(a.transferCellularBytesPerDay.value, 3)
-    case .transfer_wifi_bytes_per_day: n(a.transferWifiBytesPerDay.value, 3)
-    case .monitoring_energy_j_per_day: n(a.monitoringEnergyJPerDay.value, 6)
+    case .mean_delivery_delay_s: number(a.meanDeliveryDelayS, 3)
     }
   }
 }
 
 /// One `devices_pooled.csv` record, fields joined by commas, without LF.
 package func devicePoolRecord(_ a: DeviceAggregate, capacityJ: Double) -> String {
-  DevicePoolColumn.allCases.map { CSV.field($0.value(a, capacityJ: capacityJ)) }.joined(separator: ",")
+  DevicePoolColumn.allCases.map { CSV.field($0.value((a, capacityJ))) }.joined(separator: ",")
 }
 
 /// Columns of `opens.csv`: one row per open of a replayed app.
@@ -191,18 +203,25 @@ package enum FetchColumn: String, CaseIterable, Sendable {
 /// Columns of `pooled.csv`: one row per policy, pooled over (user, app) pairs
 /// (per-day figures Σ/Σdays, age quantiles from the pooled histogram). The
 /// per-user statistics with confidence intervals are in `policies.csv`
-/// (`writeScores(runDir:)`).
-package enum PolicyColumn: String, CaseIterable, Sendable {
+/// (`writeScores(runDir:)`). The declared metrics that pool come last
+/// (``PolicyAggregate/metric(_:)``).
+package typealias PolicyColumn = ReportColumn<PolicyFixedColumn>
+
+/// The hand-written columns of ``PolicyColumn``, in file order.
+package enum PolicyFixedColumn: String, FixedColumns {
+  package typealias Row = (aggregate: PolicyAggregate, capacityJ: Double)
+  package static let metricColumns = MetricColumn.pooled(intervals: false)
+
+  package static func figure(_ c: MetricColumn, _ r: Row) -> Double { r.aggregate.metric(c.metric) }
+
   case policy, pairs, days, opens, fetches, fetches_per_day
   case new_data, no_data, failed, wasted
   case energy_j_per_day, battery_pct_per_day, charging_energy_j_per_day, cellular_bytes_per_day
   case fresh_ratio, mean_age_s, p50_age_s, p90_age_s, p99_age_s, mean_aoi_s
   case updates, delivered, mean_delivery_delay_s
-  case transfer_energy_j_per_day, transfer_cellular_bytes_per_day, transfer_wifi_bytes_per_day
-  case monitoring_energy_j_per_day
 
-  func value(_ a: PolicyAggregate, capacityJ: Double) -> String {
-    let perDay = { (x: Double) in a.days > 0 ? x / a.days : 0 }
+  package func value(_ r: Row) -> String {
+    let (a, capacityJ) = r
     return switch self {
     case .policy: a.policy
     case .pairs: String(a.pairs)
@@ -227,10 +246,6 @@ package enum PolicyColumn: String, CaseIterable, Sendable {
     case .updates: String(a.updates)
     case .delivered: String(a.delivered)
     case .mean_delivery_delay_s: staleness(a.meanDeliveryDelayS, decimals: 3)
-    case .transfer_energy_j_per_day: CSV.number(perDay(a.transferEnergyJ), decimals: 6)
-    case .transfer_cellular_bytes_per_day: CSV.number(perDay(a.transferCellularBytes), decimals: 3)
-    case .transfer_wifi_bytes_per_day: CSV.number(perDay(a.transferWifiBytes), decimals: 3)
-    case .monitoring_energy_j_per_day: CSV.number(perDay(a.monitoringEnergyJ), decimals: 6)
     }
   }
 }
@@ -240,12 +255,103 @@ func staleness(_ x: Double, decimals: Int) -> String {
   x.isNaN ? "" : CSV.number(x, decimals: decimals)
 }
 
+/// A declared metric's figure: empty when undefined (NaN, ±∞).
+func number(_ x: Double, _ decimals: Int) -> String {
+  x.isFinite ? CSV.number(x, decimals: decimals) : ""
+}
+
 /// One `pooled.csv` record (without LF), fields quoted where needed.
 package func pooledRecord(_ a: PolicyAggregate, capacityJ: Double) -> String {
-  PolicyColumn.allCases.map { CSV.field($0.value(a, capacityJ: capacityJ)) }.joined(separator: ",")
+  PolicyColumn.allCases.map { CSV.field($0.value((a, capacityJ))) }.joined(separator: ",")
 }
 
 extension RawRepresentable where Self: CaseIterable, RawValue == String {
   /// The CSV header line of this column set.
   static var headerLine: String { allCases.map(\.rawValue).joined(separator: ",") + "\n" }
+}
+
+/// A report file's columns: its hand-written columns (`Fixed`, in file
+/// order), then the declared metrics' (``AdditiveMetric``), which `Fixed`
+/// chooses and reads. The header and the rows both come from here.
+package enum ReportColumn<Fixed: FixedColumns>: RawRepresentable, CaseIterable, Sendable {
+  case fixed(Fixed)
+  case metric(MetricColumn)
+
+  package static var allCases: [Self] { Fixed.allCases.map(Self.fixed) + Fixed.metricColumns.map(Self.metric) }
+
+  package init?(rawValue: String) {
+    guard let c = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+    self = c
+  }
+
+  package var rawValue: String {
+    switch self {
+    case .fixed(let c): c.rawValue
+    case .metric(let c): c.name
+    }
+  }
+
+  /// This column's value in one row.
+  func value(_ row: Fixed.Row) -> String {
+    switch self {
+    case .fixed(let c): c.value(row)
+    case .metric(let c): number(Fixed.figure(c, row), c.decimals)
+    }
+  }
+}
+
+/// One report file's hand-written columns, and how the declared metrics'
+/// columns after them read a row.
+package protocol FixedColumns: RawRepresentable<String>, CaseIterable, Sendable where AllCases == [Self] {
+  /// What one row is written from.
+  associatedtype Row
+  /// The declared metrics' columns, after the hand-written ones.
+  static var metricColumns: [MetricColumn] { get }
+  /// A declared metric's figure in `row`.
+  static func figure(_ column: MetricColumn, _ row: Row) -> Double
+  /// This hand-written column's value in `row`.
+  func value(_ row: Row) -> String
+}
+
+/// A declared metric's column: its total over the window (`summary.csv`),
+/// its pooled figure (per day where declared so), or a bound of that
+/// figure's 95 % interval (`devices_pooled.csv`).
+package struct MetricColumn: Sendable {
+  package enum Figure: Sendable { case total, pooled, low, high }
+
+  package let metric: AdditiveMetric
+  package let figure: Figure
+
+  init(_ metric: AdditiveMetric, _ figure: Figure) { (self.metric, self.figure) = (metric, figure) }
+
+  /// The declared metrics that pool, each as its pooled figure and, where
+  /// declared with an interval and `intervals` is set, its bounds.
+  static func pooled(intervals: Bool) -> [MetricColumn] {
+    AdditiveMetric.pooled.flatMap { m in
+      (intervals && m.interval ? [Figure.pooled, .low, .high] : [.pooled]).map { MetricColumn(m, $0) }
+    }
+  }
+
+  /// The column's name: `<name>`, `<name>_per_day` (pooled, per day), with `_lo` or `_hi`.
+  var name: String {
+    switch figure {
+    case .total: metric.name
+    case .pooled: metric.pooledName
+    case .low: metric.pooledName + "_lo"
+    case .high: metric.pooledName + "_hi"
+    }
+  }
+
+  var decimals: Int { figure == .total ? metric.totalDecimals : metric.pooledDecimals }
+}
+
+extension MeanCI {
+  /// The mean or a bound of its interval, as `figure` asks.
+  subscript(_ figure: MetricColumn.Figure) -> Double {
+    switch figure {
+    case .total, .pooled: value
+    case .low: low
+    case .high: high
+    }
+  }
 }

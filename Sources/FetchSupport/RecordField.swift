@@ -8,15 +8,7 @@
 /// Counts are stored as `Int` and carried as exact `Double`s.
 package struct RecordField<Record>: Sendable {
   /// How a field pools over many records (pairs, devices) into one figure.
-  package enum Pooling: Sendable, Equatable {
-    /// Totals add up (counts, days, joules, bytes).
-    case sum
-    /// A mean over opens: pooled as the mean weighted by the record's opens.
-    case opensWeighted
-    /// Not pooled from the records (quantiles and time averages: pooled
-    /// figures come from the merged histograms, or there are none).
-    case none
-  }
+  package typealias Pooling = RecordPooling
 
   /// The key in files (snake_case, unit in the name where it has one).
   package let name: String
@@ -53,6 +45,18 @@ package struct RecordField<Record>: Sendable {
     get = { Double($0[keyPath: path]) }
     set = { $0[keyPath: path] = Int($1) }
   }
+}
+
+/// How a figure pools over many records (pairs, devices) into one figure;
+/// one type for every record, so a metric declared once carries it to each.
+package enum RecordPooling: Sendable, Equatable {
+  /// Totals add up (counts, days, joules, bytes).
+  case sum
+  /// A mean over opens: pooled as the mean weighted by the record's opens.
+  case opensWeighted
+  /// Not pooled from the records (quantiles and time averages: pooled
+  /// figures come from the merged histograms, or there are none).
+  case none
 }
 
 extension Array {

@@ -113,6 +113,8 @@ public struct AppSummary: Sendable, Equatable {
   package var transfersCompleted = 0
   /// Chunks the transfers moved in (one per stretch of eligible network).
   package var transferChunks = 0
+  // The declared metrics (``AdditiveMetric/all``) follow: stored here for
+  // the engine's hot path, pooled and reported from their declaration.
   /// Energy of the background transfers, J (CPU and marginal radio; also
   /// in ``energyJ``).
   package var transferEnergyJ = 0.0
@@ -149,6 +151,7 @@ public struct AppSummary: Sendable, Equatable {
   /// The fields an experiment's part record keeps for each (user, app,
   /// policy), by name: what `pooled.csv` needs, at full precision. One
   /// declaration per field; the part record's writer and reader follow.
+  /// The declared metrics (``AdditiveMetric/all``) come last.
   package static let recordFields: [RecordField<AppSummary>] = [
     RecordField("days", "days", "length of the scored window", .sum, \.days),
     RecordField("opens", "scored opens of the app", count: \.opens),
@@ -173,11 +176,7 @@ public struct AppSummary: Sendable, Equatable {
     RecordField("delivered", "updates whose content reached the device", count: \.delivered),
     RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveryDelaySumS),
     RecordField("transfers_completed", "background transfers that completed", count: \.transfersCompleted),
-    RecordField("transfer_energy_j", "J", "background transfer energy (also in energy_j)", .sum, \.transferEnergyJ),
-    RecordField("transfer_cellular_bytes", "bytes", "background transfer bytes on cellular networks", .sum, \.transferCellularBytes),
-    RecordField("transfer_wifi_bytes", "bytes", "background transfer bytes on WiFi", .sum, \.transferWifiBytes),
-    RecordField("monitoring_energy_j", "J", "location monitoring energy (also in energy_j)", .sum, \.monitoringEnergyJ),
-  ]
+  ] + AdditiveMetric.all.map { $0.recordField($0.app) }
 }
 
 /// One device's totals over its modelled apps under one policy
@@ -219,16 +218,9 @@ public struct DeviceSummary: Sendable, Equatable {
   package var delivered = 0
   /// Sum of the delivery delays, s.
   package var deliveryDelaySumS = 0.0
-  /// Background transfer energy, J, and bytes by network (also in the
-  /// background totals).
-  package var transferEnergyJ = 0.0
-  /// Background transfer bytes on cellular networks.
-  package var transferCellularBytes = 0.0
-  /// Background transfer bytes on WiFi.
-  package var transferWifiBytes = 0.0
-  /// Location monitoring energy, J (also in ``energyJ``; see
-  /// ``AppSummary/monitoringEnergyJ``).
-  package var monitoringEnergyJ = 0.0
+  /// The declared metrics (``AdditiveMetric``) pooled over the apps: sums,
+  /// or means weighted by the apps' opens.
+  package var metrics = MetricValues()
 
   package init() {}
 
@@ -259,11 +251,9 @@ public struct DeviceSummary: Sendable, Equatable {
       foregroundWifiBytes += a.foregroundWifiBytes
       delivered += a.delivered
       deliveryDelaySumS += a.deliveryDelaySumS
-      transferEnergyJ += a.transferEnergyJ
-      transferCellularBytes += a.transferCellularBytes
-      transferWifiBytes += a.transferWifiBytes
-      monitoringEnergyJ += a.monitoringEnergyJ
+      metrics.add(a)
     }
+    metrics = metrics.pooled(opens: opens)
 
     guard zeros + waits > 0 else { return }
     // The apps' waits concatenated in a buffer on the stack (when small).
