@@ -362,7 +362,8 @@ func fitPopulationHashed(
       let train = splitForRun(u, config).train
       guard train.end > train.start else { continue }
       let samples = config.apps.select(in: u).map { HabitSample(trace: train, app: $0, from: train.start, to: train.end) }
-      kept.append((h, samples, populationDevicePoints(train)))
+      let device = DeviceFeatures.planningPoints(train, options: DeviceModelOptions(gridSeconds: PopulationModels.deviceGridSeconds))
+      kept.append((h, samples, device ?? [:]))
       kept.sort { $0.hash < $1.hash }
       if kept.count > config.populationUsers { kept.removeLast() }
       if kept.count == config.populationUsers { bound.lower(to: kept[kept.count - 1].hash) }
@@ -382,21 +383,6 @@ func fitPopulationHashed(
     // Every sampled training window is shorter than one bin, or has no opens.
   }
   return (models, hasher.hexDigest(), usersRead)
-}
-
-/// The device-model points of a training part for the population sample
-/// (the planner's targets, on the hourly grid); empty without network or
-/// charging rows.
-private func populationDevicePoints(_ train: UserTrace) -> [DeviceTarget: [DevicePoint]] {
-  let timeline = DeviceTimeline(train)
-  guard timeline.hasNetwork || timeline.hasCharging else { return [:] }
-  let options = DeviceModelOptions(gridSeconds: PopulationModels.deviceGridSeconds)
-  var points: [DeviceTarget: [DevicePoint]] = [:]
-  for target in [DeviceTarget.plugged, .wifi, .offline] {
-    points[target] = DeviceFeatures.points(
-      target, trace: train, timeline: timeline, from: train.start, to: train.end, options: options)
-  }
-  return points
 }
 
 /// The population device models of the sampled users' points, in their

@@ -185,6 +185,21 @@ package enum DeviceFeatures {
     }
     return out
   }
+
+  /// The points of the planning targets (plugged within, WiFi at, offline
+  /// at) over the whole of `trace`, on `options`' grid; nil when it has no
+  /// network or charging rows.
+  ///
+  /// - Complexity: O(window / grid · log rows) per target.
+  package static func planningPoints(_ trace: UserTrace, options: DeviceModelOptions) -> [DeviceTarget: [DevicePoint]]? {
+    let timeline = DeviceTimeline(trace)
+    guard timeline.hasNetwork || timeline.hasCharging else { return nil }
+    var points: [DeviceTarget: [DevicePoint]] = [:]
+    for target in [DeviceTarget.plugged, .wifi, .offline] {
+      points[target] = Self.points(target, trace: trace, timeline: timeline, from: trace.start, to: trace.end, options: options)
+    }
+    return points
+  }
 }
 
 /// A user's (or the population's) state-aware device models: one

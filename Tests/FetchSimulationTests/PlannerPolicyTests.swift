@@ -247,7 +247,7 @@ struct PlannerPolicyTests {
     #expect(r.summary.fetches > 0)
     // By the planner's budget day (from its start hour; the trace is in UTC).
     var energy: [Int: Double] = [:]
-    for f in r.fetches { energy[Int(((f.start - p.dayStartHour * 3600) / 86_400).rounded(.down)), default: 0] += f.energyJ }
+    for f in r.fetches { energy[Int(((f.start - p.budget.dayStartHour * 3600) / 86_400).rounded(.down)), default: 0] += f.energyJ }
     // One isolated LTE fetch costs about 12 J.
     for (day, e) in energy { #expect(e <= b + 13, "day \(day): \(e) J for a budget of \(b) J") }
     // An isolated LTE fetch costs ≈ 12 J; inside others' activity ≈ 1 J.
@@ -395,19 +395,19 @@ struct PlannerPolicyTests {
     params.dayStartHour = 4
     for startHour in [4.0, 18] {
       var p = PlannerPolicy(params: params, world: IMPPolicyTests.world, training: train, app: 0, population: nil)
-      #expect(p.dayStartHour == 4)
+      #expect(p.budget.dayStartHour == 4)
       let w = test.start + startHour * 3600
-      #expect(abs(p.released(at: w) - (startHour == 4 ? params.paceSlack : min(1, params.paceSlack + p.pace[17] - p.pace[3]))) < 1e-12)
+      #expect(abs(p.budget.released(at: w) - (startHour == 4 ? params.paceSlack : min(1, params.paceSlack + p.budget.pace[17] - p.budget.pace[3]))) < 1e-12)
       var ctx = PolicyContext(now: w, app: 0, appName: "a", windowStart: w, timeZone: train.timeZone, network: .lte)
       p.decide(&ctx)
       // From 04:00 nothing is spent; from 18:00, the opens' share from 04:00 to 18:00.
-      let before = startHour == 4 ? 0 : (p.pace[17] - p.pace[3]) * params.budgetJPerDay
-      #expect(abs(p.spentToday - before) < 1e-9, "window from \(startHour) h: \(p.spentToday) J")
-      if startHour == 18 { #expect(p.spentToday > 10) }
+      let before = startHour == 4 ? 0 : (p.budget.pace[17] - p.budget.pace[3]) * params.budgetJPerDay
+      #expect(abs(p.budget.spentToday - before) < 1e-9, "window from \(startHour) h: \(p.budget.spentToday) J")
+      if startHour == 18 { #expect(p.budget.spentToday > 10) }
     }
     // The default starts the day at the quiet hour of the pacing.
     let q = PlannerPolicy(params: PlannerParameters(), world: IMPPolicyTests.world, training: train, app: 0, population: nil)
-    #expect(q.dayStartHour == PlannerBudget.quietHour(q.habit.pace))
+    #expect(q.budget.dayStartHour == PlannerBudget.quietHour(q.habit.pace))
   }
 
   /// Two weeks on LTE of a user who sleeps from about 22:00 to 07:40: the

@@ -206,7 +206,7 @@ package enum AndroidPrefetchFamily: PolicyFamily {
       let last = MinimumPolicy.lastOpens(training, app: app)
       var policy = AndroidPrefetchPolicy(
         params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any,
-        lastUse: StandbyQuota.lastUse(in: training, app: app))
+        lastUse: StandbyQuota.lastUse(lastOpen: last.app, training: training))
       policy.phase = device.timerPhase(app: app)
       return policy
     }

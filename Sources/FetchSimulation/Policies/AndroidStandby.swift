@@ -151,9 +151,12 @@ package struct StandbyQuota: Sendable {
   /// The app's last open before the window of `training`, or the training
   /// trace's start when it has none.
   package static func lastUse(in training: UserTrace, app: Int32) -> Double {
-    var last = training.start
-    for e in training.events where e.kind == .open && e.app == app { last = e.time }
-    return last
+    lastUse(lastOpen: MinimumPolicy.lastOpens(training, app: app).app, training: training)
+  }
+
+  /// The last use given the app's last open in `training` (−∞: none).
+  package static func lastUse(lastOpen: Double, training: UserTrace) -> Double {
+    lastOpen.isFinite ? lastOpen : training.start
   }
 
   /// The app's bucket at `t` if it is not opened before then.

@@ -60,8 +60,8 @@ package final class PlannerBudget {
   }
 
   /// The day's energy budget and launch budget of all the joined apps.
-  var budgetJ: Double { apps.count == 1 ? params.budgetJPerDay : params.budgetJPerDay * Double(apps.count) }
-  var launches: Double { apps.count == 1 ? params.launchesPerDay : params.launchesPerDay * Double(apps.count) }
+  var budgetJ: Double { params.budgetJPerDay * Double(apps.count) }
+  var launches: Double { params.launchesPerDay * Double(apps.count) }
 
   /// The finished and the reserved energy of the day, J.
   var committed: Double { spentToday + reserved }
@@ -190,15 +190,4 @@ package final class PlannerBudget {
     }
     return Double(best)
   }
-}
-
-extension PlannerPolicy {
-  /// Share of the day's budgets released by local time `t`.
-  func released(at t: Double) -> Double { budget.released(at: t) }
-  /// Cumulative share of the day's budget by the end of each local hour.
-  var pace: [Double] { budget.pace }
-  /// Local hour at which the budget day starts.
-  var dayStartHour: Double { budget.dayStartHour }
-  /// Energy of the budget day's finished fetches, J.
-  var spentToday: Double { budget.spentToday }
 }

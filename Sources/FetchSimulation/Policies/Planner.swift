@@ -154,14 +154,8 @@ package struct PlannerPolicy: FetchPolicy {
   /// - Complexity: O(training window / 15 min) points per target, each GLM
   ///   a few IRLS steps on 17 features.
   package static func fitDeviceModels(_ training: UserTrace, population: DeviceModels? = nil) -> DeviceModels? {
-    let timeline = DeviceTimeline(training)
-    guard timeline.hasNetwork || timeline.hasCharging else { return nil }
     let options = DeviceModelOptions()
-    var points: [DeviceTarget: [DevicePoint]] = [:]
-    for target in [DeviceTarget.plugged, .wifi, .offline] {
-      points[target] = DeviceFeatures.points(
-        target, trace: training, timeline: timeline, from: training.start, to: training.end, options: options)
-    }
+    guard let points = DeviceFeatures.planningPoints(training, options: options) else { return nil }
     return try? DeviceModels.fitUser(points, population: population ?? DeviceModels(), options: options)
   }
 
