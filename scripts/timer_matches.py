@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Which timer settings a learning setting matches, from a run of the
+default benchmark (or any run with timers and learning policies):
+
+    fetchlab run experiments/default.json --out results/default
+    python3 scripts/timer_matches.py results/default [path/to/fetchlab]
+
+A timer setting (periodic, tailender, android-workmanager, imp) is
+*matched* when some learning setting (planner, ios-minimum, ios-custom,
+android-standby, android-prefetch, bg-app-refresh) spends no more energy
+per app-day and is at least as fresh and as young (mean age), pooled over
+users and averaged over replications. For each match the table gives the
+cheapest such setting and the paired per-user differences learner - timer
+(`fetchlab compare`, 95 % bootstrap CIs): "better" when the CI is on the
+learner's side, "tie" when it contains 0. A timer no learning setting
+matches is listed with the setting that comes closest: the one at or below
+its energy with the smallest shortfall in fresh share plus age (each as a
+share of the timer's value).
+"""
+import collections, csv, os, subprocess, sys
+
+run = sys.argv[1]
+fetchlab = sys.argv[2] if len(sys.argv) > 2 else "fetchlab"
+TIMERS = ("periodic:", "tailender:", "android-workmanager:", "imp")
+LEARNERS = ("planner", "ios-minimum", "ios-custom", "android-standby", "android-prefetch", "bg-app-refresh")
+METRICS = ("energy_j_per_day", "fresh_ratio", "mean_age_s")
+
+pooled = collections.defaultdict(lambda: collections.defaultdict(list))
+for r in csv.DictReader(open(os.path.join(run, "pooled.csv"))):
+    for m in METRICS:
+        pooled[(r["dataset"], r["policy"])][m].append(float(r[m]))
+mean = {k: {m: sum(v) / len(v) for m, v in d.items()} for k, d in pooled.items()}
+datasets = sorted({d for d, _ in mean})
+
+
+def family_of(policy, prefixes):
+    return any(policy == p.rstrip(":") or policy.startswith(p.rstrip(":") + ":") for p in prefixes)
+
+
+def paired(timer):
+    """Per-user differences policy - timer for fresh share and mean age."""
+    subprocess.run([fetchlab, "compare", run, "--baseline", timer, "--metric", "fresh_ratio", "--metric", "mean_age_s"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return {(r["dataset"], r["policy"], r["metric"]): r for r in csv.DictReader(open(os.path.join(run, "paired.csv")))}
+
+
+def cell(r, fmt):
+    lo, hi, better = float(r["mean_diff_lo"]), float(r["mean_diff_hi"]), r["better"]
+    side = "better" if (lo > 0 if better == "higher" else hi < 0) else "worse" if (hi < 0 if better == "higher" else lo > 0) else "tie"
+    return f"{fmt.format(float(r['mean_diff']))} [{fmt.format(lo)}, {fmt.format(hi)}] {side}"
+
+
+timers = sorted({q for _, q in mean if family_of(q, TIMERS)})
+print("| dataset | timer | J/day | fresh | mean age, s | matched by | J/day | fresh: learner - timer [95 % CI] | mean age, s: learner - timer [95 % CI] |")
+print("|---|---|---|---|---|---|---|---|---|")
+count = collections.Counter()
+for q in timers:
+    diffs = paired(q)
+    for ds in datasets:
+        if (ds, q) not in mean:
+            continue
+        t = mean[(ds, q)]
+        below = [p for (d, p) in mean if d == ds and family_of(p, LEARNERS) and mean[(d, p)]["energy_j_per_day"] <= t["energy_j_per_day"]]
+        match = [p for p in below if mean[(ds, p)]["fresh_ratio"] >= t["fresh_ratio"] and mean[(ds, p)]["mean_age_s"] <= t["mean_age_s"]]
+        count[(ds, bool(match))] += 1
+        head = f"| {ds} | `{q}` | {t['energy_j_per_day']:.1f} | {t['fresh_ratio']:.3f} | {t['mean_age_s']:.0f} |"
+        if match:
+            p = min(match, key=lambda p: mean[(ds, p)]["energy_j_per_day"])
+            label = f"`{p}`"
+        elif below:
+            def shortfall(p):
+                m = mean[(ds, p)]
+                return max(0, t["fresh_ratio"] - m["fresh_ratio"]) / t["fresh_ratio"] + max(0, m["mean_age_s"] - t["mean_age_s"]) / t["mean_age_s"]
+            p = min(below, key=shortfall)
+            label = f"none (closest `{p}`)"
+        else:
+            print(head + " none (no learning setting this cheap) | | | |")
+            continue
+        print(head + f" {label} | {mean[(ds, p)]['energy_j_per_day']:.1f} | "
+              + cell(diffs[(ds, p, "fresh_ratio")], "{:+.3f}") + " | " + cell(diffs[(ds, p, "mean_age_s")], "{:+.0f}") + " |")
+print()
+for ds in datasets:
+    n = count[(ds, True)] + count[(ds, False)]
+    print(f"{ds}: {count[(ds, True)]} of {n} timer settings matched by a learning setting")
