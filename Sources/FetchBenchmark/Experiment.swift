@@ -7,7 +7,7 @@ import Foundation
 
 /// An experiment file: datasets × policy configurations × replications, run
 /// by `fetchlab run EXPERIMENT.json --out DIR` (resumable; see
-/// ``runExperiment(_:directory:options:format:progress:)``).
+/// ``runExperiment(_:directory:options:progress:)``).
 ///
 /// The output directory gets the files of `run --trace` with two leading
 /// columns `dataset,replication` in `summary.csv`, `opens.csv`,
