@@ -230,12 +230,6 @@ package struct ShardRecord: Sendable {
     package var id: String
     package var stateBytes: Int
     package var stateSHA256: String
-
-    package init(id: String, stateBytes: Int, stateSHA256: String) {
-      self.id = id
-      self.stateBytes = stateBytes
-      self.stateSHA256 = stateSHA256
-    }
   }
 
   /// The shard directory.
