@@ -177,9 +177,9 @@ package enum DevicePoolFixedColumn: String, FixedColumns {
     case .waits: String(a.waits)
     case .mean_wait_s: number(a.meanWaitS, 6)
     case .p90_wait_s: number(a.p90WaitS, 6)
-    case .updates: String(a.updates)
-    case .delivered: String(a.delivered)
-    case .mean_delivery_delay_s: number(a.meanDeliveryDelayS, 3)
+    case .updates: String(a.deliveries.updates)
+    case .delivered: String(a.deliveries.delivered)
+    case .mean_delivery_delay_s: number(a.deliveries.meanDelayS, 3)
     }
   }
 }
@@ -242,9 +242,9 @@ package enum PolicyFixedColumn: String, FixedColumns {
     case .p90_age_s: staleness(a.ages.quantile(0.9), decimals: 3)
     case .p99_age_s: staleness(a.ages.quantile(0.99), decimals: 3)
     case .mean_aoi_s: staleness(a.meanAoiS, decimals: 3)
-    case .updates: String(a.updates)
-    case .delivered: String(a.delivered)
-    case .mean_delivery_delay_s: staleness(a.meanDeliveryDelayS, decimals: 3)
+    case .updates: String(a.deliveries.updates)
+    case .delivered: String(a.deliveries.delivered)
+    case .mean_delivery_delay_s: staleness(a.deliveries.meanDelayS, decimals: 3)
     }
   }
 }
