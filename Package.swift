@@ -8,6 +8,9 @@
 // FetchWorld is the physics (world parameters, the radio model, the content
 // model, sessions) and FetchModels the learned models; neither uses the
 // other. FetchLinearAlgebra sits beside the bottom, used from FetchModels up.
+// Results flow the same way: FetchBenchmark runs the replays, owns the result
+// schema (the CSV column sets) and writes result directories; FetchReports
+// reads finished ones (scores, charts, report.html, notebooks).
 // Two modules touch C, each through its own system library: FetchSupport
 // hashes with libcrypto's SHA-256 (CCrypto; hardware SHA extensions) for the
 // input hashes, FetchLinearAlgebra solves with OpenBLAS and LAPACKE (CBLAS,

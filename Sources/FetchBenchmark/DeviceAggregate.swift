@@ -22,10 +22,8 @@ package struct DeviceSample: Sendable, Equatable {
   package var waits = 0
   package var waitSumS = 0.0
   /// Content updates of the device's apps in the window, those whose
-  /// content reached the device, and the sum of their delivery delays, s.
-  package var updates = 0
-  package var delivered = 0
-  package var deliveryDelaySumS = 0.0
+  /// content reached the device, and their delivery delays.
+  package var deliveries = Deliveries()
   /// The device's declared metrics (``DeviceSummary/metrics``).
   package var metrics = MetricValues()
 
@@ -42,9 +40,9 @@ package struct DeviceSample: Sendable, Equatable {
     RecordField("foreground_bytes", "bytes", "foreground refresh bytes, all networks", .sum, \.foregroundBytes),
     RecordField("waits", "scored opens with a wait (fresh ones count as 0 s)", count: \.waits),
     RecordField("wait_sum_s", "s", "sum of the waits", .sum, \.waitSumS),
-    RecordField("updates", "content updates of the apps in the window", count: \.updates),
-    RecordField("delivered", "updates whose content reached the device", count: \.delivered),
-    RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveryDelaySumS),
+    RecordField("updates", "content updates of the apps in the window", count: \.deliveries.updates),
+    RecordField("delivered", "updates whose content reached the device", count: \.deliveries.delivered),
+    RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveries.delaySumS),
   ] + AdditiveMetric.pooled.map { $0.recordField(\DeviceSample.metrics.values[$0.index]) }
 
   package init() {}
@@ -59,13 +57,13 @@ package struct DeviceSample: Sendable, Equatable {
     wifiBytes = d.wifiBytes
     foregroundEnergyJ = d.foregroundEnergyJ
     foregroundBytes = d.foregroundCellularBytes + d.foregroundWifiBytes
-    delivered = d.delivered
-    deliveryDelaySumS = d.deliveryDelaySumS
+    deliveries.delivered = d.delivered
+    deliveries.delaySumS = d.deliveryDelaySumS
     for m in AdditiveMetric.pooled { metrics[m] = d.metrics[m] }
     for a in apps {
       waits += a.zeroWaits + a.waits.count
       waitSumS += a.waits.reduce(0, +)
-      updates += a.summary.updates
+      deliveries.updates += a.summary.updates
     }
   }
 }
@@ -125,10 +123,8 @@ package struct DeviceAggregate: Sendable, Equatable {
   package var waitSumS = 0.0
   /// Every wait, s (fresh opens as 0).
   package var waitHistogram = AgeHistogram()
-  /// Content updates, those delivered, and the sum of their delays, s.
-  package var updates = 0
-  package var delivered = 0
-  package var deliveryDelaySumS = 0.0
+  /// Content updates, those delivered, and their delays, over the devices.
+  package var deliveries = Deliveries()
   /// Per device: each declared metric's figure (per day when declared
   /// so), by ``AdditiveMetric/index``.
   package var metrics = [MeanCI](repeating: MeanCI(), count: AdditiveMetric.all.count)
@@ -151,9 +147,7 @@ package struct DeviceAggregate: Sendable, Equatable {
     if s.waits > 0 { deviceMeanWaitS.add(s.waitSumS / Double(s.waits)) }
     waits += s.waits
     waitSumS += s.waitSumS
-    updates += s.updates
-    delivered += s.delivered
-    deliveryDelaySumS += s.deliveryDelaySumS
+    deliveries.add(s.deliveries)
     for m in AdditiveMetric.pooled { metrics[m.index].add(m.reported(s.metrics[m], days: s.days)) }
   }
 
@@ -169,6 +163,29 @@ package struct DeviceAggregate: Sendable, Equatable {
   package var meanWaitS: Double { waits > 0 ? waitSumS / Double(waits) : .nan }
   /// Pooled 90th-percentile wait, s (histogram); NaN without opens.
   package var p90WaitS: Double { waitHistogram.quantile(0.9) }
-  /// Pooled mean delivery delay over every delivered update, s; NaN without one.
-  package var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
+}
+
+/// Content updates, those whose content reached the device, and the sum of
+/// their delivery delays (publication → on the device), pooled over pairs
+/// or devices: the `updates`, `delivered` and `mean_delivery_delay_s`
+/// columns of the pooled files. The replays keep only sums and counts, so
+/// there is no quantile.
+package struct Deliveries: Sendable, Equatable {
+  /// Content updates published in the windows.
+  package var updates = 0
+  /// Updates whose content reached the device.
+  package var delivered = 0
+  /// Σ delivery delay over the delivered updates, s.
+  package var delaySumS = 0.0
+
+  /// Adds another tally's counts and delays.
+  package mutating func add(_ o: Deliveries) {
+    updates += o.updates
+    delivered += o.delivered
+    delaySumS += o.delaySumS
+  }
+
+  /// Mean delivery delay over every delivered update (Σ delay / Σ
+  /// delivered), s; NaN without one.
+  package var meanDelayS: Double { delivered > 0 ? delaySumS / Double(delivered) : .nan }
 }

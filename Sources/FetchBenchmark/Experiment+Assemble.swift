@@ -59,23 +59,10 @@ struct PartTotals {
 ///
 /// - Throws: ``ExperimentError`` for a missing or damaged part.
 func assembleParts(
-  _ e: Experiment, units: [[String]], hash: String, parts: String, staging: String, format: ExperimentFormat,
-  assemble: Bool
+  _ e: Experiment, units: [[String]], hash: String, parts: String, staging: String, assemble: Bool
 ) throws -> (totals: PartTotals, files: [AtomicTextFile]) {
-  let header = "dataset,replication,"
-  var summary: AtomicTextFile?, devices: AtomicTextFile?, opens: AtomicTextFile?, fetches: AtomicTextFile?
-  if assemble {
-    summary = try AtomicTextFile(path: staging + "/summary.csv")
-    try summary!.write(header + format.summaryColumns.joined(separator: ",") + "\n")
-    devices = try AtomicTextFile(path: staging + "/devices.csv")
-    try devices!.write(header + format.deviceColumns.joined(separator: ",") + "\n")
-    if e.eventFiles {
-      opens = try AtomicTextFile(path: staging + "/opens.csv")
-      try opens!.write(header + format.openColumns.joined(separator: ",") + "\n")
-      fetches = try AtomicTextFile(path: staging + "/fetches.csv")
-      try fetches!.write(header + format.fetchColumns.joined(separator: ",") + "\n")
-    }
-  }
+  let userFiles =
+    try assemble ? UserFile.open(in: staging, events: e.eventFiles, leadingColumns: experimentLeadingColumns) : []
   let P = e.policies.count
   var totals = PartTotals(e)
   for (di, ids) in units.enumerated() {
@@ -90,47 +77,36 @@ func assembleParts(
       }
       totals.states.append(ShardRecord.Unit(id: id, stateBytes: stateData.count, stateSHA256: SHA256.hex([UInt8](stateData))))
       for f in rec.files {
-        let target: AtomicTextFile? =
-          switch f.kind {
-          case "summary": summary
-          case "devices": devices
-          case "opens": opens
-          case "fetches": fetches
-          default: nil
-          }
+        let target = userFiles.first { $0.kind.rawValue == f.kind }?.file
         let body = try verifiedPart(parts + "/" + id + partSuffix(f.kind), record: f)
         if let target { try target.write(body) }
       }
       totals.add(rec, dataset: di, replication: replicationOf(id))
     }
   }
-  var files = [summary, devices, opens, fetches].compactMap { $0 }
-  if assemble { files += try writePooledFiles(e, totals: totals, staging: staging, format: format) }
+  var files = userFiles.map(\.file)
+  if assemble { files += try writePooledFiles(e, totals: totals, staging: staging) }
   return (totals, files)
 }
 
 /// Writes `pooled.csv` and `devices_pooled.csv` into `staging`: one row per
 /// dataset, replication and policy, in that order.
-func writePooledFiles(
-  _ e: Experiment, totals: PartTotals, staging: String, format: ExperimentFormat
-) throws -> [AtomicTextFile] {
+func writePooledFiles(_ e: Experiment, totals: PartTotals, staging: String) throws -> [AtomicTextFile] {
   [
+    try writePooled(e, path: staging + "/pooled.csv", PolicyColumn.self, rows: totals.aggregates, pooledRecord),
     try writePooled(
-      e, path: staging + "/pooled.csv", columns: format.policyColumns, rows: totals.aggregates, format.policyRow),
-    try writePooled(
-      e, path: staging + "/devices_pooled.csv", columns: format.devicePoolColumns, rows: totals.deviceAggregates,
-      format.devicePoolRow),
+      e, path: staging + "/devices_pooled.csv", DevicePoolColumn.self, rows: totals.deviceAggregates, devicePoolRecord),
   ]
 }
 
-/// One pooled file: `dataset,replication,` and `columns`, then per dataset
-/// and replication the records of `rows[dataset][replication]` as `row`
-/// writes them with the dataset's battery capacity, J.
-private func writePooled<A>(
-  _ e: Experiment, path: String, columns: [String], rows: [[[A]]], _ row: (A, Double) -> String
+/// One pooled file: `dataset,replication,` and the `columns`, then per
+/// dataset and replication the records of `rows[dataset][replication]` as
+/// `row` writes them with the dataset's battery capacity, J.
+private func writePooled<A, Columns: FixedColumns>(
+  _ e: Experiment, path: String, _ columns: ResultColumn<Columns>.Type, rows: [[[A]]], _ row: (A, Double) -> String
 ) throws -> AtomicTextFile {
   let file = try AtomicTextFile(path: path)
-  try file.write("dataset,replication," + columns.joined(separator: ",") + "\n")
+  try file.write(experimentLeadingColumns + columns.headerLine)
   for (di, d) in e.datasets.enumerated() {
     let capacityJ = e.world(of: d).batteryCapacityJ
     for r in 0..<e.replications {

@@ -5,64 +5,6 @@ import FetchSupport
 import FetchTraces
 import Foundation
 
-/// How replay results become CSV text. The report layer supplies it (its
-/// column enums), so that this module never formats report rows itself.
-public struct ExperimentFormat: Sendable {
-  /// Column names of `summary.csv`, `devices.csv`, `opens.csv`,
-  /// `fetches.csv` and `pooled.csv`, without the leading
-  /// `dataset,replication`.
-  package var summaryColumns: [String]
-  package var deviceColumns: [String]
-  package var openColumns: [String]
-  package var fetchColumns: [String]
-  package var policyColumns: [String]
-  /// The `summary.csv`, `devices.csv`, `opens.csv` and `fetches.csv` records of `results`,
-  /// in order, without headers, each ending in LF (opens and fetches may be
-  /// empty when `config.recordEvents` is off). `scratch` is an empty
-  /// directory the closure may use; it is removed afterwards.
-  package var rows: @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows
-  /// One `pooled.csv` record, fields joined by commas, without LF.
-  package var policyRow: @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String
-  /// Column names of `devices_pooled.csv` (without `dataset,replication`)
-  /// and one record, fields joined by commas, without LF.
-  package var devicePoolColumns: [String]
-  package var devicePoolRow: @Sendable (_ aggregate: DeviceAggregate, _ capacityJ: Double) -> String
-
-  package init(
-    summaryColumns: [String], deviceColumns: [String], openColumns: [String], fetchColumns: [String],
-    policyColumns: [String], rows: @escaping @Sendable (_ results: [UserResult], _ config: RunConfiguration, _ scratch: String) throws -> ExperimentRows,
-    policyRow: @escaping @Sendable (_ aggregate: PolicyAggregate, _ capacityJ: Double) -> String,
-    devicePoolColumns: [String],
-    devicePoolRow: @escaping @Sendable (_ aggregate: DeviceAggregate, _ capacityJ: Double) -> String
-  ) {
-    self.summaryColumns = summaryColumns
-    self.deviceColumns = deviceColumns
-    self.openColumns = openColumns
-    self.fetchColumns = fetchColumns
-    self.policyColumns = policyColumns
-    self.rows = rows
-    self.policyRow = policyRow
-    self.devicePoolColumns = devicePoolColumns
-    self.devicePoolRow = devicePoolRow
-  }
-}
-
-/// The CSV records of one work unit (see ``ExperimentFormat/rows``).
-package struct ExperimentRows: Sendable {
-  package var summary: String
-  /// One record per (user, policy): the user's device.
-  package var devices: String
-  package var opens: String
-  package var fetches: String
-
-  package init(summary: String, devices: String, opens: String, fetches: String) {
-    self.summary = summary
-    self.devices = devices
-    self.opens = opens
-    self.fetches = fetches
-  }
-}
-
 /// How to run an experiment; none of it changes the output bytes.
 public struct ExperimentOptions: Sendable {
   /// Worker threads.

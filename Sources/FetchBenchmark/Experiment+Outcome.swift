@@ -5,7 +5,7 @@ import FetchSupport
 import FetchTraces
 import Foundation
 
-/// The result of ``runExperiment(_:directory:options:format:progress:)``:
+/// The result of ``runExperiment(_:directory:options:progress:)``:
 /// the assembled files, not yet in place, and what the manifest needs.
 public final class ExperimentOutcome {
   package let experiment: Experiment

@@ -230,12 +230,6 @@ package struct ShardRecord: Sendable {
     package var id: String
     package var stateBytes: Int
     package var stateSHA256: String
-
-    package init(id: String, stateBytes: Int, stateSHA256: String) {
-      self.id = id
-      self.stateBytes = stateBytes
-      self.stateSHA256 = stateSHA256
-    }
   }
 
   /// The shard directory.
@@ -365,7 +359,7 @@ package struct ShardRecord: Sendable {
 }
 
 /// A checked set of shard directories, ready to assemble with
-/// ``runExperiment(_:directory:options:format:progress:)`` in
+/// ``runExperiment(_:directory:options:progress:)`` in
 /// assemble-only mode (``options(jobs:force:version:)``).
 package struct ShardMerge: Sendable {
   /// The shards, by index.
@@ -501,27 +495,17 @@ func importPart(_ id: String, record: PartRecord, from source: String, to parts:
   }
 }
 
-/// Writes one unit's part files, then its record.
+/// Writes one unit's part files, then its record. The rows are those of
+/// `run --trace` (``CSVReportSink/format(_:config:)``) after the dataset's
+/// name and the replication.
 func writePart(
   id: String, dataset: String, replication r: Int, users: [UserTrace], results: [UserResult], config: RunConfiguration,
-  hash: String, parts: String, format: ExperimentFormat
+  hash: String, parts: String
 ) throws {
-  let fm = FileManager.default
-  let scratch = parts + "/.work-\(getpid())-" + id
-  try? fm.removeItem(atPath: scratch)
-  try fm.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-  defer { try? fm.removeItem(atPath: scratch) }
-  let rows = try format.rows(results, config, scratch)
+  let records = results.map { CSVReportSink.format($0, config: config) }
   let prefix = CSV.field(dataset) + ",\(r),"
-  let header = "dataset,replication,"
-  var texts: [(String, String)] = [
-    ("summary", header + format.summaryColumns.joined(separator: ",") + "\n" + prefixRecords(rows.summary, prefix)),
-    ("devices", header + format.deviceColumns.joined(separator: ",") + "\n" + prefixRecords(rows.devices, prefix)),
-  ]
-  if config.recordEvents {
-    texts.append(("opens", header + format.openColumns.joined(separator: ",") + "\n" + prefixRecords(rows.opens, prefix)))
-    texts.append(
-      ("fetches", header + format.fetchColumns.joined(separator: ",") + "\n" + prefixRecords(rows.fetches, prefix)))
+  let texts = UserFile.written(events: config.recordEvents).map { kind in
+    (kind.rawValue, experimentLeadingColumns + kind.headerLine + prefixRecords(records.map(kind.records).joined(), prefix))
   }
   var files: [PartRecord.File] = []
   for (kind, text) in texts {

@@ -7,7 +7,7 @@ import Foundation
 
 /// Replays an experiment's unfinished units, dataset by dataset, block by
 /// block, and writes their parts (see
-/// ``runExperiment(_:directory:options:format:progress:)``).
+/// ``runExperiment(_:directory:options:progress:)``).
 ///
 /// The calling thread reads block k + 1 while the workers replay block k
 /// and write block k - 1's parts (at most three blocks in memory). Work
@@ -16,7 +16,6 @@ import Foundation
 final class UnitReplay {
   let e: Experiment
   let options: ExperimentOptions
-  let format: ExperimentFormat
   /// The configuration hash the parts are written for.
   let hash: String
   /// The `parts/` directory.
@@ -32,10 +31,9 @@ final class UnitReplay {
   private var unitsSubmitted = 0
 
   /// Starts `options.jobs` worker threads.
-  init(experiment: Experiment, options: ExperimentOptions, format: ExperimentFormat, hash: String, parts: String) {
+  init(experiment: Experiment, options: ExperimentOptions, hash: String, parts: String) {
     e = experiment
     self.options = options
-    self.format = format
     self.hash = hash
     self.parts = parts
     usesHabitModel = experiment.policies.contains(where: \.usesHabitModel)
@@ -178,7 +176,7 @@ final class UnitReplay {
     let n = b.needed.count * b.users.count
     flat.reserveCapacity(n)
     while flat.count < n { if let r = try takeNext() { flat.append(r) } }
-    let (hash, parts, format) = (hash, parts, format)
+    let (hash, parts) = (hash, parts)
     for (k, r) in b.needed.enumerated() {
       unitsSubmitted += 1
       if let stop = options.stopAfterUnits, unitsSubmitted > stop { return }
@@ -188,7 +186,7 @@ final class UnitReplay {
         do {
           try writePart(
             id: id, dataset: dataset, replication: r, users: users, results: results, config: config, hash: hash,
-            parts: parts, format: format)
+            parts: parts)
           return .wrote(nil)
         } catch {
           return .wrote(error)

@@ -49,7 +49,7 @@ import Foundation
 ///
 /// - Throws: ``TraceFormatError`` from the traces; ``ExperimentError``.
 public func runExperiment(
-  _ experiment: Experiment, directory: String, options: ExperimentOptions, format: ExperimentFormat,
+  _ experiment: Experiment, directory: String, options: ExperimentOptions,
   progress: (ExperimentProgress) -> Void = { _ in }
 ) throws -> ExperimentOutcome {
   LinearAlgebra.setSingleThreaded()
@@ -77,7 +77,7 @@ public func runExperiment(
   try claimShard(directory, hash: hash, options: options)
   let inputs = try datasetInputs(e, traceHashes: traceHashes, directory: directory, options: options)
 
-  let replay = UnitReplay(experiment: e, options: options, format: format, hash: hash, parts: parts)
+  let replay = UnitReplay(experiment: e, options: options, hash: hash, parts: parts)
   defer { replay.finish() }
   var units: [[String]] = []  // per dataset, in output order (replication, block)
   for (di, d) in e.datasets.enumerated() {
@@ -85,8 +85,7 @@ public func runExperiment(
   }
 
   let assembled = try assembleParts(
-    e, units: units, hash: hash, parts: parts, staging: result.staging, format: format,
-    assemble: options.shard == nil)
+    e, units: units, hash: hash, parts: parts, staging: result.staging, assemble: options.shard == nil)
   finished = true
   let t = assembled.totals
   return ExperimentOutcome(

@@ -7,7 +7,7 @@ import Foundation
 
 /// An experiment file: datasets × policy configurations × replications, run
 /// by `fetchlab run EXPERIMENT.json --out DIR` (resumable; see
-/// ``runExperiment(_:directory:options:format:progress:)``).
+/// ``runExperiment(_:directory:options:progress:)``).
 ///
 /// The output directory gets the files of `run --trace` with two leading
 /// columns `dataset,replication` in `summary.csv`, `opens.csv`,
@@ -115,13 +115,6 @@ public struct Experiment: Sendable {
     package var changed: String
     /// Whether this is the first point, the one the others are compared with.
     package var isReference: Bool
-
-    package init(base: String, label: String, changed: String, isReference: Bool) {
-      self.base = base
-      self.label = label
-      self.changed = changed
-      self.isReference = isReference
-    }
   }
 
   /// The world points of the datasets, in dataset order (empty without a

@@ -82,11 +82,8 @@ package struct PolicyAggregate: Sendable, Equatable {
   package var chargingEnergyJ = 0.0
   package var cellularBytes = 0.0
   package var ages = AgeHistogram()
-  /// Content updates, those delivered and the sum of their delivery
-  /// delays, s.
-  package var updates = 0
-  package var delivered = 0
-  package var deliveryDelaySumS = 0.0
+  /// Content updates, those delivered and their delivery delays.
+  package var deliveries = Deliveries()
   /// The declared metrics over the pairs, as ``MetricValues/add(_:)``
   /// sums them (read with ``metric(_:)``).
   package var metrics = MetricValues()
@@ -117,9 +114,7 @@ package struct PolicyAggregate: Sendable, Equatable {
     energyJ += s.energyJ
     chargingEnergyJ += s.chargingEnergyJ
     cellularBytes += s.cellularBytes
-    updates += s.updates
-    delivered += s.delivered
-    deliveryDelaySumS += s.deliveryDelaySumS
+    deliveries.add(Deliveries(updates: s.updates, delivered: s.delivered, delaySumS: s.deliveryDelaySumS))
     metrics.add(s)
   }
 
@@ -129,9 +124,6 @@ package struct PolicyAggregate: Sendable, Equatable {
   package func metric(_ m: AdditiveMetric) -> Double {
     m.reported(metrics.pooled(m, opens: opens), days: days)
   }
-
-  /// Mean delivery delay over every delivered update, s; NaN when none.
-  package var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
 
   package var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
   package var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }

@@ -293,8 +293,6 @@ public enum RunReport {
       suffixes[d] = s
     }
     var charts: [Chart] = []
-    let freshFrontier = try readFrontier(path: runDir + "/pareto.csv", staleness: .fresh_ratio)
-    let cellularFrontier = try readFrontier(path: runDir + "/pareto.csv", cost: .cellular_bytes_per_day)
     for d in datasets {
       let mine = rows.filter { $0.dataset == d }
       charts.append(
@@ -303,21 +301,22 @@ public enum RunReport {
           plot: .stalenessEnergy(dataset: d, rows: mine, frontier: frontier.filter { $0.dataset == d })))
     }
     // The same trade-off seen through the share of fresh opens, and against
-    // cellular data instead of energy.
+    // cellular data instead of energy: file name, title, axes and frontier.
+    let tradeoffs: [(file: String, title: String, x: SVGPlot.TradeoffAxis, y: SVGPlot.TradeoffAxis, frontier: [FrontierPoint])] = [
+      ("fresh-energy", "Fresh opens vs energy", .energy, .fresh,
+       try readFrontier(path: runDir + "/pareto.csv", staleness: .fresh_ratio)),
+      ("staleness-cellular", "Staleness vs cellular data", .cellular, .meanAge,
+       try readFrontier(path: runDir + "/pareto.csv", cost: .cellular_bytes_per_day)),
+    ]
     for d in datasets {
       let mine = rows.filter { $0.dataset == d }
-      charts.append(
-        Chart(
-          file: "fresh-energy\(suffixes[d]!).svg",
-          plot: .tradeoff(
-            title: "Fresh opens vs energy", dataset: d, rows: mine, x: .energy, y: .fresh,
-            frontier: freshFrontier.filter { $0.dataset == d })))
-      charts.append(
-        Chart(
-          file: "staleness-cellular\(suffixes[d]!).svg",
-          plot: .tradeoff(
-            title: "Staleness vs cellular data", dataset: d, rows: mine, x: .cellular, y: .meanAge,
-            frontier: cellularFrontier.filter { $0.dataset == d })))
+      for t in tradeoffs {
+        charts.append(
+          Chart(
+            file: t.file + "\(suffixes[d]!).svg",
+            plot: .tradeoff(
+              title: t.title, dataset: d, rows: mine, x: t.x, y: t.y, frontier: t.frontier.filter { $0.dataset == d })))
+      }
     }
     // Large content: delivery delay against energy and cellular data, and
     // the transfers' data per network (SVGPlot+Transfers.swift), only for

@@ -158,21 +158,6 @@ package struct PlotPoint: Sendable, Equatable {
   package var size: Double?
   /// Text shown on hover (an SVG `<title>` on the marker).
   package var tooltip: String?
-
-  package init(
-    x: Double, y: Double, xLow: Double? = nil, xHigh: Double? = nil, yLow: Double? = nil, yHigh: Double? = nil,
-    label: String? = nil, size: Double? = nil, tooltip: String? = nil
-  ) {
-    self.label = label
-    self.size = size
-    self.tooltip = tooltip
-    self.x = x
-    self.y = y
-    self.xLow = xLow
-    self.xHigh = xHigh
-    self.yLow = yLow
-    self.yHigh = yHigh
-  }
 }
 
 /// A named series: points, how they are joined, colour and marker.

@@ -1,4 +1,4 @@
-import FetchBenchmark
+@testable import FetchBenchmark
 import Testing
 
 @testable import FetchReports

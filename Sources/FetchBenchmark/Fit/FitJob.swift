@@ -196,7 +196,7 @@ package struct FitJob: Sendable {
     let perPair = try report.map { try AtomicTextFile(path: $0 + "/evaluation.csv") }
     try perPair?.write(CSV.line(EvaluationColumn.names))
     let perUserDevice = try report.map { try AtomicTextFile(path: $0 + "/device_evaluation.csv") }
-    try perUserDevice?.write(CSV.line(DeviceColumn.names))
+    try perUserDevice?.write(CSV.line(DeviceEvaluationColumn.names))
     return PassTwoFiles(model: modelWriter, perPair: perPair, perUserDevice: perUserDevice)
   }
 
@@ -231,7 +231,7 @@ package struct FitJob: Sendable {
       }
       if let d = fit.device {
         device.add(d)
-        try files.perUserDevice?.write(DeviceColumn.rows(user: fit.user, d))
+        try files.perUserDevice?.write(DeviceEvaluationColumn.rows(user: fit.user, d))
       }
     }
   }

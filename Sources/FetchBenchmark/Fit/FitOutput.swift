@@ -81,7 +81,7 @@ let deviceSubsets: [FitSubset] = [.outsideGaps, .all]
 /// Columns of `device_evaluation.csv` (one row per user, subset, target
 /// and predictor; binary targets fill the probability scores, the level
 /// target the error columns).
-enum DeviceColumn {
+enum DeviceEvaluationColumn {
   static let scoreNames = [
     "points", "positives", "brier", "auc", "log_loss_nats", "mean_predicted", "observed_rate", "mae", "rmse", "bias",
   ]
@@ -126,7 +126,7 @@ enum DeviceColumn {
 /// Brier columns).
 enum DeviceOverallColumn {
   static let names =
-    ["subset", "target", "predictor", "users"] + DeviceColumn.scoreNames
+    ["subset", "target", "predictor", "users"] + DeviceEvaluationColumn.scoreNames
     + ["model_wins_brier_or_mae", "users_brier_or_mae", "model_wins_auc", "users_auc"]
 
   static func rows(_ totals: DeviceTotals) -> String {
@@ -138,13 +138,13 @@ enum DeviceOverallColumn {
           for (i, s) in scores.enumerated() {
             out += CSV.line(
               [subset.rawValue, target.rawValue, DevicePredictor.allCases[i].rawValue, String(t.binaryUsers[target] ?? 0)]
-                + DeviceColumn.values(s) + winValues(wins[i]))
+                + DeviceEvaluationColumn.values(s) + winValues(wins[i]))
           }
         } else if target == .level, let l = t.level {
           for (i, e) in l.enumerated() {
             out += CSV.line(
               [subset.rawValue, target.rawValue, DevicePredictor.allCases[i].rawValue, String(t.levelUsers)]
-                + DeviceColumn.values(e) + winValues(t.levelWins[i]))
+                + DeviceEvaluationColumn.values(e) + winValues(t.levelWins[i]))
           }
         }
       }

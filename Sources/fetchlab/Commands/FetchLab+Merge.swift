@@ -45,7 +45,7 @@ extension FetchLab {
       let merge = try mergeShards(shards)
       let options = merge.options(jobs: parallel.jobs, force: force, version: fetchLabVersion)
       let progress = ProgressLine(label: "merge")
-      let outcome = try runExperiment(merge.experiment, directory: out, options: options, format: .reports) { p in
+      let outcome = try runExperiment(merge.experiment, directory: out, options: options) { p in
         progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
       }
       progress.finish()

@@ -204,7 +204,7 @@ extension FetchLab.Run {
   }
 
   /// `fetchlab run EXPERIMENT.json --out DIR [--shard K/N]`: resumable; see
-  /// ``runExperiment(_:directory:options:format:progress:)``.
+  /// ``runExperiment(_:directory:options:progress:)``.
   ///
   /// `FETCHLAB_TEST_STOP_AFTER_UNITS=k` (a test hook) makes the run fail
   /// after computing k units, as if it had been killed there.
@@ -216,7 +216,7 @@ extension FetchLab.Run {
     let options = ExperimentOptions(
       jobs: parallel.jobs, force: force, version: fetchLabVersion, stopAfterUnits: stop, shard: shard)
     let progress = ProgressLine(label: shard.map { "shard \($0)" } ?? "experiment")
-    let outcome = try runExperiment(exp, directory: out, options: options, format: .reports) { p in
+    let outcome = try runExperiment(exp, directory: out, options: options) { p in
       progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
     }
     progress.finish()

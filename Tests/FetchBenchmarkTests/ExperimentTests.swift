@@ -1,7 +1,6 @@
 import FetchSupport
 @testable import FetchBenchmark
 import FetchModels
-import FetchReports
 import FetchSimulation
 import FetchTraces
 import Foundation
@@ -276,26 +275,6 @@ struct ExperimentFileTests {
   }
 }
 
-/// The report layer's formatting, as the CLI wires it (with a simpler
-/// policies row: these tests check resume, not the policy columns).
-let testFormat = ExperimentFormat(
-  summaryColumns: SummaryColumn.allCases.map(\.rawValue), deviceColumns: DeviceColumn.allCases.map(\.rawValue),
-  openColumns: OpenColumn.allCases.map(\.rawValue), fetchColumns: FetchColumn.allCases.map(\.rawValue), policyColumns: ["policy", "pairs", "opens", "energy_j", "p90"],
-  rows: { results, config, scratch in
-    var sink = try CSVReportSink(directory: scratch, config: config)
-    for r in results { try sink.consume(r, config: config) }
-    try sink.commit(manifest: [:])
-    func body(_ f: String) throws -> String {
-      guard config.recordEvents || f == "summary.csv" || f == "devices.csv" else { return "" }
-      let t = try String(contentsOfFile: scratch + "/" + f, encoding: .utf8)
-      return String(t[t.index(after: t.firstIndex(of: "\n")!)...])
-    }
-    return ExperimentRows(
-      summary: try body("summary.csv"), devices: try body("devices.csv"), opens: try body("opens.csv"), fetches: try body("fetches.csv"))
-  },
-  policyRow: { a, _ in "\(CSV.field(a.policy)),\(a.pairs),\(a.opens),\(a.energyJ),\(a.ages.quantile(0.9))" },
-  devicePoolColumns: DevicePoolColumn.allCases.map(\.rawValue), devicePoolRow: devicePoolRecord)
-
 @Suite("Experiment runs", .serialized)
 struct ExperimentRunTests {
   func experiment(units: Int = 1, replications: Int = 2) throws -> Experiment {
@@ -313,7 +292,7 @@ struct ExperimentRunTests {
 
   /// Runs and commits; the outcome (and its directory lock) is released on return.
   func run(_ e: Experiment, _ dir: String, jobs: Int = 2) throws -> (computed: Int, reused: Int, aggregates: [[[PolicyAggregate]]]) {
-    let o = try runExperiment(e, directory: dir, options: ExperimentOptions(jobs: jobs), format: testFormat)
+    let o = try runExperiment(e, directory: dir, options: ExperimentOptions(jobs: jobs))
     try o.commit(manifest: ["test": true])
     return (o.unitsComputed, o.unitsReused, o.aggregates)
   }
@@ -331,7 +310,7 @@ struct ExperimentRunTests {
     let b = tempDir()
     for k in [3, 4] {
       #expect(throws: ExperimentError.self) {
-        _ = try runExperiment(e, directory: b, options: ExperimentOptions(jobs: 1, stopAfterUnits: k), format: testFormat)
+        _ = try runExperiment(e, directory: b, options: ExperimentOptions(jobs: 1, stopAfterUnits: k))
       }
       #expect(!FileManager.default.fileExists(atPath: b + "/summary.csv"))
     }
@@ -354,7 +333,7 @@ struct ExperimentRunTests {
     _ = try run(try experiment(units: 1), a, jobs: 1)
     _ = try run(try experiment(units: 64), b, jobs: 3)
     #expect(files(a) == files(b))
-    let o = try runExperiment(try experiment(units: 64), directory: b, options: ExperimentOptions(), format: testFormat)
+    let o = try runExperiment(try experiment(units: 64), directory: b, options: ExperimentOptions())
     #expect(o.counts.map(\.users) == [2, 3])
     #expect(o.unitsComputed == 0 && o.unitsReused == 4)
   }
@@ -363,9 +342,9 @@ struct ExperimentRunTests {
   func locked() throws {
     let e = try experiment(replications: 1)
     let d = tempDir()
-    let held = try runExperiment(e, directory: d, options: ExperimentOptions(), format: testFormat)
+    let held = try runExperiment(e, directory: d, options: ExperimentOptions())
     #expect {
-      _ = try runExperiment(e, directory: d, options: ExperimentOptions(), format: testFormat)
+      _ = try runExperiment(e, directory: d, options: ExperimentOptions())
     } throws: { "\($0)".contains("in use by another fetchlab run") }
     withExtendedLifetime(held) {}
   }
@@ -374,14 +353,14 @@ struct ExperimentRunTests {
   func corrupted() throws {
     let e = try experiment(replications: 1)
     let d = tempDir()
-    _ = try runExperiment(e, directory: d, options: ExperimentOptions(), format: testFormat)
+    _ = try runExperiment(e, directory: d, options: ExperimentOptions())
     // Same size, different bytes: passes the resume check, fails the hash.
     let p = d + "/parts/tiny.r0.b000001.csv"
     var bytes = try #require(FileManager.default.contents(atPath: p))
     bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
     try bytes.write(to: URL(fileURLWithPath: p))
     #expect {
-      _ = try runExperiment(e, directory: d, options: ExperimentOptions(), format: testFormat)
+      _ = try runExperiment(e, directory: d, options: ExperimentOptions())
     } throws: { "\($0)".contains("does not match its SHA-256") }
   }
 
@@ -457,7 +436,7 @@ struct ExperimentRunTests {
     (a.days, a.opens, a.fetches, a.meanAgeS, a.freshRatio, a.energyJ, a.updates) = (7, 12, 30, .nan, 0.25, 41.5, 3)
     var d = DeviceSample()
     (d.days, d.fetches, d.energyJ, d.waits, d.waitSumS) = (7, 90, 120.25, 12, 3.5)
-    (d.updates, d.delivered, d.deliveryDelaySumS) = (9, 8, 4000.5)
+    (d.deliveries.updates, d.deliveries.delivered, d.deliveries.delaySumS) = (9, 8, 4000.5)
     d.metrics[try #require(AdditiveMetric.all.first { $0.name == "transfer_wifi_bytes" })] = 6e7
     let rec = PartRecord(
       config: "h", unit: "u", users: 1, firstUser: "x", lastUser: "x", files: [],

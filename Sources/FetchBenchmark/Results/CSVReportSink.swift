@@ -1,4 +1,3 @@
-import FetchBenchmark
 import FetchModels
 import FetchSimulation
 import FetchSupport
@@ -26,10 +25,8 @@ package struct CSVReportSink: RunSink {
   /// Opens in the trace and scored, apps replayed and left out, over users.
   package private(set) var coverage = RunCoverage()
   let capacityJ: Double
-  let summary: AtomicTextFile
-  let devices: AtomicTextFile
-  let opens: AtomicTextFile?
-  let fetches: AtomicTextFile?
+  /// The per-user files written, in ``UserFile`` order.
+  let files: [(kind: UserFile, file: AtomicTextFile)]
 
   package init(directory: String, config: RunConfiguration) throws {
     self.directory = directory
@@ -37,19 +34,7 @@ package struct CSVReportSink: RunSink {
     capacityJ = config.world.batteryCapacityJ
     aggregates = config.policies.map { PolicyAggregate(policy: $0.description) }
     deviceAggregates = config.policies.map { DeviceAggregate(policy: $0.description) }
-    summary = try AtomicTextFile(path: directory + "/summary.csv")
-    try summary.write(SummaryColumn.headerLine)
-    devices = try AtomicTextFile(path: directory + "/devices.csv")
-    try devices.write(DeviceColumn.headerLine)
-    if config.recordEvents {
-      opens = try AtomicTextFile(path: directory + "/opens.csv")
-      try opens!.write(OpenColumn.headerLine)
-      fetches = try AtomicTextFile(path: directory + "/fetches.csv")
-      try fetches!.write(FetchColumn.headerLine)
-    } else {
-      opens = nil
-      fetches = nil
-    }
+    files = try UserFile.open(in: directory, events: config.recordEvents)
   }
 
   /// One user's results with their CSV records, formatted on a worker thread.
@@ -138,10 +123,7 @@ package struct CSVReportSink: RunSink {
         if replay.summary.opens == 0 { pairsWithoutOpens += 1 }
       }
     }
-    try summary.write(records.summary)
-    try devices.write(records.devices)
-    try opens?.write(records.opens)
-    try fetches?.write(records.fetches)
+    for (kind, file) in files { try file.write(kind.records(records)) }
   }
 
   /// Pools one user's results and appends its records, formatted here.
@@ -157,10 +139,7 @@ package struct CSVReportSink: RunSink {
     let dp = try AtomicTextFile(path: directory + "/devices_pooled.csv")
     try dp.write(DevicePoolColumn.headerLine)
     for a in deviceAggregates { try dp.write(devicePoolRecord(a, capacityJ: capacityJ) + "\n") }
-    try summary.commit()
-    try devices.commit()
-    try opens?.commit()
-    try fetches?.commit()
+    for (_, file) in files { try file.commit() }
     try p.commit()
     try dp.commit()
     try JSONText.write(manifest, to: directory + "/manifest.json")

@@ -1,5 +1,4 @@
 import FetchBenchmark
-import FetchReports
 import FetchSimulation
 import FetchTraces
 import Foundation
@@ -34,7 +33,7 @@ struct RunPipelineTests {
     // Chunks of the parallel reader from part of a user to the whole file.
     for (jobs, batch, chunk) in [(2, 1, 1 << 22), (2, 5, 1_000), (3, 64, 30_000), (8, 5, 100_000), (2, 64, 1)] {
       let b = try run(jobs: jobs, batch: batch, chunk: chunk)
-      for f in reportFiles {
+      for f in resultFiles {
         let x = FileManager.default.contents(atPath: a + "/" + f)
         #expect(
           x != nil && x == FileManager.default.contents(atPath: b + "/" + f),
@@ -48,7 +47,7 @@ struct RunPipelineTests {
     let policies: [PolicySpec] = [.never, try PolicySpec(parsing: "ios-minimum")]
     let a = try run(jobs: 1, batch: 64, policies: policies)
     let b = try run(jobs: 2, batch: 4, chunk: 20_000, policies: policies)
-    for f in reportFiles {
+    for f in resultFiles {
       let x = FileManager.default.contents(atPath: a + "/" + f)
       #expect(x != nil && x == FileManager.default.contents(atPath: b + "/" + f), "\(f)")
     }

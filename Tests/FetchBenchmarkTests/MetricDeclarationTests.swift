@@ -3,7 +3,6 @@ import FetchSupport
 import Foundation
 import Testing
 
-@testable import FetchReports
 @testable import FetchSimulation
 
 /// Every declared metric (``AdditiveMetric/all``) is wired everywhere its

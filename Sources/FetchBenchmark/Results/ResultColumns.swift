@@ -1,4 +1,3 @@
-import FetchBenchmark
 import FetchModels
 import FetchSimulation
 import FetchSupport
@@ -8,7 +7,7 @@ import FetchTraces
 /// stable, snake_case, with units in the name. Declared once; the header and
 /// the rows both come from here: the hand-written columns, then each
 /// declared metric's total (``AdditiveMetric/all``).
-package typealias SummaryColumn = ReportColumn<SummaryFixedColumn>
+package typealias SummaryColumn = ResultColumn<SummaryFixedColumn>
 
 /// The hand-written columns of ``SummaryColumn``, in file order.
 package enum SummaryFixedColumn: String, FixedColumns {
@@ -75,7 +74,7 @@ package enum SummaryFixedColumn: String, FixedColumns {
 /// `mean_wait_s` and `p90_wait_s` pool the wait over the apps' opens. The
 /// declared metrics that pool (``AdditiveMetric/pooled``) come last, per day
 /// where declared so.
-package typealias DeviceColumn = ReportColumn<DeviceFixedColumn>
+package typealias DeviceColumn = ResultColumn<DeviceFixedColumn>
 
 /// The hand-written columns of ``DeviceColumn``, in file order.
 package enum DeviceFixedColumn: String, FixedColumns {
@@ -131,7 +130,7 @@ package func deviceRecord(user: String, policy: String, _ d: DeviceSummary, capa
 /// Data is in bytes per day, as in every other file. The declared metrics
 /// that pool come last: means over devices, with `_lo` and `_hi` where
 /// declared with an interval.
-package typealias DevicePoolColumn = ReportColumn<DevicePoolFixedColumn>
+package typealias DevicePoolColumn = ResultColumn<DevicePoolFixedColumn>
 
 /// The hand-written columns of ``DevicePoolColumn``, in file order.
 package enum DevicePoolFixedColumn: String, FixedColumns {
@@ -178,9 +177,9 @@ package enum DevicePoolFixedColumn: String, FixedColumns {
     case .waits: String(a.waits)
     case .mean_wait_s: number(a.meanWaitS, 6)
     case .p90_wait_s: number(a.p90WaitS, 6)
-    case .updates: String(a.updates)
-    case .delivered: String(a.delivered)
-    case .mean_delivery_delay_s: number(a.meanDeliveryDelayS, 3)
+    case .updates: String(a.deliveries.updates)
+    case .delivered: String(a.deliveries.delivered)
+    case .mean_delivery_delay_s: number(a.deliveries.meanDelayS, 3)
     }
   }
 }
@@ -205,7 +204,7 @@ package enum FetchColumn: String, CaseIterable, Sendable {
 /// per-user statistics with confidence intervals are in `policies.csv`
 /// (`writeScores(runDir:)`). The declared metrics that pool come last
 /// (``PolicyAggregate/metric(_:)``).
-package typealias PolicyColumn = ReportColumn<PolicyFixedColumn>
+package typealias PolicyColumn = ResultColumn<PolicyFixedColumn>
 
 /// The hand-written columns of ``PolicyColumn``, in file order.
 package enum PolicyFixedColumn: String, FixedColumns {
@@ -243,9 +242,9 @@ package enum PolicyFixedColumn: String, FixedColumns {
     case .p90_age_s: staleness(a.ages.quantile(0.9), decimals: 3)
     case .p99_age_s: staleness(a.ages.quantile(0.99), decimals: 3)
     case .mean_aoi_s: staleness(a.meanAoiS, decimals: 3)
-    case .updates: String(a.updates)
-    case .delivered: String(a.delivered)
-    case .mean_delivery_delay_s: staleness(a.meanDeliveryDelayS, decimals: 3)
+    case .updates: String(a.deliveries.updates)
+    case .delivered: String(a.deliveries.delivered)
+    case .mean_delivery_delay_s: staleness(a.deliveries.meanDelayS, decimals: 3)
     }
   }
 }
@@ -267,13 +266,13 @@ package func pooledRecord(_ a: PolicyAggregate, capacityJ: Double) -> String {
 
 extension RawRepresentable where Self: CaseIterable, RawValue == String {
   /// The CSV header line of this column set.
-  static var headerLine: String { allCases.map(\.rawValue).joined(separator: ",") + "\n" }
+  package static var headerLine: String { allCases.map(\.rawValue).joined(separator: ",") + "\n" }
 }
 
-/// A report file's columns: its hand-written columns (`Fixed`, in file
+/// A result file's columns: its hand-written columns (`Fixed`, in file
 /// order), then the declared metrics' (``AdditiveMetric``), which `Fixed`
 /// chooses and reads. The header and the rows both come from here.
-package enum ReportColumn<Fixed: FixedColumns>: RawRepresentable, CaseIterable, Sendable {
+package enum ResultColumn<Fixed: FixedColumns>: RawRepresentable, CaseIterable, Sendable {
   case fixed(Fixed)
   case metric(MetricColumn)
 
@@ -300,7 +299,7 @@ package enum ReportColumn<Fixed: FixedColumns>: RawRepresentable, CaseIterable, 
   }
 }
 
-/// One report file's hand-written columns, and how the declared metrics'
+/// One result file's hand-written columns, and how the declared metrics'
 /// columns after them read a row.
 package protocol FixedColumns: RawRepresentable<String>, CaseIterable, Sendable where AllCases == [Self] {
   /// What one row is written from.
