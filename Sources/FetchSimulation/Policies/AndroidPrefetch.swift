@@ -181,15 +181,12 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
 }
 
 /// `android-prefetch[:threshold=<interval>,key=value,...]`.
-package enum AndroidPrefetchFamily: PolicyFamily {
-  package static let name = "android-prefetch"
-  package static let syntax = "android-prefetch[:threshold=<interval>,key=value,...]"
-  package static let example = "android-prefetch:threshold=2h"
-  package static let summary =
-    "Android prefetch job: a periodic job that runs only when the learned estimate of the app's next launch is within the threshold (7h)"
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#882255", marker: .asterisk)
+package enum AndroidPrefetchFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "android-prefetch", .settingsAfter("threshold=<interval>"), example: "android-prefetch:threshold=2h",
+    learning: .habitModel, style: PolicyStyle(color: "#882255", marker: .asterisk),
+    summary:
+      "Android prefetch job: a periodic job that runs only when the learned estimate of the app's next launch is within the threshold (7h)")
 
   package static func expectedFetchesPerDay(_ p: AndroidPrefetchParameters) -> Double { timerFetchesPerDay(p.periodS) }
   package static func fetchSpacingBound(_ p: AndroidPrefetchParameters) -> Double? { p.periodS }

@@ -332,14 +332,11 @@ package struct StandbyPolicy: FetchPolicy {
 }
 
 /// `android-standby[:key=value,...]`.
-package enum AndroidStandbyFamily: PolicyFamily {
-  package static let name = "android-standby"
-  package static let syntax = "android-standby[:key=value,...]"
-  package static let example = "android-standby"
-  package static let summary =
-    "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas"
-  package static let learns = true
-  package static let style = PolicyStyle(color: "#661100", marker: .cross)
+package enum AndroidStandbyFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "android-standby", .settings, learning: .usage, style: PolicyStyle(color: "#661100", marker: .cross),
+    summary:
+      "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas")
 
   package static func makePolicies(_ p: StandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> StandbyPolicy {
     let training = device.training

@@ -84,15 +84,12 @@ package struct BGAppRefreshPolicy: FetchPolicy {
 }
 
 /// `bg-app-refresh[:earliest=<interval>,key=value,...]`.
-package enum BGAppRefreshFamily: PolicyFamily {
-  package static let name = "bg-app-refresh"
-  package static let syntax = "bg-app-refresh[:earliest=<interval>,key=value,...]"
-  package static let example = "bg-app-refresh:earliest=30m"
-  package static let summary =
-    "BGAppRefreshTask: the ios-minimum scheduler picks the times, no sooner than earliestBeginDate after the last run, with location wakes as launch moments"
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#88CCEE", marker: .openTriangle)
+package enum BGAppRefreshFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "bg-app-refresh", .settingsAfter("earliest=<interval>"), example: "bg-app-refresh:earliest=30m",
+    learning: .habitModel, style: PolicyStyle(color: "#88CCEE", marker: .openTriangle),
+    summary:
+      "BGAppRefreshTask: the ios-minimum scheduler picks the times, no sooner than earliestBeginDate after the last run, with location wakes as launch moments")
 
   package static func expectedFetchesPerDay(_ c: BGAppRefreshConfiguration) -> Double { min(50, timerFetchesPerDay(c.earliestS)) }
   package static func fetchSpacingBound(_ c: BGAppRefreshConfiguration) -> Double? { max(c.earliestS, c.minimum.minSpacingS) }

@@ -339,15 +339,11 @@ package struct IMPPolicy: FetchPolicy {
 }
 
 /// `imp[:key=value,...]`.
-package enum IMPFamily: PolicyFamily {
-  package static let name = "imp"
-  package static let syntax = "imp[:key=value,...]"
-  package static let example = "imp"
-  package static let summary =
-    "Informed Mobile Prefetching: cost-benefit (habit model × learned hit rate) against energy and data prices that adapt to daily budgets"
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#777777", marker: .pentagon)
+package enum IMPFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "imp", .settings, learning: .habitModel, style: PolicyStyle(color: "#777777", marker: .pentagon),
+    summary:
+      "Informed Mobile Prefetching: cost-benefit (habit model × learned hit rate) against energy and data prices that adapt to daily budgets")
 
   /// One IMP instance per app; at device scope they share one
   /// ``IMPSpending``, so the energy and data budgets are the device's.

@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// The upper bounds of policy settings: every setting has one, so that no
 /// accepted value makes a replay's work or memory unbounded. The reasons
@@ -239,20 +240,30 @@ package struct IntervalSettings<Parameters: SettingTable>: Sendable, Hashable {
   }
 }
 
-/// A family that runs a job every `<interval>` with a table of settings,
-/// `name:<interval>[,key=value,...]`.
-package protocol IntervalSettingsFamily: PolicyFamily where Configuration == IntervalSettings<Parameters> {
+/// A policy that runs a job every interval with a table of parameters; its
+/// family, `name:<interval>[,key=value,...]`, follows (``IntervalJobFamily``).
+package protocol IntervalJobPolicy: FetchPolicy {
   associatedtype Parameters: SettingTable
+  /// The family's description.
+  static var family: FamilyInfo { get }
+  /// A job every `interval` seconds whose first period ends `phase` (in
+  /// (0, 1], ``TimerPhase``) of an interval after the window start.
+  init(interval: Double, params: Parameters, phase: Double)
 }
 
-extension IntervalSettingsFamily {
+/// The family of a policy that runs a job every `<interval>` with a table
+/// of settings, `name:<interval>[,key=value,...]`.
+package enum IntervalJobFamily<Policy: IntervalJobPolicy>: DescribedFamily {
+  package typealias Configuration = IntervalSettings<Policy.Parameters>
+
+  package static var info: FamilyInfo { Policy.family }
   /// Every setting of the table.
-  package static var settings: [PolicySettingInfo] { Parameters.settingInfos }
+  package static var settings: [PolicySettingInfo] { Policy.Parameters.settingInfos }
   /// The interval is required; the settings follow it.
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy '\(name)' needs an argument, e.g. \(name):1h") }
     let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
-    return Configuration(interval: i, parameters: try Parameters.parse(rest, policy: spec))
+    return Configuration(interval: i, parameters: try Policy.Parameters.parse(rest, policy: spec))
   }
   /// `name:<interval>`, then the settings that differ from the defaults.
   package static func describe(_ c: Configuration) -> String {
@@ -262,6 +273,8 @@ extension IntervalSettingsFamily {
   package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   /// The interval, at most 15 min.
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  /// One job per app, each at the app's own phase.
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> Policy {
+    { app, _ in Policy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
+  }
 }
-
-

@@ -243,19 +243,18 @@ package struct SilentPushPolicy: FetchPolicy {
 }
 
 /// `silent-push[:key=value,...]`.
-package enum SilentPushFamily: PolicyFamily {
-  package static let name = "silent-push"
-  package static let syntax = "silent-push[:key=value,...]"
-  package static let example = "silent-push"
-  package static let summary =
-    "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch"
+package enum SilentPushFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "silent-push", .settings, style: PolicyStyle(color: "#AA4499", marker: .plus),
+    summary:
+      "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch")
+
   package static var settings: [PolicySettingInfo] {
     SilentPushParameters.settingInfos
       + [PolicySettingInfo(
         name: "service", defaultValue: "apns", range: PushService.allCases.map(\.rawValue).joined(separator: ", "),
         help: "apns: background push, batched and rate-capped; apns-alert: alert push with content-available, delivered at once; fcm-high: at once, through Doze; fcm-normal: at once unless in deep Doze, else at its next maintenance window")]
   }
-  package static let style = PolicyStyle(color: "#AA4499", marker: .plus)
 
   package static func parse(_ argument: String?, spec: String) throws -> SilentPushParameters {
     var rest: [Substring] = []
