@@ -203,6 +203,52 @@ extension SettingTable {
   }
 }
 
+/// A setting of a family whose value is one of an enum's raw values
+/// (`mode=ios6|ios7`), written among the `key=value` settings of the
+/// family's numeric table.
+struct ChoiceSetting<Table: SettingTable, Choice: RawRepresentable & CaseIterable>: @unchecked Sendable
+where Choice.RawValue == String {
+  /// The key in `key=value`.
+  let name: String
+  /// Where the choice goes in the table.
+  let path: WritableKeyPath<Table, Choice>
+  /// What each value does.
+  let help: String
+
+  /// The setting's documentation: the table's default, every value.
+  var info: PolicySettingInfo {
+    PolicySettingInfo(
+      name: name, defaultValue: Table()[keyPath: path].rawValue,
+      range: Choice.allCases.map(\.rawValue).joined(separator: ", "), help: help)
+  }
+
+  /// Parses `key=value,...` onto the table's defaults: this setting wherever
+  /// it stands, the others by the table.
+  /// - Throws: ``PolicySpecError`` for a repeated or unknown choice, or as
+  ///   ``SettingTable/parse(_:policy:)``.
+  func parse(_ argument: String?, policy spec: String) throws -> Table {
+    let text = argument ?? ""
+    let prefix = name + "="
+    var rest: [Substring] = []
+    var choice: Choice?
+    for item in text.split(separator: ",", omittingEmptySubsequences: false) where !text.isEmpty {
+      guard item.hasPrefix(prefix) else {
+        rest.append(item)
+        continue
+      }
+      guard choice == nil else { throw PolicySpecError(.repeatedSetting, "policy '\(spec)': \(name) is set more than once; keep one") }
+      let value = item.dropFirst(prefix.count)
+      guard let c = Choice(rawValue: String(value)) else {
+        throw PolicySpecError(.badValue, "policy '\(spec)': bad value '\(value)' for \(name) (\(info.range))")
+      }
+      choice = c
+    }
+    var p = try Table.parse(rest.joined(separator: ","), policy: spec)
+    if let choice { p[keyPath: path] = choice }
+    return p
+  }
+}
+
 /// A family whose whole argument is its settings, `name[:key=value,...]`:
 /// its documentation, parsing and canonical string come from the table.
 extension PolicyFamily where Configuration: SettingTable {
