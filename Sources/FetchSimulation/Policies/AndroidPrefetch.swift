@@ -42,7 +42,7 @@ package struct AndroidPrefetchParameters: SettingTable {
     .init("low_battery_pct", \.lowBatteryPct, max: 100, help: "battery-not-low constraint: battery %, below which the job waits unless charging"),
     .init("doze", \.dozeEnabled, max: 1, help: "1: deep Doze defers the job to its maintenance windows; 0: ignore Doze"),
     .init("standby", \.standbyEnabled, max: 1, help: "1: the app's standby bucket quotas limit the job (as android-standby); 0: no quotas"),
-  ] + DozeParameters.keys(\.doze) + StandbyQuotaParameters.keys(\.quota)
+  ] + DozeParameters.keys(at: \.doze) + StandbyQuotaParameters.keys(at: \.quota)
 }
 
 /// Android prefetch jobs, `android-prefetch` (AOSP PrefetchController, `JobInfo.Builder.setPrefetch`):

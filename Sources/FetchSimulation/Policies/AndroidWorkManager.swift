@@ -46,7 +46,7 @@ package struct WorkManagerParameters: SettingTable {
     .init("charging", \.requiresCharging, max: 1, help: "constraint: charging, 0 or 1"),
     .init("battery_not_low", \.requiresBatteryNotLow, max: 1, help: "constraint: battery not low, 0 or 1"),
     .init("battery_low_pct", \.batteryLowPct, max: SettingBound.percent, help: "battery %, below which the battery is \"low\""), .init("doze", \.dozeEnabled, max: 1, help: "1: deep Doze defers work; 0: ignore Doze"),
-  ] + DozeParameters.keys(\.doze)
+  ] + DozeParameters.keys(at: \.doze)
 }
 
 /// A periodic job under JobScheduler's rules: flex window, constraints and

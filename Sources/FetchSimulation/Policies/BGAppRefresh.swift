@@ -25,13 +25,7 @@ package struct BGAppRefreshConfiguration: SettingTable {
       .init("earliest", \.earliestS, duration: true, help: "earliestBeginDate after each run: the least time between two runs"),
       .init("location", \.locationLaunches, max: 1, help: "1: location wakes are launch moments; 0: they are not"),
     ]
-    + MinimumParameters.keys.map { k in
-      let base: WritableKeyPath<BGAppRefreshConfiguration, MinimumParameters> = \.minimum
-      let path: WritableKeyPath<BGAppRefreshConfiguration, Double> = base.appending(path: k.path)
-      return SettingKey(
-        k.name, path, min: k.minimum, max: k.maximum,
-        duration: k.isDuration, help: k.help)
-    }
+    + MinimumParameters.keys(at: \.minimum)
 
   /// The scheduler's parameters with the floor applied to its spacing.
   var scheduler: MinimumParameters {

@@ -188,6 +188,14 @@ package protocol SettingTable: Sendable, Hashable {
 }
 
 extension SettingTable {
+  /// The settings of this table held at `path` inside a larger parameter
+  /// struct (`doze_*` inside `android-workmanager`'s), in table order.
+  static func keys<Outer>(at path: WritableKeyPath<Outer, Self>) -> [SettingKey<Outer>] {
+    keys.map { k in
+      SettingKey(k.name, path.appending(path: k.path), min: k.minimum, max: k.maximum, duration: k.isDuration, help: k.help)
+    }
+  }
+
   /// The documentation of every setting, with its default.
   static var settingInfos: [PolicySettingInfo] { FetchSimulation.settingInfos(keys, defaults: Self()) }
 
