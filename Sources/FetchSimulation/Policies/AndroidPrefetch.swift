@@ -195,11 +195,7 @@ package enum AndroidPrefetchFamily: DescribedFamily {
     let learning = device.learning
     let tz = device.user.trace.timeZone
     return { app, _ in
-      let fitter = HabitFitter()
-      let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
-      let habit =
-        learning?.fits.refit(sample, base: training.end, prior: learning?.population, fitter: fitter)
-        ?? fitter.fit(sample, prior: learning?.population)
+      let habit = HabitFitter().fit(training, app: app, population: learning?.population, fits: learning?.fits)
       let last = MinimumPolicy.lastOpens(training, app: app)
       var policy = AndroidPrefetchPolicy(
         params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any,

@@ -171,10 +171,7 @@ package struct IMPPolicy: FetchPolicy {
     self.params = params
     self.world = world
     radios = world.radiosByNetwork
-    let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
-    habit =
-      fits?.refit(sample, base: training.end, prior: population, fitter: fitter)
-      ?? fitter.fit(sample, prior: population)
+    habit = fitter.fit(training, app: app, population: population, fits: fits)
     (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
     pace = pacing?.pace(training, app: app) ?? MinimumPolicy.pacing(training: training, app: app)
