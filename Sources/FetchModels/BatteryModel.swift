@@ -272,11 +272,7 @@ package struct BatteryModel: Codable, Sendable, Equatable {
 
   package init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
-    chargingProbability = try c.decode([Double].self, forKey: .chargingProbability)
-    guard chargingProbability.count == 168, chargingProbability.allSatisfy({ $0 >= 0 && $0 <= 1 }) else {
-      throw DecodingError.dataCorruptedError(
-        forKey: .chargingProbability, in: c, debugDescription: "need 168 probabilities in [0, 1], got \(chargingProbability.count)")
-    }
+    chargingProbability = try c.decodeHourOfWeekProbabilities(forKey: .chargingProbability)
     func rate(_ k: CodingKeys) throws -> Double {
       let x = try c.decode(Double.self, forKey: k)
       guard x.isFinite, x >= 0 else {

@@ -150,16 +150,8 @@ package struct NetworkModel: Codable, Sendable, Equatable {
 
   package init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
-    func probabilities(_ k: CodingKeys) throws -> [Double] {
-      let p = try c.decode([Double].self, forKey: k)
-      guard p.count == 168, p.allSatisfy({ $0 >= 0 && $0 <= 1 }) else {
-        throw DecodingError.dataCorruptedError(
-          forKey: k, in: c, debugDescription: "need 168 probabilities in [0, 1], got \(p.count) values")
-      }
-      return p
-    }
-    wifiProbability = try probabilities(.wifiProbability)
-    offlineProbability = try probabilities(.offlineProbability)
+    wifiProbability = try c.decodeHourOfWeekProbabilities(forKey: .wifiProbability)
+    offlineProbability = try c.decodeHourOfWeekProbabilities(forKey: .offlineProbability)
     guard zip(wifiProbability, offlineProbability).allSatisfy({ $0 + $1 <= 1 + 1e-9 }) else {
       throw DecodingError.dataCorruptedError(
         forKey: .offlineProbability, in: c, debugDescription: "P(WiFi) + P(offline) exceeds 1")

@@ -135,7 +135,21 @@ enum PoissonIRLS {
     lastError: inout String?
   ) -> ([Double], HabitModel.Fallback)? {
     let n = x.cols
-    func usable(_ b: [Double]) -> Bool { b.allSatisfy { $0.isFinite && abs($0) <= coefficientBound } }
+    /// `solve()`'s coefficients, tagged `fallback`, when they are finite
+    /// and within ``coefficientBound``; else nil, with the reason in
+    /// `lastError`.
+    func attempt(_ fallback: HabitModel.Fallback, _ what: String, _ solve: () throws -> [Double]) -> (
+      [Double], HabitModel.Fallback
+    )? {
+      do {
+        let b = try solve()
+        if b.allSatisfy({ $0.isFinite && abs($0) <= coefficientBound }) { return (b, fallback) }
+        lastError = what + " out of range"
+      } catch {
+        lastError = "\(error)"
+      }
+      return nil
+    }
     do {
       var (gram, rhs) = try LinearAlgebra.normalEquations(x, weights: w, wz, scratch: &scratch)
       let base = gram
@@ -143,13 +157,8 @@ enum PoissonIRLS {
         gram[j, j] += penalty[j]
         rhs[j] += penalty[j] * mean[j]
       }
-      do {
-        let b = try LinearAlgebra.symmetricPositiveDefiniteSolve(gram, rhs)
-        if usable(b) { return (b, .none) }
-        lastError = "Cholesky solution out of range"
-      } catch {
-        lastError = "\(error)"
-      }
+      let plain = attempt(.none, "Cholesky solution") { try LinearAlgebra.symmetricPositiveDefiniteSolve(gram, rhs) }
+      if let solved = plain { return solved }
       // 10× the ridge, plus a small one relative to the mean diagonal so that
       // unpenalised columns get some too.
       var trace = 0.0
@@ -161,13 +170,10 @@ enum PoissonIRLS {
         gram10[j, j] += 10 * penalty[j] + delta
         rhs10[j] += 9 * penalty[j] * mean[j]
       }
-      do {
-        let b = try LinearAlgebra.symmetricPositiveDefiniteSolve(gram10, rhs10)
-        if usable(b) { return (b, .largerRidge) }
-        lastError = "Cholesky solution with a larger ridge out of range"
-      } catch {
-        lastError = "\(error)"
+      let larger = attempt(.largerRidge, "Cholesky solution with a larger ridge") {
+        try LinearAlgebra.symmetricPositiveDefiniteSolve(gram10, rhs10)
       }
+      if let solved = larger { return solved }
     } catch {
       lastError = "\(error)"
     }
@@ -187,14 +193,9 @@ enum PoissonIRLS {
       a[m + r + j * rows] = s
       b[m + r] = s * mean[j]
     }
-    do {
-      let beta = try LinearAlgebra.leastSquares(Matrix(rows: rows, cols: n, columnMajor: a), b)
-      if usable(beta) { return (beta, .leastSquares) }
-      lastError = "least-squares solution out of range"
-    } catch {
-      lastError = "\(error)"
+    return attempt(.leastSquares, "least-squares solution") {
+      try LinearAlgebra.leastSquares(Matrix(rows: rows, cols: n, columnMajor: a), b)
     }
-    return nil
   }
 
   /// X β, m entries (column-major sweep).

@@ -8,7 +8,7 @@ import FetchTraces
 /// maintenance budgets) is omitted: it restricts network access only in short
 /// slices and never holds a job for long, so a policy that runs a job at most
 /// every 15 min is barely affected by it.
-package struct DozeParameters: Sendable, Hashable {
+package struct DozeParameters: SettingTable {
   /// Screen off and unplugged for this long before deep Doze starts, s
   /// (V: 30 min; 15 min on small-battery devices).
   package var inactiveS = 1800.0
@@ -33,19 +33,17 @@ package struct DozeParameters: Sendable, Hashable {
 
   package init() {}
 
-  /// `doze_*` settings for a parameter struct that embeds these at `path`.
-  static func keys<P>(_ path: WritableKeyPath<P, DozeParameters>) -> [SettingKey<P>] {
-    [
-      .init("doze_inactive", path.appending(path: \DozeParameters.inactiveS), duration: true, help: "screen off and unplugged this long before deep Doze starts sensing"),
-      .init("doze_sensing", path.appending(path: \DozeParameters.sensingS), duration: true, help: "motion sensing before the first idle period"),
-      .init("doze_idle", path.appending(path: \DozeParameters.idleS), min: 1, duration: true, help: "the first deep-Doze idle period"),
-      .init("doze_idle_factor", path.appending(path: \DozeParameters.idleFactor), min: 1, help: "each idle period is this times the previous one"),
-      .init("doze_idle_max", path.appending(path: \DozeParameters.maxIdleS), min: 1, duration: true, help: "longest idle period"),
-      .init("doze_maintenance", path.appending(path: \DozeParameters.maintenanceS), min: 1, duration: true, help: "the first maintenance window"),
-      .init("doze_maintenance_factor", path.appending(path: \DozeParameters.maintenanceFactor), min: 1, help: "each maintenance window is this times the previous one"),
-      .init("doze_maintenance_max", path.appending(path: \DozeParameters.maxMaintenanceS), min: 1, duration: true, help: "longest maintenance window"),
-    ]
-  }
+  /// The `doze_*` settings (a family embeds them with ``SettingTable/keys(at:)``).
+  package static let keys: [SettingKey<DozeParameters>] = [
+    .init("doze_inactive", \.inactiveS, duration: true, help: "screen off and unplugged this long before deep Doze starts sensing"),
+    .init("doze_sensing", \.sensingS, duration: true, help: "motion sensing before the first idle period"),
+    .init("doze_idle", \.idleS, min: 1, duration: true, help: "the first deep-Doze idle period"),
+    .init("doze_idle_factor", \.idleFactor, min: 1, help: "each idle period is this times the previous one"),
+    .init("doze_idle_max", \.maxIdleS, min: 1, duration: true, help: "longest idle period"),
+    .init("doze_maintenance", \.maintenanceS, min: 1, duration: true, help: "the first maintenance window"),
+    .init("doze_maintenance_factor", \.maintenanceFactor, min: 1, help: "each maintenance window is this times the previous one"),
+    .init("doze_maintenance_max", \.maxMaintenanceS, min: 1, duration: true, help: "longest maintenance window"),
+  ]
 }
 
 /// Android deep Doze (`DeviceIdleController`) as a policy can infer it from

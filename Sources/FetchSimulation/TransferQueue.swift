@@ -83,22 +83,14 @@ struct TransferQueue {
   /// With nothing moving: when the queue looks again (a network or
   /// charging change, a deadline).
   var wakeAt = Double.infinity
-  /// The trace's charging changes (time, charging after), sorted; built
-  /// when the first transfer is handed over.
+  /// The times of the trace's charging events, sorted; built when the
+  /// first transfer is handed over.
   var chargeTimes: [Double] = []
-  var chargeOn: [Bool] = []
   var prepared = false
 
   var isEmpty: Bool { waiting.isEmpty }
   /// When the queue next needs the engine.
   var nextTime: Double { waiting.isEmpty ? .infinity : chunk?.end ?? wakeAt }
-
-  /// Whether the device is on the charger at `t` (the last change at or
-  /// before `t`; off before the first, as in the engine).
-  func charging(at t: Double) -> Bool {
-    let i = firstIndex(in: 0..<chargeTimes.count) { chargeTimes[$0] > t }
-    return i > 0 && chargeOn[i - 1]
-  }
 
   /// The first charging change strictly after `t`, or `.infinity`.
   func nextChargeChange(after t: Double) -> Double {
@@ -114,7 +106,6 @@ extension ReplayEngine {
     if !transfers.prepared {
       for e in u.trace.events where e.kind == .chargeStart || e.kind == .chargeEnd {
         transfers.chargeTimes.append(e.time)
-        transfers.chargeOn.append(e.kind == .chargeStart)
       }
       transfers.prepared = true
     }
@@ -153,8 +144,8 @@ extension ReplayEngine {
           start: c.start, end: c.end, bytes: c.bytes, energyJ: c.energyJ, network: c.network,
           completes: x.doneBytes >= x.totalBytes))
       }
-      let charging = transfers.charging(at: c.start)
-      if u.isCharging(at: c.start) { lanes[x.lane].summary.chargingEnergyJ += c.energyJ }
+      let charging = u.isCharging(at: c.start)
+      if charging { lanes[x.lane].summary.chargingEnergyJ += c.energyJ }
       drainBattery(c.energyJ, charging: charging)
       if x.doneBytes >= x.totalBytes {
         transfers.waiting.remove(at: r)
@@ -183,7 +174,7 @@ extension ReplayEngine {
     let seg = u.networkIndex(at: t, hint: &netHint)
     let net = u.netKinds[seg]
     let nextNet = seg + 1 < u.netTimes.count ? u.netTimes[seg + 1] : .infinity
-    let charging = transfers.charging(at: t)
+    let charging = u.isCharging(at: t)
     let nextCharge = transfers.nextChargeChange(after: t)
     let gated = { (x: Transfer) in t < x.deadline && !(net == .wifi && charging) }
     guard net != .offline, let r = transfers.waiting.firstIndex(where: { !gated($0) }) else {

@@ -105,58 +105,56 @@ package struct LocatedJSON: Sendable {
       }
     }
 
+    /// Reads the comma-separated elements of an object or array whose
+    /// opening byte is next, through its `close` byte: `element` reads each
+    /// one, from its first byte; `what` names the container in errors.
+    mutating func elements(
+      closedBy close: UInt8, in what: String, _ element: (inout Parser) throws(SyntaxError) -> Void
+    ) throws(SyntaxError) {
+      i += 1
+      skipSpace()
+      if i < bytes.count, bytes[i] == close {
+        i += 1
+        return
+      }
+      while true {
+        skipSpace()
+        try element(&self)
+        skipSpace()
+        guard i < bytes.count else { throw error("unexpected end of file in \(what)") }
+        if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+        if bytes[i] == close { i += 1; return }
+        throw error("expected ',' or '\(Character(Unicode.Scalar(close)))'")
+      }
+    }
+
     mutating func value(depth: Int) throws(SyntaxError) -> LocatedJSON {
       guard depth < 256 else { throw error("nested too deeply") }
       guard i < bytes.count else { throw error("unexpected end of file") }
       let start = line
       switch bytes[i] {
       case UInt8(ascii: "{"):
-        i += 1
         var members: [Member] = []
-        skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
-          i += 1
-          return LocatedJSON(value: .object([]), line: start)
-        }
-        while true {
-          skipSpace()
-          guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a \"key\"") }
-          let keyLine = line
-          let key = try string()
-          skipSpace()
-          guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw error("expected ':' after \"\(key)\"") }
-          i += 1
-          skipSpace()
+        try elements(closedBy: UInt8(ascii: "}"), in: "an object") { (p: inout Parser) throws(SyntaxError) in
+          guard p.i < p.bytes.count, p.bytes[p.i] == UInt8(ascii: "\"") else { throw p.error("expected a \"key\"") }
+          let keyLine = p.line
+          let key = try p.string()
+          p.skipSpace()
+          guard p.i < p.bytes.count, p.bytes[p.i] == UInt8(ascii: ":") else { throw p.error("expected ':' after \"\(key)\"") }
+          p.i += 1
+          p.skipSpace()
           if let first = members.first(where: { $0.key == key }) {
             throw SyntaxError(
               line: keyLine, field: key.isEmpty || key.contains(where: \.isNewline) ? "-" : key,
               message: "duplicate key \"\(key)\" in one object (first on line \(first.line)): keep one")
           }
-          let v = try value(depth: depth + 1)
-          members.append(Member(key: key, line: keyLine, value: v))
-          skipSpace()
-          guard i < bytes.count else { throw error("unexpected end of file in an object") }
-          if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-          if bytes[i] == UInt8(ascii: "}") { i += 1; break }
-          throw error("expected ',' or '}'")
+          members.append(Member(key: key, line: keyLine, value: try p.value(depth: depth + 1)))
         }
         return LocatedJSON(value: .object(members), line: start)
       case UInt8(ascii: "["):
-        i += 1
         var items: [LocatedJSON] = []
-        skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
-          i += 1
-          return LocatedJSON(value: .array([]), line: start)
-        }
-        while true {
-          skipSpace()
-          items.append(try value(depth: depth + 1))
-          skipSpace()
-          guard i < bytes.count else { throw error("unexpected end of file in an array") }
-          if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-          if bytes[i] == UInt8(ascii: "]") { i += 1; break }
-          throw error("expected ',' or ']'")
+        try elements(closedBy: UInt8(ascii: "]"), in: "an array") { (p: inout Parser) throws(SyntaxError) in
+          items.append(try p.value(depth: depth + 1))
         }
         return LocatedJSON(value: .array(items), line: start)
       case UInt8(ascii: "\""):

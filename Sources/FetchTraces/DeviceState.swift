@@ -1,4 +1,4 @@
-import FetchTraces
+import FetchSupport
 import Foundation
 
 /// The phone's state over time, read from a trace's `charge_start` /
@@ -70,12 +70,8 @@ package struct DeviceTimeline: Sendable {
   ///
   /// - Complexity: O(log n).
   static func last(_ a: [Double], atOrBefore t: Double) -> Int? {
-    var lo = 0, hi = a.count  // first index with time > t
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if a[mid] <= t { lo = mid + 1 } else { hi = mid }
-    }
-    return lo > 0 ? lo - 1 : nil
+    let after = firstIndex(in: 0..<a.count) { a[$0] > t }
+    return after > 0 ? after - 1 : nil
   }
 
   /// The charging state at `t` and when it began, or nil before the first
@@ -143,13 +139,8 @@ package struct LoggingGaps: Sendable, Equatable {
 
   /// Whether the open interval (a, b) of the horizon overlaps the inside of a gap.
   package func overlaps(_ a: Double, _ b: Double) -> Bool {
-    // First gap ending after a.
-    var lo = 0, hi = intervals.count
-    while lo < hi {
-      let mid = (lo + hi) / 2
-      if intervals[mid].upperBound <= a { lo = mid + 1 } else { hi = mid }
-    }
-    return lo < intervals.count && intervals[lo].lowerBound < b
+    let k = firstIndex(in: 0..<intervals.count) { intervals[$0].upperBound > a }  // the first gap ending after a
+    return k < intervals.count && intervals[k].lowerBound < b
   }
 
   /// Total gap time inside [a, b], s.

@@ -174,8 +174,7 @@ package struct EventLogImporter: Sendable {
 
   struct User {
     var id: String
-    var apps: [String] = []
-    var appIndex: [String: Int32] = [:]
+    var apps = AppNames()
     var rows: [Row] = []
     var first = Double.infinity
     var last = -Double.infinity
@@ -184,15 +183,6 @@ package struct EventLogImporter: Sendable {
     var zone: TraceTimeZone? = nil
     var clock: LocalClock? = nil
     var zoneChanged = false
-
-    /// The index of app `name`, added at its first row.
-    mutating func app(_ name: String) -> Int32 {
-      if let a = appIndex[name] { return a }
-      let a = Int32(apps.count)
-      apps.append(name)
-      appIndex[name] = a
-      return a
-    }
 
     /// Adds a row, widening the span of the user's times.
     mutating func add(_ row: Row) {
@@ -391,7 +381,7 @@ package struct EventLogImporter: Sendable {
     guard s.users[u].rows.count < limits.maxEventsPerUser else {
       throw input.fail(names[c.user], "user '\(userID)' has more than \(limits.maxEventsPerUser) rows (FETCHLAB_MAX_EVENTS_PER_USER)")
     }
-    let app = s.users[u].app(appName)
+    let app = s.users[u].apps.add(appName)
     s.users[u].add(
       Row(time: time, app: app, kind: kind, duration: duration, line: input.lineNumber, offset: offset.map(Int32.init) ?? EventLogImporter.noOffset))
   }
@@ -470,7 +460,7 @@ package struct EventLogImporter: Sendable {
     }
     guard !sessions.isEmpty else { return nil }
     sessions.sort { $0.time < $1.time }  // stable: ties keep opening order
-    var order = FirstOpenOrder(names: user.apps)
+    var order = FirstOpenOrder(names: user.apps.names)
     var events: [TraceEvent] = []
     events.reserveCapacity(sessions.count)
     for s in sessions {

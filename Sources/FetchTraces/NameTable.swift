@@ -108,6 +108,28 @@ struct NameTable {
   }
 }
 
+/// A user's app names in order of first appearance, each with its index:
+/// the app table an importer builds while it reads a user's rows.
+struct AppNames {
+  /// The names, by index.
+  private(set) var names: [String] = []
+  private var indices: [String: Int32] = [:]
+
+  var count: Int { names.count }
+
+  /// The index of `name`, or nil before it is added.
+  func index(of name: String) -> Int32? { indices[name] }
+
+  /// The index of `name`, added at its first appearance.
+  mutating func add(_ name: String) -> Int32 {
+    if let a = indices[name] { return a }
+    let a = Int32(names.count)
+    names.append(name)
+    indices[name] = a
+    return a
+  }
+}
+
 /// Renumbers a user's apps in the order of their first open, as a reader of
 /// the written trace sees them.
 struct FirstOpenOrder {

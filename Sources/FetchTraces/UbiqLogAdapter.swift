@@ -149,8 +149,7 @@ package struct UbiqLogAdapter: Sendable {
   /// Rows of one participant, accumulated while streaming.
   struct Participant {
     var id: String
-    var apps: [String] = []
-    var appIndex: [String: Int32] = [:]
+    var apps = AppNames()
     var records: [Record] = []
     var firstStart = Int64.max
     var lastEnd = Int64.min
@@ -352,7 +351,7 @@ package struct UbiqLogAdapter: Sendable {
       participants[current].firstStart = min(participants[current].firstStart, start)
       participants[current].lastEnd = max(participants[current].lastEnd, end)
 
-      if participants[current].appIndex[name] == nil,
+      if participants[current].apps.index(of: name) == nil,
         let problem = TraceReader.nameProblem(name, bytes: bytes, what: "process name")
       {
         throw fail("process_name", problem)
@@ -373,12 +372,10 @@ package struct UbiqLogAdapter: Sendable {
         out.keptRecords += 1
       }
       let app: Int32
-      if let a = participants[current].appIndex[name] {
+      if let a = participants[current].apps.index(of: name) {
         app = a
       } else {
-        app = Int32(participants[current].apps.count)
-        participants[current].apps.append(name)
-        participants[current].appIndex[name] = app
+        app = participants[current].apps.add(name)
         participants[current].nameDropped.append(!keep)
       }
       participants[current].records.append(Record(start: start, end: end, app: app, seq: seq))
@@ -411,7 +408,7 @@ package struct UbiqLogAdapter: Sendable {
       if let reason = cues[a].reason {
         drop[a] = true
         out.behaviourDrops.append(
-          Output.BehaviourDrop(participant: p.id, process: p.apps[a], records: cues[a].records, reason: reason))
+          Output.BehaviourDrop(participant: p.id, process: p.apps.names[a], records: cues[a].records, reason: reason))
       }
     }
     let flagged = p.records.reduce(0) { $0 + (drop[Int($1.app)] && !p.nameDropped[Int($1.app)] ? 1 : 0) }
@@ -462,7 +459,7 @@ package struct UbiqLogAdapter: Sendable {
       }
     }
 
-    var order = FirstOpenOrder(names: p.apps)
+    var order = FirstOpenOrder(names: p.apps.names)
     var events: [TraceEvent] = []
     events.reserveCapacity(merged.count)
     for m in merged {

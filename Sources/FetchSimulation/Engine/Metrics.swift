@@ -15,22 +15,21 @@ public struct OpenRecord: Sendable, Equatable {
   public var fresh: Bool
 }
 
-/// One background fetch.
+/// One background fetch: what its policy learned when it finished
+/// (``FetchOutcome``: start, end, result, bytes, energy, network, read
+/// through it as `record.start`, …) and why it failed.
+@dynamicMemberLookup
 public struct FetchRecord: Sendable, Equatable {
-  /// Start, Unix s.
-  public var start: Double
-  /// End, Unix s.
-  public var end: Double
-  /// NewData, NoData or Failed.
-  public var result: FetchResult
-  /// Bytes moved, both directions.
-  public var bytes: Double
-  /// CPU plus marginal radio energy, J.
-  public var energyJ: Double
-  /// The network it used.
-  public var network: NetworkKind
+  /// What the fetch did, as its policy saw it.
+  public var outcome: FetchOutcome
   /// Why it failed, or empty.
   public var failure: String
+
+  /// A field of ``outcome``.
+  public subscript<T>(dynamicMember field: WritableKeyPath<FetchOutcome, T>) -> T {
+    get { outcome[keyPath: field] }
+    set { outcome[keyPath: field] = newValue }
+  }
 }
 
 /// Per (user, app, policy) metrics of one replay.

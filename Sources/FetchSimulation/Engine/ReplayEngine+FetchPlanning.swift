@@ -200,15 +200,11 @@ extension ReplayEngine {
     if f.network.isCellular { lanes[j].summary.cellularBytes += f.bytes } else { lanes[j].summary.wifiBytes += f.bytes }
     if u.isCharging(at: f.start) { lanes[j].summary.chargingEnergyJ += f.energyJ }
     drainBattery(f.energyJ, charging: isCharging)
-    if options.recordEvents {
-      lanes[j].fetches.append(FetchRecord(
-        start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network,
-        failure: f.failure.text))
-    }
+    let outcome = FetchOutcome(
+      start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network)
+    if options.recordEvents { lanes[j].fetches.append(FetchRecord(outcome: outcome, failure: f.failure.text)) }
     guard notify else { return }
-    policy.fetchFinished(
-      FetchOutcome(start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network),
-      &lanes[j].ctx)
+    policy.fetchFinished(outcome, &lanes[j].ctx)
     handleRequest(j)
   }
 

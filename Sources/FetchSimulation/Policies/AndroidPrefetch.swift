@@ -42,7 +42,7 @@ package struct AndroidPrefetchParameters: SettingTable {
     .init("low_battery_pct", \.lowBatteryPct, max: 100, help: "battery-not-low constraint: battery %, below which the job waits unless charging"),
     .init("doze", \.dozeEnabled, max: 1, help: "1: deep Doze defers the job to its maintenance windows; 0: ignore Doze"),
     .init("standby", \.standbyEnabled, max: 1, help: "1: the app's standby bucket quotas limit the job (as android-standby); 0: no quotas"),
-  ] + DozeParameters.keys(\.doze) + StandbyQuotaParameters.keys(\.quota)
+  ] + DozeParameters.keys(at: \.doze) + StandbyQuotaParameters.keys(at: \.quota)
 }
 
 /// Android prefetch jobs, `android-prefetch` (AOSP PrefetchController, `JobInfo.Builder.setPrefetch`):
@@ -181,15 +181,12 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
 }
 
 /// `android-prefetch[:threshold=<interval>,key=value,...]`.
-package enum AndroidPrefetchFamily: PolicyFamily {
-  package static let name = "android-prefetch"
-  package static let syntax = "android-prefetch[:threshold=<interval>,key=value,...]"
-  package static let example = "android-prefetch:threshold=2h"
-  package static let summary =
-    "Android prefetch job: a periodic job that runs only when the learned estimate of the app's next launch is within the threshold (7h)"
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#882255", marker: .asterisk)
+package enum AndroidPrefetchFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "android-prefetch", .settingsAfter("threshold=<interval>"), example: "android-prefetch:threshold=2h",
+    learning: .habitModel, style: PolicyStyle(color: "#882255", marker: .asterisk),
+    summary:
+      "Android prefetch job: a periodic job that runs only when the learned estimate of the app's next launch is within the threshold (7h)")
 
   package static func expectedFetchesPerDay(_ p: AndroidPrefetchParameters) -> Double { timerFetchesPerDay(p.periodS) }
   package static func fetchSpacingBound(_ p: AndroidPrefetchParameters) -> Double? { p.periodS }
@@ -198,11 +195,7 @@ package enum AndroidPrefetchFamily: PolicyFamily {
     let learning = device.learning
     let tz = device.user.trace.timeZone
     return { app, _ in
-      let fitter = HabitFitter()
-      let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
-      let habit =
-        learning?.fits.refit(sample, base: training.end, prior: learning?.population, fitter: fitter)
-        ?? fitter.fit(sample, prior: learning?.population)
+      let habit = HabitFitter().fit(training, app: app, population: learning?.population, fits: learning?.fits)
       let last = MinimumPolicy.lastOpens(training, app: app)
       var policy = AndroidPrefetchPolicy(
         params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any,

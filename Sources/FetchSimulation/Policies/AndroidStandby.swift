@@ -23,7 +23,7 @@ package enum StandbyBucket: Int, Sendable, CaseIterable, CustomStringConvertible
 /// and the AOSP `QuotaController` job quotas (V). Shared by every job
 /// family the system throttles by bucket (`android-standby`,
 /// `android-prefetch`).
-package struct StandbyQuotaParameters: Sendable, Hashable {
+package struct StandbyQuotaParameters: SettingTable {
   /// Bucket thresholds on the time since the user last opened the app, s.
   /// The platform derives buckets from usage with its own (remotely tuned)
   /// timeouts; these are NV placeholders in the ranges the Android docs
@@ -97,33 +97,25 @@ package struct StandbyQuotaParameters: Sendable, Hashable {
   /// The longest window of any bucket, s.
   var longestWindowS: Double { max(activeWindowS, workingSetWindowS, frequentWindowS, rareWindowS, restrictedWindowS) }
 
-  /// The setting keys of the bucket model inside a family's parameters.
-  static func keys<P>(_ path: WritableKeyPath<P, StandbyQuotaParameters>) -> [SettingKey<P>] {
-    func key(
-      _ name: String, _ field: WritableKeyPath<StandbyQuotaParameters, Double>, min: Double = 0, max: Double? = nil,
-      duration: Bool = false, help: String
-    ) -> SettingKey<P> {
-      SettingKey(name, path.appending(path: field), min: min, max: max, duration: duration, help: help)
-    }
-    return [
-      key("active", \.activeS, duration: true, help: "Active bucket while the app was used within this"),
-      key("working_set", \.workingSetS, duration: true, help: "Working set bucket while the app was used within this"),
-      key("frequent", \.frequentS, duration: true, help: "Frequent bucket while the app was used within this (Rare after)"),
-      key("restricted", \.restrictedS, duration: true, help: "Restricted bucket after this long without use"),
-      key("active_window", \.activeWindowS, min: 1, duration: true, help: "QuotaController window of the Active bucket"),
-      key("working_set_window", \.workingSetWindowS, min: 1, duration: true, help: "QuotaController window of the Working set bucket"),
-      key("frequent_window", \.frequentWindowS, min: 1, duration: true, help: "QuotaController window of the Frequent bucket"),
-      key("rare_window", \.rareWindowS, min: 1, duration: true, help: "QuotaController window of the Rare bucket"),
-      key("restricted_window", \.restrictedWindowS, min: 1, duration: true, help: "QuotaController window of the Restricted bucket"),
-      key("active_batches", \.activeBatches, max: SettingBound.count, help: "job batches per window, Active"),
-      key("working_set_batches", \.workingSetBatches, max: SettingBound.count, help: "job batches per window, Working set"),
-      key("frequent_batches", \.frequentBatches, max: SettingBound.count, help: "job batches per window, Frequent"),
-      key("rare_batches", \.rareBatches, max: SettingBound.count, help: "job batches per window, Rare"),
-      key("restricted_batches", \.restrictedBatches, max: SettingBound.count, help: "job batches per window, Restricted"),
-      key("job_time", \.jobTimeS, duration: true, help: "job execution time per window"),
-      key("charging_exempt", \.chargingExempt, max: 1, help: "1: no quota while charging (except Restricted); 0: quota always"),
-    ]
-  }
+  /// The bucket model's settings (a family embeds them with ``SettingTable/keys(at:)``).
+  package static let keys: [SettingKey<StandbyQuotaParameters>] = [
+    .init("active", \.activeS, duration: true, help: "Active bucket while the app was used within this"),
+    .init("working_set", \.workingSetS, duration: true, help: "Working set bucket while the app was used within this"),
+    .init("frequent", \.frequentS, duration: true, help: "Frequent bucket while the app was used within this (Rare after)"),
+    .init("restricted", \.restrictedS, duration: true, help: "Restricted bucket after this long without use"),
+    .init("active_window", \.activeWindowS, min: 1, duration: true, help: "QuotaController window of the Active bucket"),
+    .init("working_set_window", \.workingSetWindowS, min: 1, duration: true, help: "QuotaController window of the Working set bucket"),
+    .init("frequent_window", \.frequentWindowS, min: 1, duration: true, help: "QuotaController window of the Frequent bucket"),
+    .init("rare_window", \.rareWindowS, min: 1, duration: true, help: "QuotaController window of the Rare bucket"),
+    .init("restricted_window", \.restrictedWindowS, min: 1, duration: true, help: "QuotaController window of the Restricted bucket"),
+    .init("active_batches", \.activeBatches, max: SettingBound.count, help: "job batches per window, Active"),
+    .init("working_set_batches", \.workingSetBatches, max: SettingBound.count, help: "job batches per window, Working set"),
+    .init("frequent_batches", \.frequentBatches, max: SettingBound.count, help: "job batches per window, Frequent"),
+    .init("rare_batches", \.rareBatches, max: SettingBound.count, help: "job batches per window, Rare"),
+    .init("restricted_batches", \.restrictedBatches, max: SettingBound.count, help: "job batches per window, Restricted"),
+    .init("job_time", \.jobTimeS, duration: true, help: "job execution time per window"),
+    .init("charging_exempt", \.chargingExempt, max: 1, help: "1: no quota while charging (except Restricted); 0: quota always"),
+  ]
 }
 
 /// One app's standby bucket and the job runs counted against its quota
@@ -235,7 +227,7 @@ package struct StandbyParameters: SettingTable {
   /// Names accepted in `android-standby:key=value`.
   package static let keys: [SettingKey<StandbyParameters>] =
     [.init("interval", \.jobIntervalS, min: 1, duration: true, help: "period of the app's job")]
-    + StandbyQuotaParameters.keys(\.quota)
+    + StandbyQuotaParameters.keys(at: \.quota)
     + WorkManagerParameters.keys.map { k in
       let job: WritableKeyPath<StandbyParameters, WorkManagerParameters> = \.job
       return SettingKey(
@@ -332,14 +324,11 @@ package struct StandbyPolicy: FetchPolicy {
 }
 
 /// `android-standby[:key=value,...]`.
-package enum AndroidStandbyFamily: PolicyFamily {
-  package static let name = "android-standby"
-  package static let syntax = "android-standby[:key=value,...]"
-  package static let example = "android-standby"
-  package static let summary =
-    "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas"
-  package static let learns = true
-  package static let style = PolicyStyle(color: "#661100", marker: .cross)
+package enum AndroidStandbyFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "android-standby", .settings, learning: .usage, style: PolicyStyle(color: "#661100", marker: .cross),
+    summary:
+      "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas")
 
   package static func makePolicies(_ p: StandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> StandbyPolicy {
     let training = device.training

@@ -46,7 +46,7 @@ package struct WorkManagerParameters: SettingTable {
     .init("charging", \.requiresCharging, max: 1, help: "constraint: charging, 0 or 1"),
     .init("battery_not_low", \.requiresBatteryNotLow, max: 1, help: "constraint: battery not low, 0 or 1"),
     .init("battery_low_pct", \.batteryLowPct, max: SettingBound.percent, help: "battery %, below which the battery is \"low\""), .init("doze", \.dozeEnabled, max: 1, help: "1: deep Doze defers work; 0: ignore Doze"),
-  ] + DozeParameters.keys(\.doze)
+  ] + DozeParameters.keys(at: \.doze)
 }
 
 /// A periodic job under JobScheduler's rules: flex window, constraints and
@@ -161,7 +161,13 @@ struct AndroidPeriodicJob: Sendable {
 ///   next maintenance window and runs at its start. An open or plugging in
 ///   exits Doze and a waiting job runs at once. Light Doze is not modelled.
 /// - No backoff: a failed fetch is not retried before the next period.
-package struct WorkManagerPolicy: FetchPolicy {
+package struct WorkManagerPolicy: IntervalJobPolicy {
+  /// The family, `android-workmanager:<interval>[,key=value,...]`.
+  package static let family = FamilyInfo(
+    "android-workmanager", .interval, style: PolicyStyle(color: "#CC3311", marker: .triangleLeft),
+    summary:
+      "Android WorkManager periodic work (period at least 15 min, flex window, optional constraints), deferred by deep Doze")
+
   /// The shortest period of periodic work, s (V: 15 min; shorter is clamped).
   package static let minimumPeriodS = 900.0
   /// The shortest flex window, s (V: 5 min).
@@ -206,22 +212,5 @@ package struct WorkManagerPolicy: FetchPolicy {
   }
 }
 
-// MARK: - App Standby Buckets
-
 /// `android-workmanager:<interval>[,key=value,...]`.
-package enum AndroidWorkManagerFamily: IntervalSettingsFamily {
-  package typealias Parameters = WorkManagerParameters
-  package typealias Configuration = IntervalSettings<Parameters>
-
-  package static let name = "android-workmanager"
-  package static let syntax = "android-workmanager:<interval>[,key=value,...]"
-  package static let example = "android-workmanager:1h"
-  package static let summary =
-    "Android WorkManager periodic work (period at least 15 min, flex window, optional constraints), deferred by deep Doze"
-  package static let style = PolicyStyle(color: "#CC3311", marker: .triangleLeft)
-
-  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> WorkManagerPolicy {
-    { app, _ in WorkManagerPolicy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
-  }
-
-}
+package typealias AndroidWorkManagerFamily = IntervalJobFamily<WorkManagerPolicy>

@@ -25,13 +25,7 @@ package struct BGAppRefreshConfiguration: SettingTable {
       .init("earliest", \.earliestS, duration: true, help: "earliestBeginDate after each run: the least time between two runs"),
       .init("location", \.locationLaunches, max: 1, help: "1: location wakes are launch moments; 0: they are not"),
     ]
-    + MinimumParameters.keys.map { k in
-      let base: WritableKeyPath<BGAppRefreshConfiguration, MinimumParameters> = \.minimum
-      let path: WritableKeyPath<BGAppRefreshConfiguration, Double> = base.appending(path: k.path)
-      return SettingKey(
-        k.name, path, min: k.minimum, max: k.maximum,
-        duration: k.isDuration, help: k.help)
-    }
+    + MinimumParameters.keys(at: \.minimum)
 
   /// The scheduler's parameters with the floor applied to its spacing.
   var scheduler: MinimumParameters {
@@ -84,15 +78,12 @@ package struct BGAppRefreshPolicy: FetchPolicy {
 }
 
 /// `bg-app-refresh[:earliest=<interval>,key=value,...]`.
-package enum BGAppRefreshFamily: PolicyFamily {
-  package static let name = "bg-app-refresh"
-  package static let syntax = "bg-app-refresh[:earliest=<interval>,key=value,...]"
-  package static let example = "bg-app-refresh:earliest=30m"
-  package static let summary =
-    "BGAppRefreshTask: the ios-minimum scheduler picks the times, no sooner than earliestBeginDate after the last run, with location wakes as launch moments"
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#88CCEE", marker: .openTriangle)
+package enum BGAppRefreshFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "bg-app-refresh", .settingsAfter("earliest=<interval>"), example: "bg-app-refresh:earliest=30m",
+    learning: .habitModel, style: PolicyStyle(color: "#88CCEE", marker: .openTriangle),
+    summary:
+      "BGAppRefreshTask: the ios-minimum scheduler picks the times, no sooner than earliestBeginDate after the last run, with location wakes as launch moments")
 
   package static func expectedFetchesPerDay(_ c: BGAppRefreshConfiguration) -> Double { min(50, timerFetchesPerDay(c.earliestS)) }
   package static func fetchSpacingBound(_ c: BGAppRefreshConfiguration) -> Double? { max(c.earliestS, c.minimum.minSpacingS) }

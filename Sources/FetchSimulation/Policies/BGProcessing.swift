@@ -104,13 +104,12 @@ package struct BGProcessingPolicy: FetchPolicy {
 }
 
 /// `bg-processing[:requires_power=1,requires_network=1,key=value,...]`.
-package enum BGProcessingFamily: PolicyFamily {
-  package static let name = "bg-processing"
-  package static let syntax = "bg-processing[:requires_power=0|1,requires_network=0|1,key=value,...]"
-  package static let example = "bg-processing:requires_network=0"
-  package static let summary =
-    "BGProcessingTask: minutes of deferrable work when the device is idle, by default only while charging and online (typically at night), at most once per earliest"
-  package static let style = PolicyStyle(color: "#DDCC77", marker: .openDiamond)
+package enum BGProcessingFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "bg-processing", .settingsAfter("requires_power=0|1,requires_network=0|1"),
+    example: "bg-processing:requires_network=0", style: PolicyStyle(color: "#DDCC77", marker: .openDiamond),
+    summary:
+      "BGProcessingTask: minutes of deferrable work when the device is idle, by default only while charging and online (typically at night), at most once per earliest")
 
   package static func expectedFetchesPerDay(_ p: BGProcessingParameters) -> Double { max(1, 86_400 / max(p.earliestS, 3600)) }
   package static func fetchSpacingBound(_ p: BGProcessingParameters) -> Double? { max(p.earliestS, p.checkS) }

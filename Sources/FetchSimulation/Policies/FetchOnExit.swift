@@ -136,35 +136,22 @@ package struct FetchOnExitPolicy: FetchPolicy {
 }
 
 /// `fetch-on-exit[:mode=ios6|ios7,key=value,...]`.
-package enum FetchOnExitFamily: PolicyFamily {
-  package static let name = "fetch-on-exit"
-  package static let syntax = "fetch-on-exit[:mode=ios6|ios7,key=value,...]"
-  package static let example = "fetch-on-exit:mode=ios7"
-  package static let summary =
-    "refresh when the user leaves the app, in background-task time: ios6 ~600 s continuous (the device kept awake), ios7 in chunks at the next device wakes, under 10 min in total"
-  package static var settings: [PolicySettingInfo] {
-    [PolicySettingInfo(name: "mode", defaultValue: "ios6", range: "ios6, ios7", help: "ios6: continuous task time at the exit; ios7: chunks at later device wakes")]
-      + FetchOnExitParameters.settingInfos
-  }
-  package static let style = PolicyStyle(color: "#CC79A7", marker: .openSquare)
+package enum FetchOnExitFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "fetch-on-exit", .settingsAfter("mode=ios6|ios7"),
+    example: "fetch-on-exit:mode=ios7", style: PolicyStyle(color: "#CC79A7", marker: .openSquare),
+    summary:
+      "refresh when the user leaves the app, in background-task time: ios6 ~600 s continuous (the device kept awake), ios7 in chunks at the next device wakes, under 10 min in total")
+
+  /// `mode=ios6|ios7`, among the table's settings.
+  static let mode = ChoiceSetting(
+    name: "mode", path: \FetchOnExitParameters.mode,
+    help: "ios6: continuous task time at the exit; ios7: chunks at later device wakes")
+
+  package static var settings: [PolicySettingInfo] { [mode.info] + FetchOnExitParameters.settingInfos }
 
   package static func parse(_ argument: String?, spec: String) throws -> FetchOnExitParameters {
-    var rest: [Substring] = []
-    var mode: FetchOnExitParameters.Mode?
-    for item in (argument ?? "").split(separator: ",", omittingEmptySubsequences: false) where !(argument ?? "").isEmpty {
-      if item.hasPrefix("mode=") {
-        guard mode == nil else { throw PolicySpecError(.repeatedSetting, "policy '\(spec)': mode is set more than once; keep one") }
-        guard let m = FetchOnExitParameters.Mode(rawValue: String(item.dropFirst(5))) else {
-          throw PolicySpecError(.badValue, "policy '\(spec)': bad value '\(item.dropFirst(5))' for mode (ios6, ios7)")
-        }
-        mode = m
-      } else {
-        rest.append(item)
-      }
-    }
-    var p = try FetchOnExitParameters.parse(rest.joined(separator: ","), policy: spec)
-    p.mode = mode ?? .ios6
-    return p
+    try mode.parse(argument, policy: spec)
   }
   package static func describe(_ p: FetchOnExitParameters) -> String {
     var q = p

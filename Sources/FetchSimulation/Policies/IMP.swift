@@ -171,10 +171,7 @@ package struct IMPPolicy: FetchPolicy {
     self.params = params
     self.world = world
     radios = world.radiosByNetwork
-    let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
-    habit =
-      fits?.refit(sample, base: training.end, prior: population, fitter: fitter)
-      ?? fitter.fit(sample, prior: population)
+    habit = fitter.fit(training, app: app, population: population, fits: fits)
     (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
     pace = pacing?.pace(training, app: app) ?? MinimumPolicy.pacing(training: training, app: app)
@@ -339,15 +336,11 @@ package struct IMPPolicy: FetchPolicy {
 }
 
 /// `imp[:key=value,...]`.
-package enum IMPFamily: PolicyFamily {
-  package static let name = "imp"
-  package static let syntax = "imp[:key=value,...]"
-  package static let example = "imp"
-  package static let summary =
-    "Informed Mobile Prefetching: cost-benefit (habit model × learned hit rate) against energy and data prices that adapt to daily budgets"
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#777777", marker: .pentagon)
+package enum IMPFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "imp", .settings, learning: .habitModel, style: PolicyStyle(color: "#777777", marker: .pentagon),
+    summary:
+      "Informed Mobile Prefetching: cost-benefit (habit model × learned hit rate) against energy and data prices that adapt to daily budgets")
 
   /// One IMP instance per app; at device scope they share one
   /// ``IMPSpending``, so the energy and data budgets are the device's.

@@ -5,7 +5,7 @@ import FetchWorld
 /// `ios-custom:<interval>[,key=value,...]`: the Minimum scheduler with a
 /// floor of `interval` between launches, as
 /// `setMinimumBackgroundFetchInterval(_:)` with a custom value.
-package enum IOSCustomFamily: PolicyFamily {
+package enum IOSCustomFamily: DescribedFamily {
   /// The floor, s, and the scheduler's parameters (their spacing raised to
   /// at least the floor).
   package struct Configuration: Sendable, Hashable {
@@ -13,14 +13,11 @@ package enum IOSCustomFamily: PolicyFamily {
     package var parameters: MinimumParameters
   }
 
-  package static let name = "ios-custom"
-  package static let syntax = "ios-custom:<interval>[,key=value,...]"
-  package static let example = "ios-custom:1h"
-  package static let summary = "the iOS Minimum scheduler with a floor of <interval> between launches (a custom fetch interval)"
+  package static let info = FamilyInfo(
+    "ios-custom", .interval, learning: .habitModel, style: PolicyStyle(color: "#EE3377", marker: .triangleRight),
+    summary: "the iOS Minimum scheduler with a floor of <interval> between launches (a custom fetch interval)")
+
   package static var settings: [PolicySettingInfo] { IOSMinimumFamily.settings }
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#EE3377", marker: .triangleRight)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'ios-custom' needs an interval, e.g. ios-custom:1h") }

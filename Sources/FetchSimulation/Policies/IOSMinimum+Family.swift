@@ -4,15 +4,11 @@ import FetchWorld
 import Foundation
 
 /// `ios-minimum[:key=value,...]`: the iOS Minimum scheduler.
-package enum IOSMinimumFamily: PolicyFamily {
-  package static let name = "ios-minimum"
-  package static let syntax = "ios-minimum[:key=value,...]"
-  package static let example = "ios-minimum"
-  package static let summary =
-    "the iOS Minimum scheduler: launches where the learned habit model predicts an open soon, under device-wide energy, launch and data budgets"
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#332288", marker: .triangle)
+package enum IOSMinimumFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "ios-minimum", .settings, learning: .habitModel, style: PolicyStyle(color: "#332288", marker: .triangle),
+    summary:
+      "the iOS Minimum scheduler: launches where the learned habit model predicts an open soon, under device-wide energy, launch and data budgets")
 
   package static func makePolicies(_ p: MinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> MinimumPolicy {
     MinimumPolicy.makePolicies(p, device)

@@ -60,3 +60,15 @@ extension MinimumPolicy {
     return p
   }
 }
+
+extension HabitFitter {
+  /// The habit model of `app` fitted on all of `training`, shrunk toward
+  /// `population`: through `fits` (the user's fits, shared by the policies
+  /// replayed for this user; the same bits) when given, else directly. The
+  /// starting model of every habit-driven policy (``MinimumPolicy``,
+  /// ``IMPPolicy``, ``AndroidPrefetchPolicy``).
+  func fit(_ training: UserTrace, app: Int32, population: HabitModel?, fits: HabitFitCache?) -> HabitModel {
+    let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
+    return fits?.refit(sample, base: training.end, prior: population, fitter: self) ?? fit(sample, prior: population)
+  }
+}

@@ -226,10 +226,7 @@ package struct MinimumPolicy: FetchPolicy {
     population: HabitModel?, fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil,
     ledger: DeviceBudgetLedger? = nil, pacing: TrainingPacing? = nil
   ) {
-    let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)
-    let habit =
-      fits?.refit(sample, base: training.end, prior: population, fitter: fitter)
-      ?? fitter.fit(sample, prior: population)
+    let habit = fitter.fit(training, app: app, population: population, fits: fits)
     let last = Self.lastOpens(training, app: app)
     self.init(
       params: params, world: world, habit: habit, history: training, app: app, population: population,

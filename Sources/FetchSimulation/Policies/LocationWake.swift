@@ -142,13 +142,11 @@ package struct LocationWakePolicy: FetchPolicy {
 }
 
 /// `location-wake[:key=value,...]`.
-package enum LocationWakeFamily: PolicyFamily {
-  package static let name = "location-wake"
-  package static let syntax = "location-wake[:key=value,...]"
-  package static let example = "location-wake"
-  package static let summary =
-    "refresh on location wakes (region enter/exit, significant location changes): one fetch per wake, inside the wake's ~10 s of background time, behind the battery gate"
-  package static let style = PolicyStyle(color: "#6699CC", marker: .octagon)
+package enum LocationWakeFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "location-wake", .settings, style: PolicyStyle(color: "#6699CC", marker: .octagon),
+    summary:
+      "refresh on location wakes (region enter/exit, significant location changes): one fetch per wake, inside the wake's ~10 s of background time, behind the battery gate")
 
   /// Commutes give about 10 wakes a working day (NV, the synthetic population).
   package static func expectedFetchesPerDay(_ p: LocationWakeParameters) -> Double { 12 }

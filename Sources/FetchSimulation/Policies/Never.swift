@@ -9,12 +9,10 @@ package struct NeverPolicy: FetchPolicy {
 }
 
 /// `never`: iOS's default `backgroundFetchIntervalNever`.
-package enum NeverFamily: PolicyFamily {
-  package static let name = "never"
-  package static let syntax = "never"
-  package static let example = "never"
-  package static let summary = "never fetch in the background (iOS's default); costs exactly nothing"
-  package static let style = PolicyStyle(color: "#000000", marker: .square)
+package enum NeverFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "never", .none, style: PolicyStyle(color: "#000000", marker: .square),
+    summary: "never fetch in the background (iOS's default); costs exactly nothing")
 
   package static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
   package static func makePolicies(_ configuration: Void, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> NeverPolicy {

@@ -76,12 +76,11 @@ package struct OraclePolicy: FetchPolicy {
 }
 
 /// `oracle`: fetches at each content update (knows the future).
-package enum OracleFamily: PolicyFamily {
-  package static let name = "oracle"
-  package static let syntax = "oracle"
-  package static let example = "oracle"
-  package static let summary = "the clairvoyant oracle: knows the future and fetches just before an open, only when the server has something new"
-  package static let style = PolicyStyle(color: "#009E73", marker: .diamond)
+package enum OracleFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "oracle", .none, style: PolicyStyle(color: "#009E73", marker: .diamond),
+    summary:
+      "the clairvoyant oracle: knows the future and fetches just before an open, only when the server has something new")
 
   package static func fetchSpacingBound(_ configuration: Void) -> Double? { nil }
   package static func makePolicies(_ configuration: Void, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> OraclePolicy {

@@ -499,19 +499,19 @@ struct BudgetOraclePlanner {
 
 /// `oracle-budget:<N>` / `oracle-budget:<X>J`: the best schedule under a
 /// budget, given the future.
-package enum OracleBudgetFamily: PolicyFamily {
+package enum OracleBudgetFamily: DescribedFamily {
   package struct Configuration: Sendable, Hashable {
     package var budget: OracleBudget
     package var parameters: BudgetOracleParameters
   }
 
-  package static let name = "oracle-budget"
-  package static let syntax = "oracle-budget:<N per day>|<X>J"
-  package static let example = "oracle-budget:4"
-  package static let summary =
-    "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy)"
+  package static let info = FamilyInfo(
+    "oracle-budget", .other(":<N per day>|<X>J"),
+    example: "oracle-budget:4", style: PolicyStyle(color: "#999933", marker: .triangleDown),
+    summary:
+      "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy)")
+
   package static var settings: [PolicySettingInfo] { BudgetOracleParameters.settingInfos }
-  package static let style = PolicyStyle(color: "#999933", marker: .triangleDown)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }

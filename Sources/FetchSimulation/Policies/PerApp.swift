@@ -15,7 +15,7 @@ import FetchWorld
 /// over a rank, a rank over `*`. Parts may not be `per-app` themselves.
 /// The canonical form lists names, then ranks, then `*`, each part in its
 /// own canonical form.
-package enum PerAppFamily: PolicyFamily {
+package enum PerAppFamily: DescribedFamily {
   /// Which app a part applies to.
   package enum AppSelector: Sendable, Hashable, Comparable {
     case name(String)
@@ -36,12 +36,11 @@ package enum PerAppFamily: PolicyFamily {
     package var parts: [(app: AppSelector, policy: PolicySpec)]
   }
 
-  package static let name = "per-app"
-  package static let syntax = "per-app:<app>=<policy>;...;*=<policy>"
-  package static let example = "per-app:#1=periodic:1h;*=ios-minimum"
-  package static let summary =
-    "a policy per app of the device (by name, or #k for the k-th replayed app; * for the rest), all on one radio with shared device budgets"
-  package static let style = PolicyStyle(color: "#0072B2", marker: .ring)
+  package static let info = FamilyInfo(
+    "per-app", .other(":<app>=<policy>;...;*=<policy>"),
+    example: "per-app:#1=periodic:1h;*=ios-minimum", style: PolicyStyle(color: "#0072B2", marker: .ring),
+    summary:
+      "a policy per app of the device (by name, or #k for the k-th replayed app; * for the rest), all on one radio with shared device budgets")
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument, !a.isEmpty else {

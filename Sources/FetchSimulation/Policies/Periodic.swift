@@ -31,7 +31,7 @@ package struct PeriodicPolicy: FetchPolicy {
 }
 
 /// `periodic:<interval>[,phase=<d>]`: a plain timer.
-package enum PeriodicFamily: PolicyFamily {
+package enum PeriodicFamily: DescribedFamily {
   /// The interval, s, and the first fetch's offset from the window start
   /// (`nil`: the app's own phase, ``TimerPhase``; equal to the interval:
   /// aligned with every other app).
@@ -40,16 +40,17 @@ package enum PeriodicFamily: PolicyFamily {
     package var phase: Double?
   }
 
-  package static let name = "periodic"
-  package static let syntax = "periodic:<interval>[,phase=<d>|aligned]"
-  package static let example = "periodic:30m"
-  package static let summary = "a plain timer every <interval>, whatever the device is doing; each app's first fetch at its own seeded phase"
+  package static let info = FamilyInfo(
+    "periodic", .other(":<interval>[,phase=<d>|aligned]"),
+    example: "periodic:30m", style: PolicyStyle(color: "#E69F00", marker: .circle),
+    summary:
+      "a plain timer every <interval>, whatever the device is doing; each app's first fetch at its own seeded phase")
+
   package static let settings = [
     PolicySettingInfo(
       name: "phase", defaultValue: "seeded per (user, app)", range: "0...the interval, or aligned",
       help: "time from the window start to the first fetch (0: the analytic convention of a fetch at the start; aligned: one interval, every app together)")
   ]
-  package static let style = PolicyStyle(color: "#E69F00", marker: .circle)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'periodic' needs an interval, e.g. periodic:30m") }

@@ -122,15 +122,12 @@ package struct PlannerParameters: SettingTable {
 }
 
 /// `planner[:budget=<J/day>,key=value,...]`: the planning scheduler.
-package enum PlannerFamily: PolicyFamily {
-  package static let name = "planner"
-  package static let syntax = "planner[:budget=<J/day>,key=value,...]"
-  package static let example = "planner:budget=5"
-  package static let summary =
-    "plans with the learned models: fetches at the moment of the horizon with the best expected freshness gain at the predicted opens per marginal joule (a session, WiFi or the charger coming), under a paced daily energy budget"
-  package static let learns = true
-  package static let usesHabitModel = true
-  package static let style = PolicyStyle(color: "#117733", marker: .hexagon)
+package enum PlannerFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "planner", .settingsAfter("budget=<J/day>"), example: "planner:budget=5",
+    learning: .habitModel, style: PolicyStyle(color: "#117733", marker: .hexagon),
+    summary:
+      "plans with the learned models: fetches at the moment of the horizon with the best expected freshness gain at the predicted opens per marginal joule (a session, WiFi or the charger coming), under a paced daily energy budget")
 
   package static func parse(_ argument: String?, spec: String) throws -> PlannerParameters {
     let p = try PlannerParameters.parse(argument ?? "", policy: spec)

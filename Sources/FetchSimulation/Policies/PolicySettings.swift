@@ -1,6 +1,7 @@
 import FetchModels
 import FetchSupport
 import FetchTraces
+import FetchWorld
 
 /// The upper bounds of policy settings: every setting has one, so that no
 /// accepted value makes a replay's work or memory unbounded. The reasons
@@ -187,6 +188,14 @@ package protocol SettingTable: Sendable, Hashable {
 }
 
 extension SettingTable {
+  /// The settings of this table held at `path` inside a larger parameter
+  /// struct (`doze_*` inside `android-workmanager`'s), in table order.
+  static func keys<Outer>(at path: WritableKeyPath<Outer, Self>) -> [SettingKey<Outer>] {
+    keys.map { k in
+      SettingKey(k.name, path.appending(path: k.path), min: k.minimum, max: k.maximum, duration: k.isDuration, help: k.help)
+    }
+  }
+
   /// The documentation of every setting, with its default.
   static var settingInfos: [PolicySettingInfo] { FetchSimulation.settingInfos(keys, defaults: Self()) }
 
@@ -199,6 +208,52 @@ extension SettingTable {
   /// (empty when none).
   func settingsSuffix(separator: String) -> String {
     FetchSimulation.settingsSuffix(self, defaults: Self(), keys: Self.keys, separator: separator)
+  }
+}
+
+/// A setting of a family whose value is one of an enum's raw values
+/// (`mode=ios6|ios7`), written among the `key=value` settings of the
+/// family's numeric table.
+struct ChoiceSetting<Table: SettingTable, Choice: RawRepresentable & CaseIterable>: @unchecked Sendable
+where Choice.RawValue == String {
+  /// The key in `key=value`.
+  let name: String
+  /// Where the choice goes in the table.
+  let path: WritableKeyPath<Table, Choice>
+  /// What each value does.
+  let help: String
+
+  /// The setting's documentation: the table's default, every value.
+  var info: PolicySettingInfo {
+    PolicySettingInfo(
+      name: name, defaultValue: Table()[keyPath: path].rawValue,
+      range: Choice.allCases.map(\.rawValue).joined(separator: ", "), help: help)
+  }
+
+  /// Parses `key=value,...` onto the table's defaults: this setting wherever
+  /// it stands, the others by the table.
+  /// - Throws: ``PolicySpecError`` for a repeated or unknown choice, or as
+  ///   ``SettingTable/parse(_:policy:)``.
+  func parse(_ argument: String?, policy spec: String) throws -> Table {
+    let text = argument ?? ""
+    let prefix = name + "="
+    var rest: [Substring] = []
+    var choice: Choice?
+    for item in text.split(separator: ",", omittingEmptySubsequences: false) where !text.isEmpty {
+      guard item.hasPrefix(prefix) else {
+        rest.append(item)
+        continue
+      }
+      guard choice == nil else { throw PolicySpecError(.repeatedSetting, "policy '\(spec)': \(name) is set more than once; keep one") }
+      let value = item.dropFirst(prefix.count)
+      guard let c = Choice(rawValue: String(value)) else {
+        throw PolicySpecError(.badValue, "policy '\(spec)': bad value '\(value)' for \(name) (\(info.range))")
+      }
+      choice = c
+    }
+    var p = try Table.parse(rest.joined(separator: ","), policy: spec)
+    if let choice { p[keyPath: path] = choice }
+    return p
   }
 }
 
@@ -239,20 +294,30 @@ package struct IntervalSettings<Parameters: SettingTable>: Sendable, Hashable {
   }
 }
 
-/// A family that runs a job every `<interval>` with a table of settings,
-/// `name:<interval>[,key=value,...]`.
-package protocol IntervalSettingsFamily: PolicyFamily where Configuration == IntervalSettings<Parameters> {
+/// A policy that runs a job every interval with a table of parameters; its
+/// family, `name:<interval>[,key=value,...]`, follows (``IntervalJobFamily``).
+package protocol IntervalJobPolicy: FetchPolicy {
   associatedtype Parameters: SettingTable
+  /// The family's description.
+  static var family: FamilyInfo { get }
+  /// A job every `interval` seconds whose first period ends `phase` (in
+  /// (0, 1], ``TimerPhase``) of an interval after the window start.
+  init(interval: Double, params: Parameters, phase: Double)
 }
 
-extension IntervalSettingsFamily {
+/// The family of a policy that runs a job every `<interval>` with a table
+/// of settings, `name:<interval>[,key=value,...]`.
+package enum IntervalJobFamily<Policy: IntervalJobPolicy>: DescribedFamily {
+  package typealias Configuration = IntervalSettings<Policy.Parameters>
+
+  package static var info: FamilyInfo { Policy.family }
   /// Every setting of the table.
-  package static var settings: [PolicySettingInfo] { Parameters.settingInfos }
+  package static var settings: [PolicySettingInfo] { Policy.Parameters.settingInfos }
   /// The interval is required; the settings follow it.
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy '\(name)' needs an argument, e.g. \(name):1h") }
     let (i, rest) = try parseIntervalAndSettings(a, policy: spec)
-    return Configuration(interval: i, parameters: try Parameters.parse(rest, policy: spec))
+    return Configuration(interval: i, parameters: try Policy.Parameters.parse(rest, policy: spec))
   }
   /// `name:<interval>`, then the settings that differ from the defaults.
   package static func describe(_ c: Configuration) -> String {
@@ -262,6 +327,8 @@ extension IntervalSettingsFamily {
   package static func expectedFetchesPerDay(_ c: Configuration) -> Double { timerFetchesPerDay(c.interval) }
   /// The interval, at most 15 min.
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
+  /// One job per app, each at the app's own phase.
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> Policy {
+    { app, _ in Policy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
+  }
 }
-
-

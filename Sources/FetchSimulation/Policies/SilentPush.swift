@@ -243,39 +243,21 @@ package struct SilentPushPolicy: FetchPolicy {
 }
 
 /// `silent-push[:key=value,...]`.
-package enum SilentPushFamily: PolicyFamily {
-  package static let name = "silent-push"
-  package static let syntax = "silent-push[:key=value,...]"
-  package static let example = "silent-push"
-  package static let summary =
-    "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch"
-  package static var settings: [PolicySettingInfo] {
-    SilentPushParameters.settingInfos
-      + [PolicySettingInfo(
-        name: "service", defaultValue: "apns", range: PushService.allCases.map(\.rawValue).joined(separator: ", "),
-        help: "apns: background push, batched and rate-capped; apns-alert: alert push with content-available, delivered at once; fcm-high: at once, through Doze; fcm-normal: at once unless in deep Doze, else at its next maintenance window")]
-  }
-  package static let style = PolicyStyle(color: "#AA4499", marker: .plus)
+package enum SilentPushFamily: DescribedFamily {
+  package static let info = FamilyInfo(
+    "silent-push", .settings, style: PolicyStyle(color: "#AA4499", marker: .plus),
+    summary:
+      "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch")
+
+  /// `service=apns|apns-alert|fcm-high|fcm-normal`, among the table's settings.
+  static let service = ChoiceSetting(
+    name: "service", path: \SilentPushParameters.service,
+    help: "apns: background push, batched and rate-capped; apns-alert: alert push with content-available, delivered at once; fcm-high: at once, through Doze; fcm-normal: at once unless in deep Doze, else at its next maintenance window")
+
+  package static var settings: [PolicySettingInfo] { SilentPushParameters.settingInfos + [service.info] }
 
   package static func parse(_ argument: String?, spec: String) throws -> SilentPushParameters {
-    var rest: [Substring] = []
-    var service: PushService?
-    for item in (argument ?? "").split(separator: ",", omittingEmptySubsequences: false) where !(argument ?? "").isEmpty {
-      guard item.hasPrefix("service=") else {
-        rest.append(item)
-        continue
-      }
-      guard service == nil else { throw PolicySpecError(.repeatedSetting, "policy '\(spec)': service is set more than once; keep one") }
-      guard let s = PushService(rawValue: String(item.dropFirst(8))) else {
-        throw PolicySpecError(
-          .badValue,
-          "policy '\(spec)': bad value '\(item.dropFirst(8))' for service (\(PushService.allCases.map(\.rawValue).joined(separator: ", ")))")
-      }
-      service = s
-    }
-    var p = try SilentPushParameters.parse(rest.joined(separator: ","), policy: spec)
-    p.service = service ?? .apns
-    return p
+    try service.parse(argument, policy: spec)
   }
   package static func describe(_ p: SilentPushParameters) -> String {
     name + p.settingsSuffix(separator: ":")

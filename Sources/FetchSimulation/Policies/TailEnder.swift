@@ -70,7 +70,13 @@ package struct TailEnderParameters: SettingTable {
 /// than an isolated one; a fetch at the deadline costs what the timer's
 /// does. So the energy per fetch is below the timer's (tested on random
 /// traces: 3.5–7 J against 11.3–11.7 J on LTE at 30 min and 1 h).
-package struct TailEnderPolicy: FetchPolicy {
+package struct TailEnderPolicy: IntervalJobPolicy {
+  /// The family, `tailender:<interval>[,key=value,...]`.
+  package static let family = FamilyInfo(
+    "tailender", .interval, style: PolicyStyle(color: "#56B4E9", marker: .star),
+    summary:
+      "a fetch is due every <interval> but waits, up to its deadline, for another app's radio activity (a tail to ride)")
+
   package static var observesRadio: Bool { true }
 
   /// Seconds between due times.
@@ -143,19 +149,4 @@ package struct TailEnderPolicy: FetchPolicy {
 }
 
 /// `tailender:<interval>[,key=value,...]`.
-package enum TailEnderFamily: IntervalSettingsFamily {
-  package typealias Parameters = TailEnderParameters
-  package typealias Configuration = IntervalSettings<Parameters>
-
-  package static let name = "tailender"
-  package static let syntax = "tailender:<interval>[,key=value,...]"
-  package static let example = "tailender:1h"
-  package static let summary =
-    "a fetch is due every <interval> but waits, up to its deadline, for another app's radio activity (a tail to ride)"
-  package static let style = PolicyStyle(color: "#56B4E9", marker: .star)
-
-  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> TailEnderPolicy {
-    { app, _ in TailEnderPolicy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
-  }
-
-}
+package typealias TailEnderFamily = IntervalJobFamily<TailEnderPolicy>

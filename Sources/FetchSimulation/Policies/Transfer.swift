@@ -63,7 +63,7 @@ package struct TransferPolicy: FetchPolicy {
 }
 
 /// `transfer:<discretionary|immediate>[,key=value,...]`.
-package enum TransferFamily: PolicyFamily {
+package enum TransferFamily: DescribedFamily {
   /// How items are handed over, and what launches the handler.
   package struct Configuration: Sendable, Hashable {
     package var transfer: TransferSettings
@@ -72,11 +72,11 @@ package enum TransferFamily: PolicyFamily {
     package var fetchIntervalS = 0.0
   }
 
-  package static let name = "transfer"
-  package static let syntax = "transfer:<discretionary|immediate>[,deadline=<d>,fetch=<interval>,min_bytes=<n>]"
-  package static let example = "transfer:discretionary,deadline=1d"
-  package static let summary =
-    "a silent push on each content update (as silent-push), or with fetch=<interval> a background fetch on a timer (as periodic:<interval>); the 30 s handler hands items of at least min_bytes to the device's background transfer queue (out of process, no time limit, resumes after a network loss); discretionary ones wait for WiFi and charging until the deadline (what iOS does for background hand-overs), immediate ones go at once (as if started in the foreground: an upper bound, not iOS's background behaviour)"
+  package static let info = FamilyInfo(
+    "transfer", .other(":<discretionary|immediate>[,deadline=<d>,fetch=<interval>,min_bytes=<n>]"),
+    example: "transfer:discretionary,deadline=1d", style: PolicyStyle(color: "#44AA99", marker: .openHexagon),
+    summary:
+      "a silent push on each content update (as silent-push), or with fetch=<interval> a background fetch on a timer (as periodic:<interval>); the 30 s handler hands items of at least min_bytes to the device's background transfer queue (out of process, no time limit, resumes after a network loss); discretionary ones wait for WiFi and charging until the deadline (what iOS does for background hand-overs), immediate ones go at once (as if started in the foreground: an upper bound, not iOS's background behaviour)")
 
   static let keys: [SettingKey<Configuration>] = [
     .init("deadline", \.transfer.deadlineS, duration: true, help: "discretionary only: how long a transfer waits for WiFi and charging before it goes on any network"),
@@ -88,7 +88,6 @@ package enum TransferFamily: PolicyFamily {
       $0.name == "fetch" ? PolicySettingInfo(name: $0.name, defaultValue: "unset (push)", range: $0.range, help: $0.help) : $0
     }
   }
-  package static let style = PolicyStyle(color: "#44AA99", marker: .openHexagon)
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument, !a.isEmpty else {
