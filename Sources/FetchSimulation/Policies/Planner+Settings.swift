@@ -57,8 +57,13 @@ package struct PlannerParameters: SettingTable {
   /// releases the energy of the fetch it needs; 0: with the count of opens
   /// (``MinimumPolicy/pacing(training:app:)``).
   package var paceByGap = 1.0
-  /// Cost multiplier while charging.
-  package var chargingCostFactor = 0.1
+  /// Cost multiplier while charging. 1 by default: the budget and the
+  /// results count the energy drawn on the charger as any other, and a
+  /// price that discounts it spends the budget on the charger at night,
+  /// hours before the next open (tuning set: at 20–500 J per app-day less
+  /// energy, fresher and younger than 0.1 on the synthetic users; UbiqLog
+  /// has no charging rows). Below 1 it prices battery drain instead.
+  package var chargingCostFactor = 1.0
   /// Battery %, below which nothing runs unless charging (the OS gate).
   package var lowBatteryPct = 20.0
   /// Within this many points above the gate (and not charging), later

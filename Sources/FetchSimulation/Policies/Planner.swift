@@ -220,7 +220,7 @@ private struct FetchNow {
   /// P(the server has new content since the last sync), and the expected
   /// bytes down of a fetch.
   let pNew: Double, downBytes: Double
-  /// Marginal energy of fetching now, J, discounted while charging, and
+  /// Marginal energy of fetching now, J, × `charging_cost` while charging, and
   /// the price of a joule, utility per J.
   let cost: Double, price: Double
 }
@@ -293,7 +293,7 @@ extension PlannerPolicy {
     let since = max(0, t - habit.lastSync)
     let pNew = -expm1(-lambda * since)
     let down = (world.requestBytes + world.newDataMedianBytes) * pNew + world.noDataBytes * (1 - pNew)
-    // The budget counts the energy drawn while charging; the price sees it discounted.
+    // The budget counts the energy drawn while charging; the price sees it × `charging_cost`.
     let energyNow = launchEnergy(radios[Int(ctx.network.rawValue)]!, gap: ctx.radioQuietGapS, downBytes: down)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
     decision.costNowJ = costNow
