@@ -36,9 +36,14 @@ Two tables:
 
 Both count fetches and the Poisson expectation of fresh opens; they do not
 replay the radio, so they compare with a replay's figures only through
-`ride-j` (state it when quoting them).
+`ride-j` (state it when quoting them). With `--run DIR --dataset NAME` (a
+run of `experiments/planner.json`) each row also gives the budgeted
+oracle's fresh share at its energy (interpolated between the
+`oracle-budget:<X>J` runs, as `scripts/planner_table.py` does) and the share
+of the gap from `never` (here the closed form above) to it that the row
+closes.
 """
-import argparse, bisect, collections, csv, math
+import argparse, bisect, collections, csv, math, sys
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("trace")
@@ -46,6 +51,8 @@ ap.add_argument("--train", type=float, default=0.75)
 ap.add_argument("--top", type=int, default=3)
 ap.add_argument("--rate-per-hour", type=float, default=1.0)
 ap.add_argument("--ride-j", type=float, default=1.5)
+ap.add_argument("--run", help="a run directory with oracle-budget:<X>J runs (pooled.csv)")
+ap.add_argument("--dataset", help="the dataset of --run to compare with")
 args = ap.parse_args()
 lam = args.rate_per_hour / 3600
 FETCH_S = 2.0
@@ -125,17 +132,50 @@ for user, events in opens.items():
             trig[q][0] += fetches
             trig[q][1] += fresh
 
+frontier = None
+if args.run:
+    runs = collections.defaultdict(list)
+    with open(f"{args.run}/pooled.csv") as f:
+        for r in csv.DictReader(f):
+            if r["dataset"] == args.dataset and r["policy"].startswith("oracle-budget:") and r["policy"].endswith("J"):
+                runs[r["policy"]].append((float(r["energy_j_per_day"]), float(r["fresh_ratio"])))
+    if not runs:
+        sys.exit(f"{args.run}/pooled.csv: no oracle-budget:<X>J runs of dataset {args.dataset!r}")
+    frontier = sorted((sum(e for e, _ in v) / len(v), sum(x for _, x in v) / len(v)) for v in runs.values())
+
+
+def oracle_at(energy, never):
+    """The oracle frontier's fresh share at `energy` J/day (linear between runs, never's at 0)."""
+    pts = [(0.0, never)] + frontier
+    best = never
+    for (e0, f0), (e1, f1) in zip(pts, pts[1:]):
+        if e0 <= energy <= e1 and e1 > e0:
+            return max(best, f0 + (f1 - f0) * (energy - e0) / (e1 - e0))
+        best = max(best, f1)
+    return best
+
+
+def row(label, n, fr):
+    energy, fresh = n / app_days * args.ride_j, fr / scored
+    cells = [label, f"{n / app_days:.1f}", f"{energy:.1f}", f"{fresh:.3f}"]
+    if frontier:
+        base = never_fresh / scored
+        o = oracle_at(energy, base)
+        cells += [f"{o:.3f}", f"{100 * (fresh - base) / (o - base):.0f} %" if o > base else "-"]
+    return "| " + " | ".join(cells) + " |"
+
+
+extra = (" oracle at this energy | gap closed |", "---|---|") if args.run else ("", "")
 print(f"{scored} scored opens, {app_days:.0f} app-days; never: fresh {never_fresh / scored:.3f}")
 print()
-print("| fetch at the last other-app open when the app's open follows within | fetches per app-day | J per app-day | fresh |")
-print("|---|---|---|---|")
+print("| fetch at the last other-app open when the app's open follows within | fetches per app-day | J per app-day | fresh |" + extra[0])
+print("|---|---|---|---|" + extra[1])
 for w in W:
     n, fr = clair[w]
-    label = "any time" if w == math.inf else f"{w / 60:g} min"
-    print(f"| {label} | {n / app_days:.1f} | {n / app_days * args.ride_j:.1f} | {fr / scored:.3f} |")
+    print(row("any time" if w == math.inf else f"{w / 60:g} min", n, fr))
 print()
-print("| learned trigger: P(this app within 10 min) at least | fetches per app-day | J per app-day | fresh |")
-print("|---|---|---|---|")
+print("| learned trigger: P(this app within 10 min) at least | fetches per app-day | J per app-day | fresh |" + extra[0])
+print("|---|---|---|---|" + extra[1])
 for q in THRESHOLDS:
     n, fr = trig[q]
-    print(f"| {q:g} | {n / app_days:.1f} | {n / app_days * args.ride_j:.1f} | {fr / scored:.3f} |")
+    print(row(f"{q:g}", n, fr))

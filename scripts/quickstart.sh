@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build FetchLab and run the default benchmark
 # (experiments/default.json): the bundled UbiqLog trace and a 100-user
-# synthetic population, 35 policy configurations (timers, oracles, the
+# synthetic population, 39 policy configurations (timers, oracles, the
 # budgeted oracles, iOS Minimum/Custom sweeps, silent push, Android
 # WorkManager and Standby, TailEnder, IMP, the planner), 3 replications, every policy
 # trained on the first 75 % of each user's window and scored on the rest.

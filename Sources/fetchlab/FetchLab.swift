@@ -109,7 +109,7 @@ struct FetchLab: ParsableCommand {
 /// The version recorded in outputs, and part of every experiment's
 /// configuration hash: a run never resumes from
 /// parts another version computed. Bump it whenever results change.
-let fetchLabVersion = "0.6.0"
+let fetchLabVersion = "0.7.0"
 
 /// Writes a line to standard error (progress, warnings, logs), after what
 /// standard output holds so far, so the two keep their order when both go to

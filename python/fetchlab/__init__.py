@@ -14,7 +14,7 @@ into typed pandas DataFrames, and draw the paper figures with matplotlib::
 Every CSV column's unit is in :data:`fetchlab.UNITS`.
 """
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 from .load import (
     UNITS,
