@@ -80,6 +80,18 @@ package struct MinimumParameters: SettingTable {
   ]
 }
 
+/// Why the scheduler did or did not launch the app at a decision point.
+package enum MinimumFactor: String, Sendable, CaseIterable {
+  case offline = "offline"
+  case lowBattery = "low_battery"
+  case rateLimit = "rate_limit"
+  case energyBudget = "energy_budget"
+  case launchBudget = "launch_budget"
+  case dataBudget = "data_budget"
+  case notWorthIt = "benefit_below_cost"
+  case launched = "benefit_above_cost"
+}
+
 /// One decision of the Minimum scheduler, for `fetchlab predict`.
 package struct MinimumDecision: Sendable, Equatable {
   package var time: Double
@@ -95,7 +107,7 @@ package struct MinimumDecision: Sendable, Equatable {
   /// price · estimated marginal energy, J-equivalent.
   package var costJ: Double
   /// The factor that decided.
-  package var factor: SchedulerFactor
+  package var factor: MinimumFactor
 }
 
 /// An iOS-like `backgroundFetchIntervalMinimum` scheduler: the system, not
@@ -400,10 +412,10 @@ package struct MinimumPolicy: FetchPolicy {
     ledger?.roll(day: d, month: m)
     guard !ctx.fetchInFlight else { return }
     var decision = MinimumDecision(
-      time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .benefitBelowCost)
+      time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .notWorthIt)
     defer { if logDecisions { decisions.append(decision) } }
     // The radio is nil exactly when offline; it is read below, after the gates.
-    if let gate = SchedulerFactor.closedGate(
+    if let gate = MinimumFactor.closedGate(
       ctx, lowBatteryPct: params.lowBatteryPct, lastLaunch: lastLaunch, minSpacingS: params.minSpacingS)
     {
       decision.factor = gate
@@ -449,7 +461,7 @@ package struct MinimumPolicy: FetchPolicy {
     decision.benefitJ = decision.pOpen * credit * value
     guard decision.benefitJ >= decision.costJ else { return }
     decision.launched = true
-    decision.factor = .benefitAboveCost
+    decision.factor = .launched
     lastLaunch = t
     launchesToday += 1
     ledger?.launchesToday += 1

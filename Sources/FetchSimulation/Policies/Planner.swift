@@ -3,6 +3,18 @@ import FetchTraces
 import FetchWorld
 import Foundation
 
+/// Why the planner did or did not launch the app at a decision point.
+package enum PlannerFactor: String, Sendable, CaseIterable {
+  case offline = "offline"
+  case lowBattery = "low_battery"
+  case rateLimit = "rate_limit"
+  case energyBudget = "energy_budget"
+  case launchBudget = "launch_budget"
+  case notWorthIt = "utility_below_price"
+  case deferred = "cheaper_later"
+  case launched = "launched"
+}
+
 /// One decision of the planner (for tests and `fetchlab predict`).
 package struct PlannerDecision: Sendable, Equatable {
   package var time: Double
@@ -22,7 +34,7 @@ package struct PlannerDecision: Sendable, Equatable {
   /// The device models' odds used for the later candidates (nil: unknown).
   package var pWiFi: Double?
   package var pPlugged: Double?
-  package var factor: SchedulerFactor
+  package var factor: PlannerFactor
 }
 
 /// A scheduler that plans with the learned models: the learned counterpart
@@ -185,7 +197,7 @@ package struct PlannerPolicy: FetchPolicy {
     if !remembers { forgetMemos() }
     var decision = PlannerDecision(
       time: t, launched: false, valueNow: 0, costNowJ: 0, price: 0, bestLaterDelayS: 0, bestLaterValue: 0,
-      bestLaterCostJ: 0, pWiFi: nil, pPlugged: nil, factor: .utilityBelowPrice)
+      bestLaterCostJ: 0, pWiFi: nil, pPlugged: nil, factor: .notWorthIt)
     defer { if logDecisions { decisions.append(decision) } }
     guard plan(&decision, ctx) else { return }
     decision.launched = true
@@ -225,7 +237,7 @@ private struct LookAhead {
 
 extension PlannerPolicy {
   /// The plan after the gates: whether to launch now. Fills in `decision`
-  /// (its factor stays ``SchedulerFactor/utilityBelowPrice`` unless a gate, a budget
+  /// (its factor stays ``PlannerFactor/notWorthIt`` unless a gate, a budget
   /// or a cheaper later moment decides).
   private mutating func plan(_ decision: inout PlannerDecision, _ ctx: PolicyContext) -> Bool {
     guard let now = fetchNow(&decision, ctx) else { return false }
@@ -261,7 +273,7 @@ extension PlannerPolicy {
   /// the decision (its factor set).
   private mutating func fetchNow(_ decision: inout PlannerDecision, _ ctx: PolicyContext) -> FetchNow? {
     let t = ctx.now
-    if let gate = SchedulerFactor.closedGate(
+    if let gate = PlannerFactor.closedGate(
       ctx, lowBatteryPct: params.lowBatteryPct, lastLaunch: lastLaunch, minSpacingS: params.minSpacingS)
     {
       decision.factor = gate

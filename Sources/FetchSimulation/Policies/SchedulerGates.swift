@@ -1,32 +1,18 @@
 import FetchTraces
 
-/// Why a habit-driven system scheduler (``MinimumPolicy``,
-/// ``PlannerPolicy``) did or did not launch the app at a decision point:
-/// the gates both check first, their budgets, and each one's verdict. The
-/// raw values are what `fetchlab predict` prints.
-package enum SchedulerFactor: String, Sendable, CaseIterable {
+/// The reasons of a decision that the habit-driven system schedulers
+/// (``MinimumPolicy``, ``PlannerPolicy``) share: the gates each checks
+/// first, before its own budgets and its weighing of a launch.
+protocol SchedulerGateFactor {
   /// No network.
-  case offline = "offline"
+  static var offline: Self { get }
   /// The battery below the critical threshold, not charging.
-  case lowBattery = "low_battery"
+  static var lowBattery: Self { get }
   /// Too soon after the app's last launch.
-  case rateLimit = "rate_limit"
-  /// The day's paced energy budget, or its launch budget, is spent.
-  case energyBudget = "energy_budget"
-  case launchBudget = "launch_budget"
-  /// The Minimum scheduler: the cellular data budget is spent.
-  case dataBudget = "data_budget"
-  /// The Minimum scheduler's verdict: the priced benefit below or above
-  /// the cost (a launch).
-  case benefitBelowCost = "benefit_below_cost"
-  case benefitAboveCost = "benefit_above_cost"
-  /// The planner's verdicts: the expected utility below the price of its
-  /// energy; a cheaper moment likely before the next predicted open; a
-  /// launch.
-  case utilityBelowPrice = "utility_below_price"
-  case deferred = "cheaper_later"
-  case launched = "launched"
+  static var rateLimit: Self { get }
+}
 
+extension SchedulerGateFactor {
   /// The first gate closed at `ctx.now`, nil when all are open, in this
   /// order: offline; the battery below `lowBatteryPct` % and not charging;
   /// less than `minSpacingS` s since `lastLaunch` (Unix s).
@@ -52,3 +38,5 @@ func isDecisionOpportunity(_ event: TraceEvent, _ ctx: PolicyContext) -> Bool {
   }
 }
 
+extension MinimumFactor: SchedulerGateFactor {}
+extension PlannerFactor: SchedulerGateFactor {}
