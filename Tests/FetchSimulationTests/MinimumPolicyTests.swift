@@ -301,7 +301,7 @@ struct MinimumPolicyTests {
     #expect(pruned.fetches == full.fetches)
     #expect(pruned.summary == full.summary)
     // The bound does skip some: decisions whose benefit at P(open) = 1 is below the cost.
-    #expect(decisions.contains { $0.factor == .notWorthIt && $0.benefitJ / max($0.pOpen, 1e-300) < $0.costJ })
+    #expect(decisions.contains { $0.factor == .benefitBelowCost && $0.benefitJ / max($0.pOpen, 1e-300) < $0.costJ })
     #expect(decisions.contains { $0.launched })
   }
 }

@@ -11,6 +11,19 @@ import Testing
 struct PlannerPolicyTests {
   // MARK: the plan's arithmetic, by hand
 
+  /// The candidate values and the now-values before each candidate, from the
+  /// utilities after a fetch at `step` s bins and the activity's credit.
+  private func values(
+    _ p: [Double], _ base: [Double], step: Double, lambda: Double, agePerHour: Double, activity: [Double]? = nil
+  ) -> (v: [Double], before: [Double]) {
+    let after = PlannerMath.utilitiesAfter(bins: p.count, step: step, lambda: lambda, fresh: 1, agePerHour: agePerHour)
+    let terms = ActivityTerms(activity, bins: p.count)
+    return (
+      PlannerMath.candidateValues(openProbability: p, baseline: base, after: after, activity: terms),
+      PlannerMath.nowValueBefore(openProbability: p, baseline: base, after: after, activity: terms)
+    )
+  }
+
   @Test("utility: fresh odds minus weighted expected age (worked example)")
   func utility() {
     // λ = 1/h, one hour since the sync: P(fresh) = e^(−1); E[age] = 1 h − (1 − e^(−1)) h = e^(−1) h.
@@ -34,7 +47,7 @@ struct PlannerPolicyTests {
     let lambda: Double = M_LN2 / 600
     let p = [0.5, 0.25], base = [0.1, 0.05]
     let h: Double = pow(2, -0.5), h3: Double = pow(2, -1.5)
-    let v = PlannerMath.candidateValues(openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0)
+    let (v, b) = values(p, base, step: step, lambda: lambda, agePerHour: 0)
     // v0 = 0.5 (2^−0.5 − 0.1) + 0.25 (2^−1.5 − 0.05); v1 = 0.25 (2^−0.5 − 0.05).
     let v0: Double = 0.5 * (h - 0.1) + 0.25 * (h3 - 0.05)
     let v1: Double = 0.25 * (h - 0.05)
@@ -42,15 +55,11 @@ struct PlannerPolicyTests {
     #expect(abs(v[1] - v1) < 1e-12)
     // ln 2 expected activities in bin 0: the credit of bin 0 from candidate 0 is e^(−ln2/2),
     // of bin 1 e^(−ln2) = ½; candidate 1 keeps all of bin 1.
-    let w = PlannerMath.candidateValues(
-      openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0, activity: [M_LN2, 0])
+    let (w, bw) = values(p, base, step: step, lambda: lambda, agePerHour: 0, activity: [M_LN2, 0])
     let w0: Double = 0.5 * (h - 0.1) * h + 0.25 * (h3 - 0.05) * 0.5
     #expect(abs(w[0] - w0) < 1e-12)
     #expect(abs(w[1] - v[1]) < 1e-12)
     // What a fetch now adds before candidate 1: candidate 0's term of bin 0.
-    let b = PlannerMath.nowValueBefore(openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0)
-    let bw = PlannerMath.nowValueBefore(
-      openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0, activity: [M_LN2, 0])
     let b1: Double = 0.5 * (h - 0.1)
     #expect(b[0] == 0 && abs(b[1] - b1) < 1e-12)
     #expect(abs(bw[1] - b1 * h) < 1e-12)
@@ -150,11 +159,8 @@ struct PlannerPolicyTests {
           busy[j + 1] = -expm1(-cum)
         }
       }
-      let got = PlannerMath.candidateValues(
-        openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0.5, activity: activity)
+      let (got, gotBefore) = values(p, base, step: step, lambda: lambda, agePerHour: 0.5, activity: activity)
       #expect(got.map(\.bitPattern) == v.map(\.bitPattern))
-      let gotBefore = PlannerMath.nowValueBefore(
-        openProbability: p, baseline: base, step: step, lambda: lambda, fresh: 1, agePerHour: 0.5, activity: activity)
       #expect(gotBefore.map(\.bitPattern) == before.map(\.bitPattern))
       #expect(ActivityTerms(activity, bins: K).busy.map(\.bitPattern) == busy.map(\.bitPattern))
       // Candidate 0 alone, then the rest: the same values.

@@ -99,7 +99,7 @@ extension MinimumPolicy {
   /// (``LocalClock/hourOfDay(_:)`` from the local time and day: the same
   /// bits, `Double(d)` being the floor that `hourOfDay` subtracts).
   @inline(__always)
-  func budgetGate(local: Double, day d: Int) -> MinimumFactor? {
+  func budgetGate(local: Double, day d: Int) -> DecisionFactor? {
     let share = released(atHour: (local - Double(d) * 86_400) / 3600)
     if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * batteryCapacityJ {
       return .energyBudget

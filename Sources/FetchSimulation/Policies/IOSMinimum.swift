@@ -80,18 +80,6 @@ package struct MinimumParameters: SettingTable {
   ]
 }
 
-/// Why the scheduler did or did not launch the app at a decision point.
-package enum MinimumFactor: String, Sendable, CaseIterable {
-  case offline = "offline"
-  case lowBattery = "low_battery"
-  case rateLimit = "rate_limit"
-  case energyBudget = "energy_budget"
-  case launchBudget = "launch_budget"
-  case dataBudget = "data_budget"
-  case notWorthIt = "benefit_below_cost"
-  case launched = "benefit_above_cost"
-}
-
 /// One decision of the Minimum scheduler, for `fetchlab predict`.
 package struct MinimumDecision: Sendable, Equatable {
   package var time: Double
@@ -107,7 +95,7 @@ package struct MinimumDecision: Sendable, Equatable {
   /// price · estimated marginal energy, J-equivalent.
   package var costJ: Double
   /// The factor that decided.
-  package var factor: MinimumFactor
+  package var factor: DecisionFactor
 }
 
 /// An iOS-like `backgroundFetchIntervalMinimum` scheduler: the system, not
@@ -412,10 +400,10 @@ package struct MinimumPolicy: FetchPolicy {
     ledger?.roll(day: d, month: m)
     guard !ctx.fetchInFlight else { return }
     var decision = MinimumDecision(
-      time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .notWorthIt)
+      time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .benefitBelowCost)
     defer { if logDecisions { decisions.append(decision) } }
     // The radio is nil exactly when offline; it is read below, after the gates.
-    if let gate = MinimumFactor.closedGate(
+    if let gate = DecisionFactor.closedGate(
       ctx, lowBatteryPct: params.lowBatteryPct, lastLaunch: lastLaunch, minSpacingS: params.minSpacingS)
     {
       decision.factor = gate
@@ -461,7 +449,7 @@ package struct MinimumPolicy: FetchPolicy {
     decision.benefitJ = decision.pOpen * credit * value
     guard decision.benefitJ >= decision.costJ else { return }
     decision.launched = true
-    decision.factor = .launched
+    decision.factor = .benefitAboveCost
     lastLaunch = t
     launchesToday += 1
     ledger?.launchesToday += 1

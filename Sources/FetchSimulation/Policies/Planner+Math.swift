@@ -14,28 +14,6 @@ package enum PlannerMath {
     return fresh * pf - agePerHour * age / 3600
   }
 
-  /// Expected utility gained by fetching at the start of each candidate bin
-  /// `k` (delay `k · step`): `Σ_{j≥k} p[j] · (U((j − k + ½)·step) −
-  /// base[j])`, where `p[j]` is the probability that the next open falls in
-  /// bin j and `base[j]` the utility at bin j's midpoint without a fetch.
-  /// Opens before the candidate gain nothing from it (conservative).
-  ///
-  /// With `activity` (the expected number of the user's other radio
-  /// activities, other apps' opens and wakes, in each bin), the gain at
-  /// bin j is credited to the candidate at k only with the probability
-  /// `e^(−A)` that none falls between them (A: the expected count from the
-  /// candidate to bin j's midpoint): such a moment is a cheaper and later
-  /// chance to fetch for that open, so the open is not this fetch's to serve.
-  ///
-  /// - Complexity: O(K²) for K bins.
-  package static func candidateValues(
-    openProbability p: [Double], baseline base: [Double], step: Double, lambda: Double, fresh: Double,
-    agePerHour: Double, activity: [Double]? = nil
-  ) -> [Double] {
-    let after = utilitiesAfter(bins: p.count, step: step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
-    return candidateValues(openProbability: p, baseline: base, after: after, activity: ActivityTerms(activity, bins: p.count))
-  }
-
   /// U((d + ½)·step) for d in 0..<`bins`: the utility at each bin's
   /// midpoint after a fetch at the start of the first (the `after` of
   /// ``candidateValues(openProbability:baseline:after:activity:)``); it
@@ -51,10 +29,20 @@ package enum PlannerMath {
     return after
   }
 
-  /// ``candidateValues(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``
-  /// from its parts: the utilities `after` a fetch
-  /// (``utilitiesAfter(bins:step:lambda:fresh:agePerHour:)``) and the
-  /// activity's credit factors; the same bits.
+  /// Expected utility gained by fetching at the start of each candidate bin
+  /// `k` (delay `k · step`): `Σ_{j≥k} p[j] · (U((j − k + ½)·step) −
+  /// base[j])`, where `p[j]` is the probability that the next open falls in
+  /// bin j, `base[j]` the utility at bin j's midpoint without a fetch and
+  /// `after[d]` = U((d + ½)·step)
+  /// (``utilitiesAfter(bins:step:lambda:fresh:agePerHour:)``).
+  /// Opens before the candidate gain nothing from it (conservative).
+  ///
+  /// With `terms` built from the expected number of the user's other radio
+  /// activities (other apps' opens and wakes) in each bin, the gain at
+  /// bin j is credited to the candidate at k only with the probability
+  /// `e^(−A)` that none falls between them (A: the expected count from the
+  /// candidate to bin j's midpoint): such a moment is a cheaper and later
+  /// chance to fetch for that open, so the open is not this fetch's to serve.
   ///
   /// - Complexity: O(K²) for K bins.
   static func candidateValues(
@@ -90,22 +78,9 @@ package enum PlannerMath {
     }
   }
 
-  /// The part of candidate 0's value (``candidateValues(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``)
+  /// The part of candidate 0's value (``candidateValues(openProbability:baseline:after:activity:)``)
   /// from the opens before each candidate: `before[k] = Σ_{j<k} (candidate 0's term j)`,
   /// what a fetch now adds when another follows at candidate k.
-  ///
-  /// - Complexity: O(K).
-  package static func nowValueBefore(
-    openProbability p: [Double], baseline base: [Double], step: Double, lambda: Double, fresh: Double,
-    agePerHour: Double, activity: [Double]? = nil
-  ) -> [Double] {
-    let after = utilitiesAfter(bins: p.count, step: step, lambda: lambda, fresh: fresh, agePerHour: agePerHour)
-    return nowValueBefore(openProbability: p, baseline: base, after: after, activity: ActivityTerms(activity, bins: p.count))
-  }
-
-  /// ``nowValueBefore(openProbability:baseline:step:lambda:fresh:agePerHour:activity:)``
-  /// from its parts (as ``candidateValues(openProbability:baseline:after:activity:)``);
-  /// the same bits.
   ///
   /// - Complexity: O(K).
   static func nowValueBefore(

@@ -3,18 +3,6 @@ import FetchTraces
 import FetchWorld
 import Foundation
 
-/// Why the planner did or did not launch the app at a decision point.
-package enum PlannerFactor: String, Sendable, CaseIterable {
-  case offline = "offline"
-  case lowBattery = "low_battery"
-  case rateLimit = "rate_limit"
-  case energyBudget = "energy_budget"
-  case launchBudget = "launch_budget"
-  case notWorthIt = "utility_below_price"
-  case deferred = "cheaper_later"
-  case launched = "launched"
-}
-
 /// One decision of the planner (for tests and `fetchlab predict`).
 package struct PlannerDecision: Sendable, Equatable {
   package var time: Double
@@ -34,7 +22,7 @@ package struct PlannerDecision: Sendable, Equatable {
   /// The device models' odds used for the later candidates (nil: unknown).
   package var pWiFi: Double?
   package var pPlugged: Double?
-  package var factor: PlannerFactor
+  package var factor: DecisionFactor
 }
 
 /// A scheduler that plans with the learned models: the learned counterpart
@@ -197,7 +185,7 @@ package struct PlannerPolicy: FetchPolicy {
     if !remembers { forgetMemos() }
     var decision = PlannerDecision(
       time: t, launched: false, valueNow: 0, costNowJ: 0, price: 0, bestLaterDelayS: 0, bestLaterValue: 0,
-      bestLaterCostJ: 0, pWiFi: nil, pPlugged: nil, factor: .notWorthIt)
+      bestLaterCostJ: 0, pWiFi: nil, pPlugged: nil, factor: .utilityBelowPrice)
     defer { if logDecisions { decisions.append(decision) } }
     guard plan(&decision, ctx) else { return }
     decision.launched = true
@@ -237,7 +225,7 @@ private struct LookAhead {
 
 extension PlannerPolicy {
   /// The plan after the gates: whether to launch now. Fills in `decision`
-  /// (its factor stays ``PlannerFactor/notWorthIt`` unless a gate, a budget
+  /// (its factor stays ``DecisionFactor/utilityBelowPrice`` unless a gate, a budget
   /// or a cheaper later moment decides).
   private mutating func plan(_ decision: inout PlannerDecision, _ ctx: PolicyContext) -> Bool {
     guard let now = fetchNow(&decision, ctx) else { return false }
@@ -262,7 +250,7 @@ extension PlannerPolicy {
     decision.bestLaterCostJ = best.cost
     guard netNow > 0 else { return false }
     guard best.k == 0 || fetchesBoth(later: best.k, look, now) else {
-      decision.factor = .deferred
+      decision.factor = .cheaperLater
       return false
     }
     return true
@@ -273,7 +261,7 @@ extension PlannerPolicy {
   /// the decision (its factor set).
   private mutating func fetchNow(_ decision: inout PlannerDecision, _ ctx: PolicyContext) -> FetchNow? {
     let t = ctx.now
-    if let gate = PlannerFactor.closedGate(
+    if let gate = DecisionFactor.closedGate(
       ctx, lowBatteryPct: params.lowBatteryPct, lastLaunch: lastLaunch, minSpacingS: params.minSpacingS)
     {
       decision.factor = gate

@@ -1,18 +1,37 @@
 import FetchTraces
 
-/// The reasons of a decision that the habit-driven system schedulers
-/// (``MinimumPolicy``, ``PlannerPolicy``) share: the gates each checks
-/// first, before its own budgets and its weighing of a launch.
-protocol SchedulerGateFactor {
+/// Why a habit-driven system scheduler (``MinimumPolicy``, ``PlannerPolicy``)
+/// did or did not launch the app at a decision point.
+///
+/// The gates and budgets are shared; each scheduler weighs a launch in its
+/// own terms, so the verdict cases are its own: the Minimum scheduler's
+/// benefit against its cost in J-equivalent, the planner's utility against
+/// the price of its energy and its cheaper later candidates. The raw values
+/// are the `factor` column that `fetchlab predict` writes.
+package enum DecisionFactor: String, Sendable, CaseIterable {
   /// No network.
-  static var offline: Self { get }
+  case offline = "offline"
   /// The battery below the critical threshold, not charging.
-  static var lowBattery: Self { get }
+  case lowBattery = "low_battery"
   /// Too soon after the app's last launch.
-  static var rateLimit: Self { get }
-}
+  case rateLimit = "rate_limit"
+  /// The day's energy budget spent.
+  case energyBudget = "energy_budget"
+  /// The day's launch budget spent.
+  case launchBudget = "launch_budget"
+  /// The day's cellular data budget spent (Minimum only).
+  case dataBudget = "data_budget"
+  /// Minimum: the expected benefit below the priced energy cost.
+  case benefitBelowCost = "benefit_below_cost"
+  /// Minimum: the expected benefit above the cost, so it launched.
+  case benefitAboveCost = "benefit_above_cost"
+  /// Planner: the utility of fetching now below the price of its energy.
+  case utilityBelowPrice = "utility_below_price"
+  /// Planner: a later candidate is worth more per joule, so it waits.
+  case cheaperLater = "cheaper_later"
+  /// Planner: launched.
+  case launched = "launched"
 
-extension SchedulerGateFactor {
   /// The first gate closed at `ctx.now`, nil when all are open, in this
   /// order: offline; the battery below `lowBatteryPct` % and not charging;
   /// less than `minSpacingS` s since `lastLaunch` (Unix s).
@@ -37,6 +56,3 @@ func isDecisionOpportunity(_ event: TraceEvent, _ ctx: PolicyContext) -> Bool {
   default: false
   }
 }
-
-extension MinimumFactor: SchedulerGateFactor {}
-extension PlannerFactor: SchedulerGateFactor {}
