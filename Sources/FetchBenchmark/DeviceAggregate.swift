@@ -45,6 +45,9 @@ package struct DeviceSample: Sendable, Equatable {
     RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveries.delaySumS),
   ] + AdditiveMetric.pooled.map { $0.recordField(\DeviceSample.metrics.values[$0.index]) }
 
+  /// Background energy drawn from the battery (not while charging), J.
+  var batteryEnergyJ: Double { energyJ - chargingEnergyJ }
+
   package init() {}
 
   /// The device's totals and the waits of its apps' opens.
@@ -131,19 +134,22 @@ package struct DeviceAggregate: Sendable, Equatable {
 
   package init(policy: String) { self.policy = policy }
 
+  /// Each per-device cost figure and the device total it divides by the
+  /// device's days (0 for a device without days).
+  static var perDayFigures: [(WritableKeyPath<DeviceAggregate, MeanCI>, KeyPath<DeviceSample, Double>)] {
+    [
+      (\.energyJPerDay, \.energyJ), (\.batteryJPerDay, \.batteryEnergyJ), (\.chargingEnergyJPerDay, \.chargingEnergyJ),
+      (\.cellularBytesPerDay, \.cellularBytes), (\.wifiBytesPerDay, \.wifiBytes),
+      (\.foregroundEnergyJPerDay, \.foregroundEnergyJ), (\.foregroundBytesPerDay, \.foregroundBytes),
+    ]
+  }
+
   /// Adds one device (its waits go in with ``addWaits(of:)``).
   package mutating func add(_ s: DeviceSample) {
     devices += 1
     days += s.days
     fetches += s.fetches
-    let perDay = { (x: Double) in s.days > 0 ? x / s.days : 0 }
-    energyJPerDay.add(perDay(s.energyJ))
-    batteryJPerDay.add(perDay(s.energyJ - s.chargingEnergyJ))
-    chargingEnergyJPerDay.add(perDay(s.chargingEnergyJ))
-    cellularBytesPerDay.add(perDay(s.cellularBytes))
-    wifiBytesPerDay.add(perDay(s.wifiBytes))
-    foregroundEnergyJPerDay.add(perDay(s.foregroundEnergyJ))
-    foregroundBytesPerDay.add(perDay(s.foregroundBytes))
+    for (mean, total) in Self.perDayFigures { self[keyPath: mean].add(s.days > 0 ? s[keyPath: total] / s.days : 0) }
     if s.waits > 0 { deviceMeanWaitS.add(s.waitSumS / Double(s.waits)) }
     waits += s.waits
     waitSumS += s.waitSumS

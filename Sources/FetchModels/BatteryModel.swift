@@ -273,18 +273,11 @@ package struct BatteryModel: Codable, Sendable, Equatable {
   package init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     chargingProbability = try c.decodeHourOfWeekProbabilities(forKey: .chargingProbability)
-    func rate(_ k: CodingKeys) throws -> Double {
-      let x = try c.decode(Double.self, forKey: k)
-      guard x.isFinite, x >= 0 else {
-        throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "must be finite and ≥ 0, got \(x)")
-      }
-      return x
-    }
-    dischargePctPerHour = try rate(.dischargePctPerHour)
-    chargePctPerHour = try rate(.chargePctPerHour)
-    observedChargingHours = try rate(.observedChargingHours)
+    dischargePctPerHour = try c.decodeNonNegative(forKey: .dischargePctPerHour)
+    chargePctPerHour = try c.decodeNonNegative(forKey: .chargePctPerHour)
+    observedChargingHours = try c.decodeNonNegative(forKey: .observedChargingHours)
     batterySamples = try c.decode(Int.self, forKey: .batterySamples)
-    levelSDPerSqrtHour = try rate(.levelSDPerSqrtHour)
-    priorHours = try rate(.priorHours)
+    levelSDPerSqrtHour = try c.decodeNonNegative(forKey: .levelSDPerSqrtHour)
+    priorHours = try c.decodeNonNegative(forKey: .priorHours)
   }
 }

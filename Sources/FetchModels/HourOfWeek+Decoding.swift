@@ -13,3 +13,16 @@ extension KeyedDecodingContainer {
     return p
   }
 }
+
+extension KeyedDecodingContainer {
+  /// A finite number ≥ 0 (a rate, a length in hours), as the battery and
+  /// network models store their rates and observed hours.
+  /// - Throws: `DecodingError.dataCorrupted` naming the key otherwise.
+  func decodeNonNegative(forKey k: Key) throws -> Double {
+    let x = try decode(Double.self, forKey: k)
+    guard x.isFinite, x >= 0 else {
+      throw DecodingError.dataCorruptedError(forKey: k, in: self, debugDescription: "must be finite and ≥ 0, got \(x)")
+    }
+    return x
+  }
+}

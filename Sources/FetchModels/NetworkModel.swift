@@ -156,11 +156,10 @@ package struct NetworkModel: Codable, Sendable, Equatable {
       throw DecodingError.dataCorruptedError(
         forKey: .offlineProbability, in: c, debugDescription: "P(WiFi) + P(offline) exceeds 1")
     }
-    observedHours = try c.decode(Double.self, forKey: .observedHours)
-    priorHours = try c.decode(Double.self, forKey: .priorHours)
-    guard observedHours.isFinite, observedHours >= 0, priorHours.isFinite, priorHours > 0 else {
-      throw DecodingError.dataCorruptedError(
-        forKey: .priorHours, in: c, debugDescription: "observed_h must be ≥ 0 and prior_h > 0")
+    observedHours = try c.decodeNonNegative(forKey: .observedHours)
+    priorHours = try c.decodeNonNegative(forKey: .priorHours)
+    guard priorHours > 0 else {
+      throw DecodingError.dataCorruptedError(forKey: .priorHours, in: c, debugDescription: "prior_h must be > 0")
     }
   }
 }

@@ -53,15 +53,44 @@ package enum SummaryFixedColumn: String, FixedColumns {
     case .time_avg_age_s: CSV.number(s.timeAvgAgeS, decimals: 3)
     case .time_fresh_ratio: CSV.number(s.timeFreshRatio, decimals: 6)
     case .energy_j: CSV.number(s.energyJ, decimals: 6)
-    case .energy_j_per_day: CSV.number(s.energyJPerDay, decimals: 6)
-    case .battery_pct_per_day: CSV.number(s.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
-    case .charging_energy_j_per_day: CSV.number(s.chargingEnergyJPerDay, decimals: 6)
+    case .energy_j_per_day, .battery_pct_per_day, .charging_energy_j_per_day, .cellular_bytes_per_day:
+      DailyCostColumn(rawValue: rawValue)!.value(s, capacityJ: capacityJ)
     case .fetches_per_day: CSV.number(s.fetchesPerDay, decimals: 6)
     case .cellular_bytes: CSV.number(s.cellularBytes, decimals: 0)
-    case .cellular_bytes_per_day: CSV.number(s.cellularBytesPerDay, decimals: 3)
     case .wifi_bytes: CSV.number(s.wifiBytes, decimals: 0)
     case .delivered: String(s.delivered)
     case .mean_delivery_delay_s: staleness(s.meanDeliveryDelayS, decimals: 3)
+    }
+  }
+}
+
+/// The per-day cost figures that both `summary.csv` (one pair) and
+/// `devices.csv` (one device) write.
+protocol DailyCosts {
+  /// Background energy, J/day.
+  var energyJPerDay: Double { get }
+  /// Background energy drawn from a battery of `capacityJ` joules, % of it per day.
+  func batteryPctPerDay(capacityJ: Double) -> Double
+  /// Background energy drawn while charging, J/day.
+  var chargingEnergyJPerDay: Double { get }
+  /// Background bytes on cellular networks, bytes/day.
+  var cellularBytesPerDay: Double { get }
+}
+
+extension AppSummary: DailyCosts {}
+extension DeviceSummary: DailyCosts {}
+
+/// The ``DailyCosts`` columns, named and rounded once for both files.
+enum DailyCostColumn: String {
+  case energy_j_per_day, battery_pct_per_day, charging_energy_j_per_day, cellular_bytes_per_day
+
+  /// This column's text for `s`, with a battery of `capacityJ` joules.
+  func value(_ s: some DailyCosts, capacityJ: Double) -> String {
+    switch self {
+    case .energy_j_per_day: CSV.number(s.energyJPerDay, decimals: 6)
+    case .battery_pct_per_day: CSV.number(s.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
+    case .charging_energy_j_per_day: CSV.number(s.chargingEnergyJPerDay, decimals: 6)
+    case .cellular_bytes_per_day: CSV.number(s.cellularBytesPerDay, decimals: 3)
     }
   }
 }
@@ -98,10 +127,8 @@ package enum DeviceFixedColumn: String, FixedColumns {
     case .days: CSV.number(d.days, decimals: 6)
     case .opens: String(d.opens)
     case .fetches: String(d.fetches)
-    case .energy_j_per_day: CSV.number(d.energyJPerDay, decimals: 6)
-    case .battery_pct_per_day: CSV.number(d.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
-    case .charging_energy_j_per_day: CSV.number(d.chargingEnergyJPerDay, decimals: 6)
-    case .cellular_bytes_per_day: CSV.number(d.cellularBytesPerDay, decimals: 3)
+    case .energy_j_per_day, .battery_pct_per_day, .charging_energy_j_per_day, .cellular_bytes_per_day:
+      DailyCostColumn(rawValue: rawValue)!.value(d, capacityJ: capacityJ)
     case .wifi_bytes_per_day: CSV.number(d.wifiBytesPerDay, decimals: 3)
     case .foreground_refreshes: String(d.foregroundRefreshes)
     case .foreground_energy_j_per_day: CSV.number(d.foregroundEnergyJPerDay, decimals: 6)
