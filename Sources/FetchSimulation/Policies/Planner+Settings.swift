@@ -60,7 +60,7 @@ package struct PlannerParameters: SettingTable {
   /// Cost multiplier while charging. 1 by default: the budget and the
   /// results count the energy drawn on the charger as any other, and a
   /// price that discounts it spends the budget on the charger at night,
-  /// hours before the next open (tuning set: at 20–500 J per app-day less
+  /// hours before the next open (tuning set: at 20–200 J per app-day less
   /// energy, fresher and younger than 0.1 on the synthetic users; UbiqLog
   /// has no charging rows). Below 1 it prices battery drain instead.
   package var chargingCostFactor = 1.0
