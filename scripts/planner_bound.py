@@ -44,6 +44,7 @@ of the gap from `never` (here the closed form above) to it that the row
 closes.
 """
 import argparse, bisect, collections, csv, math, sys
+from run_means import fresh_on_frontier, oracle_frontier, pooled_means
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("trace")
@@ -134,25 +135,9 @@ for user, events in opens.items():
 
 frontier = None
 if args.run:
-    runs = collections.defaultdict(list)
-    with open(f"{args.run}/pooled.csv") as f:
-        for r in csv.DictReader(f):
-            if r["dataset"] == args.dataset and r["policy"].startswith("oracle-budget:") and r["policy"].endswith("J"):
-                runs[r["policy"]].append((float(r["energy_j_per_day"]), float(r["fresh_ratio"])))
-    if not runs:
+    frontier = oracle_frontier(pooled_means(args.run, ("energy_j_per_day", "fresh_ratio")), args.dataset)
+    if not frontier:
         sys.exit(f"{args.run}/pooled.csv: no oracle-budget:<X>J runs of dataset {args.dataset!r}")
-    frontier = sorted((sum(e for e, _ in v) / len(v), sum(x for _, x in v) / len(v)) for v in runs.values())
-
-
-def oracle_at(energy, never):
-    """The oracle frontier's fresh share at `energy` J/day (linear between runs, never's at 0)."""
-    pts = [(0.0, never)] + frontier
-    best = never
-    for (e0, f0), (e1, f1) in zip(pts, pts[1:]):
-        if e0 <= energy <= e1 and e1 > e0:
-            return max(best, f0 + (f1 - f0) * (energy - e0) / (e1 - e0))
-        best = max(best, f1)
-    return best
 
 
 def row(label, n, fr):
@@ -160,7 +145,7 @@ def row(label, n, fr):
     cells = [label, f"{n / app_days:.1f}", f"{energy:.1f}", f"{fresh:.3f}"]
     if frontier:
         base = never_fresh / scored
-        o = oracle_at(energy, base)
+        o = fresh_on_frontier(frontier, energy, base)
         cells += [f"{o:.3f}", f"{100 * (fresh - base) / (o - base):.0f} %" if o > base else "-"]
     return "| " + " | ".join(cells) + " |"
 

@@ -15,36 +15,24 @@ the paired per-user differences (`fetchlab compare`, 95 % bootstrap CIs);
 the planner "wins" a metric when the CI of (timer - planner) excludes 0 in
 the planner's favour, "ties" when it includes 0, "loses" otherwise.
 """
-import csv, os, subprocess, sys, collections
+import collections, sys
+from run_means import fresh_on_frontier, oracle_frontier, paired as compare, pooled_means
 
 run = sys.argv[1]
 fetchlab = sys.argv[2] if len(sys.argv) > 2 else "fetchlab"
 TIMERS = ("periodic", "tailender", "android-workmanager", "imp")
 
-pooled = collections.defaultdict(lambda: collections.defaultdict(list))
-for r in csv.DictReader(open(os.path.join(run, "pooled.csv"))):
-    for m in ("energy_j_per_day", "fresh_ratio", "mean_age_s"):
-        pooled[(r["dataset"], r["policy"])][m].append(float(r[m]))
-mean = {k: {m: sum(v) / len(v) for m, v in d.items()} for k, d in pooled.items()}
+mean = pooled_means(run)
 datasets = sorted({d for d, _ in mean})
 planners = sorted({p for _, p in mean if p.startswith("planner")}, key=lambda p: mean[(datasets[0], p)]["energy_j_per_day"])
 
 def oracle_fresh(ds, e):
-    pts = sorted([(0.0, mean[(ds, "never")]["fresh_ratio"])] + [
-        (v["energy_j_per_day"], v["fresh_ratio"]) for (d, p), v in mean.items() if d == ds and p.startswith("oracle-budget:") and p.endswith("J")])
-    best = pts[0][1]
-    for (e0, f0), (e1, f1) in zip(pts, pts[1:]):
-        if e0 <= e <= e1 and e1 > e0:
-            return max(best, f0 + (f1 - f0) * (e - e0) / (e1 - e0))
-        best = max(best, f1)
-    return max(f for _, f in pts)
+    return fresh_on_frontier(oracle_frontier(mean, ds), e, mean[(ds, "never")]["fresh_ratio"])
 
 paired = {}
 for p in planners:
-    subprocess.run([fetchlab, "compare", run, "--baseline", p, "--metric", "fresh_ratio", "--metric", "mean_age_s"],
-                   check=True, stdout=subprocess.DEVNULL)
-    for r in csv.DictReader(open(os.path.join(run, "paired.csv"))):
-        paired[(r["dataset"], p, r["policy"], r["metric"])] = r
+    for (ds, q, m), r in compare(run, fetchlab, p).items():
+        paired[(ds, p, q, m)] = r
 
 def verdict(r):
     lo, hi = float(r["mean_diff_lo"]), float(r["mean_diff_hi"])

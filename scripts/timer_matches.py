@@ -17,31 +17,20 @@ matches is listed with the setting that comes closest: the one at or below
 its energy with the smallest shortfall in fresh share plus age (each as a
 share of the timer's value).
 """
-import collections, csv, os, subprocess, sys
+import collections, sys
+from run_means import paired, pooled_means
 
 run = sys.argv[1]
 fetchlab = sys.argv[2] if len(sys.argv) > 2 else "fetchlab"
 TIMERS = ("periodic:", "tailender:", "android-workmanager:", "imp")
 LEARNERS = ("planner", "ios-minimum", "ios-custom", "android-standby", "android-prefetch", "bg-app-refresh")
-METRICS = ("energy_j_per_day", "fresh_ratio", "mean_age_s")
 
-pooled = collections.defaultdict(lambda: collections.defaultdict(list))
-for r in csv.DictReader(open(os.path.join(run, "pooled.csv"))):
-    for m in METRICS:
-        pooled[(r["dataset"], r["policy"])][m].append(float(r[m]))
-mean = {k: {m: sum(v) / len(v) for m, v in d.items()} for k, d in pooled.items()}
+mean = pooled_means(run)
 datasets = sorted({d for d, _ in mean})
 
 
 def family_of(policy, prefixes):
     return any(policy == p.rstrip(":") or policy.startswith(p.rstrip(":") + ":") for p in prefixes)
-
-
-def paired(timer):
-    """Per-user differences policy - timer for fresh share and mean age."""
-    subprocess.run([fetchlab, "compare", run, "--baseline", timer, "--metric", "fresh_ratio", "--metric", "mean_age_s"],
-                   check=True, stdout=subprocess.DEVNULL)
-    return {(r["dataset"], r["policy"], r["metric"]): r for r in csv.DictReader(open(os.path.join(run, "paired.csv")))}
 
 
 def cell(r, fmt):
@@ -55,7 +44,7 @@ print("| dataset | timer | J/day | fresh | mean age, s | matched by | J/day | fr
 print("|---|---|---|---|---|---|---|---|---|")
 count = collections.Counter()
 for q in timers:
-    diffs = paired(q)
+    diffs = paired(run, fetchlab, q)
     for ds in datasets:
         if (ds, q) not in mean:
             continue
