@@ -136,13 +136,11 @@ package struct DeviceAggregate: Sendable, Equatable {
 
   /// Each per-device cost figure and the device total it divides by the
   /// device's days (0 for a device without days).
-  static var perDayFigures: [(WritableKeyPath<DeviceAggregate, MeanCI>, KeyPath<DeviceSample, Double>)] {
-    [
-      (\.energyJPerDay, \.energyJ), (\.batteryJPerDay, \.batteryEnergyJ), (\.chargingEnergyJPerDay, \.chargingEnergyJ),
-      (\.cellularBytesPerDay, \.cellularBytes), (\.wifiBytesPerDay, \.wifiBytes),
-      (\.foregroundEnergyJPerDay, \.foregroundEnergyJ), (\.foregroundBytesPerDay, \.foregroundBytes),
-    ]
-  }
+  static let perDayFigures: [(WritableKeyPath<DeviceAggregate, MeanCI> & Sendable, KeyPath<DeviceSample, Double> & Sendable)] = [
+    (\.energyJPerDay, \.energyJ), (\.batteryJPerDay, \.batteryEnergyJ), (\.chargingEnergyJPerDay, \.chargingEnergyJ),
+    (\.cellularBytesPerDay, \.cellularBytes), (\.wifiBytesPerDay, \.wifiBytes),
+    (\.foregroundEnergyJPerDay, \.foregroundEnergyJ), (\.foregroundBytesPerDay, \.foregroundBytes),
+  ]
 
   /// Adds one device (its waits go in with ``addWaits(of:)``).
   package mutating func add(_ s: DeviceSample) {

@@ -53,8 +53,10 @@ package enum SummaryFixedColumn: String, FixedColumns {
     case .time_avg_age_s: CSV.number(s.timeAvgAgeS, decimals: 3)
     case .time_fresh_ratio: CSV.number(s.timeFreshRatio, decimals: 6)
     case .energy_j: CSV.number(s.energyJ, decimals: 6)
-    case .energy_j_per_day, .battery_pct_per_day, .charging_energy_j_per_day, .cellular_bytes_per_day:
-      DailyCostColumn(rawValue: rawValue)!.value(s, capacityJ: capacityJ)
+    case .energy_j_per_day: s.energyJPerDayText
+    case .battery_pct_per_day: s.batteryPctPerDayText(capacityJ: capacityJ)
+    case .charging_energy_j_per_day: s.chargingEnergyJPerDayText
+    case .cellular_bytes_per_day: s.cellularBytesPerDayText
     case .fetches_per_day: CSV.number(s.fetchesPerDay, decimals: 6)
     case .cellular_bytes: CSV.number(s.cellularBytes, decimals: 0)
     case .wifi_bytes: CSV.number(s.wifiBytes, decimals: 0)
@@ -80,19 +82,12 @@ protocol DailyCosts {
 extension AppSummary: DailyCosts {}
 extension DeviceSummary: DailyCosts {}
 
-/// The ``DailyCosts`` columns, named and rounded once for both files.
-enum DailyCostColumn: String {
-  case energy_j_per_day, battery_pct_per_day, charging_energy_j_per_day, cellular_bytes_per_day
-
-  /// This column's text for `s`, with a battery of `capacityJ` joules.
-  func value(_ s: some DailyCosts, capacityJ: Double) -> String {
-    switch self {
-    case .energy_j_per_day: CSV.number(s.energyJPerDay, decimals: 6)
-    case .battery_pct_per_day: CSV.number(s.batteryPctPerDay(capacityJ: capacityJ), decimals: 8)
-    case .charging_energy_j_per_day: CSV.number(s.chargingEnergyJPerDay, decimals: 6)
-    case .cellular_bytes_per_day: CSV.number(s.cellularBytesPerDay, decimals: 3)
-    }
-  }
+/// The ``DailyCosts`` columns' texts, rounded once for both files.
+extension DailyCosts {
+  var energyJPerDayText: String { CSV.number(energyJPerDay, decimals: 6) }
+  func batteryPctPerDayText(capacityJ: Double) -> String { CSV.number(batteryPctPerDay(capacityJ: capacityJ), decimals: 8) }
+  var chargingEnergyJPerDayText: String { CSV.number(chargingEnergyJPerDay, decimals: 6) }
+  var cellularBytesPerDayText: String { CSV.number(cellularBytesPerDay, decimals: 3) }
 }
 
 /// Columns of `devices.csv`: one row per (user, policy), the user's device
@@ -127,8 +122,10 @@ package enum DeviceFixedColumn: String, FixedColumns {
     case .days: CSV.number(d.days, decimals: 6)
     case .opens: String(d.opens)
     case .fetches: String(d.fetches)
-    case .energy_j_per_day, .battery_pct_per_day, .charging_energy_j_per_day, .cellular_bytes_per_day:
-      DailyCostColumn(rawValue: rawValue)!.value(d, capacityJ: capacityJ)
+    case .energy_j_per_day: d.energyJPerDayText
+    case .battery_pct_per_day: d.batteryPctPerDayText(capacityJ: capacityJ)
+    case .charging_energy_j_per_day: d.chargingEnergyJPerDayText
+    case .cellular_bytes_per_day: d.cellularBytesPerDayText
     case .wifi_bytes_per_day: CSV.number(d.wifiBytesPerDay, decimals: 3)
     case .foreground_refreshes: String(d.foregroundRefreshes)
     case .foreground_energy_j_per_day: CSV.number(d.foregroundEnergyJPerDay, decimals: 6)
