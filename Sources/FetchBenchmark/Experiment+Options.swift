@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
 import FetchSupport

@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
 import FetchSupport
@@ -52,7 +51,6 @@ public func runExperiment(
   _ experiment: Experiment, directory: String, options: ExperimentOptions,
   progress: (ExperimentProgress) -> Void = { _ in }
 ) throws -> ExperimentOutcome {
-  LinearAlgebra.setSingleThreaded()
   let e = experiment
   let fm = FileManager.default
   let parts = directory + "/parts"

@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
 import FetchSupport
@@ -142,9 +141,6 @@ package func runReplay<S: RunSink>(
   _ config: RunConfiguration, into sink: inout S, limits: ResourceLimits = .current,
   progress: (RunProgress) -> Void = { _ in }
 ) throws -> RunStats {
-  // The runner parallelises over users; OpenBLAS's own threads would only
-  // contend with it (measured: 12.4 s with them, 7.1 s without; system time 6.9 s, 0.1 s).
-  LinearAlgebra.setSingleThreaded()
   try requireRegularFile(config.tracePath)
   var stats = RunStats()
   var fitted: (models: PopulationModels, sha256: String, usersRead: Int)?

@@ -27,9 +27,11 @@ package enum LinearAlgebra {
   /// started when it was loaded (`blas_thread_shutdown_`, where the
   /// library has it), once per process; later calls do nothing.
   ///
-  /// Call it before running many small solves in parallel (e.g. `batch` with
-  /// `--jobs`): OpenBLAS's own thread pool then only adds contention. The
-  /// `fetchlab` command calls it first thing: OpenBLAS (0.3.21, pthreads)
+  /// Every solver of this module calls it before its first BLAS or LAPACK
+  /// call (through `blasInt` and `lapackInt`): FetchLab runs many small
+  /// solves in parallel on its own threads, and OpenBLAS's pool then only
+  /// adds contention. The `fetchlab` command also calls it first thing, for
+  /// runs that never solve: OpenBLAS (0.3.21, pthreads)
   /// starts its pool when the library loads, and an idle worker polls with
   /// `sched_yield` for about 0.1 s of CPU before it sleeps, a second core
   /// busy in every run, `--jobs 1` included (`strace -f` shows 3,326
@@ -37,10 +39,10 @@ package enum LinearAlgebra {
   /// the environment variable `OPENBLAS_NUM_THREADS=1` before the process
   /// starts has the same effect.
   ///
-  /// Call it before other threads use BLAS: OpenBLAS deadlocks when its
-  /// pool is stopped while a call it spread over the pool is in flight
-  /// (seen in a test process: a population fit in one test, a `run` in
-  /// another).
+  /// Because every solver passes through it first, the pool is stopped
+  /// before any call could be spread over it: OpenBLAS deadlocks when its
+  /// pool is stopped while such a call is in flight (a population fit on
+  /// one thread while another thread stops the pool).
   package static func setSingleThreaded() {
     _ = openBLASSingleThreaded
   }

@@ -154,18 +154,26 @@ package struct Matrix: Sendable, Equatable, CustomStringConvertible {
 
 /// `n` as a BLAS integer (`blasint`, 32-bit in Debian's OpenBLAS).
 ///
+/// Every BLAS call of this module converts its sizes here or in
+/// ``lapackInt(_:_:)`` first, so these two are where OpenBLAS is made
+/// single-threaded (``LinearAlgebra/setSingleThreaded()``), once per
+/// process, before its first call: no caller has to remember it.
+///
 /// - Throws: `.sizeOutOfRange` when `n` does not fit.
 func blasInt(_ n: Int, _ what: String) throws -> blasint {
+  LinearAlgebra.setSingleThreaded()
   guard let v = blasint(exactly: n) else {
     throw LinearAlgebraError(.sizeOutOfRange, "\(what) = \(n) does not fit BLAS's \(blasint.bitWidth)-bit integers")
   }
   return v
 }
 
-/// `n` as a LAPACK integer (`lapack_int`, 32-bit: `int32_t` unless LAPACK_ILP64).
+/// `n` as a LAPACK integer (`lapack_int`, 32-bit: `int32_t` unless LAPACK_ILP64),
+/// after making OpenBLAS single-threaded as ``blasInt(_:_:)`` does.
 ///
 /// - Throws: `.sizeOutOfRange` when `n` does not fit.
 func lapackInt(_ n: Int, _ what: String) throws -> Int32 {
+  LinearAlgebra.setSingleThreaded()
   guard let v = Int32(exactly: n) else {
     throw LinearAlgebraError(.sizeOutOfRange, "\(what) = \(n) does not fit LAPACK's 32-bit integers")
   }

@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import FetchTraces
 import Foundation
 

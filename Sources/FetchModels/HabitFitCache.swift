@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import FetchSupport
 import FetchTraces
 import Foundation

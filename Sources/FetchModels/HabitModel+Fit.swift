@@ -76,8 +76,8 @@ package struct HabitFitError: Error, Sendable, Equatable, CustomStringConvertibl
 /// diagonal), then by QR least squares on the weighted, penalty-augmented
 /// system; when that fails too, the fit falls back to the prior mean m.
 ///
-/// Call `LinearAlgebra.setSingleThreaded()` (or set `OPENBLAS_NUM_THREADS=1`)
-/// before fitting many pairs in parallel.
+/// Fits of many pairs run in parallel on the caller's threads; the solvers
+/// keep OpenBLAS on the calling thread (`LinearAlgebra.setSingleThreaded()`).
 package struct HabitFitter: Sendable, Hashable {
   /// Bin length, s. Default 900 (15 min).
   package var binSeconds: Double

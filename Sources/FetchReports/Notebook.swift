@@ -1,3 +1,4 @@
+import FetchBenchmark
 import FetchSimulation
 import FetchSupport
 import FetchTraces

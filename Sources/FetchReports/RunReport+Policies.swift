@@ -1,3 +1,4 @@
+import FetchBenchmark
 import FetchTraces
 import Foundation
 

@@ -1,3 +1,4 @@
+import FetchBenchmark
 import FetchSupport
 import FetchTraces
 import Foundation

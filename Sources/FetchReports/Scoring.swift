@@ -1,3 +1,4 @@
+import FetchSimulation
 import FetchSupport
 import FetchTraces
 import Foundation
@@ -169,9 +170,7 @@ package struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable
 public enum Scoring {
   /// The family of a policy configuration: `periodic:1h` → `periodic`,
   /// `ios-minimum:price=0.1` → `ios-minimum`, `never` → `never`.
-  public static func family(of policy: String) -> String {
-    String(policy.prefix { $0 != ":" })
-  }
+  public static func family(of policy: String) -> String { PolicySpec.familyName(of: policy) }
 
   /// Mean over users and a percentile bootstrap interval of every metric,
   /// per (dataset, policy) in file order. Users are resampled jointly for

@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import FetchModels
 import FetchSimulation
 import FetchSupport
@@ -13,10 +12,6 @@ import Testing
 /// sample (``fitPopulationHashed(_:limits:)``).
 @Suite("Population sample")
 struct PopulationSampleTests {
-  /// OpenBLAS's pool stopped before any fit of these tests: `runReplay`
-  /// stops it, and stopping it under a threaded call in flight deadlocks.
-  init() { LinearAlgebra.setSingleThreaded() }
-
   /// 40 synthetic users of 4 days, as text lines (header first), renamed
   /// `p<k>-<i>`: the population's ids `u00001`, `u00002`, … hash in
   /// nearly increasing order, so the sample would fill with the first

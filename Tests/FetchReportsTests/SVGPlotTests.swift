@@ -1,4 +1,5 @@
 @testable import FetchReports
+import FetchBenchmark
 import FetchSupport
 import FetchTestSupport
 import FetchTraces

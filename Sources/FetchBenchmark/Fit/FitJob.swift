@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import FetchModels
 import FetchSupport
 import FetchTraces
@@ -69,7 +68,6 @@ package struct FitJob: Sendable {
     command: String, version: String, started: Date = Date(), progress: (FitPass, Int, Double?) -> Void,
     passFinished: (FitPass) -> Void
   ) throws -> Outcome {
-    LinearAlgebra.setSingleThreaded()
     let setup = FitSetup(
       selection: apps, trainFraction: trainFraction, seed: seed,
       fitter: HabitFitter(maxPopulationPairs: populationPairs), evaluation: EvaluationOptions(),

@@ -1,4 +1,3 @@
-import FetchLinearAlgebra
 import FetchModels
 import FetchSupport
 import FetchTraces

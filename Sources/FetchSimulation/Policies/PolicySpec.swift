@@ -338,3 +338,9 @@ public func parseDuration(_ s: String) -> Double? { DurationText.parse(s) }
 
 /// Seconds as the shortest `1h30m`-style text; fractions of a second as `s`.
 public func formatDuration(_ secs: Double) -> String { DurationText.format(secs) }
+
+extension PolicySpec {
+  /// The family name of a policy string: the text before its first `:`
+  /// (`periodic` of `periodic:1h`), the whole string when it has none.
+  package static func familyName(of policy: String) -> String { String(policy.prefix { $0 != ":" }) }
+}

@@ -1,6 +1,5 @@
 import ArgumentParser
 import FetchBenchmark
-import FetchLinearAlgebra
 import FetchModels
 import FetchSupport
 import FetchTraces

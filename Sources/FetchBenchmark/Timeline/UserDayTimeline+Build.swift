@@ -1,4 +1,3 @@
-import FetchBenchmark
 import FetchModels
 import FetchSimulation
 import FetchSupport

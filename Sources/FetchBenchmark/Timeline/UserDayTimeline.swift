@@ -1,4 +1,3 @@
-import FetchBenchmark
 import FetchModels
 import FetchSimulation
 import FetchSupport
@@ -73,7 +72,7 @@ package struct TimelineError: Error, CustomStringConvertible, Sendable, Equatabl
 
 /// One user's day under a few policies, re-replayed from the run's trace
 /// with the run's world parameters and seed: the data of the timeline chart
-/// (``render()``).
+/// (drawn by `render()` in FetchReports).
 ///
 /// Times are Unix seconds; ``hour(_:)`` maps them to local hours since the
 /// day's midnight.
@@ -193,7 +192,7 @@ extension UserDayTimeline {
   /// changed since the run: its SHA-256 differs from the manifest's).
   ///
   /// - Complexity: two reads of each trace (the hash, then the zones).
-  static func timeZones(runDir: String) -> [String: [String: TraceTimeZone]] {
+  package static func timeZones(runDir: String) -> [String: [String: TraceTimeZone]] {
     guard let run = try? readSettings(runDir: runDir) else { return [:] }
     var out: [String: [String: TraceTimeZone]] = [:]
     for input in run.inputs {
@@ -267,11 +266,11 @@ extension UserDayTimeline {
       out.append(p)
     }
     for want in ["ios-minimum", "oracle", "periodic:1h", "imp", "tailender:1h"] {
-      add(run.contains(want) ? want : run.first { Scoring.family(of: $0) == Scoring.family(of: want) })
+      add(run.contains(want) ? want : run.first { PolicySpec.familyName(of: $0) == PolicySpec.familyName(of: want) })
     }
     for p in run where p != "never" {
-      let f = Scoring.family(of: p)
-      if !out.contains(where: { Scoring.family(of: $0) == f }) { add(p) }
+      let f = PolicySpec.familyName(of: p)
+      if !out.contains(where: { PolicySpec.familyName(of: $0) == f }) { add(p) }
     }
     for p in run where p != "never" { add(p) }
     return out
