@@ -201,9 +201,11 @@ extension ReplayEngine {
       preconditionFailure("a transfer chunk needs a network (startTransfer checks it)")
     }
     let radio = radio(net)
-    let promo = radio.promotion(afterGap: quietGap(k, at: s))
+    let under = promotionUnderWay(k, at: s, radio)
+    let waiting = s >= under.from && s < under.to ? under.to - s : 0
+    let promoS = max(radio.promotion(afterGap: quietGap(k, at: s)).timeS, waiting)
     let x = radio.transferTime(downBytes: remaining, upBytes: w.requestBytes)
-    let downStart = s + promo.timeS + x.up + w.serverLatencyS
+    let downStart = s + promoS + x.up + w.serverLatencyS
     var end = downStart + x.down
     var bytes = remaining
     var downS = x.down

@@ -113,7 +113,7 @@ struct DeviceReplayTests {
   func lateTail(net: NetworkKind, sweptTail: Double?) throws {
     var w = ReplayEnergyTests.workedExampleWorld(net)
     if let s = sweptTail {
-      let name = net == .nr5g ? "radio.5g.tail_s" : "radio.lte.tail_s"
+      let name = net == .nr5g ? "radio.5g_nsa_low_band.tail_s" : "radio.lte.tail_s"
       #expect(w.set(name, to: .number(s)) == nil)
     }
     let radio = w.radio(for: net)!

@@ -87,7 +87,7 @@ struct ReplayEnergyTests {
     var t = UserTrace(user: "x", start: 0, end: 10_000)
     let other = t.appIndex("other")
     _ = t.appIndex("a")
-    t.events = [TraceEvent(time: 95, kind: .open, app: other, value: 3)]  // busy 95...98
+    t.events = [TraceEvent(time: 95, kind: .open, app: other, value: 3)]  // promotion 95...95.26, busy to 98.26
     // Study app "a" (index 1): swap so index 0 is "a"? Use index 1 below.
     let user = PreparedUser(trace: t, world: w)
     var p = ScriptedPolicy(times: [100])
@@ -95,9 +95,11 @@ struct ReplayEnergyTests {
     let shared = r.fetches[0].energyJ
     let alone = w.lte.isolatedTransferEnergy(downBytes: 100_000)
     #expect(shared < 0.35 * alone, "in-tail fetch \(shared) J vs isolated \(alone) J")
-    // Exactly: the 2 s of tail before it, no promotion, 0.16 s connected, then
-    // the tail restarts (the old one's remainder is what the session paid).
-    #expect(abs(shared - (2 * 1.06 + 0.16 * 1.2 + 0.16 * 0.05197 * 5)) < 1e-9)
+    // Exactly: the 1.74 s of tail before it (the session's 3 s ran after its
+    // 0.26 s promotion), no promotion, 0.16 s connected, then the tail
+    // restarts (the old one's remainder is what the session paid).
+    let exact: Double = (100 - 98.26) * 1.06 + 0.16 * 1.2 + 0.16 * 0.05197 * 5
+    #expect(abs(shared - exact) < 1e-9)
     #expect(abs(r.fetches[0].end - r.fetches[0].start - 0.16) < 1e-9)
   }
 

@@ -15,8 +15,12 @@ struct SessionNetworkTests {
     return t
   }
 
+  /// The sessions' activity as drawn, on an LTE radio without promotion
+  /// (which would lengthen each burst that starts on a quiet radio).
   static func busy(_ t: UserTrace, _ w: WorldParameters, modelled: [Int32] = [], seed: UInt64 = 1) -> [BusyInterval] {
-    PreparedUser(trace: t, world: w, modelled: modelled, seed: seed).backgroundBusy(cellular: true)
+    var w = w
+    w.lte.promotionTimeS = 0
+    return PreparedUser(trace: t, world: w, modelled: modelled, seed: seed).backgroundBusy(cellular: true)
   }
 
   @Test("app categories from package names: offline, networked, other")

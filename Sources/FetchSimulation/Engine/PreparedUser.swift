@@ -47,7 +47,8 @@ package final class PreparedUser: Sendable {
   package init(trace: UserTrace, world: WorldParameters, apps: [Int32] = [], modelled: [Int32] = [], seed: UInt64 = 1) {
     self.trace = trace
     self.world = world
-    radios = ReplayRadios(world)
+    let radios = ReplayRadios(world)
+    self.radios = radios
     var times = [trace.start]
     var kinds = [world.defaultNetwork]
     var busy: [[BusyInterval]] = [[], []]
@@ -77,7 +78,7 @@ package final class PreparedUser: Sendable {
     }
     netTimes = times
     netKinds = kinds
-    busy = busy.map(SessionActivity.merged)
+    busy = busy.indices.map { radios.carried(busy[$0], interface: $0, netTimes: times, netKinds: kinds) }
     self.busy = busy
     if let p = pluggedAt { charging.append(BusyInterval(start: p, end: trace.end)) }
     self.charging = charging

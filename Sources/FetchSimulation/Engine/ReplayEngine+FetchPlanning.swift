@@ -61,10 +61,11 @@ extension ReplayEngine {
     var s = t - base - p0
     let p1 = r.promotion(afterGap: quietGap(k, at: s)).timeS
     if p1 > p0 { s = t - base - p1 }
-    // Waiting for another fetch's promotion would end too late: start
-    // before it began, with a promotion of its own.
-    if s >= promotingFrom[k] && s < promotedAt[k] && promotedAt[k] > t - base {
-      let before = promotingFrom[k].nextDown
+    // Waiting for a promotion under way (another fetch's or a burst's)
+    // would end too late: start before it began, with a promotion of its own.
+    let under = promotionUnderWay(k, at: s, r)
+    if s >= under.from && s < under.to && under.to > t - base {
+      let before = under.from.nextDown
       s = min(before, t - base - r.promotion(afterGap: quietGap(k, at: before)).timeS)
     }
     return s
@@ -82,9 +83,10 @@ extension ReplayEngine {
     }
     let instant = w.instantTransfers
     let r = radio(net)
-    // A promotion another fetch started and still running is not over for
-    // this one either.
-    let waiting = s >= promotingFrom[k] && s < promotedAt[k] ? promotedAt[k] - s : 0
+    // A promotion under way (another fetch's, or a burst's that began on a
+    // quiet radio) is not over for this one either.
+    let under = promotionUnderWay(k, at: s, r)
+    let waiting = s >= under.from && s < under.to ? under.to - s : 0
     let promoS = max(r.promotion(afterGap: quietGap(k, at: s)).timeS, waiting)
     if promoS > 0 && s + promoS > promotedAt[k] {
       promotingFrom[k] = s

@@ -34,6 +34,40 @@ struct ReplayRadios: @unchecked Sendable {
   }
 }
 
+extension ReplayRadios {
+  /// The background activity `intervals` of interface `k` (any order) as
+  /// the radio carries it, sorted by start and merged: an activity that
+  /// starts on a quiet radio first waits for the promotion its quiet gap
+  /// needs (on the network in force then), so its radio time runs from its
+  /// start to the end of the promotion plus its own length, and one that
+  /// starts while the radio is promoting runs its length after the
+  /// promotion. A 1 s burst on an idle 3G radio is busy for 2 + 1 s, and
+  /// its tail starts then.
+  ///
+  /// - Complexity: O(n log n).
+  func carried(
+    _ intervals: [BusyInterval], interface k: Int, netTimes: [Double], netKinds: [NetworkKind]
+  ) -> [BusyInterval] {
+    var out: [BusyInterval] = []
+    out.reserveCapacity(intervals.count)
+    var connectedAt = -Double.infinity
+    var hint = 0
+    for iv in intervals.sorted(by: { $0.start < $1.start }) {
+      let length = iv.end - iv.start
+      if let last = out.last, iv.start <= last.end {
+        out[out.count - 1].end = max(last.end, max(iv.start, connectedAt) + length)
+        continue
+      }
+      let gap = out.last.map { iv.start - $0.end } ?? .infinity
+      let net = netKinds[PreparedUser.networkIndex(in: netTimes, at: iv.start, hint: &hint)]
+      let promotion = PreparedUser.interface(net) == k ? models[Int(net.rawValue)].promotion(afterGap: gap).timeS : 0
+      connectedAt = iv.start + promotion
+      out.append(BusyInterval(start: iv.start, end: connectedAt + length))
+    }
+    return out
+  }
+}
+
 extension ReplayEngine {
   /// Seconds since interface `k` was last busy at `t` (0 while busy, ∞ if
   /// never), counting the user's activity (when shared) and the device's
@@ -46,6 +80,29 @@ extension ReplayEngine {
     }
     if inside { return 0 }
     return t - lastActivity(k, at: t, after: userEnd)
+  }
+
+  /// The promotion under way on interface `k` at `t` with radio `r`, as
+  /// (from, to) in Unix s, or (−∞, −∞) when there is none: the device's own
+  /// (started by a fetch on a quiet radio) or the background activity's (a
+  /// session burst or another app's wake that began on a quiet radio),
+  /// whichever ends later. A transfer that starts in [from, to) moves data
+  /// only from `to`: a fetch in the same instant as a burst on an idle radio
+  /// waits for the burst's promotion, like one that follows another fetch.
+  mutating func promotionUnderWay(_ k: Int, at t: Double, _ r: RadioModel) -> (from: Double, to: Double) {
+    var under = t >= promotingFrom[k] && t < promotedAt[k] ? (from: promotingFrom[k], to: promotedAt[k]) : (from: -Double.infinity, to: -Double.infinity)
+    let i = firstBusy(k, endingAtOrAfter: t)
+    let (inside, start, previousEnd) = busy[k].withUnsafeBufferPointer { b in
+      i < b.count && b[i].start <= t ? (true, b[i].start, i > 0 ? b[i - 1].end : -Double.infinity) : (false, 0, 0)
+    }
+    guard inside else { return under }
+    // The radio's quiet gap just before the activity began, the device's
+    // own fetches included (one running then leaves nothing to promote).
+    let before = start.nextDown
+    let gap = start - lastActivity(k, at: before, after: previousEnd)
+    let to = start + r.promotion(afterGap: gap).timeS
+    if t < to && to > under.to { under = (start, to) }
+    return under
   }
 
   /// The end of the last activity on interface `k` by `t` (capped at `t`):

@@ -253,6 +253,18 @@ struct BudgetOraclePlanner {
     var s = t - base - p0
     let p1 = radio.promotion(afterGap: backgroundQuietGap(k, at: s)).timeS
     if p1 > p0 { s = t - base - p1 }
+    // Inside a background activity's promotion the fetch would wait for
+    // it and end too late: start before that activity, promoting itself.
+    let b = user.busy[k]
+    let i = user.firstBusy(k, endingAtOrAfter: s)
+    if i < b.count && b[i].start <= s {
+      let gap = i > 0 ? b[i].start - b[i - 1].end : .infinity
+      let connected = b[i].start + radio.promotion(afterGap: gap).timeS
+      if s < connected && connected > t - base {
+        let before = b[i].start.nextDown
+        s = min(before, t - base - radio.promotion(afterGap: backgroundQuietGap(k, at: before)).timeS)
+      }
+    }
     return s
   }
 
