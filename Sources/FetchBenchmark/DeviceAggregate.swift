@@ -3,70 +3,57 @@ import FetchSupport
 import Foundation
 
 /// One device under one policy, as ``DeviceAggregate`` pools it: the
-/// device's totals over its window and the sum and count of its waits.
+/// device's figures over its window (``DeviceSummary``, those of
+/// ``metrics``) and the sum and count of its waits. Read and set a figure
+/// as on an app's summary (`sample.energyJ`).
+@dynamicMemberLookup
 package struct DeviceSample: Sendable, Equatable {
-  /// Window length, days.
-  package var days = 0.0
-  /// Background (policy) fetches and their energy, J.
-  package var fetches = 0
-  package var energyJ = 0.0
-  /// The part of `energyJ` drawn while charging, J.
-  package var chargingEnergyJ = 0.0
-  /// Background bytes, by network.
-  package var cellularBytes = 0.0
-  package var wifiBytes = 0.0
-  /// User-initiated foreground refreshes: radio energy, J, and bytes (all networks).
-  package var foregroundEnergyJ = 0.0
+  /// The device's pooled figures; a sample read back from a part record
+  /// has those of ``metrics``.
+  package var pooled = AppSummary()
+  /// Foreground refresh bytes over all networks (the device record keeps
+  /// their sum, not the two networks).
   package var foregroundBytes = 0.0
   /// Scored opens with a wait (fresh opens count as 0 s) and the sum of their waits, s.
   package var waits = 0
   package var waitSumS = 0.0
-  /// Content updates of the device's apps in the window, those whose
-  /// content reached the device, and their delivery delays.
-  package var deliveries = Deliveries()
-  /// The device's declared metrics (``DeviceSummary/metrics``).
-  package var metrics = MetricValues()
 
-  /// The fields a part record keeps, by name; one declaration each, the
-  /// declared metrics that pool (``AdditiveMetric/pooled``) last.
-  static let recordFields: [RecordField<DeviceSample>] = [
-    RecordField("days", "days", "length of the scored window", .sum, \.days),
-    RecordField("fetches", "background fetches of all the apps", count: \.fetches),
-    RecordField("energy_j", "J", "background fetch energy", .sum, \.energyJ),
-    RecordField("charging_energy_j", "J", "the part of energy_j drawn while charging", .sum, \.chargingEnergyJ),
-    RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", .sum, \.cellularBytes),
-    RecordField("wifi_bytes", "bytes", "background bytes on WiFi", .sum, \.wifiBytes),
-    RecordField("foreground_energy_j", "J", "radio energy of the foreground refreshes", .sum, \.foregroundEnergyJ),
-    RecordField("foreground_bytes", "bytes", "foreground refresh bytes, all networks", .sum, \.foregroundBytes),
-    RecordField("waits", "scored opens with a wait (fresh ones count as 0 s)", count: \.waits),
-    RecordField("wait_sum_s", "s", "sum of the waits", .sum, \.waitSumS),
-    RecordField("updates", "content updates of the apps in the window", count: \.deliveries.updates),
-    RecordField("delivered", "updates whose content reached the device", count: \.deliveries.delivered),
-    RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveries.delaySumS),
-  ] + AdditiveMetric.pooled.map { $0.recordField(\DeviceSample.metrics.values[$0.index]) }
+  /// The declared metrics a device's part record keeps, in record order
+  /// (its own figures, ``foregroundBytes`` and the waits, sit after the
+  /// first seven), the trailing ones that pool last.
+  static let metrics: [Metric] =
+    ["days", "fetches", "energy_j", "charging_energy_j", "cellular_bytes", "wifi_bytes", "foreground_energy_j",
+     "updates", "delivered", "delivery_delay_sum_s"].map(Metric.declared) + Metric.trailing.filter { $0.pooling != .none }
 
-  /// Background energy drawn from the battery (not while charging), J.
-  var batteryEnergyJ: Double { energyJ - chargingEnergyJ }
+  /// The figures that ``DeviceAggregate`` averages per day over devices:
+  /// the kept ones declared per day, and the derived ones.
+  static let perDayMetrics = Metric.all.filter { m in m.perDay && (!m.isStored || metrics.contains { $0.index == m.index }) }
+
+  /// The fields a part record keeps, by name; one declaration each.
+  static let recordFields: [RecordField<DeviceSample>] = {
+    let kept = metrics.map { $0.recordField(in: \DeviceSample.pooled) }
+    return kept.prefix(7) + [
+      RecordField("foreground_bytes", "bytes", "foreground refresh bytes, all networks", .sum, \.foregroundBytes),
+      RecordField("waits", "scored opens with a wait (fresh ones count as 0 s)", count: \.waits),
+      RecordField("wait_sum_s", "s", "sum of the waits", .sum, \.waitSumS),
+    ] + kept.dropFirst(7)
+  }()
 
   package init() {}
 
-  /// The device's totals and the waits of its apps' opens.
+  /// A pooled figure, named as on ``AppSummary``.
+  package subscript<T>(dynamicMember path: WritableKeyPath<AppSummary, T>) -> T {
+    get { pooled[keyPath: path] }
+    set { pooled[keyPath: path] = newValue }
+  }
+
+  /// The device's figures and the waits of its apps' opens.
   package init(_ d: DeviceSummary, apps: [AppReplay]) {
-    days = d.days
-    fetches = d.fetches
-    energyJ = d.energyJ
-    chargingEnergyJ = d.chargingEnergyJ
-    cellularBytes = d.cellularBytes
-    wifiBytes = d.wifiBytes
-    foregroundEnergyJ = d.foregroundEnergyJ
+    pooled = d.pooled
     foregroundBytes = d.foregroundCellularBytes + d.foregroundWifiBytes
-    deliveries.delivered = d.delivered
-    deliveries.delaySumS = d.deliveryDelaySumS
-    for m in AdditiveMetric.pooled { metrics[m] = d.metrics[m] }
     for a in apps {
       waits += a.zeroWaits + a.waits.count
       waitSumS += a.waits.reduce(0, +)
-      deliveries.updates += a.summary.updates
     }
   }
 }
@@ -100,25 +87,21 @@ package struct MeanCI: Sendable, Equatable {
 ///
 /// Cost figures are means over devices of each device's per-day figure,
 /// with a normal-approximation 95 % CI (``MeanCI``; `policies.csv` uses a
-/// bootstrap over users instead, which needs every value at once). Waits
-/// are pooled over every scored open of every device: the mean is Σ wait /
+/// bootstrap over users instead, which needs every value at once); totals
+/// (days, fetches, updates, delivered) are sums over devices. Waits are
+/// pooled over every scored open of every device: the mean is Σ wait /
 /// Σ opens and the p90 comes from an ``AgeHistogram`` of the waits (±0.6 %).
 /// Delivery delays: the mean is Σ delay / Σ delivered (the replays keep
 /// only sums and counts, so there is no quantile).
 package struct DeviceAggregate: Sendable, Equatable {
   package var policy: String
   package var devices = 0
-  package var days = 0.0
-  package var fetches = 0
-  /// Per device: background J/day, cellular and WiFi bytes/day, foreground J/day and bytes/day.
-  package var energyJPerDay = MeanCI()
-  /// Per device: background energy drawn from the battery, J/day.
-  package var batteryJPerDay = MeanCI()
-  /// Per device: background energy drawn while charging, J/day.
-  package var chargingEnergyJPerDay = MeanCI()
-  package var cellularBytesPerDay = MeanCI()
-  package var wifiBytesPerDay = MeanCI()
-  package var foregroundEnergyJPerDay = MeanCI()
+  /// The devices' kept figures (``DeviceSample/metrics``) summed.
+  package var sums = MetricValues()
+  /// Per device: each of ``DeviceSample/perDayMetrics`` per day, by
+  /// ``Metric/index``.
+  package var perDay = [MeanCI](repeating: MeanCI(), count: Metric.all.count)
+  /// Per device: foreground refresh bytes per day, all networks.
   package var foregroundBytesPerDay = MeanCI()
   /// Per device with at least one scored open: its mean wait, s.
   package var deviceMeanWaitS = MeanCI()
@@ -126,33 +109,19 @@ package struct DeviceAggregate: Sendable, Equatable {
   package var waitSumS = 0.0
   /// Every wait, s (fresh opens as 0).
   package var waitHistogram = AgeHistogram()
-  /// Content updates, those delivered, and their delays, over the devices.
-  package var deliveries = Deliveries()
-  /// Per device: each declared metric's figure (per day when declared
-  /// so), by ``AdditiveMetric/index``.
-  package var metrics = [MeanCI](repeating: MeanCI(), count: AdditiveMetric.all.count)
 
   package init(policy: String) { self.policy = policy }
-
-  /// Each per-device cost figure and the device total it divides by the
-  /// device's days (0 for a device without days).
-  static let perDayFigures: [(WritableKeyPath<DeviceAggregate, MeanCI> & Sendable, KeyPath<DeviceSample, Double> & Sendable)] = [
-    (\.energyJPerDay, \.energyJ), (\.batteryJPerDay, \.batteryEnergyJ), (\.chargingEnergyJPerDay, \.chargingEnergyJ),
-    (\.cellularBytesPerDay, \.cellularBytes), (\.wifiBytesPerDay, \.wifiBytes),
-    (\.foregroundEnergyJPerDay, \.foregroundEnergyJ), (\.foregroundBytesPerDay, \.foregroundBytes),
-  ]
 
   /// Adds one device (its waits go in with ``addWaits(of:)``).
   package mutating func add(_ s: DeviceSample) {
     devices += 1
-    days += s.days
-    fetches += s.fetches
-    for (mean, total) in Self.perDayFigures { self[keyPath: mean].add(s.days > 0 ? s[keyPath: total] / s.days : 0) }
+    sums.add(s.pooled, DeviceSample.metrics)
+    let days = s.pooled.days
+    for m in DeviceSample.perDayMetrics { perDay[m.index].add(Metric.perDay(m.value(s.pooled), days: days)) }
+    foregroundBytesPerDay.add(Metric.perDay(s.foregroundBytes, days: days))
     if s.waits > 0 { deviceMeanWaitS.add(s.waitSumS / Double(s.waits)) }
     waits += s.waits
     waitSumS += s.waitSumS
-    deliveries.add(s.deliveries)
-    for m in AdditiveMetric.pooled { metrics[m.index].add(m.reported(s.metrics[m], days: s.days)) }
   }
 
   /// Adds the waits of one device's apps to the histogram.
@@ -163,33 +132,23 @@ package struct DeviceAggregate: Sendable, Equatable {
     }
   }
 
-  /// Pooled mean wait over every scored open, s; NaN without opens.
-  package var meanWaitS: Double { waits > 0 ? waitSumS / Double(waits) : .nan }
-  /// Pooled 90th-percentile wait, s (histogram); NaN without opens.
-  package var p90WaitS: Double { waitHistogram.quantile(0.9) }
-}
+  /// The devices' totals (Σ over devices of the kept figures).
+  package var totals: AppSummary { sums.pooled(DeviceSample.metrics) }
 
-/// Content updates, those whose content reached the device, and the sum of
-/// their delivery delays (publication → on the device), pooled over pairs
-/// or devices: the `updates`, `delivered` and `mean_delivery_delay_s`
-/// columns of the pooled files. The replays keep only sums and counts, so
-/// there is no quantile.
-package struct Deliveries: Sendable, Equatable {
-  /// Content updates published in the windows.
-  package var updates = 0
-  /// Updates whose content reached the device.
-  package var delivered = 0
-  /// Σ delivery delay over the delivered updates, s.
-  package var delaySumS = 0.0
-
-  /// Adds another tally's counts and delays.
-  package mutating func add(_ o: Deliveries) {
-    updates += o.updates
-    delivered += o.delivered
-    delaySumS += o.delaySumS
+  /// A declared figure as `devices_pooled.csv` gives it, against a battery
+  /// of `capacityJ` joules: a per-day figure (or its bound) as the mean
+  /// over devices, the waits pooled over every open (NaN without one), a
+  /// total summed over devices.
+  package func figure(_ f: MetricFigure, capacityJ: Double) -> Double {
+    if f.kind != .value {
+      let ci = perDay[f.metric.index]
+      let x = f.bound == .low ? ci.low : f.bound == .high ? ci.high : ci.value
+      return f.kind == .batteryPct ? x * (100 / capacityJ) : x
+    }
+    switch f.metric.pooling {
+    case .mean(of: .waits): return waits > 0 ? waitSumS / Double(waits) : .nan
+    case .quantile(let q, of: .waits): return waitHistogram.quantile(q)
+    default: return f.metric.value(totals)
+    }
   }
-
-  /// Mean delivery delay over every delivered update (Σ delay / Σ
-  /// delivered), s; NaN without one.
-  package var meanDelayS: Double { delivered > 0 ? delaySumS / Double(delivered) : .nan }
 }

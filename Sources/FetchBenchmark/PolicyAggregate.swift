@@ -62,31 +62,18 @@ package struct AgeHistogram: Sendable, Equatable {
 
 /// One policy's results pooled over all (user, app) pairs.
 ///
-/// Per-day figures are pooled ratios (Σ energy / Σ days over pairs); age
-/// quantiles pool all opens (see ``AgeHistogram``).
+/// The pairs' recorded figures (``Metric/recorded``) pool as the metric
+/// table declares: per-day figures are pooled ratios (Σ energy / Σ days
+/// over pairs), means and shares are weighted by opens; age quantiles pool
+/// all opens (see ``AgeHistogram``). Read a pooled figure as on an app's
+/// summary (`aggregate.opens`, `aggregate.energyJPerDay`).
+@dynamicMemberLookup
 package struct PolicyAggregate: Sendable, Equatable {
   package var policy: String
   package var pairs = 0
-  package var days = 0.0
-  package var opens = 0
-  package var fetches = 0
-  package var newData = 0
-  package var noData = 0
-  package var failed = 0
-  package var wasted = 0
-  package var freshOpens = 0
-  package var ageSum = 0.0
-  package var aoiSum = 0.0
-  package var energyJ = 0.0
-  /// The part of `energyJ` drawn while charging, J.
-  package var chargingEnergyJ = 0.0
-  package var cellularBytes = 0.0
+  /// The pairs' figures pooled (``MetricValues/add(_:_:)``).
+  package var sums = MetricValues()
   package var ages = AgeHistogram()
-  /// Content updates, those delivered and their delivery delays.
-  package var deliveries = Deliveries()
-  /// The declared metrics over the pairs, as ``MetricValues/add(_:)``
-  /// sums them (read with ``metric(_:)``).
-  package var metrics = MetricValues()
 
   package init(policy: String) { self.policy = policy }
 
@@ -96,46 +83,25 @@ package struct PolicyAggregate: Sendable, Equatable {
     ages.add(r)
   }
 
-  /// Adds one pair's counters and means (not its ages).
+  /// Adds one pair's figures (not its ages).
   mutating func add(summary s: AppSummary) {
     pairs += 1
-    days += s.days
-    opens += s.opens
-    fetches += s.fetches
-    newData += s.newData
-    noData += s.noData
-    failed += s.failed
-    wasted += s.wasted
-    if s.opens > 0 {
-      freshOpens += Int((s.freshRatio * Double(s.opens)).rounded())
-      ageSum += s.meanAgeS * Double(s.opens)
-      aoiSum += s.meanAoiS * Double(s.opens)
+    sums.add(s, Metric.recorded)
+  }
+
+  /// A pooled figure, named as on ``AppSummary`` (each read pools anew:
+  /// O(metrics + histogram bins)).
+  package subscript<T>(dynamicMember path: KeyPath<AppSummary, T>) -> T { pooled[keyPath: path] }
+
+  /// The pooled figures as a summary: sums, means and shares over every
+  /// pooled open, and the age quantiles of the pooled histogram.
+  ///
+  /// - Complexity: O(metrics + histogram bins).
+  package var pooled: AppSummary {
+    var p = sums.pooled(Metric.recorded)
+    for m in Metric.recorded {
+      if case .quantile(let q, of: .ages) = m.pooling { m.set(&p, ages.quantile(q)) }
     }
-    energyJ += s.energyJ
-    chargingEnergyJ += s.chargingEnergyJ
-    cellularBytes += s.cellularBytes
-    deliveries.add(Deliveries(updates: s.updates, delivered: s.delivered, delaySumS: s.deliveryDelaySumS))
-    metrics.add(s)
+    return p
   }
-
-  /// A declared metric pooled over the pairs, as `pooled.csv` gives it:
-  /// per day (Σ / Σ days) when declared so, else the sum or the
-  /// opens-weighted mean.
-  package func metric(_ m: AdditiveMetric) -> Double {
-    m.reported(metrics.pooled(m, opens: opens), days: days)
-  }
-
-  package var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
-  package var fetchesPerDay: Double { days > 0 ? Double(fetches) / days : 0 }
-  package var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
-  /// Open-sampled staleness; NaN (undefined) with no opens.
-  package var freshRatio: Double { opens > 0 ? Double(freshOpens) / Double(opens) : .nan }
-  package var meanAgeS: Double { opens > 0 ? ageSum / Double(opens) : .nan }
-  package var meanAoiS: Double { opens > 0 ? aoiSum / Double(opens) : .nan }
-  package var newDataRatio: Double { fetches > 0 ? Double(newData) / Double(fetches) : 0 }
-  /// Energy drawn from the battery (not while charging) per day, % of `capacityJ`.
-  package func batteryPctPerDay(capacityJ: Double) -> Double {
-    days > 0 ? (energyJ - chargingEnergyJ) / days / capacityJ * 100 : 0
-  }
-  package var chargingEnergyJPerDay: Double { days > 0 ? chargingEnergyJ / days : 0 }
 }

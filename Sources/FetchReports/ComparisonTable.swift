@@ -1,4 +1,5 @@
 import FetchBenchmark
+import FetchSimulation
 import FetchTraces
 
 /// The aligned policy comparison printed to stdout after a run.
@@ -14,11 +15,13 @@ package enum ComparisonTable {
                   "pooled fresh%", "pooled mean age", "p50 age", "p90 age"]
     var rows = [header]
     for a in aggs {
+      let p = a.pooled
+      let newDataRatio = p.fetches > 0 ? Double(p.newData) / Double(p.fetches) : 0
       rows.append([
-        a.policy, String(a.pairs), String(a.opens), fixed(a.fetchesPerDay, 1), fixed(100 * a.newDataRatio, 1),
-        fixed(a.energyJPerDay, 1), fixed(a.batteryPctPerDay(capacityJ: capacityJ), 3),
-        fixed(a.cellularBytesPerDay / 1e6, 2), fixed(100 * a.freshRatio, 1), humanDuration(a.meanAgeS),
-        humanDuration(a.ages.quantile(0.5)), humanDuration(a.ages.quantile(0.9)),
+        a.policy, String(a.pairs), String(p.opens), fixed(p.fetchesPerDay, 1), fixed(100 * newDataRatio, 1),
+        fixed(p.energyJPerDay, 1), fixed(p.batteryPctPerDay(capacityJ: capacityJ), 3),
+        fixed(p.cellularBytesPerDay / 1e6, 2), fixed(100 * p.freshRatio, 1), humanDuration(p.meanAgeS),
+        humanDuration(p.p50AgeS), humanDuration(p.p90AgeS),
       ])
     }
     let widths = header.indices.map { c in rows.map { $0[c].count }.max()! }

@@ -33,19 +33,34 @@ public enum ScoreMetric: String, CaseIterable, Sendable {
   /// at least one open (`rowsWithOpens`).
   enum Averaging { case rows, opens, rowsWithOpens }
 
-  /// Everything about one metric besides its name.
+  /// Everything about one metric besides its name, read from its
+  /// declaration in the metric table (``Metric``): the figure its
+  /// `summary.csv` column shows.
   struct Declaration {
-    var unit: String
-    var averaging: Averaging
-    var higherIsBetter = false
+    /// The declared figure.
+    var figure: MetricFigure
+
+    /// Its unit: `J/day`, `%/day`, `bytes/day`, `1/day`, `s`, `ratio`.
+    var unit: String { figure.unit }
+    /// How a user's rows average, from how the metric pools: sums per row,
+    /// means and shares over opens weighted by opens, quantiles per row
+    /// with opens.
+    var averaging: Averaging {
+      switch figure.metric.pooling {
+      case .opensWeighted, .opensShare: .opens
+      case .quantile, .mean: .rowsWithOpens
+      case .sum, .recomputed, .none: .rows
+      }
+    }
+    var higherIsBetter: Bool { figure.metric.direction == .higherIsBetter }
     /// Whether `policies.csv` gives it a 95 % bootstrap interval (else empty bounds).
-    var interval = true
+    var interval: Bool { figure.metric.interval }
     /// The step of its `summary.csv` column (1e-3 for 3 decimals), in the
     /// metric's unit: a row's value is within half of it of the replay's.
-    var resolution: Double
+    var resolution: Double { Scoring.step(decimals: figure.decimals ?? 0) }
     /// Whether `value · opens` of a row is a count (fresh opens): a user's
     /// value is then read exactly, Σ count / Σ opens, whatever the rounding.
-    var countOverOpens = false
+    var countOverOpens: Bool { figure.metric.pooling == .opensShare }
 
     /// Paired values closer than this are a tie: each of the two per-user
     /// values is within half a ``resolution`` of its replay's, so a
@@ -55,18 +70,10 @@ public enum ScoreMetric: String, CaseIterable, Sendable {
   }
 
   /// The metric's declaration.
-  var declaration: Declaration {
-    switch self {
-    case .energy_j_per_day: Declaration(unit: "J/day", averaging: .rows, resolution: 1e-6)
-    case .battery_pct_per_day: Declaration(unit: "%/day", averaging: .rows, resolution: 1e-8)
-    case .cellular_bytes_per_day: Declaration(unit: "bytes/day", averaging: .rows, resolution: 1e-3)
-    case .fetches_per_day: Declaration(unit: "1/day", averaging: .rows, resolution: 1e-6)
-    case .mean_age_s: Declaration(unit: "s", averaging: .opens, resolution: 1e-3)
-    case .p90_age_s: Declaration(unit: "s", averaging: .rowsWithOpens, resolution: 1e-3)
-    case .fresh_ratio:
-      Declaration(unit: "ratio", averaging: .opens, higherIsBetter: true, resolution: 1e-6, countOverOpens: true)
-    case .mean_aoi_s: Declaration(unit: "s", averaging: .opens, resolution: 1e-3)
-    }
+  var declaration: Declaration { Self.declarations[index] }
+  private static let declarations = allCases.map { m in
+    guard let f = MetricFigure(column: m.rawValue) else { preconditionFailure("\(m.rawValue) is no declared figure") }
+    return Declaration(figure: f)
   }
 
   /// Whether a higher value is better (only `fresh_ratio`).
@@ -227,6 +234,13 @@ public enum Scoring {
     else { return nil }
     let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     return stem.isEmpty ? "trace" : stem
+  }
+
+  /// 10^−`decimals`, the step of a column written with `decimals` decimals.
+  static func step(decimals: Int) -> Double {
+    var p = 1.0
+    for _ in 0..<decimals { p *= 10 }
+    return 1 / p
   }
 
   /// `x` rounded to `s` significant decimal digits.

@@ -36,6 +36,14 @@ package struct RecordField<Record>: Sendable {
     set = { $0[keyPath: path] = $1 }
   }
 
+  /// A field read and set through functions (a figure of a record's part).
+  package init(
+    _ name: String, _ unit: String, _ help: String, _ pooling: Pooling, get: @escaping @Sendable (Record) -> Double,
+    set: @escaping @Sendable (inout Record, Double) -> Void
+  ) {
+    (self.name, self.unit, self.help, self.pooling, self.get, self.set) = (name, unit, help, pooling, get, set)
+  }
+
   /// A count (pooled by summing).
   package init(_ name: String, _ help: String, count path: any WritableKeyPath<Record, Int> & Sendable) {
     self.name = name

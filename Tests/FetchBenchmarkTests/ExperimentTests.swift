@@ -436,8 +436,8 @@ struct ExperimentRunTests {
     (a.days, a.opens, a.fetches, a.meanAgeS, a.freshRatio, a.energyJ, a.updates) = (7, 12, 30, .nan, 0.25, 41.5, 3)
     var d = DeviceSample()
     (d.days, d.fetches, d.energyJ, d.waits, d.waitSumS) = (7, 90, 120.25, 12, 3.5)
-    (d.deliveries.updates, d.deliveries.delivered, d.deliveries.delaySumS) = (9, 8, 4000.5)
-    d.metrics[try #require(AdditiveMetric.all.first { $0.name == "transfer_wifi_bytes" })] = 6e7
+    (d.updates, d.delivered, d.deliveryDelaySumS) = (9, 8, 4000.5)
+    d.transferWifiBytes = 6e7
     let rec = PartRecord(
       config: "h", unit: "u", users: 1, firstUser: "x", lastUser: "x", files: [],
       pairs: [PartRecord.Pair(policy: 0, a)], ages: [AgeHistogram()], devices: [(0, d)], waits: [AgeHistogram()])

@@ -112,8 +112,8 @@ public struct AppSummary: Sendable, Equatable {
   package var transfersCompleted = 0
   /// Chunks the transfers moved in (one per stretch of eligible network).
   package var transferChunks = 0
-  // The declared metrics (``AdditiveMetric/all``) follow: stored here for
-  // the engine's hot path, pooled and reported from their declaration.
+  // Every stored figure here is declared once in the metric table
+  // (``Metric/all``), which pools and reports it.
   /// Energy of the background transfers, J (CPU and marginal radio; also
   /// in ``energyJ``).
   package var transferEnergyJ = 0.0
@@ -149,114 +149,56 @@ public struct AppSummary: Sendable, Equatable {
 
   /// The fields an experiment's part record keeps for each (user, app,
   /// policy), by name: what `pooled.csv` needs, at full precision. One
-  /// declaration per field; the part record's writer and reader follow.
-  /// The declared metrics (``AdditiveMetric/all``) come last.
-  package static let recordFields: [RecordField<AppSummary>] = [
-    RecordField("days", "days", "length of the scored window", .sum, \.days),
-    RecordField("opens", "scored opens of the app", count: \.opens),
-    RecordField("fetches", "background fetches", count: \.fetches),
-    RecordField("new_data", "fetches that found new content", count: \.newData),
-    RecordField("no_data", "fetches that found none", count: \.noData),
-    RecordField("failed", "fetches that failed", count: \.failed),
-    RecordField("wasted", "NewData fetches superseded before an open", count: \.wasted),
-    RecordField("mean_age_s", "s", "mean age at open (NaN without opens)", .opensWeighted, \.meanAgeS),
-    RecordField("p50_age_s", "s", "median age at open", .none, \.p50AgeS),
-    RecordField("p90_age_s", "s", "90th percentile of the age at open", .none, \.p90AgeS),
-    RecordField("p99_age_s", "s", "99th percentile of the age at open", .none, \.p99AgeS),
-    RecordField("fresh_ratio", "ratio", "share of opens that showed fresh content", .opensWeighted, \.freshRatio),
-    RecordField("mean_aoi_s", "s", "mean Age of Information at open", .opensWeighted, \.meanAoiS),
-    RecordField("time_avg_age_s", "s", "time-averaged age over the window", .none, \.timeAvgAgeS),
-    RecordField("time_fresh_ratio", "ratio", "share of the window with fresh content", .none, \.timeFreshRatio),
-    RecordField("energy_j", "J", "background fetch energy, CPU and marginal radio", .sum, \.energyJ),
-    RecordField("charging_energy_j", "J", "the part of energy_j drawn while charging", .sum, \.chargingEnergyJ),
-    RecordField("cellular_bytes", "bytes", "background bytes on cellular networks", .sum, \.cellularBytes),
-    RecordField("wifi_bytes", "bytes", "background bytes on WiFi", .sum, \.wifiBytes),
-    RecordField("updates", "content updates of the app in the window", count: \.updates),
-    RecordField("delivered", "updates whose content reached the device", count: \.delivered),
-    RecordField("delivery_delay_sum_s", "s", "sum of the delivery delays (publication → on the device)", .sum, \.deliveryDelaySumS),
-    RecordField("transfers_completed", "background transfers that completed", count: \.transfersCompleted),
-  ] + AdditiveMetric.all.map { $0.recordField($0.app) }
+  /// declaration per field, the metric table's (``Metric/recorded``); the
+  /// part record's writer and reader follow.
+  package static let recordFields: [RecordField<AppSummary>] = Metric.recorded.map { $0.recordField(in: \AppSummary.self) }
 }
 
-/// One device's totals over its modelled apps under one policy
-/// configuration: the sums of the apps' ``AppSummary`` figures (at device
-/// scope the per-fetch charges sum exactly to the device's radio energy
-/// with the fetches minus without them), and the wait pooled over the
-/// apps' opens.
+/// One device's figures over its modelled apps under one policy
+/// configuration: the apps' ``AppSummary`` figures pooled as the metric
+/// table declares (``Metric/all``): sums (at device scope the per-fetch
+/// charges sum exactly to the device's radio energy with the fetches minus
+/// without them), means and shares weighted by the apps' opens, and the
+/// wait pooled over the apps' opens. The apps share one window, so the
+/// device's `days` are the window's. Read a figure as on an app's summary
+/// (`device.energyJ`, `device.meanWaitS`); figures the table does not pool
+/// at device scope (age quantiles, time averages) stay at their defaults.
+@dynamicMemberLookup
 public struct DeviceSummary: Sendable, Equatable {
-  /// Window length, days.
-  public var days = 0.0
   /// Modelled apps.
   public var apps = 0
-  /// Scored opens of all the apps.
-  public var opens = 0
-  /// Background fetches of all the apps.
-  public var fetches = 0
-  /// Background (policy) fetch energy, CPU and marginal radio, J.
-  public var energyJ = 0.0
-  /// The part of ``energyJ`` drawn while the device was charging, J.
-  package var chargingEnergyJ = 0.0
-  /// Background bytes on cellular networks.
-  public var cellularBytes = 0.0
-  /// Background bytes on WiFi.
-  public var wifiBytes = 0.0
-  /// Foreground refreshes of all the apps.
-  public var foregroundRefreshes = 0
-  /// User-initiated foreground refresh radio energy, J, and bytes.
-  public var foregroundEnergyJ = 0.0
-  /// Foreground refresh bytes on cellular networks.
-  public var foregroundCellularBytes = 0.0
-  /// Foreground refresh bytes on WiFi.
-  public var foregroundWifiBytes = 0.0
-  /// Wait at opens, pooled over the apps (see ``AppSummary/meanWaitS``).
-  public var meanWaitS = 0.0
-  /// 90th percentile of the pooled wait, s.
-  public var p90WaitS = 0.0
-  /// Updates of all the apps delivered to the device, and the sum of
-  /// their delivery delays, s (see ``AppSummary/delivered``).
-  package var delivered = 0
-  /// Sum of the delivery delays, s.
-  package var deliveryDelaySumS = 0.0
-  /// The declared metrics (``AdditiveMetric``) pooled over the apps: sums,
-  /// or means weighted by the apps' opens.
-  package var metrics = MetricValues()
+  /// The apps' figures pooled.
+  package var pooled = AppSummary()
 
   package init() {}
 
-  /// Mean delivery delay over all the apps' delivered updates, s; NaN when none.
-  package var meanDeliveryDelayS: Double { delivered > 0 ? deliveryDelaySumS / Double(delivered) : .nan }
+  /// A pooled figure, named as on ``AppSummary``.
+  public subscript<T>(dynamicMember path: KeyPath<AppSummary, T>) -> T { pooled[keyPath: path] }
+  /// A pooled figure, named as on ``AppSummary``.
+  public subscript<T>(dynamicMember path: WritableKeyPath<AppSummary, T>) -> T {
+    get { pooled[keyPath: path] }
+    set { pooled[keyPath: path] = newValue }
+  }
 
-  /// Sums the apps' summaries (all over the same window) and pools their waits.
+  /// Pools the apps' summaries (all over the same window) and their waits.
   package init(_ replays: [AppReplay]) {
     apps = replays.count
-    days = replays.first?.summary.days ?? 0
     var zeros = 0
     var waits = 0
+    var sums = MetricValues()
     // By index: a loop over the replays copied each one (six arrays retained
     // and released).
     for i in replays.indices {
-      let a = replays[i].summary
       zeros += replays[i].zeroWaits
       waits += replays[i].waits.count
-      opens += a.opens
-      fetches += a.fetches
-      energyJ += a.energyJ
-      chargingEnergyJ += a.chargingEnergyJ
-      cellularBytes += a.cellularBytes
-      wifiBytes += a.wifiBytes
-      foregroundRefreshes += a.foregroundRefreshes
-      foregroundEnergyJ += a.foregroundEnergyJ
-      foregroundCellularBytes += a.foregroundCellularBytes
-      foregroundWifiBytes += a.foregroundWifiBytes
-      delivered += a.delivered
-      deliveryDelaySumS += a.deliveryDelaySumS
-      metrics.add(a)
+      sums.add(replays[i].summary)
     }
-    metrics = metrics.pooled(opens: opens)
+    pooled = sums.pooled()
+    pooled.days = replays.first?.summary.days ?? 0
 
     guard zeros + waits > 0 else { return }
     // The apps' waits concatenated in a buffer on the stack (when small).
-    (meanWaitS, p90WaitS) = withUnsafeTemporaryAllocation(of: Double.self, capacity: waits) { p in
+    (pooled.meanWaitS, pooled.p90WaitS) = withUnsafeTemporaryAllocation(of: Double.self, capacity: waits) { p in
       var k = 0
       for i in replays.indices {
         for w in replays[i].waits {
@@ -270,22 +212,7 @@ public struct DeviceSummary: Sendable, Equatable {
     }
   }
 
-  /// Background energy per day, J.
-  public var energyJPerDay: Double { days > 0 ? energyJ / days : 0 }
-  /// Background cellular bytes per day.
-  public var cellularBytesPerDay: Double { days > 0 ? cellularBytes / days : 0 }
-  /// Background WiFi bytes per day.
-  public var wifiBytesPerDay: Double { days > 0 ? wifiBytes / days : 0 }
-  /// Foreground refresh energy per day, J.
-  public var foregroundEnergyJPerDay: Double { days > 0 ? foregroundEnergyJ / days : 0 }
-  /// Foreground refresh bytes per day, all networks.
-  public var foregroundBytesPerDay: Double { days > 0 ? (foregroundCellularBytes + foregroundWifiBytes) / days : 0 }
-
   /// Background energy drawn from the battery (not while charging) per
   /// day, as % of a battery of `capacityJ` joules.
-  public func batteryPctPerDay(capacityJ: Double) -> Double {
-    days > 0 ? (energyJ - chargingEnergyJ) / days / capacityJ * 100 : 0
-  }
-  /// Background energy drawn while charging, J per day.
-  package var chargingEnergyJPerDay: Double { days > 0 ? chargingEnergyJ / days : 0 }
+  public func batteryPctPerDay(capacityJ: Double) -> Double { pooled.batteryPctPerDay(capacityJ: capacityJ) }
 }
