@@ -330,6 +330,7 @@ package func runBench(
         name: "experiment_rss_growth", value: max(0, last - first), unit: "MB",
         goal: .atMost(BenchTarget.rssGrowthMB)))
   }
+  metrics += try externalPipeMetrics(config, progress: progress)
   metrics.append(.init(name: "peak_rss", value: peakRSSMB(), unit: "MB"))
   metrics.append(.init(name: "bench_total_s", value: seconds(since: benchStart), unit: "s"))
   return BenchReport(metrics: metrics)
@@ -375,8 +376,8 @@ package struct BenchReport: Sendable {
     }
     n += [
       "run_jobs_1_s", "run_jobs_2_s", "speedup_jobs_2", "experiment_wall_s", "experiment_policy_user_days_per_s",
-      "experiment_rss_growth", "peak_rss", "bench_total_s",
-    ]
+      "experiment_rss_growth",
+    ] + externalPipeMetricNames + ["peak_rss", "bench_total_s"]
     return n
   }()
 

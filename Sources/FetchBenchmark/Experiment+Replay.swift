@@ -40,7 +40,10 @@ final class UnitReplay {
   }
 
   /// Stops the worker threads.
-  func finish() { work.finish() }
+  func finish() {
+    work.finish()
+    ExternalProcessPool.closeAll()
+  }
 
   // MARK: - Datasets and blocks
 
@@ -146,7 +149,13 @@ final class UnitReplay {
   private func submitReplays(_ needed: [Int], users: [UserTrace], configs: [RunConfiguration], models: PopulationModels) {
     for r in needed {
       let config = configs[r]
-      for u in users { work.submit { .replayed(replayUser(u, config, models: models)) } }
+      for u in users {
+        work.submit {
+          do { return .replayed(try PolicyFailure.checking { replayUser(u, config, models: models) }) } catch {
+            return .failed(error)
+          }
+        }
+      }
     }
   }
 
@@ -158,6 +167,8 @@ final class UnitReplay {
     switch work.next() {
     case .replayed(let r):
       return r
+    case .failed(let error):
+      throw error
     case .wrote(let error):
       if let error { throw error }
       computed += 1
@@ -209,5 +220,7 @@ private struct SubmittedBlock {
 /// parts (with the error, if that failed).
 private enum UnitWork: Sendable {
   case replayed(UserResult)
+  /// A replay stopped by its policy's failure (an `external` process).
+  case failed(any Error)
   case wrote((any Error)?)
 }

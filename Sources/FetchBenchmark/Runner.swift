@@ -156,6 +156,7 @@ package func runReplay<S: RunSink>(
   // check each user's budget and replay it (with one job, the calling
   // thread does everything). A user over budget is never replayed: its
   // error comes back in its place, after the users before it.
+  defer { ExternalProcessPool.closeAll() }
   let work = OrderedWork<Result<S.Prepared, any Error>>(jobs: config.jobs)
   defer { work.finish() }
   let window = replayWindow(config)
@@ -175,7 +176,7 @@ package func runReplay<S: RunSink>(
     work.submit {
       Result {
         try checkReplayBudget(u, config, limits: limits, file: config.tracePath, line: line)
-        return prepare(replayUser(u, config, models: population), config)
+        return prepare(try PolicyFailure.checking { replayUser(u, config, models: population) }, config)
       }
     }
     while let r = work.nextIfReady() { try consume(r) }

@@ -471,6 +471,8 @@ package struct SVGPlot: Sendable, Equatable {
     case .openDiamond: return poly(diamond, open: true)
     case .openTriangle: return poly(triangle, open: true)
     case .openHexagon: return poly(regular(6, radius: r * 1.1), open: true)
+    case .openPentagon: return poly(regular(5, radius: r * 1.1), open: true)
+    case .openOctagon: return poly(regular(8, radius: r * 1.1), open: true)
     case .asterisk:
       let a = r * 1.1, b = r * 0.8
       let d = "M\(n(x - a)) \(n(y))H\(n(x + a))M\(n(x)) \(n(y - a))V\(n(y + a))"

@@ -16,32 +16,37 @@ Every CSV column's unit is in :data:`fetchlab.UNITS`.
 
 __version__ = "0.7.0"
 
-from .load import (
-    UNITS,
-    ResultFormatError,
-    Run,
-    load_calibration,
-    load_csv,
-    load_run,
-    load_trace,
-    local_hours,
-    unit_of,
-    user_time_zones,
-)
-from .figures import (
-    WIDTHS_IN,
-    age_cdf,
-    calibration,
-    draw_frontier,
-    fresh_vs_energy,
-    frontier,
-    save,
-    timeline,
-)
-from .style import FAMILY_STYLES, policy_style
+# The names below load their modules on first use (PEP 562), so that
+# `fetchlab.policy`, which a policy process imports, needs neither pandas
+# nor matplotlib.
+_LAZY = {
+    "UNITS": "load", "ResultFormatError": "load", "Run": "load", "load_calibration": "load", "load_csv": "load",
+    "load_run": "load", "load_trace": "load", "local_hours": "load", "unit_of": "load", "user_time_zones": "load",
+    "WIDTHS_IN": "figures", "age_cdf": "figures", "calibration": "figures", "draw_frontier": "figures",
+    "fresh_vs_energy": "figures", "frontier": "figures", "save": "figures", "timeline": "figures",
+    "FAMILY_STYLES": "style", "policy_style": "style",
+    "FetchLabError": "experiment", "run": "experiment", "sweep": "experiment",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fetchlab' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module("." + module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))
+
 
 __all__ = [
     "__version__", "UNITS", "ResultFormatError", "Run", "load_calibration", "load_csv", "load_run", "load_trace",
     "local_hours", "unit_of", "user_time_zones", "WIDTHS_IN", "age_cdf", "calibration", "draw_frontier",
-    "fresh_vs_energy", "frontier", "save", "timeline", "FAMILY_STYLES", "policy_style",
+    "fresh_vs_energy", "frontier", "save", "timeline", "FAMILY_STYLES", "policy_style", "FetchLabError", "run",
+    "sweep",
 ]

@@ -30,6 +30,8 @@ FAMILY_STYLES = {
     "bg-processing": ("#DDCC77", "openDiamond"),
     "android-prefetch": ("#882255", "asterisk"),
     "per-app": ("#0072B2", "ring"),
+    "external": ("#5D3A9B", "openPentagon"),
+    "schedule": ("#994F00", "openOctagon"),
 }
 
 # registry marker -> (matplotlib marker, filled)
@@ -39,6 +41,7 @@ _MARKERS = {
     "hexagon": ("h", True), "pentagon": ("p", True), "triangleLeft": ("<", True), "triangleRight": (">", True),
     "ring": ("o", False), "octagon": ("8", True), "openSquare": ("s", False), "openDiamond": ("D", False),
     "openTriangle": ("^", False), "openHexagon": ("h", False), "asterisk": ((6, 2, 0), False),
+    "openPentagon": ("p", False), "openOctagon": ("8", False),
 }
 _OTHER_COLOURS = ["#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7"]
 _OTHER_MARKERS = ["plus", "cross", "circle", "diamond"]

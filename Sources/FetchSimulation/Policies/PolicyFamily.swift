@@ -100,6 +100,8 @@ public enum PolicyMarker: String, CaseIterable, Sendable {
   /// A filled octagon; outlines only of a square, a diamond, a triangle
   /// and a hexagon; an asterisk (a plus over a cross).
   case octagon, openSquare, openDiamond, openTriangle, openHexagon, asterisk
+  /// Outlines only of a pentagon and an octagon.
+  case openPentagon, openOctagon
 }
 
 /// How charts draw a policy family: a colour (`#RRGGBB`) and a marker.
@@ -160,6 +162,8 @@ public enum PolicyRegistry {
     BGProcessingFamily.self,
     AndroidPrefetchFamily.self,
     PerAppFamily.self,
+    ExternalFamily.self,
+    ScheduleFamily.self,
   ]
 
   private static let lock = NSLock()

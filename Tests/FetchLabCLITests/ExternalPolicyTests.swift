@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+
+/// The Python package of this checkout, for `external` policy children.
+private let pythonPath = packageRoot + "/python"
+
+/// A Python program of the `external` protocol written to `dir/name`.
+private func policyScript(_ dir: String, _ name: String, _ body: String) throws -> String {
+  try write(body, dir, name)
+}
+
+/// The rule "fetch when the last open is an hour old" through `fetchlab.policy`.
+private let staleAfterAnHour = """
+  from fetchlab.policy import Policy, serve
+
+  class StaleAfterAnHour(Policy):
+      def decide(self, obs):
+          last = self.last_open(obs)
+          if obs.why == "open":
+              return self.wait_until(obs.now + 3600)
+          if obs.why == "timer" or (obs.why == "start" and obs.now - last >= 3600):
+              return self.fetch(next=obs.now + 3600)
+          if obs.why == "start":
+              return self.wait_until(max(last + 3600, obs.now + 1))
+          return None
+
+  serve(StaleAfterAnHour)
+
+  """
+
+/// A child that answers the handshake and the device, then misbehaves at
+/// its first decision as `misbehave` (Python statements; `m` is the message).
+private func misbehaving(_ misbehave: String) -> String {
+  """
+  import json, sys, time
+  sys.stderr.write("policy starting\\n"); sys.stderr.flush()
+  for line in sys.stdin:
+      m = json.loads(line)
+      if m["type"] == "hello":
+          print(json.dumps({"version": 1}), flush=True)
+      elif m["type"] == "decide":
+          sys.stderr.write("deciding at %r\\n" % m["now"]); sys.stderr.flush()
+  \(misbehave.split(separator: "\n").map { "        " + $0 }.joined(separator: "\n"))
+
+  """
+}
+
+private let env = ["PYTHONPATH": pythonPath]
+
+@Suite("external policies: the protocol end to end", .serialized)
+struct ExternalPolicyTests {
+  @Test("a Python policy replays through the pipe: the same results for --jobs 1 and 3, at most one process per job")
+  func roundTripAndJobs() throws {
+    let d = scratch()
+    let t = try write(fiveUserTrace, d, "t.csv")
+    let script = try policyScript(d, "stale.py", "import os\nopen(os.path.join(\(jsonLiteral(d)), 'pid-%d' % os.getpid()), 'w').close()\n" + staleAfterAnHour)
+    let policy = "external:cmd=python3 \(script)"
+    var outputs: [[String: Data]] = []
+    for jobs in ["1", "3"] {
+      for f in (try? FileManager.default.contentsOfDirectory(atPath: d)) ?? [] where f.hasPrefix("pid-") {
+        try FileManager.default.removeItem(atPath: d + "/" + f)
+      }
+      let r = try CLI.run(
+        ["run", "--trace", t, "--policy", policy, "--policy", "periodic:1h", "--out", d + "/o" + jobs, "--jobs", jobs],
+        environment: env)
+      #expect(r.status == 0, "\(r.stderr)")
+      let pids = try FileManager.default.contentsOfDirectory(atPath: d).filter { $0.hasPrefix("pid-") }
+      #expect(pids.count >= 1 && pids.count <= Int(jobs)!, "jobs \(jobs): \(pids.count) processes")
+      var res = results(d + "/o" + jobs)
+      res["manifest.json"] = nil
+      outputs.append(res)
+      let summary = String(decoding: res["summary.csv"] ?? Data(), as: UTF8.self)
+      #expect(summary.contains("external:cmd=python3"), "\(summary)")
+    }
+    #expect(!outputs[0].isEmpty && outputs[0] == outputs[1])
+  }
+
+  /// Runs `policy` where a finished run of `periodic:1h` lies, and in a
+  /// fresh directory; both must fail with `expected` and the child's
+  /// stderr, leaving the old result and no new directory.
+  private func expectFailure(_ script: String, settings: String = "", _ expected: [String]) throws {
+    let d = scratch()
+    let t = try write(fiveUserTrace, d, "t.csv")
+    let s = try policyScript(d, "bad.py", script)
+    let old = d + "/old"
+    #expect(try CLI.run(["run", "--trace", t, "--policy", "periodic:1h", "--out", old]).status == 0)
+    let before = results(old)
+    for (out, force) in [(old, true), (d + "/fresh", false)] {
+      let r = try CLI.run(
+        ["run", "--trace", t, "--policy", "external:cmd=python3 \(s)\(settings)", "--out", out] + (force ? ["--force"] : []),
+        environment: env)
+      #expect(r.status == 1, "\(r.status) \(r.stderr)")
+      for e in expected + ["external policy process 'python3 \(s)'", "its stderr ended with:", "policy starting"] {
+        #expect(r.stderr.contains(e), "missing \(e) in: \(r.stderr)")
+      }
+      #expect(!r.stderr.contains("Fatal error"), "\(r.stderr)")
+    }
+    #expect(results(old) == before, "the old result changed")
+    #expect(!FileManager.default.fileExists(atPath: d + "/fresh"), "a failed run left a result directory")
+  }
+
+  @Test("a reply that does not parse stops the run, quoting the line")
+  func unparsableReply() throws {
+    try expectFailure(misbehaving("print('fetch please', flush=True)"), ["sent a reply that does not parse: \"fetch please\"", "deciding at"])
+  }
+
+  @Test("a reply without a boolean fetch stops the run")
+  func replyWithoutFetch() throws {
+    try expectFailure(misbehaving("print(json.dumps({'next': m['now'] + 60}), flush=True)"), ["has no boolean \"fetch\""])
+  }
+
+  @Test("an ask-again time in the past stops the run")
+  func answerInThePast() throws {
+    try expectFailure(
+      misbehaving("print(json.dumps({'fetch': False, 'next': m['now'] - 10}), flush=True)"),
+      ["an ask-again time in the past", "is before now"])
+  }
+
+  @Test("a process that exits stops the run with its status and stderr")
+  func exits() throws {
+    try expectFailure(misbehaving("sys.stderr.write('giving up\\n'); sys.exit(3)"), ["exited with status 3", "giving up"])
+  }
+
+  @Test("a process that hangs past the timeout is stopped")
+  func hangs() throws {
+    let start = Date()
+    try expectFailure(misbehaving("time.sleep(600)"), settings: ",timeout=1s", ["sent no reply within 1s (timeout)"])
+    #expect(Date().timeIntervalSince(start) < 60)
+  }
+
+  @Test("a process that floods its output is stopped")
+  func floods() throws {
+    try expectFailure(misbehaving("while True: sys.stdout.write('x' * 65536)"), ["flooded its output"])
+    try expectFailure(misbehaving("print('{\"fetch\": false}'); print('{\"fetch\": false}', flush=True)"), ["more than one line"])
+  }
+
+  @Test("a process that speaks another protocol version is refused at the handshake")
+  func version() throws {
+    let script = """
+      import sys
+      sys.stderr.write("policy starting\\n"); sys.stderr.flush()
+      sys.stdin.readline()
+      print('{"version": 2}', flush=True)
+      sys.stdin.read()
+
+      """
+    try expectFailure(script, ["speaks another protocol version", "the handshake"])
+  }
+
+  @Test("nothing from the future crosses the pipe: messages up to t do not change when the trace after t does")
+  func noFuture() throws {
+    let d = scratch()
+    let cut = 1_767_605_000.0
+    // The same users; the second trace changes only what happens after
+    // `cut`: session lengths, networks, and one more open per user.
+    let a = fiveUserTrace
+    var lines: [String] = []
+    for l in a.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+      let f = l.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      guard f.count == 5, let time = Double(f[1]), time > cut else {
+        lines.append(l)
+        continue
+      }
+      if f[2] == "open" {
+        lines.append([f[0], f[1], f[2], f[3], "1"].joined(separator: ","))
+      } else if f[2] == "network" {
+        lines.append([f[0], f[1], f[2], f[3], "offline"].joined(separator: ","))
+      } else {
+        if f[2] == "end" { lines.append([f[0], String(time - 100), "open", "news", "5"].joined(separator: ",")) }
+        lines.append(l)
+      }
+    }
+    let b = lines.joined(separator: "\n")
+    #expect(a != b)
+    var logs: [[String]] = []
+    for (k, text) in [a, b].enumerated() {
+      let t = try write(text, d, "t\(k).csv")
+      let log = d + "/log\(k).jsonl"
+      let script = try policyScript(d, "rec\(k).py", """
+        import json, sys
+        log = open(\(jsonLiteral(log)), "a")
+        for line in sys.stdin:
+            log.write(line); log.flush()
+            m = json.loads(line)
+            if m["type"] == "hello":
+                print('{"version": 1}', flush=True)
+            elif m["type"] == "decide":
+                print(json.dumps({"fetch": m["why"] != "fetch_done", "next": m["now"] + 1800}), flush=True)
+
+        """)
+      let r = try CLI.run(
+        ["run", "--trace", t, "--policy", "external:cmd=python3 \(script)", "--out", d + "/o\(k)", "--jobs", "1",
+         "--train-fraction", "0", "--set", "replay.scope=app"], environment: env)
+      #expect(r.status == 0, "\(r.stderr)")
+      logs.append(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init))
+    }
+    // Every time in a message is at or before its `now`; training opens
+    // are before the window.
+    var compared = 0
+    for log in logs {
+      for line in log {
+        let m = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        if m["type"] as? String == "decide" {
+          let now = try #require(m["now"] as? Double)
+          if let o = m["outcome"] as? [String: Any] {
+            #expect((o["end"] as? Double ?? .infinity) <= now && (o["start"] as? Double ?? .infinity) <= now)
+          }
+          #expect(m["session_s"] == nil && m["value"] == nil)
+        }
+      }
+    }
+    // Each (device, app)'s decisions before `cut` are identical in both
+    // runs. (Each app alone on its radio: at device scope the order of the
+    // replayed apps, which `--apps` ranks by the whole window's opens,
+    // decides which of two simultaneous fetches pays the radio's promotion.)
+    func early(_ log: [String]) -> [String: [String]] {
+      var out: [String: [String]] = [:]
+      for line in log {
+        guard let m = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+          m["type"] as? String == "decide", let now = m["now"] as? Double, now < cut,
+          let device = m["device"] as? String, let app = m["app"] as? String
+        else { continue }
+        out[device + "/" + app, default: []].append(line)
+      }
+      return out
+    }
+    let (e0, e1) = (early(logs[0]), early(logs[1]))
+    compared = e0.values.map(\.count).reduce(0, +)
+    #expect(compared > 10 && e0 == e1, "\(compared) early decisions")
+    #expect(logs[0] != logs[1], "the traces differ after the cut, so later messages must")
+  }
+}
+
+/// `s` as a Python string literal.
+private func jsonLiteral(_ s: String) -> String {
+  "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+}

@@ -1,0 +1,94 @@
+"""fetchlab.policy.serve against the protocol, without FetchLab."""
+
+import io
+import json
+
+import pytest
+
+from fetchlab.policy import KEEP, Decision, Policy, serve
+
+
+def exchange(policy, messages):
+    out = io.StringIO()
+    serve(policy, io.StringIO("".join(json.dumps(m) + "\n" for m in messages)), out)
+    return [json.loads(l) for l in out.getvalue().splitlines()]
+
+
+HELLO = {"type": "hello", "protocol": "fetchlab-external", "version": 1, "seed": 7, "timeout_s": 30,
+         "settings": {"age": "3600"}}
+
+
+def device(user, opens):
+    return {"type": "device", "device": user, "seed": 11, "time_zone": "UTC", "window_start": 1000.0,
+            "apps": ["news"], "training": {"start": 0.0, "end": 1000.0, "opens": {"news": opens}}}
+
+
+def decide(user, now, why, **extra):
+    m = {"type": "decide", "device": user, "app": "news", "why": why, "now": now, "local_hour": 0.0,
+         "weekday": 0, "utc_offset_s": 0.0, "network": "wifi", "charging": False, "battery_pct": None,
+         "fetch_in_flight": False, "budget": None, "gates": {"offline": False, "low_battery": False}}
+    m.update(extra)
+    return m
+
+
+class Recorder(Policy):
+    seen = []
+
+    def decide(self, obs):
+        Recorder.seen.append((self.device.id, self.app, obs.why, obs.now, list(obs.opens), self.settings))
+        if obs.why == "start":
+            return self.wait_until(obs.now + float(self.settings["age"]))
+        if obs.why == "timer":
+            return self.fetch()
+        if obs.why == "open":
+            return Decision(False, None)
+        return None
+
+
+def test_handshake_replies_and_fresh_state_per_device():
+    Recorder.seen = []
+    replies = exchange(Recorder, [
+        HELLO, device("u1", [10.0]), decide("u1", 1000.0, "start"), decide("u1", 1500.0, "open"),
+        decide("u1", 4600.0, "timer"), device("u2", []), decide("u2", 1000.0, "start"),
+    ])
+    assert replies == [
+        {"protocol": "fetchlab-external", "version": 1},
+        {"fetch": False, "next": 4600.0},
+        {"fetch": False, "next": None},
+        {"fetch": True},
+        {"fetch": False, "next": 4600.0},
+    ]
+    # The second device starts with no opens of the first.
+    assert Recorder.seen[-1][:5] == ("u2", "news", "start", 1000.0, [])
+    assert Recorder.seen[2][4] == [1500.0]
+    assert Recorder.seen[0][5] == {"age": "3600"}
+
+
+def test_training_opens_and_seed_reach_the_policy():
+    got = {}
+
+    class P(Policy):
+        def decide(self, obs):
+            got["last"] = self.last_open(obs)
+            got["seed"] = self.seed
+            got["draw"] = self.rng.random()
+            return None
+
+    assert exchange(P, [HELLO, device("u1", [10.0, 20.0]), decide("u1", 1000.0, "start")])[1] == {"fetch": False}
+    assert got["last"] == 20.0 and got["seed"] == 11
+    first = got["draw"]
+    exchange(P, [HELLO, device("u1", [10.0, 20.0]), decide("u1", 1000.0, "start")])
+    assert got["draw"] == first  # seeded: the same answer every run
+
+
+def test_a_bad_return_value_is_an_error():
+    class Bad(Policy):
+        def decide(self, obs):
+            return "yes"
+
+    with pytest.raises(TypeError, match="must return"):
+        exchange(Bad, [HELLO, device("u1", []), decide("u1", 1000.0, "start")])
+
+
+def test_keep_is_the_default_of_fetch():
+    assert Policy.fetch().next is KEEP
