@@ -75,6 +75,7 @@ package final class PreparedUser: Sendable {
       default: break
       }
     }
+    sessions.backgroundTraffic(start: trace.start, netTimes: times, netKinds: kinds) { busy[$0].append($1) }
     netTimes = times
     netKinds = kinds
     busy = busy.map(SessionActivity.merged)
