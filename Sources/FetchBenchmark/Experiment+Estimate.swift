@@ -38,12 +38,7 @@ extension Experiment {
   /// The experiment's estimated size (see ``Estimate``).
   package func estimate() -> Estimate {
     let R = Double(replications), C = Double(configurations.count)
-    let apps: Double =
-      switch self.apps {
-      case .top(let k): Double(min(k, 20))
-      case .named(let n): Double(min(n.count, 20))
-      case .minOpens: 20
-      }
+    let apps = Double(self.apps.mostAppsPerUser(cap: 20))
     let scored = 1 - trainFraction
     let fetchesPerPairDay = configurations.reduce(0.0) { $0 + $1.spec.expectedFetchesPerDay }
     var e = Estimate(outputBytes: 0, eventFileBytes: 0, memoryBytes: 0, policyUserDays: 0, resultCells: 0)

@@ -75,12 +75,17 @@ package struct DozeState: Sendable, Hashable {
   /// - Parameters:
   ///   - start: the time the device is known to be screen-off and (unless
   ///     `isCharging`) unplugged from, typically the replay window start.
-  package init(params: DozeParameters = DozeParameters(), start: Double, isCharging: Bool = false) {
+  ///   - history: what the trace before `start` shows (``DozeHistory``):
+  ///     the device has been inactive since its last screen-off and
+  ///     unplugging there, if before `start`.
+  package init(
+    params: DozeParameters = DozeParameters(), start: Double, history: DozeHistory? = nil, isCharging: Bool = false
+  ) {
     precondition(params.idleS > 0 && params.maintenanceS > 0, "Doze periods must be positive")
     precondition(params.idleFactor >= 1 && params.maintenanceFactor >= 1, "Doze factors must be at least 1")
     self.params = params
-    screenOnUntil = start
-    unpluggedAt = start
+    screenOnUntil = min(history?.screenOffAt ?? start, start)
+    unpluggedAt = min(history?.unpluggedAt ?? start, start)
     self.isCharging = isCharging
   }
 
@@ -175,5 +180,36 @@ package struct DozeState: Sendable, Hashable {
     start += max(0, n) * (idle + maint)
     while start + idle + maint <= t { start += idle + maint }
     return (start..<(start + idle), (start + idle)..<(start + idle + maint))
+  }
+}
+
+/// When the screen last went off and the device was last unplugged in the
+/// trace before a replay window (the training part): where Doze's clock
+/// stands at the window's start, instead of restarting there.
+package struct DozeHistory: Sendable, Hashable {
+  /// The end of the last session, at most the history's end, Unix s; the
+  /// history's start when it has no open.
+  package var screenOffAt: Double
+  /// The last `charge_end` (the history's start when there is none), or
+  /// the history's end while a `charge_start` is still open there.
+  package var unpluggedAt: Double
+
+  /// - Complexity: O(n) in the history's events.
+  package init(_ history: UserTrace) {
+    var off = history.start
+    var unplugged = history.start
+    var plugged = false
+    for e in history.events {
+      switch e.kind {
+      case .open: off = max(off, min(e.time + max(0, e.value), history.end))
+      case .chargeStart: plugged = true
+      case .chargeEnd:
+        plugged = false
+        unplugged = max(unplugged, e.time)
+      default: break
+      }
+    }
+    screenOffAt = off
+    unpluggedAt = plugged ? history.end : unplugged
   }
 }

@@ -122,6 +122,10 @@ public struct PolicyContext: Sendable {
   /// is busy, ∞ if never used or offline), from past activity only; kept
   /// up to date only for policies whose ``FetchPolicy/observesRadio`` is true.
   public internal(set) var radioQuietGapS = Double.infinity
+  /// How long the radio of the current network stays up after its last
+  /// transfer (its whole tail), s; kept with ``radioQuietGapS``. The radio
+  /// is up while `radioQuietGapS < radioTailS`.
+  package internal(set) var radioTailS = 0.0
   /// When the policy's timer fires; `.infinity` when unset.
   public internal(set) var timerAt = Double.infinity
 

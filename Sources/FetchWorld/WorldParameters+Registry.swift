@@ -199,6 +199,11 @@ extension WorldParameters {
     r.append(.number("fetch.no_data_bytes", \.noDataBytes, "B", pos, "NV: HTTP 304 with headers"))
     r.append(.number("fetch.request_bytes", \.requestBytes, "B", pos, "NV: request with headers"))
     r.append(.number("fetch.server_latency_s", \.serverLatencyS, "s", 0...3600, "NV: server time plus round trip"))
+    r.append(.number("fetch.open_handshake_rtts", \.openHandshakeRTTs, "-", 0...10, "TCP handshake 1 RTT (RFC 9293, V) + TLS 1.3 full handshake 1 RTT (RFC 8446, V) before a launch's first request on a new connection; TLS 1.2 takes 2 (RFC 5246, V): sweep 2–3; only the foreground wait counts them"))
+    r.append(.number("fetch.rtt_lte_s", \.rtt.lteS, "s", 0...60, "NV: ≈ 70 ms LTE round trip, as Huang et al. MobiSys 2012 (4GTest) report (M, not checked here)"))
+    r.append(.number("fetch.rtt_3g_s", \.rtt.umts3gS, "s", 0...60, "NV: ≈ 200 ms UMTS/HSPA round trip, as Huang et al. MobiSys 2012 (4GTest) report for 3G (M, not checked here)"))
+    r.append(.number("fetch.rtt_wifi_s", \.rtt.wifiS, "s", 0...60, "NV: ≈ 50 ms WiFi round trip to a typical server (M, Huang et al. MobiSys 2012)"))
+    r.append(.number("fetch.rtt_5g_s", \.rtt.nr5gS, "s", 0...60, "NV placeholder: below LTE's; sweep with the 5G profile"))
     r.append(.number("fetch.budget_s", \.fetchBudgetS, "s", 1e-3...86_400, "Apple: ~30 s per background launch (V, Apple background fetch and BGTaskScheduler documentation)"))
     r.append(.number("fetch.failure_probability", \.failureProbability, "-", 0...1, "NV: server-side failures; sweep"))
     r.append(.word("content.source", \.contentSource, ContentSource.allCases.map { ($0.rawValue, $0) }, "choice"))
@@ -217,12 +222,18 @@ extension WorldParameters {
                    "timed: content is as of the response; instant: as of the start (analytic models), energy still counts the duration"))
     r.append(.word("session.network", \.sessions.model, SessionNetworkModel.allCases.map { ($0.rawValue, $0) },
                    "category: networked apps' sessions use the network in bursts (Tadrous & Sabharwal WiOpt 2016, M; Falaki et al. IMC 2010, M); whole: every session keeps the radio connected (upper bound); open: one burst per open"))
+    r.append(.word("session.open_exchange", \.sessions.openExchange, OpenExchange.allCases.map { ($0.rawValue, $0) },
+                   "always: a content app checks its server at every launch, fresh or not (vendor documentation: Pugpig Bolt 'we check for new content on every foregrounding of the app' beside background fetch, V; Microsoft 2014, startup of web-content apps is spent waiting for HTTP requests, V; Yan et al. MobiSys 2012 and Parate et al. UbiComp 2013 prefetch because launches pull content, V abstracts); when_stale: only when the server holds newer content (a fresh prefetch saves the exchange and its radio); none: no exchange and no foreground refresh; see docs/parameters.md"))
     r.append(.number("session.action_interval_s", \.sessions.actionIntervalS, "s", 1...86_400,
                      "NV: mean gap between a networked session's actions, exponential (Tadrous & Sabharwal WiOpt 2016: action inter-arrivals exponential or gamma on a timescale of seconds, M); sweep 10–120 s"))
     r.append(.number("session.burst_s", \.sessions.burstS, "s", 0.01...600, "NV: radio activity of one burst (a page or a message exchange); sweep 0.5–5 s"))
     r.append(.number("session.networked_share", \.sessions.networkedShare, "-", 0...1, "NV: share of a networked app's sessions (messaging, social, browser, mail, maps, video, store) that use the network"))
     r.append(.number("session.offline_share", \.sessions.offlineShare, "-", 0...1, "NV: share of an offline app's sessions (dialer, contacts, SMS, settings, camera, gallery, local media) that use the network"))
     r.append(.number("session.other_share", \.sessions.otherShare, "-", 0...1, "NV: share of the sessions of apps in neither list that use the network (neutral middle)"))
+    r.append(.number("session.background_wakes_per_hour", \.sessions.backgroundWakesPerHour, "1/h", 0...3600,
+                     "neutral: 0 adds nothing to the trace's wake rows (UbiqLog has none, though most radio energy is spent screen-off: Huang et al. IMC 2012, M); the synthetic population draws 2.5/h (NV): sweep 0–5/h"))
+    r.append(.number("session.background_wake_s", \.sessions.backgroundWakeS, "s", 0.01...3600,
+                     "NV: radio activity of one background transfer, the mean of the synthetic population's 1–10 s wakes"))
     r.append(.word("replay.timer_phase", \.alignedTimers, [("seeded", false), ("aligned", true)],
                    "neutral: seeded gives each (user, app) its own timer phase, drawn independently from the seed; aligned fires all apps' timers together (perfect OS batching)"))
     return r

@@ -137,6 +137,13 @@ public struct WorldParameters: Sendable, Equatable {
   package var requestBytes = 1_000.0
   /// Server think time plus round trip, s.
   package var serverLatencyS = 0.3
+  /// Round trips of connection setup before an open's own request (TCP's
+  /// handshake, then TLS 1.3's), part of the foreground wait at a stale
+  /// open: the launch opens a new connection. Background fetches are
+  /// timed without them.
+  package var openHandshakeRTTs = 2.0
+  /// Round-trip time on each network, s, for ``openHandshakeRTTs``.
+  package var rtt = NetworkRTT()
   /// Wall-clock budget of one background launch, s; longer fetches fail.
   package var fetchBudgetS = 30.0
   /// Probability that a fetch fails on the server side.
@@ -209,6 +216,20 @@ public struct WorldParameters: Sendable, Equatable {
   /// whole parameter set to pass it.
   package var radiosByNetwork: [RadioProfile?] { NetworkKind.allCases.map { radio(for: $0) } }
 
+  /// Whether an open refreshes its content in the foreground: on
+  /// (``foregroundRefresh``) unless the app makes no exchange at its opens
+  /// (`session.open_exchange none`).
+  package var refreshesAtOpen: Bool { foregroundRefresh && sessions.openExchange != .none }
+
+  /// The connection setup before an open's request on `network`, s:
+  /// ``openHandshakeRTTs`` round trips; 0 offline.
+  package func openSetupS(on network: NetworkKind) -> Double {
+    if network == .offline { return 0 }
+    if network == .cellular { return openSetupS(on: defaultCellular == .cellular ? .lte : defaultCellular) }
+    let r = network == .wifi ? rtt.wifiS : network == .umts3g ? rtt.umts3gS : network == .nr5g ? rtt.nr5gS : rtt.lteS
+    return openHandshakeRTTs * r
+  }
+
   /// Battery capacity in joules.
   package var batteryCapacityJ: Double { batteryCapacityWh * 3600 }
 
@@ -216,4 +237,14 @@ public struct WorldParameters: Sendable, Equatable {
   package func updateRate(app: String) -> Double {
     (appRatePerHour[app] ?? contentRatePerHour) / 3600
   }
+}
+
+/// Round-trip times by network, s (`fetch.rtt_*`).
+package struct NetworkRTT: Sendable, Equatable {
+  package var lteS = 0.07
+  package var umts3gS = 0.2
+  package var wifiS = 0.05
+  package var nr5gS = 0.05
+
+  package init() {}
 }

@@ -96,6 +96,80 @@ struct SessionNetworkTests {
     #expect(Self.busy(t, w, modelled: [0]).count == 200)
   }
 
+  @Test("categories of FetchLab's synthetic app names and of the names the fragments got wrong")
+  func syntheticAndMisfiled() {
+    for n in ["chat", "messages", "social", "mail", "news", "video", "browser", "weather", "com.zhiliaoapp.musically", "com.google.Gmail", "ph.telegra.Telegraph"] {
+      #expect(AppCategory(n) == .networked, "\(n)")
+    }
+    for n in ["phone", "settings", "camera", "contacts", "clock", "com.google.android.marvin.talkback", "com.apple.mobilephone", "com.apple.Preferences"] {
+      #expect(AppCategory(n) == .offline, "\(n)")
+    }
+    // Every app of the synthetic pool is in a list, except a few whose use
+    // of the network is genuinely mixed.
+    let other = SyntheticPopulation.App.defaultPool.map(\.name).filter { AppCategory($0) == .other }
+    #expect(Set(other).isSubset(of: ["games", "fitness", "health", "translate"]), "\(other)")
+  }
+
+  @Test("a modelled app's sessions follow its category: a 3-hour dialer session makes the open's exchange and nothing else")
+  func modelledOfflineApp() {
+    var w = WorldParameters()
+    let t = Self.trace([("com.sec.android.app.dialertab", 1000, 3 * 3600), ("com.android.chrome", 20_000, 600)])
+    let b = Self.busy(t, w, modelled: [0])
+    #expect(b.first == BusyInterval(start: 1000, end: 1001))
+    #expect(b.filter { $0.start < 20_000 }.count == 1)
+    // The browser, not modelled, still bursts through its session.
+    #expect(b.filter { $0.start >= 20_000 }.count > 5)
+    // A modelled networked app keeps its action bursts.
+    #expect(Self.busy(t, w, modelled: [1]).filter { $0.start >= 20_000 }.count > 5)
+    w.sessions.openExchange = .whenStale
+    #expect(Self.busy(t, w, modelled: [0]).filter { $0.start < 20_000 }.isEmpty)
+  }
+
+  @Test("open_exchange when_stale and none: a modelled app's opens make no burst of their own; other apps' do; actions stay")
+  func openExchange() {
+    var w = WorldParameters()
+    w.sessions.actionIntervalS = 1e9
+    let t = Self.trace([("news", 100, 60), ("com.whatsapp", 500, 60), ("news", 900, 60)])
+    #expect(Self.busy(t, w, modelled: [0]).count == 3)
+    for x in [OpenExchange.whenStale, .none] {
+      w.sessions.openExchange = x
+      #expect(Self.busy(t, w, modelled: [0]) == [BusyInterval(start: 500, end: 501)], "\(x)")
+      w.sessions.model = .open
+      #expect(Self.busy(t, w, modelled: [0]) == [BusyInterval(start: 500, end: 501)], "\(x)")
+      w.sessions.model = .category
+    }
+    // Actions of a modelled app's session are drawn as before.
+    w.sessions.actionIntervalS = 5
+    w.sessions.openExchange = .whenStale
+    let withActions = Self.busy(t, w, modelled: [0])
+    w.sessions.openExchange = .always
+    let always = Self.busy(t, w, modelled: [0])
+    #expect(withActions.count > 10 && withActions.allSatisfy { iv in always.contains { $0.start <= iv.start && iv.end <= $0.end } })
+    #expect(w.set("session.open_exchange", to: .word("when_stale")) == nil && w.sessions.openExchange == .whenStale)
+    #expect(w.refreshesAtOpen)
+    #expect(w.set("session.open_exchange", to: .word("none")) == nil && !w.refreshesAtOpen)
+    #expect(w.set("session.open_exchange", to: .word("sometimes"))?.contains("when_stale") == true)
+  }
+
+  @Test("background traffic: a Poisson stream of transfers on the network in force, none offline, the same for a seed")
+  func backgroundTraffic() {
+    var w = WorldParameters()
+    let empty = Self.trace([])
+    #expect(Self.busy(empty, w).isEmpty)
+    w.sessions.backgroundWakesPerHour = 6
+    w.sessions.backgroundWakeS = 5
+    let b = Self.busy(empty, w)
+    // 144 expected in a day; Poisson: within ±5 σ.
+    #expect(b.count > 84 && b.count < 204, "\(b.count)")
+    #expect(b.allSatisfy { $0.end - $0.start <= 5 + 1e-9 })
+    #expect(Self.busy(empty, w, seed: 1) == b && Self.busy(empty, w, seed: 2) != b)
+    // Offline for the second half of the day: nothing there.
+    var half = empty
+    half.events = [TraceEvent(time: 43_200, kind: .network, value: Double(NetworkKind.offline.rawValue))]
+    let h = Self.busy(half, w)
+    #expect(!h.isEmpty && h.allSatisfy { $0.start < 43_200 })
+  }
+
   @Test("session parameters: bad values are refused with a reason")
   func registry() {
     var w = WorldParameters()

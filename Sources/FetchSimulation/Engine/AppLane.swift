@@ -28,6 +28,9 @@ struct InFlight {
   var bytes: Double
   var energyJ: Double
   var network: NetworkKind
+  /// When the server answered, Unix s: the content the fetch brings is
+  /// the server's as of then (`start` for instantaneous transfers).
+  var answeredAt: Double
   /// The content version the handler hands to the background transfer
   /// queue instead of downloading it (0: none; `TransferQueue.swift`).
   var handOff = 0
@@ -66,11 +69,15 @@ struct AppLane {
   var transferChunks: [TransferChunkRecord] = []
 
   /// Scores an open at `t` (the age, AoI and freshness of the content on
-  /// the device); returns whether it is fresh (age 0).
+  /// the device); returns whether it is fresh (the device holds every
+  /// update published by `t`).
   @inline(__always)
   mutating func scoreOpen(at t: Double, windowStart: Double, record: Bool) -> Bool {
-    let age = version < updates.count ? max(0, t - updates[version]) : 0
-    let fresh = age == 0
+    // Fresh: the device holds every update published by t. An update at t
+    // itself leaves the open stale with age 0 (its refresh fetches it).
+    let pending = version < updates.count ? updates[version] : .infinity
+    let age = max(0, t - pending)
+    let fresh = pending > t
     let aoi = t - (version > 0 ? updates[version - 1] : windowStart)
     summary.opens += 1
     if !fresh { ages.append(age) }
@@ -108,14 +115,6 @@ struct AppLane {
     nextOpen += 1
     guard refresh else { return o }
     guard fresh else {
-      o.stale = true
-      o.version = serverVersion(atOpen: k, t)
-      o.responseBytes = newDataBytes(version: o.version)
-      return o
-    }
-    // An update at t itself: its age at the open is 0, but the device does
-    // not hold it yet; the open's refresh fetches it (bytes, energy, wait).
-    if version < updates.count && updates[version] <= t {
       o.stale = true
       o.version = serverVersion(atOpen: k, t)
       o.responseBytes = newDataBytes(version: o.version)

@@ -14,9 +14,12 @@ struct SessionActivity {
   let seed: UInt64
   let user: String
   let apps: [String]
-  /// Apps whose content the replay models: their sessions always use the
-  /// network (the app talks to its server at every open, whether or not it
-  /// has news; a stale open's refresh rides that exchange).
+  /// Apps whose content the replay models: the burst at their opens is
+  /// the open's exchange with the app's server, made as
+  /// ``SessionNetworkParameters/openExchange`` says (at every open under
+  /// `always`; never here otherwise, where a stale open's refresh is the
+  /// exchange and the engine prices it). Their user actions follow their
+  /// category like any app's.
   let modelled: Set<Int32>
   var streams: [Int: SplitMix64] = [:]
   /// The window end: no activity is drawn past it.
@@ -42,22 +45,46 @@ struct SessionActivity {
       return
     }
     let burst = params.burstS
+    // A modelled app's open burst is its exchange with its server.
+    let isModelled = modelled.contains(e.app)
+    let exchange = params.openExchange == .always
     guard params.model == .category else {
-      add(BusyInterval(start: e.time, end: e.time + burst))
+      if exchange || !isModelled { add(BusyInterval(start: e.time, end: e.time + burst)) }
       return
     }
     let a = Int(e.app)
     guard a >= 0 && a < apps.count else { return }
     var rng = streams[a] ?? SplitMix64(seed: seed, keys: "session-network", user, apps[a])
     defer { streams[a] = rng }
-    let share = modelled.contains(e.app) ? 1 : params.share(app: apps[a])
-    guard rng.uniform() < share else { return }
-    add(BusyInterval(start: e.time, end: e.time + burst))
+    let networked = rng.uniform() < params.share(app: apps[a])
+    if isModelled ? exchange : networked { add(BusyInterval(start: e.time, end: e.time + burst)) }
+    guard networked else { return }
     let sessionEnd = min(e.time + max(e.value, 0), end)
     var x = e.time + rng.exponential(rate: 1 / params.actionIntervalS)
     while x < sessionEnd {
       add(BusyInterval(start: x, end: x + burst))
       x += rng.exponential(rate: 1 / params.actionIntervalS)
+    }
+  }
+
+  /// Calls `add` with the interface (0 WiFi, 1 cellular) and busy interval
+  /// of each background transfer ``SessionNetworkParameters/backgroundWakesPerHour``
+  /// adds: Poisson times over the window from a stream keyed by the seed
+  /// and the user, each on the network in force then (none offline).
+  ///
+  /// - Complexity: O(w + n) for w transfers and n network changes.
+  func backgroundTraffic(start: Double, netTimes: [Double], netKinds: [NetworkKind], _ add: (Int, BusyInterval) -> Void) {
+    let rate = params.backgroundWakesPerHour / 3600
+    guard rate > 0 else { return }
+    var rng = SplitMix64(seed: seed, keys: "background-traffic", user)
+    var t = start
+    var i = 0
+    while true {
+      t += rng.exponential(rate: rate)
+      guard t < end else { return }
+      while i + 1 < netTimes.count && netTimes[i + 1] <= t { i += 1 }
+      guard let k = PreparedUser.interface(netKinds[i]) else { continue }
+      add(k, BusyInterval(start: t, end: min(t + params.backgroundWakeS, end)))
     }
   }
 

@@ -76,6 +76,7 @@ package final class PreparedUser: Sendable {
       default: break
       }
     }
+    sessions.backgroundTraffic(start: trace.start, netTimes: times, netKinds: kinds) { busy[$0].append($1) }
     netTimes = times
     netKinds = kinds
     busy = busy.indices.map { radios.carried(busy[$0], interface: $0, netTimes: times, netKinds: kinds) }

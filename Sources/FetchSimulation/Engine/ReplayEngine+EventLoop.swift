@@ -125,13 +125,16 @@ extension ReplayEngine {
     return DeviceReplay(apps: apps, summary: DeviceSummary(apps))
   }
 
-  /// Refreshes ``PolicyContext/radioQuietGapS`` of lane `j` for policies that read it.
+  /// Refreshes ``PolicyContext/radioQuietGapS`` and ``PolicyContext/radioTailS``
+  /// of lane `j` for policies that read them.
   mutating func updateRadio<P: FetchPolicy>(_: P.Type, _ j: Int) {
     guard P.observesRadio else { return }
     if let k = PreparedUser.interface(lanes[j].ctx.network) {
       lanes[j].ctx.radioQuietGapS = quietGap(k, at: lanes[j].ctx.now)
+      lanes[j].ctx.radioTailS = radio(lanes[j].ctx.network).terms.tailDurationS
     } else {
       lanes[j].ctx.radioQuietGapS = .infinity
+      lanes[j].ctx.radioTailS = 0
     }
   }
 

@@ -79,7 +79,7 @@ extension ReplayEngine {
     let net = u.netKinds[seg]
     let cpuWake = w.cpuWakeEnergyJ
     guard let k = PreparedUser.interface(net) else {
-      return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net)
+      return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net, answeredAt: s)
     }
     let instant = w.instantTransfers
     let r = radio(net)
@@ -93,7 +93,10 @@ extension ReplayEngine {
       promotedAt[k] = s + promoS
     }
     let x0 = r.transferTime(downBytes: 0, upBytes: w.requestBytes)
-    let response = instant ? s : forced ?? (s + promoS + x0.up + w.serverLatencyS)
+    // The server answers after the promotion, the request and its own
+    // time, also for a fetch timed to finish at a given moment (which
+    // then waits for its end, not for content published meanwhile).
+    let response = instant ? s : s + promoS + x0.up + w.serverLatencyS
     let version = lanes[j].version
     let v = lanes[j].serverVersion(at: response)
     var respBytes = v > version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
@@ -129,7 +132,7 @@ extension ReplayEngine {
     let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
     return InFlight(
       start: s, end: instant ? s : end, failure: failure, bytes: bytes, energyJ: energy, network: net,
-      handOff: failure == .none ? handOff : 0)
+      answeredAt: response, handOff: failure == .none ? handOff : 0)
   }
 
   /// Prices the foreground refresh of stale open `o` of lane `j` at `t`
@@ -156,7 +159,7 @@ extension ReplayEngine {
     let coverEnd = w.shareUserRadio ? c.coverEnd : -.infinity
     let before = t.nextDown
     let gap = quietSince == before ? 0 : before - lastActivity(k, at: before, after: quietSince)
-    let wait = r.promotion(afterGap: gap).timeS + x.up + w.serverLatencyS + x.down
+    let wait = r.promotion(afterGap: gap).timeS + w.openSetupS[Int(net.rawValue)] + x.up + w.serverLatencyS + x.down
     let iv = BusyInterval(start: t, end: t + wait)
     var energy = r.throughputEnergy(downS: x.down, upS: x.up)
     // Inside the user's session that opened the app: no radio energy
@@ -182,7 +185,7 @@ extension ReplayEngine {
       result = queued ? .noData : .newData
       enqueueTransfer(j, version: f.handOff, at: f.end, settings: ts)
     } else if f.failure == .none {
-      let v = lanes[j].serverVersion(at: f.end)
+      let v = lanes[j].serverVersion(at: f.answeredAt)
       if v > lanes[j].version {
         result = .newData
         if lanes[j].unseenNewData { lanes[j].summary.wasted += 1 }

@@ -46,7 +46,7 @@ extension ReplayEngine {
         s.monitoringEnergyJ >= 0 && (lane.ctx.monitorsLocation || s.monitoringEnergyJ == 0)
           && lane.ctx.wakesWithoutFetch == 0,
         "lane \(j): monitoring energy \(s.monitoringEnergyJ) J without location monitoring, or wakes left uncharged")
-      check(r.staleAges.allSatisfy { $0 > 0 } && r.staleAges.count <= s.opens, "lane \(j): bad ages")
+      check(r.staleAges.allSatisfy { $0 >= 0 } && r.staleAges.count <= s.opens, "lane \(j): bad ages")
       check(r.waits.allSatisfy { $0 >= 0 }, "lane \(j): negative wait")
       check(
         s.transferEnergyJ >= 0 && s.transferCellularBytes >= 0 && s.transferWifiBytes >= 0

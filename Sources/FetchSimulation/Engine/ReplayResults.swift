@@ -10,9 +10,10 @@ public struct AppReplay: Sendable {
   public var opens: [OpenRecord]
   /// One record per fetch (empty unless `recordEvents`).
   public var fetches: [FetchRecord]
-  /// The ages at stale opens (age > 0), s, in no particular order, and the
-  /// number of fresh opens (age 0): together the age at every open (always
-  /// kept; small).
+  /// The ages at stale opens (age ≥ 0: an update at the open's instant
+  /// leaves it stale at age 0), s, in no particular order, and the number
+  /// of fresh opens (age 0): together the age at every open (always kept;
+  /// small).
   package var staleAges: [Double]
   package var freshOpens: Int
   /// Age at each open, s, sorted ascending: `freshOpens` zeros, then

@@ -19,6 +19,8 @@ struct ReplayWorld {
   let instantTransfers: Bool
   let foregroundRefresh: Bool
   let shareUserRadio: Bool
+  /// ``WorldParameters/openSetupS(on:)`` by network raw value.
+  let openSetupS: [Double]
 
   init(_ w: WorldParameters) {
     requestBytes = w.requestBytes
@@ -32,7 +34,8 @@ struct ReplayWorld {
     batteryCapacityJ = w.batteryCapacityJ
     initialBatteryPct = w.initialBatteryPct
     instantTransfers = w.instantTransfers
-    foregroundRefresh = w.foregroundRefresh
+    foregroundRefresh = w.refreshesAtOpen
     shareUserRadio = w.shareUserRadio
+    openSetupS = NetworkKind.allCases.map { w.openSetupS(on: $0) }
   }
 }

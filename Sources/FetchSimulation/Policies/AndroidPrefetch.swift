@@ -88,6 +88,8 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
   package private(set) var quota: StandbyQuota?
   /// When the job's next period starts, Unix s.
   var nextPeriod = Double.infinity
+  /// The trace before the window, for Doze's clock at its start.
+  var history: DozeHistory?
 
   /// - Parameter lastUse: the app's last use before the window for its
   ///   standby bucket (``StandbyQuota/lastUse(in:app:)``).
@@ -111,7 +113,9 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {
-    if params.dozeEnabled != 0 { dozeState = DozeState(params: params.doze, start: ctx.now, isCharging: ctx.isCharging) }
+    if params.dozeEnabled != 0 {
+      dozeState = DozeState(params: params.doze, start: ctx.now, history: history, isCharging: ctx.isCharging)
+    }
     if let u = quota?.lastUse { quota?.lastUse = min(u, ctx.now) }
     nextPeriod = ctx.now + params.periodS * phase
     ctx.setTimer(at: nextPeriod)
@@ -194,6 +198,7 @@ package enum AndroidPrefetchFamily: DescribedFamily {
     let training = device.training
     let learning = device.learning
     let tz = device.user.trace.timeZone
+    let history = DozeHistory(training)
     return { app, _ in
       let habit = HabitFitter().fit(training, app: app, population: learning?.population, fits: learning?.fits)
       let last = MinimumPolicy.lastOpens(training, app: app)
@@ -201,6 +206,7 @@ package enum AndroidPrefetchFamily: DescribedFamily {
         params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any,
         lastUse: StandbyQuota.lastUse(lastOpen: last.app, training: training))
       policy.phase = device.timerPhase(app: app)
+      policy.history = history
       return policy
     }
   }

@@ -267,6 +267,8 @@ package struct StandbyRun: Sendable, Equatable {
 ///   the 4 h daily execution cap (a fetch lasts at most 30 s), expedited
 ///   jobs.
 package struct StandbyPolicy: FetchPolicy {
+  /// The job's opportunistic rule reads the radio's state.
+  package static var observesRadio: Bool { true }
   package let params: StandbyParameters
   var job: AndroidPeriodicJob
   package private(set) var quota: StandbyQuota
@@ -283,6 +285,7 @@ package struct StandbyPolicy: FetchPolicy {
   package init(params: StandbyParameters = StandbyParameters(), training: UserTrace, app: Int32, phase: Double = 1) {
     self.params = params
     job = AndroidPeriodicJob(period: params.jobIntervalS, params: params.job, phase: phase)
+    job.history = DozeHistory(training)
     quota = StandbyQuota(params: params.quota, lastUse: StandbyQuota.lastUse(in: training, app: app))
   }
 

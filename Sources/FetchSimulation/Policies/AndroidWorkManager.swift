@@ -59,12 +59,12 @@ struct AndroidPeriodicJob: Sendable {
   /// The flex window of the next run: [eligibleAt, dueAt].
   var eligibleAt = Double.infinity
   var dueAt = Double.infinity
-  /// End of the latest observed radio activity (sessions, wakes).
-  var activeUntil = -Double.infinity
 
   /// Where the first period ends, as a fraction of the period after the
   /// window start (``TimerPhase``).
   let phase: Double
+  /// The trace before the window, for Doze's clock at its start.
+  var history: DozeHistory?
 
   init(period: Double, params: WorkManagerParameters, phase: Double = 1) {
     self.phase = phase
@@ -78,16 +78,23 @@ struct AndroidPeriodicJob: Sendable {
   /// `ctx.now`): the first run falls in the flex window at the end of the
   /// current period.
   mutating func start(_ ctx: inout PolicyContext) {
-    if params.dozeEnabled != 0 { doze = DozeState(params: params.doze, start: ctx.now, isCharging: ctx.isCharging) }
+    if params.dozeEnabled != 0 {
+      doze = DozeState(params: params.doze, start: ctx.now, history: history, isCharging: ctx.isCharging)
+    }
     dueAt = ctx.now + period * phase
     eligibleAt = max(ctx.now, dueAt - flex)
   }
 
   mutating func observe(_ e: TraceEvent) {
     doze?.observe(e)
-    if e.kind == .open || e.kind == .wake {
-      activeUntil = max(activeUntil, e.time + max(e.value, PreparedUser.minimumActivityS))
-    }
+  }
+
+  /// Whether the radio is up now (transferring or in its tail: some
+  /// session burst, wake or fetch ended less than a tail ago). A session
+  /// is not enough: an offline app's session, or the quiet stretch between
+  /// a networked session's bursts, leaves the radio idle.
+  static func radioUp(_ ctx: PolicyContext) -> Bool {
+    ctx.network != .offline && ctx.radioQuietGapS < ctx.radioTailS
   }
 
   func constraintsMet(_ ctx: PolicyContext) -> Bool {
@@ -123,7 +130,7 @@ struct AndroidPeriodicJob: Sendable {
       return false
     }
     let inWindow = doze?.isInMaintenanceWindow(at: t) ?? false
-    if params.opportunistic != 0 && t < dueAt && t >= activeUntil && !inWindow {
+    if params.opportunistic != 0 && t < dueAt && !Self.radioUp(ctx) && !inWindow {
       wake = dueAt
       return false
     }
@@ -150,8 +157,9 @@ struct AndroidPeriodicJob: Sendable {
 ///   AndroidX itself enqueues later runs at exactly the period, handing
 ///   JobScheduler no slack; this model
 ///   gives the system the whole flex window: it runs the job at the first
-///   moment in the window when the radio is already up (a session or
-///   another app's wake) and at the window's end otherwise
+///   event in the window (an open, a wake) that finds the radio already up
+///   (transferring or in its tail, ``PolicyContext/radioTailS``; an
+///   offline app's session is not enough) and at the window's end otherwise
 ///   (``WorkManagerParameters/opportunistic``; 0 runs at the window start).
 /// - **Constraints** (V; each off by default): unmetered network (WiFi),
 ///   connected, charging, battery not low. A job whose period has passed
@@ -162,6 +170,8 @@ struct AndroidPeriodicJob: Sendable {
 ///   exits Doze and a waiting job runs at once. Light Doze is not modelled.
 /// - No backoff: a failed fetch is not retried before the next period.
 package struct WorkManagerPolicy: IntervalJobPolicy {
+  /// The opportunistic rule reads the radio's state.
+  package static var observesRadio: Bool { true }
   /// The family, `android-workmanager:<interval>[,key=value,...]`.
   package static let family = FamilyInfo(
     "android-workmanager", .interval, style: PolicyStyle(color: "#CC3311", marker: .triangleLeft),
@@ -191,6 +201,8 @@ package struct WorkManagerPolicy: IntervalJobPolicy {
 
   /// The Doze state as inferred so far (nil with `doze=0`).
   package var doze: DozeState? { job.doze }
+
+  package mutating func read(history: DozeHistory) { job.history = history }
 
   package mutating func start(_ ctx: inout PolicyContext) {
     job.start(&ctx)

@@ -269,7 +269,7 @@ package struct IMPPolicy: FetchPolicy {
       lastAnyOpen = event.time
       if event.app == ctx.app {
         lastAppOpen = event.time
-        if world.foregroundRefresh { lastSync = event.time }
+        if world.refreshesAtOpen { lastSync = event.time }
       }
     }
     if isDecisionOpportunity(event, ctx) { decide(&ctx) }

@@ -347,7 +347,7 @@ package struct MinimumPolicy: FetchPolicy {
       lastAnyOpen = event.time
       if event.app == ctx.app {
         lastAppOpen = event.time
-        if world.foregroundRefresh { lastSync = event.time }
+        if world.refreshesAtOpen { lastSync = event.time }
       }
     }
     return isDecisionOpportunity(event, ctx)

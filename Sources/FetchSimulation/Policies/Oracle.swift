@@ -69,7 +69,7 @@ package struct OraclePolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     guard event.kind == .open, event.app == ctx.app else { return }
-    if user.world.foregroundRefresh { synced = max(synced, serverVersion(at: event.time)) }
+    if user.world.refreshesAtOpen { synced = max(synced, serverVersion(at: event.time)) }
     while next < opens.count && opens[next] <= event.time { next += 1 }
     if !ctx.fetchInFlight { schedule(&ctx) }
   }

@@ -205,7 +205,7 @@ struct BudgetOraclePlanner {
     w = user.world
     self.content = content
     updates = content.updates
-    refresh = user.world.foregroundRefresh
+    refresh = user.world.refreshesAtOpen
     opens = user.trace.events.filter { $0.kind == .open && $0.app == app }.map(\.time)
     origin = user.trace.start
     var p = [0.0]

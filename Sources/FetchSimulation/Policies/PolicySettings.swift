@@ -303,6 +303,14 @@ package protocol IntervalJobPolicy: FetchPolicy {
   /// A job every `interval` seconds whose first period ends `phase` (in
   /// (0, 1], ``TimerPhase``) of an interval after the window start.
   init(interval: Double, params: Parameters, phase: Double)
+  /// Reads what the trace before the replay window says of the device
+  /// (where Doze's clock stands at the window start); by default nothing.
+  mutating func read(history: DozeHistory)
+}
+
+extension IntervalJobPolicy {
+  /// Does nothing.
+  package mutating func read(history: DozeHistory) {}
 }
 
 /// The family of a policy that runs a job every `<interval>` with a table
@@ -329,6 +337,11 @@ package enum IntervalJobFamily<Policy: IntervalJobPolicy>: DescribedFamily {
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { min(c.interval, 900) }
   /// One job per app, each at the app's own phase.
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> Policy {
-    { app, _ in Policy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app)) }
+    let history = DozeHistory(device.training)
+    return { app, _ in
+      var p = Policy(interval: c.interval, params: c.parameters, phase: device.timerPhase(app: app))
+      p.read(history: history)
+      return p
+    }
   }
 }

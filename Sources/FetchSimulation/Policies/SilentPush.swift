@@ -134,7 +134,7 @@ package struct SilentPushPolicy: FetchPolicy {
   package init(params: SilentPushParameters = SilentPushParameters(), user: PreparedUser, content: ContentTimeline) {
     self.params = params
     updates = content.updates
-    foregroundRefresh = user.world.foregroundRefresh
+    foregroundRefresh = user.world.refreshesAtOpen
   }
 
   var limit: Int { Int(max(0, params.rateLimit).rounded(.down)) }
