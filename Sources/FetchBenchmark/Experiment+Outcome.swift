@@ -92,7 +92,7 @@ public final class ExperimentOutcome {
       "inputs": zip(e.datasets, inputs).map { d, i in
         [
           "dataset": d.name, "kind": d.kind, "path": i.path, "path_from_run_dir": RunPaths.relative(i.path, from: directory),
-          "bytes": i.bytes, "sha256": i.sha256,
+          "absolute_path": RunPaths.canonical(i.path), "bytes": i.bytes, "sha256": i.sha256,
         ].merging(d.world.map { ["world_overrides": $0.overrides()] } ?? [:]) { a, _ in a } as [String: Any]
       },
       "counts": total.json,
