@@ -5,14 +5,13 @@ import Foundation
 /// The units an experiment run has before it starts, and the work each one
 /// is estimated to take, for progress ("k of N units") and its ETA.
 ///
-/// Per dataset: its users (a synthetic population's setting, or the `begin`
-/// rows of a trace, counted in one pass over the file, O(bytes) time and
-/// O(1) memory), so its blocks of `unit_users` users and units
-/// (replications × blocks, every shard's); this run's share of them (its
-/// shard's); and the estimated work of one unit, the rows of a block times
-/// the configurations (rows: a trace's bytes over
-/// ``ResourceLimits/traceBytesPerRow``, a synthetic population's user-days
-/// times ``ResourceLimits/syntheticRowsPerUserDay``).
+/// Per dataset: its users and user-days (a synthetic population's
+/// settings, or a trace's `begin` and `end` rows, read in one pass over the
+/// file: O(bytes) time, O(1) memory), so its blocks of `unit_users` users
+/// and units (replications × blocks, every shard's); this run's share of
+/// them (its shard's); and the estimated work of one unit, the block's
+/// user-days times the configurations: replay time grows with
+/// policy-user-days (see `fetchlab bench`).
 struct UnitPlan {
   /// Units per dataset, every shard's.
   var units: [Int]
@@ -27,21 +26,19 @@ struct UnitPlan {
     unitWork = []
     var first = 0  // global index of the dataset's first unit
     for d in e.datasets {
-      let users: Int, rows: Double
+      let users: Int, userDays: Double
       switch d.source {
       case .synthetic(let s):
         users = s.users
-        rows = Double(s.users) * Double(s.days) * ResourceLimits.syntheticRowsPerUserDay
+        userDays = Double(s.users) * Double(s.days)
       case .trace(let p):
-        users = Self.traceUsers(p)
-        rows = Double(((try? FileManager.default.attributesOfItem(atPath: p)[.size]) as? Int) ?? 0)
-          / ResourceLimits.traceBytesPerRow
+        (users, userDays) = Self.traceExtent(p)
       }
       let blocks = (users + e.unitUsers - 1) / e.unitUsers
       let n = blocks * e.replications
       units.append(n)
       mine.append((first..<(first + n)).filter { shard?.owns(unit: $0) ?? true }.count)
-      unitWork.append(rows / Double(max(1, blocks)) * Double(max(1, e.configurations.count)))
+      unitWork.append(max(userDays, 1) / Double(max(1, blocks)) * Double(max(1, e.configurations.count)))
       first += n
     }
   }
@@ -56,37 +53,49 @@ struct UnitPlan {
     return sum
   }
 
-  /// The users of a canonical trace: its rows whose third field (`event`)
-  /// is `begin`, one per user; 0 when the file cannot be read.
-  static func traceUsers(_ path: String) -> Int {
-    guard let h = FileHandle(forReadingAtPath: path) else { return 0 }
+  /// The users of a canonical trace (its `begin` rows) and their days
+  /// (each user's `end` time minus its `begin` time, over 86,400 s); (0, 0)
+  /// when the file cannot be read. Only the first three fields of a line
+  /// are looked at (`user,time,event`), unquoted.
+  static func traceExtent(_ path: String) -> (users: Int, days: Double) {
+    guard let h = FileHandle(forReadingAtPath: path) else { return (0, 0) }
     defer { try? h.close() }
-    let begin = Array("begin".utf8)
-    var count = 0, field = 0, matched = 0, atLineStart = true, comment = false
+    var users = 0, seconds = 0.0, begin: Double?
+    var field = 0, time: [UInt8] = [], event: [UInt8] = [], comment = false, atStart = true
+    func endOfEvent() {
+      if event == Array("begin".utf8) {
+        users += 1
+        begin = Double(String(decoding: time, as: UTF8.self))
+      } else if event == Array("end".utf8), let b = begin, let t = Double(String(decoding: time, as: UTF8.self)) {
+        seconds += max(0, t - b)
+        begin = nil
+      }
+    }
     while let chunk = try? h.read(upToCount: 1 << 20), !chunk.isEmpty {
-      for b in chunk {
-        if b == UInt8(ascii: "\n") {
-          if !comment, field == 2, matched == begin.count { count += 1 }
+      for c in chunk {
+        if c == UInt8(ascii: "\n") {
+          if !comment, field == 2 { endOfEvent() }
           field = 0
-          matched = 0
-          atLineStart = true
+          time.removeAll(keepingCapacity: true)
+          event.removeAll(keepingCapacity: true)
           comment = false
+          atStart = true
           continue
         }
-        if atLineStart {
-          atLineStart = false
-          comment = b == UInt8(ascii: "#")
+        if atStart {
+          atStart = false
+          comment = c == UInt8(ascii: "#")
         }
-        if comment { continue }
-        if b == UInt8(ascii: ",") {
-          if field == 2, matched == begin.count { count += 1 }
+        if comment || field > 2 { continue }
+        if c == UInt8(ascii: ",") {
+          if field == 2 { endOfEvent() }
           field += 1
-          matched = field == 2 ? 0 : -1
-        } else if field == 2, matched >= 0 {
-          matched = matched < begin.count && begin[matched] == b ? matched + 1 : -1
+        } else if c != UInt8(ascii: "\r") {
+          if field == 1, time.count < 32 { time.append(c) }
+          if field == 2, event.count < 8 { event.append(c) }
         }
       }
     }
-    return count
+    return (users, seconds / 86_400)
   }
 }
