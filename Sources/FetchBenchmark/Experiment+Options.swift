@@ -106,8 +106,16 @@ public struct ExperimentProgress: Sendable {
   public var computed: Int
   /// Units found finished in `parts/` and reused.
   public var reused: Int
-  /// Position of the run: datasets done plus the current one's share read.
+  /// Share of this run's estimated work done (reused units included), in [0, 1].
   public var fraction: Double
+  /// Units of this run (its shard's) finished so far: computed or reused.
+  package var done = 0
+  /// Units of this run (its shard's), from the datasets' users before the
+  /// run starts (a trace's `begin` rows).
+  package var total = 0
+  /// Share of this run's estimated work computed by this process (not
+  /// reused), in [0, 1]: with the elapsed time, the rate for an ETA.
+  package var computedFraction = 0.0
 }
 
 /// Counts of one dataset (users and pairs once, not per replication).

@@ -92,7 +92,10 @@ public final class ExperimentOutcome {
         [
           "dataset": d.name, "kind": d.kind, "path": i.path, "path_from_run_dir": RunPaths.relative(i.path, from: directory),
           "bytes": i.bytes, "sha256": i.sha256,
-        ].merging(d.world.map { ["world_overrides": $0.overrides()] } ?? [:]) { a, _ in a } as [String: Any]
+        ].merging(d.world.map { ["world_overrides": $0.overrides()] } ?? [:]) { a, _ in a }
+          // A trace's absolute path, so that a copied run directory still finds it
+          // (a synthetic dataset lives in the run directory: path_from_run_dir).
+          .merging(d.kind == "trace" ? ["absolute_path": RunPaths.canonical(i.path)] : [:]) { a, _ in a } as [String: Any]
       },
       "counts": total.json,
       "datasets": zip(e.datasets, counts).map { d, c in c.json.merging(["name": d.name]) { a, _ in a } },

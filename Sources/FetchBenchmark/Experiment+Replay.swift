@@ -28,6 +28,13 @@ final class UnitReplay {
   /// Units of the experiment seen so far, every shard's.
   private(set) var total = 0
   private var unitsSubmitted = 0
+  /// The units and their estimated work, for progress.
+  private let plan: UnitPlan
+  /// Per dataset: units finished (computed or reused) and computed.
+  private var doneIn: [Int]
+  private var computedIn: [Int]
+  /// The dataset being replayed.
+  private var current = 0
 
   /// Starts `options.jobs` worker threads.
   init(experiment: Experiment, options: ExperimentOptions, hash: String, parts: String) {
@@ -37,6 +44,26 @@ final class UnitReplay {
     self.parts = parts
     usesHabitModel = experiment.policies.contains(where: \.usesHabitModel)
     work = OrderedWork<UnitWork>(jobs: options.jobs)
+    plan = UnitPlan(experiment, shard: options.shard)
+    doneIn = Array(repeating: 0, count: experiment.datasets.count)
+    computedIn = doneIn
+  }
+
+  /// Progress now: units finished of the planned ones, and the shares of
+  /// the estimated work finished and computed.
+  private var progressNow: ExperimentProgress {
+    let work = max(plan.totalWork, Double.leastNonzeroMagnitude)
+    func share(_ n: [Int]) -> Double {
+      var sum = 0.0
+      for (k, w) in zip(n, plan.unitWork) { sum += Double(k) * w }
+      return min(1, sum / work)
+    }
+    let done = doneIn.reduce(0, +)
+    var p = ExperimentProgress(computed: computed, reused: reused, fraction: share(doneIn))
+    p.done = done
+    p.total = max(plan.total, done)
+    p.computedFraction = share(computedIn)
+    return p
   }
 
   /// Stops the worker threads.
@@ -55,6 +82,7 @@ final class UnitReplay {
     progress: (ExperimentProgress) -> Void
   ) throws -> [String] {
     let path = input.path
+    current = di
     let configs = (0..<e.replications).map { r in
       RunConfiguration(
         tracePath: path, policies: e.policies, seed: e.replicationSeed(r), world: e.world(of: d), apps: e.apps,
@@ -65,7 +93,6 @@ final class UnitReplay {
     let reader = try ParallelTraceReader(path: path, jobs: options.jobs, chunkBytes: configs[0].readChunkBytes)
     let hasher = BackgroundSHA256(jobs: options.jobs)
     reader.hasher = hasher
-    let totalBytes = max(1, input.bytes)
     var block = 0
     var submitted: SubmittedBlock?
     while true {
@@ -88,18 +115,18 @@ final class UnitReplay {
         submitReplays(needed, users: users, configs: configs, models: population ?? PopulationModels())
       }
       // The previous block's parts, while the workers replay this one.
-      if let previous = submitted { try writeParts(previous) }
+      if let previous = submitted { try writeParts(previous, progress: progress) }
       submitted = needed.isEmpty ? nil : SubmittedBlock(dataset: d.name, ids: blockIDs, needed: needed, users: users, configs: configs)
       reused += mine.count - needed.count
+      doneIn[di] += mine.count - needed.count
       for r in mine { ids[r].append(blockIDs[r]) }
       block += 1
-      let f = (Double(di) + min(1, Double(reader.bytesRead) / Double(totalBytes))) / Double(e.datasets.count)
-      progress(ExperimentProgress(computed: computed, reused: reused, fraction: f))
+      progress(progressNow)
       if users.count < e.unitUsers { break }
     }
-    if let last = submitted { try writeParts(last) }
+    if let last = submitted { try writeParts(last, progress: progress) }
     // Every unit of the dataset written (a write error surfaces here).
-    while work.pending > 0 { _ = try takeNext() }
+    while work.pending > 0 { _ = try takeNext(progress: progress) }
     if hasher.hexDigest() != input.sha256 {
       throw ExperimentError(
         .inputChanged,
@@ -163,7 +190,7 @@ final class UnitReplay {
 
   /// The next finished item: a user's replay, or a unit written (counted
   /// here; the run stops after `stopAfterUnits`).
-  private func takeNext() throws -> UserResult? {
+  private func takeNext(progress: (ExperimentProgress) -> Void) throws -> UserResult? {
     switch work.next() {
     case .replayed(let r):
       return r
@@ -172,6 +199,9 @@ final class UnitReplay {
     case .wrote(let error):
       if let error { throw error }
       computed += 1
+      doneIn[current] += 1
+      computedIn[current] += 1
+      progress(progressNow)
       if let stop = options.stopAfterUnits, computed >= stop {
         throw ExperimentError("stopped after \(computed) units (test hook FETCHLAB_TEST_STOP_AFTER_UNITS)")
       }
@@ -181,11 +211,11 @@ final class UnitReplay {
 
   /// Takes a submitted block's replays (`[replication][user]`) and submits
   /// the writing of its parts.
-  private func writeParts(_ b: SubmittedBlock) throws {
+  private func writeParts(_ b: SubmittedBlock, progress: (ExperimentProgress) -> Void) throws {
     var flat: [UserResult] = []
     let n = b.needed.count * b.users.count
     flat.reserveCapacity(n)
-    while flat.count < n { if let r = try takeNext() { flat.append(r) } }
+    while flat.count < n { if let r = try takeNext(progress: progress) { flat.append(r) } }
     let (hash, parts) = (hash, parts)
     for (k, r) in b.needed.enumerated() {
       unitsSubmitted += 1

@@ -23,6 +23,13 @@ package enum RunPaths {
     path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
   }
 
+  /// `path` made absolute against the current directory, with `.` and `..`
+  /// resolved (no symbolic links): what a manifest records as a trace's
+  /// `absolute_path`.
+  package static func canonical(_ path: String) -> String {
+    "/" + components(absolute(path)).joined(separator: "/")
+  }
+
   /// The components of an absolute path with `.` and `..` resolved (no symbolic links).
   static func components(_ path: String) -> [String] {
     var out: [String] = []

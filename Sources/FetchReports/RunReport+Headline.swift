@@ -119,13 +119,13 @@ extension RunReport {
     return sig(s / 86_400) + " days"
   }
 
-  /// `mean [lo, hi]` of a duration estimate in one unit (that of the mean).
-  static func durationCI(_ e: Estimate) -> String {
-    guard let m = e.mean else { return "–" }
-    let a = abs(m)
-    let (scale, unit) = a < 120 ? (1.0, "s") : a < 7_200 ? (60.0, "min") : a < 172_800 ? (3_600.0, "h") : (86_400.0, "days")
-    guard let lo = e.low, let hi = e.high else { return sig(m / scale) + " " + unit }
-    return sig(m / scale) + " [" + sig(lo / scale) + ", " + sig(hi / scale) + "] " + unit
+  /// The one unit of a column of durations in s: its scale (s per unit)
+  /// and name, from the median magnitude of the nonzero `values` (s below
+  /// 2 min, min below 2 h, h below 2 days, else days).
+  static func durationUnit(_ values: [Double]) -> (scale: Double, unit: String) {
+    let a = values.filter { $0.isFinite && $0 != 0 }.map(abs).sorted()
+    let m = a.isEmpty ? 0 : a[a.count / 2]
+    return m < 120 ? (1, "s") : m < 7_200 ? (60, "min") : m < 172_800 ? (3_600, "h") : (86_400, "days")
   }
 
   /// `mean [lo, hi]` scaled, with a unit.
@@ -137,12 +137,17 @@ extension RunReport {
 
   /// The headline table of one dataset: header and rows of cells.
   static func headlineTable(_ rows: [PolicyRow]) -> (header: [String], rows: [[String]]) {
-    let header = ["energy budget", "best real policy", "user-mean age at open", "user-mean fresh at open", "energy (J/day per app)"]
-    let body = budgetWinners(rows).map { w -> [String] in
+    let winners = budgetWinners(rows)
+    let age = durationUnit(winners.compactMap { $0.row.meanAge.mean })
+    let header = [
+      "energy budget (J per app-day)", "best real policy", "user-mean age at open (\(age.unit))",
+      "user-mean fresh at open (%)", "energy (J per app-day)",
+    ]
+    let body = winners.map { w -> [String] in
       let r = w.row
       return [
-        w.budget.map { "≤ " + sig($0) + " J/day" } ?? "no limit", r.policy, durationCI(r.meanAge),
-        ci(r.estimates[ScoreMetric.fresh_ratio.rawValue] ?? Estimate(), scale: 100, unit: " %"), ci(r.energy, unit: ""),
+        w.budget.map { "≤ " + sig($0) } ?? "no limit", r.policy, ci(r.meanAge, scale: 1 / age.scale, unit: ""),
+        ci(r.estimates[ScoreMetric.fresh_ratio.rawValue] ?? Estimate(), scale: 100, unit: ""), ci(r.energy, unit: ""),
       ]
     }
     return (header, body)
@@ -157,10 +162,13 @@ extension RunReport {
       paired.filter { $0.dataset == dataset && $0.metric == ScoreMetric.energy_j_per_day.rawValue }.map { ($0.policy, $0) },
       uniquingKeysWith: { a, _ in a })
     let sorted = age.sorted { ($0.difference.mean ?? .infinity, $0.policy) < ($1.difference.mean ?? .infinity, $1.policy) }
-    let header = ["policy", "user-mean age change", "energy change (J/day per app)", "users better / worse", "sign test p"]
+    let unit = durationUnit(sorted.compactMap { $0.difference.mean })
+    let header = [
+      "policy", "user-mean age change (\(unit.unit))", "energy change (J per app-day)", "users better / worse", "sign test p",
+    ]
     let body = sorted.map { r -> [String] in
       [
-        r.policy, durationCI(r.difference), energy[r.policy].map { ci($0.difference, unit: "") } ?? "–",
+        r.policy, ci(r.difference, scale: 1 / unit.scale, unit: ""), energy[r.policy].map { ci($0.difference, unit: "") } ?? "–",
         "\(r.wins) / \(r.losses)", r.signTestP.map { Scoring.pValue($0) } ?? "–",
       ]
     }

@@ -69,7 +69,8 @@ extension RunReport {
     var notes: [String] = []
     let hasFetches = fm.fileExists(atPath: fetches)
     if !hasFetches { notes.append("no fetches.csv: hour-of-day charts show opens only") }
-    let zones = readsTrace ? UserDayTimeline.timeZones(runDir: runDir) : [:]
+    let (zones, zoneNotes) = readsTrace ? UserDayTimeline.timeZones(runDir: runDir) : ([:], [])
+    notes += zoneNotes
     if !readsTrace { notes.append("hour of day in UTC: --no-timeline reads no trace, so the users' time zones are unknown") }
     let ev = try readEvents(opensPath: opens, fetchesPath: hasFetches ? fetches : nil, timeZones: zones)
     for d in ev.datasets {

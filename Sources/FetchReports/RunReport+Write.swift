@@ -111,20 +111,27 @@ extension RunReport {
   /// Per dataset (under a heading when it has a name): the table of every
   /// policy's scores.
   private static func policySections(_ p: ReportPage, _ f: PageFormat) -> String {
-    let header = ["policy", "users"] + tableColumns.map(\.title)
     var s = ""
     for d in p.datasets {
       if !d.isEmpty { s += f.heading(3, "Dataset \(f.escape(d))") }
-      s += f.table(header, tableOrder(p.rows.filter { $0.dataset == d }).map(cells))
+      let t = policyTable(tableOrder(p.rows.filter { $0.dataset == d }))
+      s += f.table(t.header, t.rows)
     }
     return s
   }
 
-  /// An HTML table (escaped cells, in a scrolling box).
+  /// An HTML table (escaped cells, in a scrolling box). A cell's 95 % CI
+  /// (`mean [lo, hi]`) goes on a second, smaller line, so that the table
+  /// fits the page's width.
   private static func htmlTable(_ header: [String], _ body: [[String]]) -> String {
     let e = SVGPlot.escape
+    func cell(_ s: String) -> String {
+      guard s.hasSuffix("]"), let open = s.range(of: " [") else { return e(s) }
+      return e(String(s[..<open.lowerBound])) + "<span class=\"ci\">[" + e(String(s[open.upperBound...].dropLast())) + "]"
+        + "</span>"
+    }
     return "<div class=\"scroll\"><table>\n<tr>" + header.map { "<th>\(e($0))</th>" }.joined() + "</tr>\n"
-      + body.map { "<tr>" + $0.map { "<td>\(e($0))</td>" }.joined() + "</tr>\n" }.joined() + "</table></div>\n"
+      + body.map { "<tr>" + $0.map { "<td>\(cell($0))</td>" }.joined() + "</tr>\n" }.joined() + "</table></div>\n"
   }
 
   /// `report.html`: one self-contained file. The headline first, then the
@@ -155,17 +162,19 @@ extension RunReport {
   /// The style sheet of `report.html`.
   private static let styleSheet = """
     body{font-family:Helvetica,Arial,sans-serif;margin:2em auto;padding:0 1em;max-width:1100px;color:#111}
-    .scroll{overflow-x:auto;max-width:100%}
-    @media (max-width:600px){body{margin:.5em auto;padding:0 .5em}h1{font-size:1.4em}}
+    div.scroll{overflow-x:auto;max-width:100%}
+    @media (max-width:600px){body{margin:.5em auto;padding:0 .5em}h1{font-size:1.4em}figure{overflow-x:auto}figure svg{min-width:640px}}
     table{border-collapse:collapse;font-size:13px;margin-bottom:.5em}
     th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
+    th{white-space:normal;vertical-align:bottom}
     th:first-child,td:first-child{text-align:left}
     th{background:#f3f3f3}
     figure{margin:1.5em 0}
     figure svg{display:block;width:100%;max-width:960px;height:auto}
-    figcaption{font-size:12px;color:#555}
+    figure figcaption{font-size:12px;color:#555}
     pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}
-    .note{font-size:13px;color:#555}
+    p.note{font-size:13px;color:#555}
+    td span.ci{display:block;font-size:11px;color:#555}
     summary{cursor:pointer;font-weight:bold}
 
     """

@@ -294,12 +294,14 @@ public enum RunReport {
       suffixes[d] = s
     }
     var charts: [Chart] = []
+    // Asked-for policies are all drawn; by default at most SVGPlot.seriesLimit families.
+    let limit = policies == nil ? SVGPlot.seriesLimit : nil
     for d in datasets {
       let mine = rows.filter { $0.dataset == d }
       charts.append(
         Chart(
           file: "staleness-energy\(suffixes[d]!).svg",
-          plot: .stalenessEnergy(dataset: d, rows: mine, frontier: frontier.filter { $0.dataset == d })))
+          plot: .stalenessEnergy(dataset: d, rows: mine, frontier: frontier.filter { $0.dataset == d }, limit: limit)))
     }
     // The same trade-off seen through the share of fresh opens, and against
     // cellular data instead of energy: file name, title, axes and frontier.
@@ -316,7 +318,8 @@ public enum RunReport {
           Chart(
             file: t.file + "\(suffixes[d]!).svg",
             plot: .tradeoff(
-              title: t.title, dataset: d, rows: mine, x: t.x, y: t.y, frontier: t.frontier.filter { $0.dataset == d })))
+              title: t.title, dataset: d, rows: mine, x: t.x, y: t.y, frontier: t.frontier.filter { $0.dataset == d },
+              limit: limit)))
       }
     }
     // Large content: delivery delay against energy and cellular data, and
@@ -363,24 +366,35 @@ public enum RunReport {
   }
 
   /// The summary columns: header, unit, metric and scale factor.
-  /// Scale 0 marks a duration in s, shown in s, min, h or days by size.
+  /// Scale 0 marks a duration in s, shown in one unit per table column
+  /// (s, min, h or days; ``durationUnit(_:)``), named in its header.
   static let tableColumns: [(title: String, metric: ScoreMetric, scale: Double)] = [
-    ("energy (J/day)", .energy_j_per_day, 1),
-    ("battery (%/day)", .battery_pct_per_day, 1),
-    ("fetches/day", .fetches_per_day, 1),
-    ("cellular (MB/day)", .cellular_bytes_per_day, 1e-6),
+    ("energy (J per app-day)", .energy_j_per_day, 1),
+    ("battery (% per app-day)", .battery_pct_per_day, 1),
+    ("fetches per app-day", .fetches_per_day, 1),
+    ("cellular (MB per app-day)", .cellular_bytes_per_day, 1e-6),
     ("user-mean age", .mean_age_s, 0),
     ("user-mean p90 age", .p90_age_s, 0),
     ("user-mean fresh (%)", .fresh_ratio, 100),
   ]
 
-  /// Table cells of one row: policy, users, then `mean [lo, hi]` per column.
-  static func cells(_ r: PolicyRow) -> [String] {
-    [r.policy, String(r.users)]
-      + tableColumns.map { c in
-        let e = r.estimates[c.metric.rawValue] ?? Estimate()
-        return c.scale == 0 ? durationCI(e) : ci(e, scale: c.scale, unit: "")
-      }
+  /// The policy table of some rows: header and cells, `mean [lo, hi]` per
+  /// column, a duration column in the one unit its header names.
+  static func policyTable(_ rows: [PolicyRow]) -> (header: [String], rows: [[String]]) {
+    let units = tableColumns.map { c in
+      c.scale == 0 ? durationUnit(rows.compactMap { $0.estimates[c.metric.rawValue]?.mean }) : (c.scale, "")
+    }
+    let header = ["policy", "users"] + zip(tableColumns, units).map { c, u in
+      c.scale == 0 ? c.title + " (" + u.1 + ")" : c.title
+    }
+    let body = rows.map { r in
+      [r.policy, String(r.users)]
+        + zip(tableColumns, units).map { c, u in
+          let e = r.estimates[c.metric.rawValue] ?? Estimate()
+          return c.scale == 0 ? ci(e, scale: 1 / u.0, unit: "") : ci(e, scale: c.scale, unit: "")
+        }
+    }
+    return (header, body)
   }
 
   /// The rows of one dataset in table order: by mean energy (missing last),

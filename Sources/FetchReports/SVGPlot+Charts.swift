@@ -13,18 +13,21 @@ extension SVGPlot {
     package var label: String
     package var scale: PlotAxis.Scale
     package var factor: Double = 1
-    /// The unit in tooltips, e.g. `J/day`.
+    /// The unit in tooltips, e.g. `J per app-day`.
     package var unit: String
+    /// Durations in s, ticked in s, min and h (``PlotAxis/durations``).
+    package var durations = false
 
     package static let energy = TradeoffAxis(
-      metric: .energy_j_per_day, label: "background-fetch energy (J/day, log scale)", scale: .log, unit: "J/day")
+      metric: .energy_j_per_day, label: "background-fetch energy (J per app-day, log scale)", scale: .log,
+      unit: "J per app-day")
     package static let meanAge = TradeoffAxis(
-      metric: .mean_age_s, label: "mean age at open (s, log scale)", scale: .log, unit: "s mean age")
+      metric: .mean_age_s, label: "mean age at open (log scale)", scale: .log, unit: "s mean age", durations: true)
     package static let fresh = TradeoffAxis(
       metric: .fresh_ratio, label: "fresh opens (%)", scale: .linear, factor: 100, unit: "% fresh")
     package static let cellular = TradeoffAxis(
-      metric: .cellular_bytes_per_day, label: "cellular data (MB/day, log scale)", scale: .log, factor: 1e-6,
-      unit: "MB/day")
+      metric: .cellular_bytes_per_day, label: "cellular data (MB per app-day, log scale)", scale: .log, factor: 1e-6,
+      unit: "MB per app-day")
   }
 
   /// Mean age at open against energy per day, both on log axes, one point
@@ -36,10 +39,14 @@ extension SVGPlot {
   /// - Parameters:
   ///   - rows: the `policies.csv` rows of one dataset.
   ///   - frontier: that dataset's frontier points (`on_frontier` = 1).
-  package static func stalenessEnergy(dataset: String, rows: [RunReport.PolicyRow], frontier: [RunReport.FrontierPoint])
-    -> SVGPlot
-  {
-    tradeoff(title: "Staleness vs energy", dataset: dataset, rows: rows, x: .energy, y: .meanAge, frontier: frontier)
+  ///   - limit: the most policy series drawn (``seriesLimit`` by default;
+  ///     nil: every family, as when the report is given `--policies`).
+  package static func stalenessEnergy(
+    dataset: String, rows: [RunReport.PolicyRow], frontier: [RunReport.FrontierPoint], limit: Int? = seriesLimit
+  ) -> SVGPlot {
+    tradeoff(
+      title: "Staleness vs energy", dataset: dataset, rows: rows, x: .energy, y: .meanAge, frontier: frontier,
+      limit: limit)
   }
 
   /// A trade-off chart: `y` against `x` (means over users), one point per
@@ -48,14 +55,19 @@ extension SVGPlot {
   /// best `y` at each `x` or less; solid) and the run's Pareto frontier with
   /// the oracles (`frontier`, from `pareto.csv`; dashed).
   package static func tradeoff(
-    title: String, dataset: String, rows: [RunReport.PolicyRow], x: TradeoffAxis, y: TradeoffAxis,
-    frontier: [RunReport.FrontierPoint]
+    title: String, dataset: String, rows allRows: [RunReport.PolicyRow], x: TradeoffAxis, y: TradeoffAxis,
+    frontier: [RunReport.FrontierPoint], limit: Int? = nil
   ) -> SVGPlot {
     func value(_ r: RunReport.PolicyRow, _ a: TradeoffAxis) -> RunReport.Estimate {
       let e = r.estimates[a.metric.rawValue] ?? RunReport.Estimate()
       return RunReport.Estimate(
         mean: e.mean.map { $0 * a.factor }, low: e.low.map { $0 * a.factor }, high: e.high.map { $0 * a.factor })
     }
+    let chosen = limit.map {
+      chooseSeries(allRows, limit: $0, cost: { value($0, x).mean }, staleness: { value($0, y).mean },
+        higherIsBetter: y.metric.higherIsBetter)
+    }
+    let rows = chosen?.rows ?? allRows
     var families: [String] = []
     var byFamily: [String: [RunReport.PolicyRow]] = [:]
     for r in rows {
@@ -94,7 +106,7 @@ extension SVGPlot {
     // reaches at each cost, beside the one that includes the oracles.
     let better: (Double, Double) -> Bool = y.metric.higherIsBetter ? { $0 > $1 } : { $0 < $1 }
     var real: [PlotPoint] = []
-    let candidates = rows.filter { RunReport.isReal($0) }
+    let candidates = allRows.filter { RunReport.isReal($0) }
       .compactMap { r -> (Double, Double, String)? in
         guard let px = value(r, x).mean, let py = value(r, y).mean else { return nil }
         return (px, py, r.policy)
@@ -117,15 +129,19 @@ extension SVGPlot {
       "Whiskers: 95 % bootstrap CI of the mean over users. Lines join a family's settings in cost order, labelled "
         + "by value (overlaps left out; hover for names)."
     ]
+    if let left = chosen?.note { notes.append(left) }
     if zeros > 0 {
       notes.append("\(zeros) configuration(s) at 0 on a log axis: drawn at the tick labelled 0, beyond the axis break.")
     }
+    var xAxis = PlotAxis.fitting(xs, label: x.label, scale: x.scale, zeroLane: x.scale == .log)
+    var yAxis =
+      y.scale == .log
+      ? PlotAxis.fitting(ys, label: y.label, scale: .log, zeroLane: true)
+      : PlotAxis.fitting(ys, label: y.label, scale: .linear, includeZero: false)
+    xAxis.durations = x.durations
+    yAxis.durations = y.durations
     return SVGPlot(
-      title: title + (dataset.isEmpty ? "" : " (" + dataset + ")"),
-      x: .fitting(xs, label: x.label, scale: x.scale, zeroLane: x.scale == .log),
-      y: y.scale == .log
-        ? .fitting(ys, label: y.label, scale: .log, zeroLane: true)
-        : .fitting(ys, label: y.label, scale: .linear, includeZero: false),
+      title: title + (dataset.isEmpty ? "" : " (" + dataset + ")"), x: xAxis, y: yAxis,
       series: series, notes: notes, width: 800, height: 560)
   }
 
@@ -135,7 +151,7 @@ extension SVGPlot {
   /// - Complexity: O(n log n) in the number of opens.
   package static func ageCDF(dataset: String, policies: [String], ages: [String: [Double]]) -> SVGPlot {
     cdf(
-      title: "Age at open, cumulative", dataset: dataset, xLabel: "age at open (s, log scale)",
+      title: "Age at open, cumulative", dataset: dataset, xLabel: "age at open (log scale)",
       yLabel: "opens with age ≤ x (%)", policies: policies, values: ages,
       notes: [
         "Opens with age below 1 s (fresh opens have age 0) count from the left edge; pooled over users, apps, replications.",
@@ -152,7 +168,7 @@ extension SVGPlot {
   /// - Complexity: O(n log n) in the number of users.
   package static func userAgeCDF(dataset: String, policies: [String], userMeans: [String: [Double]]) -> SVGPlot {
     cdf(
-      title: "Users by their mean age at open", dataset: dataset, xLabel: "user-mean age at open (s, log scale)",
+      title: "Users by their mean age at open", dataset: dataset, xLabel: "user-mean age at open (log scale)",
       yLabel: "users with mean age ≤ x (%)", policies: policies, values: userMeans.mapValues { $0.filter { !$0.isNaN } },
       notes: [
         "Each user's mean age over their scored opens, as in policies.csv; below 1 s counts from the left edge.",
@@ -167,7 +183,8 @@ extension SVGPlot {
     notes: [String]
   ) -> SVGPlot {
     let maxValue = policies.compactMap { values[$0]?.max() }.max() ?? 10
-    let x = PlotAxis.fitting([1, max(maxValue, 10)], label: xLabel, scale: .log)
+    var x = PlotAxis.fitting([1, max(maxValue, 10)], label: xLabel, scale: .log)
+    x.durations = true
     let perDecade = 24
     let decades = Int((log10(x.upper) - log10(x.lower)).rounded())
     let grid = (0...(decades * perDecade)).map { k in

@@ -22,6 +22,10 @@ package struct PlotAxis: Sendable, Equatable {
   /// Log axis only: the lowest decade is a "zero lane": values ≤ 0 sit on
   /// `lower`, labelled `0`, with a break mark before the next decade.
   package var zeroAtLower: Bool
+  /// The values are durations in s: a log axis ticks at 1 s, 10 s, 1 min,
+  /// 10 min, 1 h, 10 h, 10 days (and 0.1 s, 0.01 s below), labelled in
+  /// those units, so the axis title names no unit.
+  package var durations = false
 
   package init(
     label: String, scale: Scale, lower: Double, upper: Double, ticks: [Double]? = nil, zeroAtLower: Bool = false
@@ -96,9 +100,19 @@ package struct PlotAxis: Sendable, Equatable {
     return f.isNaN ? 0 : min(1, max(0, f))
   }
 
+  /// The ticks of a log duration axis (see ``durations``), in s.
+  static let durationTicks: [Double] = [0.001, 0.01, 0.1, 1, 10, 60, 600, 3_600, 36_000, 864_000, 8_640_000]
+
   /// The tick values, in increasing order.
   package var ticks: [Double] {
     if let fixedTicks { return fixedTicks }
+    if durations, scale == .log {
+      let inside = Self.durationTicks.filter { v in
+        v >= lower * (1 - 1e-9) && v <= upper * (1 + 1e-9)
+          && !(zeroAtLower && v < 10 * lower * (1 - 1e-9) && v > lower * (1 + 1e-9))
+      }
+      return (zeroAtLower && !inside.contains(lower) ? [lower] : []) + inside
+    }
     switch scale {
     case .log:
       let a = Int(log10(lower).rounded(.down)), b = Int(log10(upper).rounded(.up))
@@ -127,6 +141,7 @@ package struct PlotAxis: Sendable, Equatable {
   /// A tick label: locale-free, at most 3 decimals, `1e6` style beyond.
   package func tickLabel(_ v: Double) -> String {
     if v == 0 || (zeroAtLower && v == lower) { return "0" }
+    if durations { return Self.durationLabel(v) }
     let a = abs(v)
     if a >= 1e6 || a < 1e-3 {
       let e = Int(log10(a).rounded(.down))
@@ -139,6 +154,18 @@ package struct PlotAxis: Sendable, Equatable {
       return CSV.number(v, decimals: d)
     }
     return CSV.number(v, decimals: 3)
+  }
+}
+
+extension PlotAxis {
+  /// A duration tick: `0.1 s`, `10 s`, `1 min`, `10 min`, `1 h`, `10 days`.
+  static func durationLabel(_ v: Double) -> String {
+    let a = abs(v)
+    let (scale, unit): (Double, String) =
+      a < 60 ? (1, "s") : a < 3_600 ? (60, "min") : a < 86_400 ? (3_600, "h") : (86_400, a == 86_400 ? "day" : "days")
+    let x = v / scale
+    let d = x == x.rounded() ? 0 : max(0, min(3, 1 - Int(log10(abs(x)).rounded(.down))))
+    return CSV.number(x, decimals: d) + " " + unit
   }
 }
 

@@ -69,6 +69,29 @@ struct ReportCommandTests {
     #expect(try Self.outputs(run) == first)
   }
 
+  @Test("report.html: no page style reaches into the charts; CIs on a line of their own; one unit per column")
+  func pageStyle() throws {
+    let run = try Self.smallRun(events: true)
+    let r = try CLI.run(["report", run])
+    #expect(r.status == 0, "\(r.stderr)")
+    let html = try String(contentsOfFile: run + "/report.html", encoding: .utf8)
+    let css = try #require(html.components(separatedBy: "<style>").dropFirst().first?.components(separatedBy: "</style>").first)
+    // Every class selector names its HTML element (p.note, td span.ci): SVG
+    // text of the same class (the charts' notes) keeps its own size.
+    let bareClass = try NSRegularExpression(pattern: #"(^|[\s,{>+~])\.[A-Za-z]"#, options: [.anchorsMatchLines])
+    let selectors = css.components(separatedBy: "}").map { $0.components(separatedBy: "{").dropLast().joined(separator: "{") }
+    for sel in selectors where !sel.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("@media") {
+      #expect(bareClass.firstMatch(in: sel, range: NSRange(sel.startIndex..., in: sel)) == nil, "bare class selector in \(sel)")
+    }
+    #expect(html.contains("<text class=\"note\""), "the charts' notes")
+    #expect(html.contains("<span class=\"ci\">["))
+    // Durations: the unit in the column's header, none in its cells.
+    #expect(html.contains("user-mean age (") && html.contains("J per app-day"))
+    for unit in [" s", " min", " h", " days"] {
+      #expect(!html.contains(unit + "<span class=\"ci\">") && !html.contains(unit + "]</span>"), "a cell with \(unit)")
+    }
+  }
+
   @Test("report without event files: the trade-off and per-user charts, with a note; bad input: exit 1, file:line")
   func noEventsAndErrors() throws {
     let run = try Self.smallRun(events: false)

@@ -132,7 +132,7 @@ struct SVGPlotTests {
     }
     // Units on both axes, the family label, the frontier in the legend.
     let text = doc.texts.joined(separator: "|")
-    for s in ["(J/day, log scale)", "(s, log scale)", "periodic (2)", "Pareto frontier", "15m", "1h"] {
+    for s in ["(J per app-day, log scale)", "mean age at open (log scale)", "periodic (2)", "Pareto frontier", "15m", "1h"] {
       #expect(text.contains(s), "missing \(s)")
     }
     // The 0 J/day configuration is on the zero tick, labelled 0.
@@ -365,12 +365,52 @@ struct ReportLegibilityTests {
         SVGPlot.stalenessEnergy(dataset: d, rows: mine, frontier: age.filter { $0.dataset == d }),
         SVGPlot.tradeoff(
           title: "Fresh opens vs energy", dataset: d, rows: mine, x: .energy, y: .fresh,
-          frontier: fresh.filter { $0.dataset == d }),
+          frontier: fresh.filter { $0.dataset == d }, limit: SVGPlot.seriesLimit),
         SVGPlot.tradeoff(
           title: "Staleness vs cellular data", dataset: d, rows: mine, x: .cellular, y: .meanAge,
-          frontier: cell.filter { $0.dataset == d }),
+          frontier: cell.filter { $0.dataset == d }, limit: SVGPlot.seriesLimit),
       ]
     }
+  }
+
+  @Test("default benchmark: at most 8 families, colours ≥ 20 CIEDE2000 apart, per-app units, durations in s/min/h")
+  func defaultChartsArePaperReady() throws {
+    let charts = try Self.defaultCharts()
+    for plot in charts {
+      let families = plot.series.filter { $0.marker != nil }
+      #expect(families.count >= 3 && families.count <= SVGPlot.seriesLimit, "\(plot.title): \(families.map(\.name))")
+      let real = families.filter { s in !["never", "oracle", "oracle-budget"].contains { s.name.hasPrefix($0) } }
+      for (i, a) in real.enumerated() {
+        for b in real[(i + 1)...] {
+          let d = SVGPlot.colourDifference(a.color, b.color)
+          #expect(d >= SVGPlot.minimumColourDifference, "\(plot.title): \(a.name) and \(b.name) look alike (\(d))")
+        }
+      }
+      #expect(plot.x.label.contains("per app-day"), "\(plot.x.label)")
+      #expect(!plot.x.label.contains("/day") && !plot.y.label.contains("/day"))
+      let text = SVGElements(plot.render()).texts.joined(separator: "|")
+      if plot.y.durations {
+        let labels = plot.y.ticks.map { plot.y.tickLabel($0) }
+        #expect(labels.contains("1 min") || labels.contains("10 min"), "\(plot.title): \(labels)")
+        #expect(labels.contains("1 h"), "\(plot.title): \(labels)")
+        #expect(labels.allSatisfy { $0 == "0" || $0.hasSuffix(" s") || $0.hasSuffix(" min") || $0.hasSuffix(" h") })
+        for l in labels { #expect(text.contains("|" + l + "|"), "\(plot.title): tick \(l) not drawn") }
+      }
+      // What the chart leaves out, it says.
+      #expect(plot.notes.contains { $0.hasPrefix("Shown: ") }, "\(plot.title): \(plot.notes)")
+    }
+    // ios-custom's pink and silent-push's magenta are never drawn together by default.
+    #expect(SVGPlot.colourDifference(SVGPlot.familyStyle("ios-custom").color, SVGPlot.familyStyle("silent-push").color) < 20)
+  }
+
+  @Test("duration ticks: 0 in the zero lane, then s, min, h and days")
+  func durationAxisTicks() {
+    var axis = PlotAxis(label: "age", scale: .log, lower: 1, upper: 100_000, zeroAtLower: true)
+    axis.durations = true
+    let ticks = axis.ticks
+    #expect(ticks == [1, 10, 60, 600, 3_600, 36_000])
+    #expect(ticks.map { axis.tickLabel($0) } == ["0", "10 s", "1 min", "10 min", "1 h", "10 h"])
+    #expect([0.1, 10, 86_400, 864_000].map(PlotAxis.durationLabel) == ["0.1 s", "10 s", "1 day", "10 days"])
   }
 
   @Test("default benchmark: no two point labels overlap, and each stays in the plot area")

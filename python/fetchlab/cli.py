@@ -10,6 +10,17 @@ from .load import ResultFormatError, load_run
 FIGURES = ["frontier", "fresh", "age-cdf", "calibration", "timeline"]
 
 
+def skipped_figures(run):
+    """The figures ``--figure all`` cannot draw from ``run``'s files, each with the reason."""
+    out = []
+    if not run.has("opens.csv"):
+        why = "no opens.csv (the run used --no-event-files or event_files: false)"
+        out += [("age-cdf", why), ("timeline", why)]
+    if not (run.has("fit/calibration.csv") or run.has("calibration.csv")):
+        out.append(("calibration", "no fit/calibration.csv (write it with fetchlab fit --report RUN_DIR/fit)"))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="fetchlab-figures",
@@ -34,6 +45,8 @@ def main(argv=None):
         if every:
             wanted = ["frontier", "fresh"] + (["age-cdf", "timeline"] if run.has("opens.csv") else []) + (
                 ["calibration"] if run.has("fit/calibration.csv") or run.has("calibration.csv") else [])
+            for f, why in skipped_figures(run):
+                print(f"fetchlab-figures: {f} not drawn: {why}", file=sys.stderr)
         written = []
         for f in dict.fromkeys(wanted):
             if f == "frontier":

@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .load import ResultFormatError, load_calibration, load_run, local_hours
-from .style import PAPER_RC, family_of, family_style, policy_style
+from .style import (MIN_COLOUR_DIFFERENCE, PAPER_RC, REFERENCE_FAMILIES, SERIES_LIMIT, colour_difference, family_of,
+                    family_style, policy_style)
 
 #: Figure widths, inches: one column and the full page of a two-column paper.
 WIDTHS_IN = {"single": 3.5, "double": 7.2}
@@ -58,6 +59,59 @@ def _rows(run, dataset, policies):
     return d, rows.set_index("policy").loc[list(policies)].reset_index()
 
 
+def default_policies(run, dataset=None, metric="mean_age_s", limit=SERIES_LIMIT):
+    """The configurations a trade-off figure draws when none are given, as FetchLab's report chooses them.
+
+    At most ``limit`` families: the references (``never`` and the oracles),
+    then the real families nearest the frontier of the real policies (the
+    best ``metric`` at each energy or less), leaving out a family whose
+    colour is within a CIEDE2000 difference of 20 of a real family already
+    chosen (the references, single points with their own markers, are not
+    compared);
+    of each family its settings no other setting of the family beats on
+    both energy and ``metric``. In run order.
+    """
+    run = load_run(run)
+    d = run.dataset(dataset)
+    rows = run.policies[run.policies["dataset"] == d].dropna(subset=["energy_j_per_day", metric])
+    higher = metric == "fresh_ratio"
+    better = (lambda a, b: a > b) if higher else (lambda a, b: a < b)
+    front = []
+    real = rows[~rows["family"].isin(REFERENCE_FAMILIES) | (rows["family"] == "never")]
+    for _, r in real.sort_values("energy_j_per_day", kind="stable").iterrows():
+        if not front or better(r[metric], front[-1][1]):
+            front.append((r["energy_j_per_day"], r[metric]))
+
+    def distance(r):
+        f = [s for c, s in front if c <= r["energy_j_per_day"]]
+        if not f:
+            return 0.0
+        if higher:
+            return max(0.0, f[-1] - r[metric])
+        return max(0.0, math.log10(max(r[metric], 1e-9) / max(f[-1], 1e-9)))
+
+    families = list(dict.fromkeys(rows["family"]))
+    refs = [f for f in families if f in REFERENCE_FAMILIES]
+    others = [f for f in families if f not in REFERENCE_FAMILIES]
+    score = {f: min(distance(r) for _, r in rows[rows["family"] == f].iterrows()) for f in others}
+    chosen = refs[:limit]
+    for f in sorted(others, key=lambda f: (score[f], others.index(f))):
+        if len(chosen) >= limit:
+            break
+        if any(colour_difference(family_style(c)[0], family_style(f)[0]) < MIN_COLOUR_DIFFERENCE
+               for c in chosen if c not in REFERENCE_FAMILIES):
+            continue
+        chosen.append(f)
+    keep = set()
+    for f in chosen:
+        best = None
+        for _, r in rows[rows["family"] == f].sort_values(["energy_j_per_day", "policy"]).iterrows():
+            if best is None or better(r[metric], best):
+                keep.add(r["policy"])
+                best = r[metric]
+    return [p for p in rows["policy"] if p in keep]
+
+
 def _zero_floor(values):
     """A symlog threshold: the decade below the smallest positive value (a log axis cannot show 0)."""
     v = values[values > 0]
@@ -82,17 +136,49 @@ def pareto_front(cost, staleness):
 
 
 def _legend(fig, handles, ncol):
+    """The legend below the axes, outside them, in ``ncol`` compact columns."""
     with matplotlib.rc_context(PAPER_RC):
-        fig.legend(handles=handles, loc="outside lower center", ncol=ncol, columnspacing=1.0, handletextpad=0.4)
+        fig.legend(handles=handles, loc="outside lower center", ncol=ncol, columnspacing=0.8, handletextpad=0.3,
+                   handlelength=1.6, borderaxespad=0.2)
+
+
+def _ncol(width):
+    """Legend columns: 3 in one column of a paper, 5 across the page."""
+    return 3 if _width(width) < 5 else 5
+
+
+#: duration ticks of a log age axis, s
+_DURATION_TICKS = [0.1, 1, 10, 60, 600, 3600, 36000, 864000, 8640000]
+
+
+def duration_label(s):
+    """A duration tick: ``0``, ``10 s``, ``1 min``, ``10 min``, ``1 h``, ``10 h``, ``10 days``."""
+    if s == 0:
+        return "0"
+    for scale, unit in ((86400, "days"), (3600, "h"), (60, "min"), (1, "s")):
+        if abs(s) >= scale or scale == 1:
+            v = s / scale
+            return (f"{v:.0f}" if v == round(v) else f"{v:g}") + " " + (unit if not (unit == "days" and v == 1) else "day")
+    return f"{s:g} s"
+
+
+def _duration_axis(axis, lo, hi, zero=False):
+    """Ticks an age axis (s) at 1 s, 10 s, 1 min, 10 min, 1 h, 10 h, ... between ``lo`` and ``hi``."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    ticks = ([0.0] if zero else []) + [t for t in _DURATION_TICKS if lo <= t <= hi]
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: duration_label(v)))
+    axis.set_minor_locator(NullLocator())
 
 
 def _tradeoff(run, metric, scale, dataset, policies, width, height, annotate, frontier_line):
     run = load_run(run)
-    d, rows = _rows(run, dataset, policies)
+    all_rows = _rows(run, dataset, None)[1].dropna(subset=["energy_j_per_day", metric]).reset_index(drop=True)
+    d, rows = _rows(run, dataset, policies if policies is not None else default_policies(run, dataset, metric))
     rows = rows.dropna(subset=["energy_j_per_day", metric]).reset_index(drop=True)
     order = list(rows["policy"])
     families = list(dict.fromkeys(rows["family"]))
-    ncol = 2 if _width(width) < 5 else 4
+    ncol = _ncol(width)
     entries = len(families) + (1 if frontier_line else 0)
     annotate = annotate and len(rows) <= 12
     if height is None:
@@ -124,15 +210,18 @@ def _tradeoff(run, metric, scale, dataset, policies, width, height, annotate, fr
                     ax.annotate(p.split(":", 1)[1] if ":" in p else p, (xi, yi), xytext=(3, 2),
                                 textcoords="offset points", fontsize=6, color="#333333", zorder=4)
         if frontier_line:
+            # The frontier of every configuration the figure is about: all
+            # of the dataset's by default (pareto.csv's), else those asked for.
+            every = all_rows if policies is None else rows
             better_lower = 1 if metric != "fresh_ratio" else -1
-            front = rows.iloc[pareto_front(rows["energy_j_per_day"], better_lower * rows[metric])]
+            front = every.iloc[pareto_front(every["energy_j_per_day"], better_lower * every[metric])]
             front = front.sort_values(["energy_j_per_day", metric])
             ax.step(front["energy_j_per_day"], front[metric] * scale, where="post", color="black", ls=(0, (3, 2)),
                     lw=0.8, zorder=1)
             handles.append(Line2D([], [], color="black", ls=(0, (3, 2)), lw=0.8, label="Pareto frontier"))
         ax.set_xscale("symlog", linthresh=_zero_floor(rows["energy_j_per_day"]), linscale=0.4)
         ax.set_xlim(left=0)
-        ax.set_xlabel("background-fetch energy (J/day per app, log scale)")
+        ax.set_xlabel("background-fetch energy (J per app-day, log scale)")
         _legend(fig, handles, ncol)
     return fig, ax, d
 
@@ -148,12 +237,14 @@ def frontier(run, dataset=None, policies=None, width="single", height=None, anno
     content may never be stale) sits on the axis' linear stretch at 0.
     """
     fig, ax, d = _tradeoff(run, "mean_age_s", 1.0, dataset, policies, width, height, annotate, frontier_line)
-    rows = _rows(load_run(run), d, policies)[1]
+    rows = _rows(load_run(run), d, None)[1]
     with matplotlib.rc_context(PAPER_RC):
-        ax.set_yscale("symlog", linthresh=_zero_floor(rows["mean_age_s"].dropna()), linscale=0.4)
+        floor = _zero_floor(rows["mean_age_s"].dropna())
+        ax.set_yscale("symlog", linthresh=floor, linscale=0.4)
         top = rows[["mean_age_s", "mean_age_s_hi"]].max().max()
         ax.set_ylim(0, top * 1.5 if top > 0 else 1)  # room above the highest whisker
-        ax.set_ylabel("mean age at open (s, log scale)")
+        _duration_axis(ax.yaxis, floor, top * 1.5 if top > 0 else 1, zero=True)
+        ax.set_ylabel("mean age at open (log scale)")
     return fig
 
 
@@ -165,7 +256,7 @@ def fresh_vs_energy(run, dataset=None, policies=None, width="single", height=Non
     The y axis starts at 0, or below the lowest whisker when all are above 30 %.
     """
     fig, ax, d = _tradeoff(run, "fresh_ratio", 100.0, dataset, policies, width, height, annotate, frontier_line)
-    rows = _rows(load_run(run), d, policies)[1]
+    rows = _rows(load_run(run), d, None)[1]
     low = 100 * rows[["fresh_ratio", "fresh_ratio_lo"]].min().min()
     with matplotlib.rc_context(PAPER_RC):
         # from 0 unless every configuration is far above it (then from the 10 % below the lowest whisker)
@@ -182,7 +273,12 @@ def _events(run, name, dataset, policies):
                                 "run without --no-event-files / event_files: false)")
     ev = getattr(run, name.removesuffix(".csv"))
     ev = ev[ev["dataset"] == d]
-    order = list(dict.fromkeys(ev["policy"])) if policies is None else list(policies)
+    if policies is None:
+        # the trade-off figures' default configurations, when the events have them
+        present = set(ev["policy"])
+        order = [p for p in default_policies(run, d) if p in present] or list(dict.fromkeys(ev["policy"]))
+    else:
+        order = list(policies)
     unknown = [p for p in order if p not in set(ev["policy"])]
     if unknown and name == "opens.csv":
         raise ValueError(f"{run.path / name}: no opens of {', '.join(map(repr, unknown))} in dataset {d!r}")
@@ -198,7 +294,7 @@ def age_cdf(run, dataset=None, policies=None, width="single", height=None):
     run, d, ev, order = _events(run, "opens.csv", dataset, policies)
     top = max(float(ev["age_s"].max()), 10.0)
     grid = np.logspace(0, math.ceil(math.log10(top)), 300)
-    ncol = 2 if _width(width) < 5 else 4
+    ncol = _ncol(width)
     if height is None:
         height = _width(width) * (0.62 if _width(width) < 5 else 0.36) + 0.17 * math.ceil(len(order) / ncol) + 0.15
     fig, ax = _figure(width, height)
@@ -214,8 +310,9 @@ def age_cdf(run, dataset=None, policies=None, width="single", height=None):
             handles.append(line)
         ax.set_xscale("log")
         ax.set_xlim(1, grid[-1])
+        _duration_axis(ax.xaxis, 1, grid[-1])
         ax.set_ylim(0, 100)
-        ax.set_xlabel("age at open (s, log scale)")
+        ax.set_xlabel("age at open (log scale)")
         ax.set_ylabel("opens with age ≤ x (%)")
         _legend(fig, handles, ncol)
     return fig

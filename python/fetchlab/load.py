@@ -4,6 +4,7 @@ Every loader names the file, the line and the column of what it refuses:
 a missing file or required column, or a number that does not parse.
 """
 import json
+import warnings
 import re
 from datetime import timedelta, timezone
 from functools import cached_property
@@ -261,6 +262,8 @@ def _trace_candidates(run_dir, entry, dataset):
     out = []
     if entry.get("path_from_run_dir"):
         out.append(run_dir / entry["path_from_run_dir"])
+    if entry.get("absolute_path"):
+        out.append(Path(entry["absolute_path"]))
     p = entry.get("path")
     if p:
         out.append(Path(p))
@@ -278,7 +281,8 @@ def user_time_zones(run_dir):
     """Each user's time zone per dataset, from the traces the run's manifest names.
 
     ``{dataset: {user: tzinfo}}`` (dataset ``""`` for a single run); a
-    dataset whose trace is not found is left out, and its hours stay UTC.
+    dataset whose trace is not found is left out, and its hours stay UTC,
+    with a warning naming the trace.
     """
     run_dir = Path(run_dir)
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
@@ -289,6 +293,8 @@ def user_time_zones(run_dir):
     for dataset, entry in entries:
         path = next((c for c in _trace_candidates(run_dir, entry, dataset) if c.is_file()), None)
         if path is None:
+            warnings.warn(f"{entry.get('absolute_path') or entry.get('path')}: the trace of "
+                          f"{dataset or 'the run'} is not found: its hours of day stay UTC", stacklevel=2)
             continue
         skip = _leading_comments(path)
         begins = {}

@@ -60,6 +60,62 @@ PAPER_RC = {
 }
 
 
+#: the most families a default trade-off figure draws (as FetchLab's report)
+SERIES_LIMIT = 8
+#: the least CIEDE2000 difference between two families' colours in one default figure
+MIN_COLOUR_DIFFERENCE = 20.0
+#: the reference families, always drawn first
+REFERENCE_FAMILIES = ("never", "oracle", "oracle-budget")
+
+
+def _lab(colour):
+    """CIELAB (D65) of an sRGB ``#RRGGBB`` colour."""
+    def lin(c):
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (lin(int(colour[i:i + 2], 16) / 255) for i in (1, 3, 5))
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t):
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+def colour_difference(c1, c2):
+    """The CIEDE2000 difference of two ``#RRGGBB`` colours (Sharma, Wu and Dalal, Color Res. Appl. 30(1), 2005)."""
+    import math
+    (l1, a1, b1), (l2, a2, b2) = _lab(c1), _lab(c2)
+    cb = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(cb ** 7 / (cb ** 7 + 25 ** 7)))
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
+    h1p, h2p = math.degrees(math.atan2(b1, a1p)) % 360, math.degrees(math.atan2(b2, a2p)) % 360
+    dh = h2p - h1p
+    if c1p * c2p == 0:
+        dh = 0
+    elif dh > 180:
+        dh -= 360
+    elif dh < -180:
+        dh += 360
+    dl, dc, dhh = l2 - l1, c2p - c1p, 2 * math.sqrt(c1p * c2p) * math.sin(math.radians(dh / 2))
+    lb, cbp = (l1 + l2) / 2, (c1p + c2p) / 2
+    if c1p * c2p == 0:
+        hb = h1p + h2p
+    elif abs(h1p - h2p) <= 180:
+        hb = (h1p + h2p) / 2
+    else:
+        hb = (h1p + h2p + 360) / 2 if h1p + h2p < 360 else (h1p + h2p - 360) / 2
+    t = (1 - 0.17 * math.cos(math.radians(hb - 30)) + 0.24 * math.cos(math.radians(2 * hb))
+         + 0.32 * math.cos(math.radians(3 * hb + 6)) - 0.2 * math.cos(math.radians(4 * hb - 63)))
+    dth = 30 * math.exp(-((hb - 275) / 25) ** 2)
+    rc = 2 * math.sqrt(cbp ** 7 / (cbp ** 7 + 25 ** 7))
+    sl = 1 + 0.015 * (lb - 50) ** 2 / math.sqrt(20 + (lb - 50) ** 2)
+    sc, sh = 1 + 0.045 * cbp, 1 + 0.015 * cbp * t
+    rt = -math.sin(math.radians(2 * dth)) * rc
+    return math.sqrt((dl / sl) ** 2 + (dc / sc) ** 2 + (dhh / sh) ** 2 + rt * (dc / sc) * (dhh / sh))
+
+
 def family_of(policy):
     """The family of a configuration: the text before the first ``:``."""
     return policy.split(":")[0]

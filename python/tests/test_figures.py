@@ -1,4 +1,5 @@
 import re
+from pathlib import Path
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -7,7 +8,8 @@ from matplotlib.lines import Line2D
 
 import fetchlab
 from fetchlab.cli import main
-from fetchlab.figures import pareto_front
+from fetchlab.figures import duration_label, pareto_front
+from fetchlab.style import colour_difference
 
 
 def pdf_size_in(path):
@@ -114,3 +116,45 @@ def test_cli_draws_the_frontier(run_dir, tmp_path, capsys):
         "age-cdf.svg", "calibration.svg", "fresh.svg", "frontier.svg", "timeline.svg"]
     assert main([str(tmp_path / "none"), "--out", str(tmp_path / "x")]) == 1
     assert "not a directory" in capsys.readouterr().err
+
+
+DEFAULT_BENCHMARK = Path(__file__).resolve().parents[2] / "notebooks-export" / "default-data"
+
+
+@pytest.mark.parametrize("dataset", ["ubiqlog", "synthetic"])
+def test_default_frontier_of_the_benchmark_is_readable(dataset):
+    if not DEFAULT_BENCHMARK.exists():
+        pytest.skip("not in a FetchLab checkout")
+    fig = fetchlab.frontier(DEFAULT_BENCHMARK, dataset)
+    handles = fig.legends[0].legend_handles
+    series = [h for h in handles if h.get_label() != "Pareto frontier"]
+    assert 3 <= len(series) <= 8
+    colours = [h.get_color() for h in series if not h.get_label().startswith(("never", "oracle"))]
+    assert min(colour_difference(a, b) for i, a in enumerate(colours) for b in colours[i + 1:]) >= 20
+    ax = fig.axes[0]
+    assert "J per app-day" in ax.get_xlabel()
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert any(t.endswith(" min") for t in ticks) and any(t.endswith(" h") for t in ticks), ticks
+    # the legend, below the axes, takes at most a quarter of a single-column figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    FigureCanvasAgg(fig).draw()
+    box = fig.legends[0].get_window_extent()
+    assert box.height / fig.bbox.height <= 0.25
+    assert box.y1 <= ax.get_window_extent().y0
+
+
+def test_duration_labels():
+    assert [duration_label(s) for s in [0, 1, 10, 60, 600, 3600, 36000, 86400, 864000]] == [
+        "0", "1 s", "10 s", "1 min", "10 min", "1 h", "10 h", "1 day", "10 days"]
+
+
+def test_figure_all_names_what_it_cannot_draw(run_copy, tmp_path, capsys):
+    (run_copy / "opens.csv").unlink()
+    for f in ("fit/calibration.csv", "calibration.csv"):
+        if (run_copy / f).exists():
+            (run_copy / f).unlink()
+    assert main([str(run_copy), "--out", str(tmp_path / "all"), "--figure", "all"]) == 0
+    err = capsys.readouterr().err
+    for f in ("age-cdf", "timeline", "calibration"):
+        assert f"{f} not drawn: " in err, err
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == ["fresh.pdf", "frontier.pdf"]

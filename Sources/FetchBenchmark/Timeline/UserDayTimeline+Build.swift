@@ -56,7 +56,9 @@ extension UserDayTimeline {
       lanes: lanes)
   }
 
-  typealias RunInput = (dataset: String, path: String, sha256: String?, fromRunDir: String?)
+  /// One of the run's traces as its manifest records it: the path given,
+  /// its SHA-256, the path from the run directory and the absolute path.
+  typealias RunInput = (dataset: String, path: String, sha256: String?, fromRunDir: String?, absolute: String?)
 
   /// The run's input the request names (default: the first).
   private static func chooseInput(_ run: RunSettings, _ request: TimelineRequest) throws -> RunInput {

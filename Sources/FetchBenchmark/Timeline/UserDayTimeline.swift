@@ -154,7 +154,7 @@ extension UserDayTimeline {
     /// The replication-0 seed.
     var seed: UInt64
     /// (dataset, path as recorded, SHA-256 or nil).
-    var inputs: [(dataset: String, path: String, sha256: String?, fromRunDir: String?)]
+    var inputs: [RunInput]
   }
 
   /// An unsigned integer from JSON without going through `Double`
@@ -166,15 +166,15 @@ extension UserDayTimeline {
   }
 
   /// Where the trace of one of the run's inputs is now: from the run
-  /// directory first (`path_from_run_dir`, when recorded), then as recorded
-  /// (from where the run started), then from the run directory's parents
-  /// (older manifests, run from an ancestor), then an experiment's generated
+  /// directory first (`path_from_run_dir`, when recorded), then at its
+  /// absolute path (`absolute_path`), then as recorded (from where the run
+  /// started), then from the run directory's parents (older manifests, run
+  /// from an ancestor), then an experiment's generated
   /// `datasets/<name>.csv`; nil when none exists. Callers that need the very
   /// same file check its SHA-256.
-  static func locateTrace(runDir: String, input: (dataset: String, path: String, sha256: String?, fromRunDir: String?))
-    -> String?
-  {
+  static func locateTrace(runDir: String, input: RunInput) -> String? {
     var candidates = input.fromRunDir.map { [runDir + "/" + $0] } ?? []
+    if let a = input.absolute { candidates.append(a) }
     candidates.append(input.path)
     if !input.path.hasPrefix("/") {
       var up = runDir
@@ -189,23 +189,39 @@ extension UserDayTimeline {
 
   /// Each user's time zone per dataset, from the run's traces (empty for a
   /// dataset whose trace is not found, not a regular file, not readable, or
-  /// changed since the run: its SHA-256 differs from the manifest's).
+  /// changed since the run: its SHA-256 differs from the manifest's), and a
+  /// note for each such dataset (its hours of day are then UTC) and for a
+  /// trace found elsewhere than at its recorded absolute path (it moved).
   ///
   /// - Complexity: two reads of each trace (the hash, then the zones).
-  package static func timeZones(runDir: String) -> [String: [String: TraceTimeZone]] {
-    guard let run = try? readSettings(runDir: runDir) else { return [:] }
+  package static func timeZones(runDir: String) -> (zones: [String: [String: TraceTimeZone]], notes: [String]) {
+    guard let run = try? readSettings(runDir: runDir) else { return ([:], []) }
     var out: [String: [String: TraceTimeZone]] = [:]
+    var notes: [String] = []
     for input in run.inputs {
+      let name = input.dataset.isEmpty ? "the run's trace" : "dataset \(input.dataset)'s trace"
+      let recorded = input.absolute ?? input.path
+      let utc = "hours of day in UTC, not the users' local time"
       var st = stat()
-      guard let path = locateTrace(runDir: runDir, input: input), stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
-        let want = input.sha256, (try? SHA256.hashFile(atPath: path).hex) == want,
-        let reader = try? TraceReader(path: path)
-      else { continue }
+      guard let path = locateTrace(runDir: runDir, input: input) else {
+        notes.append("\(name) \(recorded) is not found (nor from \(runDir)): \(utc)")
+        continue
+      }
+      guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, let want = input.sha256,
+        (try? SHA256.hashFile(atPath: path).hex) == want, let reader = try? TraceReader(path: path)
+      else {
+        notes.append("\(name) \(path) is not the run's (not a regular file, or its SHA-256 differs from the manifest's): \(utc)")
+        continue
+      }
+      let found = RunPaths.canonical(path)
+      if let a = input.absolute, found != a, !found.hasPrefix(RunPaths.canonical(runDir) + "/") {
+        notes.append("\(name) moved: found at \(path), recorded at \(a) (its SHA-256 matches the manifest's)")
+      }
       var zones: [String: TraceTimeZone] = [:]
       while let u = try? reader.next() { zones[u.user] = u.timeZone }
       out[input.dataset] = zones
     }
-    return out
+    return (out, notes)
   }
 
   static func readSettings(runDir: String) throws -> RunSettings {
@@ -235,19 +251,19 @@ extension UserDayTimeline {
     var worlds: [String: WorldParameters] = [:]
     guard let master = uint64(m["seed"]) else { throw TimelineError(manifest: path, "no \"seed\"") }
     let trainFraction = (m["train_fraction"] as? NSNumber)?.doubleValue ?? 0
-    var inputs: [(String, String, String?, String?)] = []
+    var inputs: [RunInput] = []
     let seed: UInt64
     if let ins = m["inputs"] as? [[String: Any]] {
       // An experiment: replication 0 (``Experiment/replicationSeed(_:)``).
       seed = StableHash.combine(master, 0)
       for i in ins {
         guard let d = i["dataset"] as? String, let p = i["path"] as? String else { continue }
-        inputs.append((d, p, i["sha256"] as? String, i["path_from_run_dir"] as? String))
+        inputs.append((d, p, i["sha256"] as? String, i["path_from_run_dir"] as? String, i["absolute_path"] as? String))
         if i["world_overrides"] != nil { worlds[d] = try world(i["world_overrides"]) }
       }
     } else if let t = m["trace"] as? [String: Any], let p = t["path"] as? String {
       seed = master
-      inputs.append(("", p, t["sha256"] as? String, t["path_from_run_dir"] as? String))
+      inputs.append(("", p, t["sha256"] as? String, t["path_from_run_dir"] as? String, t["absolute_path"] as? String))
     } else {
       throw TimelineError(manifest: path, "no trace recorded (\"trace\" or \"inputs\")")
     }

@@ -36,7 +36,7 @@ extension FetchLab {
 
     @OptionGroup var parallel: JobsOption
 
-    @Option(name: .long, help: "Output directory for bench.csv (and the temporary trace).")
+    @Option(name: .long, help: "Output directory for bench.csv (and the temporary trace).", completion: .directory)
     var out: String = "results/bench"
 
     @Flag(name: .long, help: "A small run for tests: 200 users unless --users is given.")
@@ -45,7 +45,9 @@ extension FetchLab {
     @Flag(name: .long, help: "Keep the generated trace DIR/bench-trace.csv.")
     var keepTrace = false
 
-    @Option(name: .long, help: "Benchmark this canonical trace instead of a generated population (same stages, no generation).")
+    @Option(
+      name: .long, help: "Benchmark this canonical trace instead of a generated population (same stages, no generation).",
+      completion: .trace)
     var trace: String?
 
     var effectiveUsers: Int { users ?? (quick ? 200 : 10_000) }
@@ -87,7 +89,8 @@ extension FetchLab {
           line = ProgressLine(label: "bench \(p.stage)")
         }
         line.update(
-          done: p.done, unit: "of \(p.total)", fraction: p.total > 0 ? Double(p.done) / Double(p.total) : nil)
+          done: p.done, total: p.total, unit: p.stage == "fit" ? "models" : "users",
+          workDone: p.total > 0 ? Double(p.done) / Double(p.total) : nil)
       }
       line.finish()
       let csvPath = out + "/bench.csv"

@@ -17,17 +17,17 @@ extension FetchLab {
             --metric mean_age_s --metric energy_j_per_day
         """)
 
-    @Argument(help: "Run directory (written by 'fetchlab run').")
+    @Argument(help: "Run directory (written by 'fetchlab run').", completion: .directory)
     var runDir: String
 
-    @Option(name: .long, help: "The policy to compare against, as in summary.csv (e.g. never, periodic:1h).")
+    @Option(name: .long, help: "The policy to compare against, as in summary.csv (e.g. never, periodic:1h).", completion: .policy)
     var baseline: String
 
     @Option(
       name: .long,
       help: ArgumentHelp(
         "A metric to compare; repeat for several (default: \(PairedComparison.defaultMetrics.map(\.rawValue).joined(separator: ", "))). One of: \(ScoreMetric.allCases.map(\.rawValue).joined(separator: ", ")).",
-        valueName: "metric"))
+        valueName: "metric"), completion: .metric)
     var metric: [String] = []
 
     @Option(name: .long, help: "Bootstrap resamples.")

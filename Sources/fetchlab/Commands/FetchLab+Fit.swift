@@ -37,13 +37,13 @@ extension FetchLab {
             --out results/ubiqlog-model.json --report results/ubiqlog-fit
         """)
 
-    @Option(name: .long, help: "Canonical trace file.")
+    @Option(name: .long, help: "Canonical trace file.", completion: .trace)
     var trace: String
 
-    @Option(name: .long, help: ArgumentHelp("Model file to write (JSON).", valueName: "model.json"))
+    @Option(name: .long, help: ArgumentHelp("Model file to write (JSON).", valueName: "model.json"), completion: .json)
     var out: String
 
-    @Option(name: .long, help: ArgumentHelp("Directory for the evaluation CSVs.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("Directory for the evaluation CSVs.", valueName: "dir"), completion: .directory)
     var report: String?
 
     @Option(name: .long, help: "Share of each user's window used for training, in (0, 1).")
@@ -82,7 +82,7 @@ extension FetchLab {
       let lines = [FitPass.populationSample: ProgressLine(label: "fit: population sample"), .users: ProgressLine(label: "fit: users")]
       let outcome = try job.run(
         command: CommandLine.arguments.joined(separator: " "), version: fetchLabVersion, started: started,
-        progress: { pass, users, f in lines[pass]!.update(done: users, unit: "users", fraction: f) },
+        progress: { pass, users, f in lines[pass]!.update(done: users, unit: "users", workDone: f) },
         passFinished: { lines[$0]!.finish() })
       try reportDir?.commit(replacingOnly: true)
       print(outcome.summary, terminator: "")

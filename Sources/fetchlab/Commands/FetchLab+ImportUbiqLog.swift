@@ -24,10 +24,10 @@ extension FetchLab {
             --out ubiqlog-cues.csv --behavioural-filter
         """)
 
-    @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz): the 'ubiqlog_application_parsed.tsv.xz' described in datasets/ubiqlog/README.md.")
+    @Option(help: "Parsed UbiqLog TSV (.tsv or .tsv.xz): the 'ubiqlog_application_parsed.tsv.xz' described in datasets/ubiqlog/README.md.", completion: .file(extensions: ["tsv", "xz"]))
     var input: String
 
-    @Option(help: "Output trace (canonical FetchLab CSV).")
+    @Option(help: "Output trace (canonical FetchLab CSV).", completion: .trace)
     var out = "datasets/ubiqlog/ubiqlog-opens.csv"
 
     @Option(name: .customLong("merge-gap"), help: ArgumentHelp("Merge an app's record into its previous one when it starts less than this many seconds after that one ended.", valueName: "seconds"))

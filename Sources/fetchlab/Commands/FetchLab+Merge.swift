@@ -20,10 +20,10 @@ extension FetchLab {
         See docs/slurm.md for Slurm job arrays.
         """)
 
-    @Option(name: .long, help: "Output directory (not one of the shard directories).")
+    @Option(name: .long, help: "Output directory (not one of the shard directories).", completion: .directory)
     var out: String
 
-    @Argument(help: ArgumentHelp("Shard directories: every shard 1/N … N/N once.", valueName: "shard-dir"))
+    @Argument(help: ArgumentHelp("Shard directories: every shard 1/N … N/N once.", valueName: "shard-dir"), completion: .directory)
     var shards: [String] = []
 
     @OptionGroup var parallel: JobsOption
@@ -46,7 +46,7 @@ extension FetchLab {
       let options = merge.options(jobs: parallel.jobs, force: force, version: fetchLabVersion)
       let progress = ProgressLine(label: "merge")
       let outcome = try runExperiment(merge.experiment, directory: out, options: options) { p in
-        progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
+        progress.update(done: p.done, total: p.total, unit: "units", workDone: p.fraction, workComputed: p.computedFraction)
       }
       progress.finish()
       log("merged \(merge.shards.count) shards, \(outcome.unitsTotal) units")

@@ -12,7 +12,7 @@ extension FetchLab {
         Example: fetchlab policies ios-minimum tailender
         """)
 
-    @Argument(help: "Only these families (names as in --policy, e.g. periodic, ios-minimum).")
+    @Argument(help: "Only these families (names as in --policy, e.g. periodic, ios-minimum).", completion: .policy)
     var names: [String] = []
 
     func validate() throws {

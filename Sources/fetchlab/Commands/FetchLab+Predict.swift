@@ -28,7 +28,7 @@ extension FetchLab {
             --trace datasets/ubiqlog/ubiqlog-opens.csv
         """)
 
-    @Option(help: "Model file written by 'fetchlab fit'.")
+    @Option(help: "Model file written by 'fetchlab fit'.", completion: .json)
     var model: String
 
     @Option(help: "User id.")
@@ -43,13 +43,15 @@ extension FetchLab {
     @Option(help: "End of the window (ISO 8601 or Unix seconds; at most 31 days after --from).")
     var to: String
 
-    @Option(help: "Trace to take the user's events in the window from (optional).")
+    @Option(help: "Trace to take the user's events in the window from (optional).", completion: .trace)
     var trace: String?
 
-    @Option(help: "Scheduler settings, as for --policy: ios-minimum[:key=value,...] or ios-custom:<interval>.")
+    @Option(
+      help: "Scheduler settings, as for --policy: ios-minimum[:key=value,...] or ios-custom:<interval>.",
+      completion: .list(["ios-minimum", "ios-custom"]))
     var policy = "ios-minimum"
 
-    @Option(help: "JSON file overriding world-model parameters.")
+    @Option(help: "JSON file overriding world-model parameters.", completion: .json)
     var config: String?
 
     @Option(help: "Seed of the simulated content updates and of the sample paths.")

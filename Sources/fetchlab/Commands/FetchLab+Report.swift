@@ -39,7 +39,7 @@ extension FetchLab {
             --timeline-policy ios-minimum --timeline-policy periodic:1h
         """)
 
-    @Argument(help: "Run directory (written by 'fetchlab run').")
+    @Argument(help: "Run directory (written by 'fetchlab run').", completion: .directory)
     var runDir: String
 
     @Option(name: .customLong("timeline-user"), help: "Timeline: the user (default: the trace's first).")
@@ -48,7 +48,7 @@ extension FetchLab {
     @Option(name: .customLong("timeline-day"), help: ArgumentHelp("Timeline: the user's local day (default: the busiest test-window day).", valueName: "YYYY-MM-DD"))
     var timelineDay: String?
 
-    @Option(name: .customLong("timeline-policy"), help: ArgumentHelp("Timeline: a policy of the run (repeat; default: up to 4).", valueName: "policy"))
+    @Option(name: .customLong("timeline-policy"), help: ArgumentHelp("Timeline: a policy of the run (repeat; default: up to 4).", valueName: "policy"), completion: .policy)
     var timelinePolicy: [String] = []
 
     @Option(name: .customLong("timeline-dataset"), help: "Timeline: the dataset of an experiment run (default: the first).")
@@ -73,7 +73,7 @@ extension FetchLab {
       help: ArgumentHelp(
         "Also write a Jupyter notebook: the tables, charts and an interpretation as outputs, and code cells that "
           + "redo the analysis from the CSVs with pandas and matplotlib (RUN_DIR relative to the notebook).",
-        valueName: "path.ipynb"))
+        valueName: "path.ipynb"), completion: .file(extensions: ["ipynb"]))
     var notebook: String?
 
     func validate() throws {

@@ -29,16 +29,16 @@ extension FetchLab {
     @Argument(
       help: ArgumentHelp(
         "An experiment file (JSON): datasets, policy grids, replications. Replaces --trace, --policy, --seed, --config, --set, --apps, --train-fraction, --no-foreground-refresh and --no-event-files.",
-        valueName: "experiment.json"))
+        valueName: "experiment.json"), completion: .json)
     var experiment: String?
 
-    @Option(name: .long, help: "Canonical trace file (when no experiment file is given).")
+    @Option(name: .long, help: "Canonical trace file (when no experiment file is given).", completion: .trace)
     var trace: String?
 
-    @Option(name: .long, help: ArgumentHelp("A policy to replay; repeat for several (default: never, periodic:15m, periodic:1h, periodic:4h, oracle).", valueName: "policy"))
+    @Option(name: .long, help: ArgumentHelp("A policy to replay; repeat for several (default: never, periodic:15m, periodic:1h, periodic:4h, oracle).", valueName: "policy"), completion: .policy)
     var policy: [String] = []
 
-    @Option(name: .long, help: "Output directory.")
+    @Option(name: .long, help: "Output directory.", completion: .directory)
     var out: String
 
     @Option(
@@ -51,7 +51,7 @@ extension FetchLab {
       })
     var seed: UInt64?
 
-    @Option(name: .long, help: "JSON file overriding world-model parameters (see 'fetchlab params').")
+    @Option(name: .long, help: "JSON file overriding world-model parameters (see 'fetchlab params').", completion: .json)
     var config: String?
 
     @Option(name: .customLong("set"), help: ArgumentHelp("Override one parameter, name=value (repeatable; applied after --config).", valueName: "name=value"))
@@ -147,8 +147,12 @@ extension FetchLab {
       if !force, let differs = dir.differingSetting(settings) { throw differentRun(differs) }
       var sink = try CSVReportSink(directory: dir.staging, config: cfg)
       let progress = ProgressLine(label: "replay")
+      let interrupt = InterruptHandler(out: out, experiment: false, progress: progress)
+      defer { interrupt.cancel() }
       let stats = try runReplay(cfg, into: &sink) { p in
-        progress.update(done: p.users, unit: "users", fraction: p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : nil)
+        progress.update(
+          done: p.users, unit: "users", workDone: p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : nil)
+        InterruptHandler.testInterrupt(after: p.users, "FETCHLAB_TEST_SIGINT_AFTER_USERS")
       }
       progress.finish()
       if !force, let differs = dir.differingSetting(["trace.sha256": stats.sha256]) { throw differentRun(differs) }
@@ -162,7 +166,8 @@ extension FetchLab {
         "fetchlab_version": fetchLabVersion,
         "command": CommandLine.arguments.joined(separator: " "),
         "trace": [
-          "path": trace, "path_from_run_dir": RunPaths.relative(trace, from: out), "bytes": stats.bytes,
+          "path": trace, "path_from_run_dir": RunPaths.relative(trace, from: out),
+          "absolute_path": RunPaths.canonical(trace), "bytes": stats.bytes,
           "sha256": stats.sha256,
         ],
         "seed": seed,
@@ -207,7 +212,9 @@ extension FetchLab.Run {
   /// ``runExperiment(_:directory:options:progress:)``.
   ///
   /// `FETCHLAB_TEST_STOP_AFTER_UNITS=k` (a test hook) makes the run fail
-  /// after computing k units, as if it had been killed there.
+  /// after computing k units, as if it had been killed there;
+  /// `FETCHLAB_TEST_SIGINT_AFTER_UNITS=k` sends it SIGINT there (and
+  /// `FETCHLAB_TEST_SIGINT_AFTER_USERS` a `run --trace` after k users).
   func runExperimentFile(_ path: String) throws {
     let started = Date()
     let exp = try Experiment(contentsOf: path)
@@ -216,8 +223,11 @@ extension FetchLab.Run {
     let options = ExperimentOptions(
       jobs: parallel.jobs, force: force, version: fetchLabVersion, stopAfterUnits: stop, shard: shard)
     let progress = ProgressLine(label: shard.map { "shard \($0)" } ?? "experiment")
+    let interrupt = InterruptHandler(out: out, experiment: true, progress: progress)
+    defer { interrupt.cancel() }
     let outcome = try runExperiment(exp, directory: out, options: options) { p in
-      progress.update(done: p.computed + p.reused, unit: "units", fraction: p.fraction)
+      progress.update(done: p.done, total: p.total, unit: "units", workDone: p.fraction, workComputed: p.computedFraction)
+      InterruptHandler.testInterrupt(after: p.computed, "FETCHLAB_TEST_SIGINT_AFTER_UNITS")
     }
     progress.finish()
     guard let shard else {

@@ -31,13 +31,13 @@ extension FetchLab {
 
     @Option(
       name: .long,
-      help: "Output trace file (canonical FetchLab CSV, written atomically).")
+      help: "Output trace file (canonical FetchLab CSV, written atomically).", completion: .trace)
     var out: String
 
     @Option(
       name: .long,
       help: ArgumentHelp(
-        "JSON file overriding generator parameters.", valueName: "file.json"))
+        "JSON file overriding generator parameters.", valueName: "file.json"), completion: .json)
     var params: String?
 
     func validate() throws {
@@ -87,7 +87,7 @@ extension FetchLab {
       let progress = ProgressLine(label: "synth")
       let events = try population.write(to: out, users: users) { done, _ in
         progress.update(
-          done: done, unit: "users", fraction: Double(done) / Double(users))
+          done: done, total: users, unit: "users", workDone: Double(done) / Double(users))
       }
       progress.finish()
       let seconds = Date().timeIntervalSince(started)

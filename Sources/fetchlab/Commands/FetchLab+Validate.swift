@@ -11,7 +11,7 @@ extension FetchLab {
         Example: fetchlab validate datasets/ubiqlog/ubiqlog-opens.csv
         """)
 
-    @Argument(help: "Trace file (canonical FetchLab CSV).")
+    @Argument(help: "Trace file (canonical FetchLab CSV).", completion: .trace)
     var path: String
 
     func run() throws {
