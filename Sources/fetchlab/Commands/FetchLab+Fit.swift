@@ -49,7 +49,7 @@ extension FetchLab {
     @Option(name: .long, help: "Share of each user's window used for training, in (0, 1).")
     var trainFraction: Double = 0.75
 
-    @Option(name: .long, help: "Which apps of each user to model: top:K, min-opens:N or names:A,B.")
+    @Option(name: .long, help: "Which apps of each user to model: top:K, min-opens:N (apps with content; /offline adds offline categories) or names:A,B; /except:A,B leaves apps out.")
     var apps: String = "top:3"
 
     @Option(name: .long, help: "Seed selecting the population sample.")

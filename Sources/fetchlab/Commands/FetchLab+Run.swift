@@ -57,7 +57,7 @@ extension FetchLab {
     @Option(name: .customLong("set"), help: ArgumentHelp("Override one parameter, name=value (repeatable; applied after --config).", valueName: "name=value"))
     var overrides: [String] = []
 
-    @Option(name: .long, help: "Which apps of each user to replay: top:K, min-opens:N or names:A,B (default top:3).")
+    @Option(name: .long, help: "Which apps of each user to replay: top:K, min-opens:N (among apps with content: offline categories such as the dialer or camera left out unless /offline follows) or names:A,B; /except:A,B leaves apps out (default top:3).")
     var apps: String?
 
     @Option(name: .long, help: "Share of each user's window to train on (chronological); every policy, learning or not, is scored on the rest, so runs with different policies score the same opens. 0 scores the whole window. (default: 0.75)")
