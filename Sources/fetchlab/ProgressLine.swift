@@ -90,7 +90,8 @@ final class ProgressLine: @unchecked Sendable {
 
   /// The line for state `s` at `now`: the ETA is the time the work left
   /// takes at the rate of the work computed until the update, less the
-  /// time since the update.
+  /// time since the update; past 0, the time it takes at the rate of the
+  /// whole run so far.
   static func text(label: String, _ s: State, elapsed: Double, now: Date, start: Date) -> String {
     var t = "\(label): " + (s.total.map { "\(s.done) of \($0) \(s.unit)" } ?? "\(s.done) \(s.unit)")
     t += ", " + duration(elapsed)
@@ -99,8 +100,11 @@ final class ProgressLine: @unchecked Sendable {
     let computed = s.workComputed ?? done
     let atUpdate = s.at.timeIntervalSince(start)
     if computed > 0.001, done < 1, atUpdate > 0 {
-      let left = atUpdate * (1 - done) / computed - now.timeIntervalSince(s.at)
-      t += ", ETA " + duration(max(0, left))
+      // Counting down from the estimate at the update; once past it (the
+      // work is slower than estimated), the rate over the whole run so far.
+      let countdown = atUpdate * (1 - done) / computed - now.timeIntervalSince(s.at)
+      let left = countdown > 0 ? countdown : elapsed * (1 - done) / computed
+      t += ", ETA " + duration(left)
     }
     return t
   }
