@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 venv=${NOTEBOOK_VENV:-.build/notebook-venv}
 # Versions on PyPI for CPython 3.11 (the machine's python3).
 pins=(nbformat==5.11.1 nbconvert==7.17.2 nbclient==0.11.0 ipykernel==7.4.0 pandas==3.1.1 matplotlib==3.11.2
-  pytest==9.2.0)
+  pytest==9.2.0 gymnasium==1.4.0)
+# Their dependencies too: python/constraints.txt pins every package of the venv.
+constraints=python/constraints.txt
 
 if ! python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
   sudo=""
@@ -33,7 +35,7 @@ sys.exit(any(m.version(p.split("==")[0]) != p.split("==")[1] for p in sys.argv[1
 if ! have_pins; then
   echo "creating the notebook venv in $venv (pip install ${pins[*]})" >&2
   python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}" >&2
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$constraints" "${pins[@]}" >&2
 fi
 # The package as it is in this checkout (its dependencies are the pins above).
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps ./python >&2
@@ -42,5 +44,5 @@ if [ "${1:-}" = "--venv-only" ]; then
   exit 0
 fi
 fetchlab=${1:-$(swift build --show-bin-path)/fetchlab}
-"$venv/bin/python" -m pytest -p no:cacheprovider python/tests
+FETCHLAB="$fetchlab" "$venv/bin/python" -m pytest -p no:cacheprovider python/tests
 "$venv/bin/python" scripts/check-notebooks.py --fetchlab "$fetchlab"
