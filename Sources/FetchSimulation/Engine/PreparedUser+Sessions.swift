@@ -19,6 +19,10 @@ struct SessionActivity {
   /// has news; a stale open's refresh rides that exchange).
   let modelled: Set<Int32>
   var streams: [Int: SplitMix64] = [:]
+  /// `params.share(app:)` by app index, NaN until first asked: the
+  /// category is found by matching name fragments, too slow to repeat at
+  /// every open.
+  var shares: [Double]
   /// The window end: no activity is drawn past it.
   let end: Double
 
@@ -27,6 +31,7 @@ struct SessionActivity {
     self.seed = seed
     user = trace.user
     apps = trace.apps
+    shares = Array(repeating: .nan, count: trace.apps.count)
     self.modelled = Set(modelled)
     end = trace.end
   }
@@ -50,7 +55,8 @@ struct SessionActivity {
     guard a >= 0 && a < apps.count else { return }
     var rng = streams[a] ?? SplitMix64(seed: seed, keys: "session-network", user, apps[a])
     defer { streams[a] = rng }
-    let share = modelled.contains(e.app) ? 1 : params.share(app: apps[a])
+    if shares[a].isNaN { shares[a] = modelled.contains(e.app) ? 1 : params.share(app: apps[a]) }
+    let share = shares[a]
     guard rng.uniform() < share else { return }
     add(BusyInterval(start: e.time, end: e.time + burst))
     let sessionEnd = min(e.time + max(e.value, 0), end)
