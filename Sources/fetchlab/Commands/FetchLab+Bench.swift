@@ -26,7 +26,7 @@ extension FetchLab {
         replay rates with the target >= 1 (no slower). Every target is such a ratio. \
         Build with -c release before measuring.
         Example: fetchlab bench --users 2000 --out results/bench
-        Example: fetchlab bench --users 300 --compare docs/bench/bench-0.7.0-users300.csv
+        Example: fetchlab bench --users 300 --compare bench-0.7.0-users300.csv
         Example: fetchlab bench --trace my-trace.csv --out results/bench-mine
         """)
 
