@@ -200,6 +200,8 @@ public struct WorldParameters: Sendable, Equatable {
   ]
 
   /// The radio profile for a network; `nil` when offline.
+  ///
+  /// - Complexity: O(1): one profile read (its tail arrays retained).
   package func radio(for network: NetworkKind) -> RadioProfile? {
     switch network {
     case .offline: nil
@@ -207,13 +209,12 @@ public struct WorldParameters: Sendable, Equatable {
     case .lte: lte
     case .umts3g: umts3g
     case .nr5g: nr5g
-    case .cellular: radio(for: defaultCellular == .cellular ? .lte : defaultCellular)
+    case .cellular: defaultCellular == .cellular ? lte : radio(for: defaultCellular)
     }
   }
 
-  /// ``radio(for:)`` of every network, by raw value. Hot paths keep it
-  /// instead of calling ``radio(for:)``, whose every call copies the
-  /// whole parameter set to pass it.
+  /// ``radio(for:)`` of every network, by raw value (the replay's radio
+  /// ledger keeps one profile per interface).
   package var radiosByNetwork: [RadioProfile?] { NetworkKind.allCases.map { radio(for: $0) } }
 
   /// Whether an open refreshes its content in the foreground: on

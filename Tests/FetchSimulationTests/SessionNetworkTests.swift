@@ -168,6 +168,19 @@ struct SessionNetworkTests {
     half.events = [TraceEvent(time: 43_200, kind: .network, value: Double(NetworkKind.offline.rawValue))]
     let h = Self.busy(half, w)
     #expect(!h.isEmpty && h.allSatisfy { $0.start < 43_200 })
+
+  @Test("category: each app's share is found once per user, the value share(app:) gives (a modelled app's too), and only for apps opened")
+  func sharesByApp() {
+    let w = WorldParameters()
+    let t = Self.trace([("com.android.camera", 0, 10), ("com.android.chrome", 100, 10), ("game", 200, 10), ("game", 300, 10)])
+    var a = SessionActivity(w, seed: 1, trace: t, modelled: [2])
+    #expect(a.shares.count == t.apps.count && a.shares.allSatisfy(\.isNaN), "nothing asked before the first open")
+    for e in t.events where e.app != 2 { a.activity(of: e) { _ in } }
+    #expect(a.shares[0] == w.sessions.share(app: "com.android.camera"))
+    #expect(a.shares[1] == w.sessions.share(app: "com.android.chrome"))
+    #expect(a.shares[2].isNaN, "the modelled app not opened yet")
+    for e in t.events where e.app == 2 { a.activity(of: e) { _ in } }
+    #expect(a.shares[2] == w.sessions.share(app: "game"))
   }
 
   @Test("session parameters: bad values are refused with a reason")

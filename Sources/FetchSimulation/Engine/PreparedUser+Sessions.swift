@@ -22,6 +22,10 @@ struct SessionActivity {
   /// category like any app's.
   let modelled: Set<Int32>
   var streams: [Int: SplitMix64] = [:]
+  /// `params.share(app:)` by app index, NaN until first asked: the
+  /// category is found by matching name fragments, too slow to repeat at
+  /// every open.
+  var shares: [Double]
   /// The window end: no activity is drawn past it.
   let end: Double
 
@@ -30,6 +34,7 @@ struct SessionActivity {
     self.seed = seed
     user = trace.user
     apps = trace.apps
+    shares = Array(repeating: .nan, count: trace.apps.count)
     self.modelled = Set(modelled)
     end = trace.end
   }
@@ -56,7 +61,8 @@ struct SessionActivity {
     guard a >= 0 && a < apps.count else { return }
     var rng = streams[a] ?? SplitMix64(seed: seed, keys: "session-network", user, apps[a])
     defer { streams[a] = rng }
-    let networked = rng.uniform() < params.share(app: apps[a])
+    if shares[a].isNaN { shares[a] = params.share(app: apps[a]) }
+    let networked = rng.uniform() < shares[a]
     if isModelled ? exchange : networked { add(BusyInterval(start: e.time, end: e.time + burst)) }
     guard networked else { return }
     let sessionEnd = min(e.time + max(e.value, 0), end)

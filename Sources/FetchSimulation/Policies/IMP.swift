@@ -115,8 +115,6 @@ package struct IMPPolicy: FetchPolicy {
 
   let params: IMPParameters
   let world: WorldParameters
-  /// `world.radiosByNetwork`, kept (``WorldParameters/radio(for:)`` copies `world` per call).
-  let radios: [RadioProfile?]
   let habit: HabitModel
   var clock: LocalClock
   /// Cumulative share of the app's training opens by the end of each local hour.
@@ -170,7 +168,6 @@ package struct IMPPolicy: FetchPolicy {
       "IMP needs a positive decision period and positive, finite initial prices")
     self.params = params
     self.world = world
-    radios = world.radiosByNetwork
     habit = fitter.fit(training, app: app, population: population, fits: fits)
     (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
@@ -304,7 +301,7 @@ package struct IMPPolicy: FetchPolicy {
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
     rollDay(at: t)
-    guard !ctx.fetchInFlight, let radio = radios[Int(ctx.network.rawValue)] else { return }
+    guard !ctx.fetchInFlight, let radio = world.radio(for: ctx.network) else { return }
     let since = max(0, t - lastSync)
     let pNew = -expm1(-rateEstimate * since)
     let bytes = expectedBytes(pNew: pNew)

@@ -133,10 +133,8 @@ package struct MinimumPolicy: FetchPolicy {
 
   let params: MinimumParameters
   let world: WorldParameters
-  /// `world.batteryCapacityJ` and `world.radiosByNetwork`, kept: each
-  /// call of those copied all of `world` to pass it.
+  /// `world.batteryCapacityJ`, kept for the budget gate.
   let batteryCapacityJ: Double
-  let radios: [RadioProfile?]
   let fitter: HabitFitter
   let population: HabitModel?
   /// Fits shared with the run's other learning policies (nil: fit alone).
@@ -239,7 +237,6 @@ package struct MinimumPolicy: FetchPolicy {
     self.params = params
     self.world = world
     batteryCapacityJ = world.batteryCapacityJ
-    radios = world.radiosByNetwork
     self.fitter = fitter
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.population = population
@@ -426,7 +423,7 @@ package struct MinimumPolicy: FetchPolicy {
     // E[(t − X)⁺] for the first update X after the last sync, X − sync ~ Exp(λ̂).
     decision.expectedAgeS = max(0, since - decision.pNew / rateEstimate)
     let value = decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour
-    let radio = radios[Int(ctx.network.rawValue)]!
+    let radio = world.radio(for: ctx.network)!
     var cost = world.cpuWakeEnergyJ
       + radio.marginalEnergyEstimate(
         afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + world.noDataBytes * (1 - decision.pNew),

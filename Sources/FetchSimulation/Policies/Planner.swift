@@ -64,8 +64,6 @@ package struct PlannerPolicy: FetchPolicy {
 
   let params: PlannerParameters
   let world: WorldParameters
-  /// `world.radiosByNetwork`, kept (``WorldParameters/radio(for:)`` copies `world` per call).
-  let radios: [RadioProfile?]
   /// ios-minimum's habit machinery: the habit model and its nightly refits,
   /// the open history and recency, the update-rate estimate, the last sync
   /// and the pacing of budgets by the user's opens by hour.
@@ -123,7 +121,6 @@ package struct PlannerPolicy: FetchPolicy {
     utilityMemo = UtilityMemo(slots: 2 * bins, quantum: params.stepS)
     self.params = params
     self.world = world
-    radios = world.radiosByNetwork
     if params.useDeviceModels > 0, let m = deviceModels {
       outlook = DeviceOutlook(models: m, fallback: DeviceModels(), options: DeviceModelOptions(), history: training)
     }
@@ -282,7 +279,7 @@ extension PlannerPolicy {
     let pNew = -expm1(-lambda * since)
     let down = (world.requestBytes + world.newDataMedianBytes) * pNew + world.noDataBytes * (1 - pNew)
     // The budget counts the energy drawn while charging; the price sees it × `charging_cost`.
-    let energyNow = launchEnergy(radios[Int(ctx.network.rawValue)]!, gap: ctx.radioQuietGapS, downBytes: down)
+    let energyNow = launchEnergy(world.radio(for: ctx.network)!, gap: ctx.radioQuietGapS, downBytes: down)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
     decision.costNowJ = costNow
     if budget.committed + energyNow > share * budgetJ {
@@ -358,7 +355,7 @@ extension PlannerPolicy {
   ) -> (net: Double, k: Int, value: Double, cost: Double) {
     let t = ctx.now, step = params.stepS, K = v.count
     let onWiFi = ctx.network == .wifi
-    let cellular = radios[Int((ctx.network.isCellular ? ctx.network : .cellular).rawValue)]!
+    let cellular = world.radio(for: ctx.network.isCellular ? ctx.network : .cellular)!
     let cIdle = launchEnergy(cellular, gap: .infinity, downBytes: now.downBytes)
     let cBusy = launchEnergy(cellular, gap: 0, downBytes: now.downBytes)
     let cWiFi = launchEnergy(world.wifi, gap: .infinity, downBytes: now.downBytes)

@@ -15,13 +15,18 @@ extension FetchLab {
         With --trace FILE the same stages run on FILE (a canonical trace, never deleted) instead \
         of a generated population; --users does not apply, and each user's window is split \
         --train-days/--days (3/4 by default) into training and replay. \
-        bench.csv columns: metric, value, unit, target (>=X or <=X: the speed targets), met. \
+        bench.csv columns: metric, value, unit, target (>=X or <=X), met. \
         Per-core replay rates divide the work by the CPU time of the threads that replayed it, so \
-        they mean the same with any --jobs; with --jobs 2 or more, the run of never, periodic:30m, periodic:1h and \
-        oracle is timed with 1 and with 2 jobs (speedup_jobs_2). The experiment wall-time target \
-        is 30 s at 10,000 users, scaled linearly with the users. \
+        they mean the same with any --jobs; each learning or timer policy's CPU per policy-user-day \
+        is also given as a multiple of never's (replay_*_cpu_vs_never). With --jobs 2 or more, the run \
+        of never, periodic:30m, periodic:1h and oracle is timed with 1 and with 2 jobs \
+        (speedup_jobs_2, target >= 1.8). With --compare FILE (an earlier run's bench.csv on the \
+        same --users and --days, e.g. docs/bench/bench-0.7.0-users300.csv), every speed figure is \
+        also given as a speed-up over that run (*_vs_baseline, more than 1 is better), the per-core \
+        replay rates with the target >= 1 (no slower). Every target is such a ratio. \
         Build with -c release before measuring.
         Example: fetchlab bench --users 2000 --out results/bench
+        Example: fetchlab bench --users 300 --compare bench-0.7.0-users300.csv
         Example: fetchlab bench --trace my-trace.csv --out results/bench-mine
         """)
 
@@ -50,6 +55,9 @@ extension FetchLab {
       completion: .trace)
     var trace: String?
 
+    @Option(name: .long, help: "An earlier run's bench.csv (same --users and --days): also give every speed figure as a speed-up over it.")
+    var compare: String?
+
     var effectiveUsers: Int { users ?? (quick ? 200 : 10_000) }
     var effectiveTrainDays: Int { trainDays ?? max(1, days * 3 / 4) }
 
@@ -76,21 +84,33 @@ extension FetchLab {
       {
         throw CommandError(m)
       }
+      let baseline: BenchBaseline?
+      do {
+        baseline = try compare.map { try BenchBaseline(path: $0) }
+      } catch let e as BenchCompareError {
+        throw CommandError(e.description)
+      }
       let cfg = BenchConfiguration(
         users: effectiveUsers, days: days, trainDays: effectiveTrainDays, jobs: parallel.jobs, directory: out,
         keepTrace: keepTrace, trace: trace)
       // One progress line per stage, so the ETA is the stage's.
       var line = ProgressLine(label: "bench")
       var stage = ""
-      let report = try runBench(cfg) { p in
-        if p.stage != stage {
-          line.finish()
-          stage = p.stage
-          line = ProgressLine(label: "bench \(p.stage)")
+      let report: BenchReport
+      do {
+        report = try runBench(cfg, baseline: baseline) { p in
+          if p.stage != stage {
+            line.finish()
+            stage = p.stage
+            line = ProgressLine(label: "bench \(p.stage)")
+          }
+          line.update(
+            done: p.done, total: p.total, unit: p.stage == "fit" ? "models" : "users",
+            workDone: p.total > 0 ? Double(p.done) / Double(p.total) : nil)
         }
-        line.update(
-          done: p.done, total: p.total, unit: p.stage == "fit" ? "models" : "users",
-          workDone: p.total > 0 ? Double(p.done) / Double(p.total) : nil)
+      } catch let e as BenchCompareError {
+        line.finish()
+        throw CommandError(e.description)
       }
       line.finish()
       let csvPath = out + "/bench.csv"
