@@ -15,8 +15,8 @@ extension Experiment {
   /// days a user); ``ResourceLimits/opensPerUserDay`` opens a user-day; at
   /// most 20 replayed apps a user; a timer policy (periodic, ios-custom,
   /// android-workmanager, tailender) 86,400 / interval fetches a pair-day,
-  /// any other 50. Output counts the part files and the final files
-  /// (twice the rows). Memory is the largest block (``unitUsers`` users'
+  /// any other 50; every row also holds its policy's name. Output counts
+  /// the part files and the final files (twice the rows). Memory is the largest block (``unitUsers`` users'
   /// traces and their results for every replication at once) plus the age
   /// histograms of every (dataset, replication, policy).
   package struct Estimate: Sendable, Equatable {
@@ -41,6 +41,14 @@ extension Experiment {
     let apps = Double(self.apps.mostAppsPerUser(cap: 20))
     let scored = 1 - trainFraction
     let fetchesPerPairDay = configurations.reduce(0.0) { $0 + $1.spec.expectedFetchesPerDay }
+    // Every row repeats its policy's name: the mean name length over the
+    // configurations (by rows: opens equally, fetches by expected count).
+    let nameBytes = configurations.reduce(0.0) { $0 + Double($1.name.utf8.count) } / max(1, C)
+    let fetchNameBytes =
+      configurations.reduce(0.0) { $0 + Double($1.name.utf8.count) * $1.spec.expectedFetchesPerDay }
+      / max(fetchesPerPairDay, .leastNonzeroMagnitude)
+    let openRow = ResourceLimits.openBytesPerRow + nameBytes
+    let fetchRow = ResourceLimits.fetchBytesPerRow + fetchNameBytes
     var e = Estimate(outputBytes: 0, eventFileBytes: 0, memoryBytes: 0, policyUserDays: 0, resultCells: 0)
     var block = 0.0
     for d in datasets {
@@ -58,9 +66,8 @@ extension Experiment {
       let pairs = users * apps, pairDays = userDays * apps
       let opens = userDays * ResourceLimits.opensPerUserDay * scored
       let fetches = pairDays * scored * fetchesPerPairDay  // over all policies
-      let summary = R * C * pairs * ResourceLimits.summaryBytesPerRow
-      let events =
-        eventFiles ? R * (C * opens * ResourceLimits.openBytesPerRow + fetches * ResourceLimits.fetchBytesPerRow) : 0
+      let summary = R * C * pairs * (ResourceLimits.summaryBytesPerRow + nameBytes)
+      let events = eventFiles ? R * (C * opens * openRow + fetches * fetchRow) : 0
       e.outputBytes += 2 * (summary + events)
       e.eventFileBytes += 2 * events
       e.policyUserDays += userDays * C * R
@@ -71,8 +78,8 @@ extension Experiment {
       let traceMemory = share * userDays * ResourceLimits.syntheticRowsPerUserDay * ResourceLimits.memoryBytesPerEvent
       let results =
         share * R
-        * (C * (pairs * 1_000 + opens * (8 + (eventFiles ? 2 * ResourceLimits.openBytesPerRow : 0)))
-          + (eventFiles ? fetches * 2 * ResourceLimits.fetchBytesPerRow : 0))
+        * (C * (pairs * 1_000 + opens * (8 + (eventFiles ? 2 * openRow : 0)))
+          + (eventFiles ? fetches * 2 * fetchRow : 0))
       block = max(block, traceMemory + results)
     }
     e.resultCells = Double(datasets.count) * (R + 1) * C

@@ -21,12 +21,18 @@ package func expandBraces(_ s: String, limit: Int = 10_000) throws -> [String] {
 /// string; bounds the recursion.
 let maxBraceDepth = 64
 
+/// A pattern as messages quote it: in full up to 80 characters, else its
+/// first 80 and its length, so a refusal never echoes a whole long pattern.
+func patternExcerpt(_ s: String) -> String {
+  s.count <= 80 ? "'\(s)'" : "'\(s.prefix(80))…' (\(s.utf8.count) bytes)"
+}
+
 private func expand(_ c: [Character], whole: String, limit: Int, level: Int) throws -> [[Character]] {
   guard let open = c.firstIndex(where: { $0 == "{" || $0 == "}" }) else { return [c] }
   guard level < maxBraceDepth else {
-    throw ExperimentError(.badPolicyPattern, "'\(whole.prefix(80))\(whole.count > 80 ? "…" : "")' nests or chains more than \(maxBraceDepth) brace groups")
+    throw ExperimentError(.badPolicyPattern, "\(patternExcerpt(whole)) nests or chains more than \(maxBraceDepth) brace groups")
   }
-  guard c[open] == "{" else { throw ExperimentError(.badPolicyPattern, "unbalanced '}' in '\(whole)'") }
+  guard c[open] == "{" else { throw ExperimentError(.badPolicyPattern, "unbalanced '}' in \(patternExcerpt(whole))") }
   // The matching close and the top-level commas inside.
   var depth = 0
   var close: Int?
@@ -42,20 +48,20 @@ private func expand(_ c: [Character], whole: String, limit: Int, level: Int) thr
     }
     if close != nil { break }
   }
-  guard let close else { throw ExperimentError(.badPolicyPattern, "unbalanced '{' in '\(whole)'") }
+  guard let close else { throw ExperimentError(.badPolicyPattern, "unbalanced '{' in \(patternExcerpt(whole))") }
   let prefix = Array(c[..<open])
   var alternatives: [[Character]] = []
   var from = open + 1
   for cut in cuts + [close] {
     alternatives += try expand(Array(c[from..<cut]), whole: whole, limit: limit, level: level + 1)
     guard alternatives.count <= limit else {
-      throw ExperimentError(.badPolicyPattern, "'\(whole)' expands to more than \(limit) policies")
+      throw ExperimentError(.badPolicyPattern, "\(patternExcerpt(whole)) expands to more than \(limit) policies")
     }
     from = cut + 1
   }
   let suffixes = try expand(Array(c[(close + 1)...]), whole: whole, limit: limit, level: level + 1)
   guard alternatives.count * suffixes.count <= limit else {
-    throw ExperimentError(.badPolicyPattern, "'\(whole)' expands to more than \(limit) policies")
+    throw ExperimentError(.badPolicyPattern, "\(patternExcerpt(whole)) expands to more than \(limit) policies")
   }
   var out: [[Character]] = []
   out.reserveCapacity(alternatives.count * suffixes.count)

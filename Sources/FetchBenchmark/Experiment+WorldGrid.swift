@@ -50,7 +50,7 @@ extension Experiment {
       try variants.enumerated().map { i, v in
         let name = d.name + "." + v.label
         guard isValidName(name) else {
-          throw error("dataset name '\(name)' of the world grid is not a valid name (at most 100 characters)")
+          throw error("dataset name \(patternExcerpt(name)) of the world grid is not a valid name (at most 100 characters)")
         }
         return Dataset(
           name: name, source: d.source, world: v.world,

@@ -33,11 +33,14 @@ extension Experiment {
     for (i, item) in items.enumerated() {
       let field = "world_variants[\(i)]"
       guard case .object(let members) = item.value else { throw error(item.line, field, "expected an object") }
-      guard let n = members.first(where: { $0.key == "name" }), case .string(let name) = n.value.value else {
+      guard let n = members.first(where: { $0.key == "name" }) else {
         throw error(item.line, field + ".name", "missing: every variant needs a name")
       }
+      guard case .string(let name) = n.value.value else {
+        throw error(n.line, field + ".name", "expected a string, got \(n.value.typeName)")
+      }
       guard isValidName(name) else {
-        throw error(n.line, field + ".name", "'\(name)': use letters, digits, '.', '_' and '-' (not starting with '.')")
+        throw error(n.line, field + ".name", "\(patternExcerpt(name)): use letters, digits, '.', '_' and '-' (not starting with '.')")
       }
       guard !named.contains(where: { $0.name == name }) else {
         throw error(n.line, field + ".name", "duplicate variant name '\(name)'")
@@ -54,7 +57,7 @@ extension Experiment {
       try named.enumerated().map { i, v in
         let name = d.name + "." + v.name
         guard isValidName(name) else {
-          throw error(variants.line, "world_variants", "dataset name '\(name)' is not a valid name (at most 100 characters)")
+          throw error(variants.line, "world_variants", "dataset name \(patternExcerpt(name)) is not a valid name (at most 100 characters)")
         }
         return Dataset(
           name: name, source: d.source, world: v.world,

@@ -233,10 +233,13 @@ package func requireRegularFile(_ path: String) throws {
 /// (window ÷ its timer interval, 15 min for the OS schedulers, plus the
 /// updates for push and oracle policies); more than
 /// `limits.maxPolicySteps` decision steps that a policy's settings imply
-/// (``PolicySpec/settingWork``). The message gives the estimate and the
-/// limit.
+/// on the whole device (``PolicySpec/settingWork``: every check and every
+/// decision opportunity of every replayed app). A policy without a least
+/// spacing between fetches (a spacing of 0) is estimated at one fetch a
+/// decision. The message gives the estimate and the limit.
 ///
-/// - Complexity: O(apps selected + policies).
+/// - Complexity: O(events + apps selected) per kind of decision
+///   opportunities, O(apps selected) per policy.
 package func checkReplayBudget(
   _ u: UserTrace, _ config: RunConfiguration, limits: ResourceLimits = .current, file: String, line: Int
 ) throws {
@@ -258,7 +261,8 @@ package func checkReplayBudget(
   let cap = Double(limits.maxEventsPerUser)
   let limitText = "the limit of \(ResourceLimits.countText(cap)) per user (FETCHLAB_MAX_EVENTS_PER_USER raises it)"
   var maxUpdates = 0.0
-  for app in config.apps.select(in: u) {
+  let selected = config.apps.select(in: u)
+  for app in selected {
     let name = u.apps[Int(app)]
     let updates = config.world.contentSource == .trace ? 0 : config.world.updateRate(app: name) * w
     guard updates <= cap else {
@@ -269,18 +273,39 @@ package func checkReplayBudget(
     }
     maxUpdates = max(maxUpdates, updates)
   }
+  // Each replayed app's decision opportunities, once per kind of policy.
+  var counted: [Set<EventKind>: [Double]] = [:]
   for p in config.policies {
-    let interval = p.fetchSpacingBound
-    let fetches = (interval.map { w / $0 } ?? 0) + maxUpdates
+    let work = p.settingWork
+    // Decisions of each replayed app: its checks and its decision opportunities.
+    let decisions: [Double] = work.map { wk -> [Double] in
+      let o = counted[wk.decidesAt] ?? wk.opportunities(in: u, apps: selected)
+      counted[wk.decidesAt] = o
+      return o.map { wk.checksPerDay * days + $0 }
+    } ?? []
+    // A policy without a least spacing fetches at most once a decision,
+    // or once a second (the engine's timer floor).
+    let own: Double =
+      switch p.fetchSpacingBound {
+      case nil: 0
+      case let s? where s > 0: w / s
+      case _: decisions.max() ?? w
+      }
+    let fetches = own + maxUpdates
     guard fetches <= cap else {
       throw fail(
         "about \(ResourceLimits.countText(fetches)) fetches of policy \(p) per app in its "
           + "\(CSV.number(days, decimals: 1))-day window, over \(limitText)")
     }
-    if let work = p.settingWork,
-      let m = limits.checkPolicyWork(stepsPerDay: work.stepsPerDay, days: days, policy: p.description, settings: work.settings)
-    {
-      throw fail(m)
+    if let work {
+      let opportunities = decisions.reduce(0, +) - work.checksPerDay * days * Double(decisions.count)
+      let steps = decisions.reduce(0, +) * work.stepsPerDecision
+      if let m = limits.checkDeviceWork(
+        steps: steps, apps: selected.count, days: days, opportunities: opportunities, policy: p.description,
+        settings: work.settings)
+      {
+        throw fail(m)
+      }
     }
   }
 }

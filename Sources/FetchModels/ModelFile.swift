@@ -470,6 +470,7 @@ package struct ModelFile: Codable, Sendable, Equatable {
     private let encoder = ModelFile.makeEncoder()
     private var users = 0
     private let suffix: String
+    private var prepared = false
 
     /// Starts a file with everything of `header` except its users.
     package init(path: String, header: ModelFile) throws {
@@ -491,9 +492,19 @@ package struct ModelFile: Codable, Sendable, Equatable {
       users += 1
     }
 
+    /// Finishes the document on disk under its temporary name (see
+    /// ``AtomicTextFile/prepare()``); ``commit()`` then only renames it.
+    package func prepare() throws {
+      if !prepared {
+        try file.write(suffix)
+        prepared = true
+      }
+      try file.prepare()
+    }
+
     /// Finishes the document and moves it into place.
     package func commit() throws {
-      try file.write(suffix)
+      try prepare()
       try file.commit()
     }
   }

@@ -95,5 +95,5 @@ extension Notebook {
   }
 
   /// A Markdown-safe dataset title.
-  static func title(_ d: String) -> String { d.isEmpty ? "the run" : "`" + d + "`" }
+  static func title(_ d: String) -> String { d.isEmpty ? "the run" : MarkdownText.code(d) }
 }

@@ -48,7 +48,7 @@ extension Notebook {
     var family: [String: String] = [:]
     for r in rows { family[r.policy] = r.family }
     let real = usable.filter { !$0.isOracle }
-    func p(_ s: String) -> String { "`" + s + "`" }
+    func p(_ s: String) -> String { MarkdownText.code(s) }
     func point(_ policy: String, _ e: Double, _ a: Double) -> String {
       p(policy) + " (" + format(e) + " J/day, " + format(a) + " s)"
     }

@@ -106,37 +106,38 @@ package enum Notebook {
   /// "What the run is": selected manifest fields (no timestamps).
   static func about(_ run: RunData) -> String {
     let m = run.manifest
-    var s = "# FetchLab run: \(run.name)\n\n"
+    let code = MarkdownText.code
+    var s = "# FetchLab run: \(MarkdownText.escape(run.name))\n\n"
     s += "This notebook was written by `fetchlab report --notebook` from the run's files. It opens with FetchLab's own "
     s += "tables and charts; executing it (*Run All*, or `jupyter nbconvert --to notebook --execute`) redoes the "
     s += "analysis from the CSVs with pandas and matplotlib.\n\n## The run\n\n"
     if let x = m["experiment"] as? [String: Any], let n = text(x["name"]) {
-      s += "- Experiment: `\(n)`" + (text(x["path"]).map { " (`\($0)`)" } ?? "") + "\n"
+      s += "- Experiment: \(code(n))" + (text(x["path"]).map { " (\(code($0)))" } ?? "") + "\n"
     }
-    if let c = text(m["command"]) { s += "- Command: `\(c)`\n" }
-    if let v = text(m["fetchlab_version"]) { s += "- FetchLab version: \(v)\n" }
-    if let t = m["trace"] as? [String: Any], let p = text(t["path"]) { s += "- Trace: `\(p)`\n" }
+    if let c = text(m["command"]) { s += "- Command: \(code(c))\n" }
+    if let v = text(m["fetchlab_version"]) { s += "- FetchLab version: \(MarkdownText.escape(v))\n" }
+    if let t = m["trace"] as? [String: Any], let p = text(t["path"]) { s += "- Trace: \(code(p))\n" }
     if let ds = m["datasets"] as? [[String: Any]], !ds.isEmpty {
       s += "- Datasets:\n"
       for d in ds {
-        s += "  - `\(text(d["name"]) ?? "?")`: \(text(d["users"]) ?? "?") users, \(text(d["pairs"]) ?? "?") (user, app) "
+        s += "  - \(code(text(d["name"]) ?? "?")): \(text(d["users"]) ?? "?") users, \(text(d["pairs"]) ?? "?") (user, app) "
         s += "pairs, \(text(d["opens"]) ?? "?") scored opens, \(text(d["fetches"]) ?? "?") fetches\n"
       }
     } else if let c = m["counts"] as? [String: Any] {
       s += "- \(text(c["users"]) ?? "?") users, \(text(c["pairs"]) ?? "?") (user, app) pairs, "
       s += "\(text(c["opens"]) ?? "?") scored opens, \(text(c["fetches"]) ?? "?") fetches\n"
     }
-    if let a = text(m["apps"]) { s += "- Apps per user: `\(a)`\n" }
+    if let a = text(m["apps"]) { s += "- Apps per user: \(code(a))\n" }
     if let p = m["policies"] as? [Any] {
-      s += "- \(p.count) policy configurations: " + p.compactMap { text($0).map { "`\($0)`" } }.joined(separator: ", ") + "\n"
+      s += "- \(p.count) policy configurations: " + p.compactMap { text($0).map(code) }.joined(separator: ", ") + "\n"
     }
     if let r = m["replications"] as? [Any] { s += "- Replications: \(r.count)\n" }
     if let t = text(m["train_fraction"]) {
       s += "- Train fraction: \(t) (learning policies train on that share of each user's window; all are scored on the rest)\n"
     }
-    if let seed = text(m["seed"]) { s += "- Seed: \(seed)\n" }
+    if let seed = text(m["seed"]) { s += "- Seed: \(MarkdownText.escape(seed))\n" }
     if let w = m["world_overrides"] as? [Any] {
-      s += "- World-model overrides: " + (w.isEmpty ? "none" : w.compactMap { text($0).map { "`\($0)`" } }.joined(separator: ", ")) + "\n"
+      s += "- World-model overrides: " + (w.isEmpty ? "none" : w.compactMap { text($0).map(code) }.joined(separator: ", ")) + "\n"
     }
     if let ev = m["event_files"] as? Bool {
       s += "- Event files (`opens.csv`, `fetches.csv`): " + (ev ? "written" : "not written (no age CDF or hour-of-day charts)") + "\n"

@@ -115,6 +115,9 @@ package enum Robustness {
       .min { (age($0), energy($0), $0.policy) < (age($1), energy($1), $1.policy) }?.policy
   }
 
+  /// The measures of claim rows (with `claim` and `holds`).
+  static let claimMeasures: Set<String> = ["best_within_budget", "beats_at_equal_energy"]
+
   /// The columns of `robustness.csv`.
   package static let header = [
     "dataset", "world_point", "changed", "measure", "kendall_tau", "n_pairs", "claim", "holds", "reference_value", "value",

@@ -55,7 +55,8 @@ extension RunReport {
   /// run's trace when `readsTrace` (and the trace is found, a regular file
   /// with the manifest's SHA-256), UTC otherwise.
   static func eventCharts(
-    runDir: String, suffixes: [String: String], rows: [PolicyRow], shown: Set<String>?, readsTrace: Bool = true
+    runDir: String, suffixes: [String: String], rows: [PolicyRow], shown: Set<String>?, readsTrace: Bool = true,
+    charted: Set<String>? = nil
   ) throws -> (charts: [Chart], notes: [String])
   {
     let fm = FileManager.default
@@ -73,7 +74,7 @@ extension RunReport {
     notes += zoneNotes
     if !readsTrace { notes.append("hour of day in UTC: --no-timeline reads no trace, so the users' time zones are unknown") }
     let ev = try readEvents(opensPath: opens, fetchesPath: hasFetches ? fetches : nil, timeZones: zones)
-    for d in ev.datasets {
+    for d in ev.datasets where charted?.contains(d) ?? true {
       let s = suffixes[d] ?? (d.isEmpty ? "" : "-" + slug(d))
       let all = ev.policies[d] ?? []
       var ps = all.filter { shown?.contains($0) ?? true }

@@ -25,6 +25,8 @@ extension RunReport {
   static func robustnessTables(runDir: String) throws -> [RobustnessTable]? {
     let path = runDir + "/robustness.csv"
     guard FileManager.default.fileExists(atPath: path) else { return nil }
+    // The run's datasets: each world point names one (`<dataset>.<point>`).
+    let datasets = Set(try readPolicies(path: runDir + "/policies.csv").map(\.dataset))
     var cols = Columns()
     struct Point { var changed = "", tauEnergy = "–", tauAge = "–", held = 0, claims = 0, failing: [String] = [] }
     var order: [String] = []
@@ -35,13 +37,33 @@ extension RunReport {
         let c = cols.index
         func v(_ k: String) -> String { f[c[k]!] }
         let d = v("dataset"), label = v("world_point")
+        guard datasets.contains(d + "." + label) else {
+          throw TraceFormatError(
+            file: path, line: line, field: "world_point",
+            message: "'\(escaped(label))' of dataset '\(escaped(d))' is not a world point of this run (policies.csv has no "
+              + "dataset '\(escaped(d + "." + label))')")
+        }
+        func tau() throws -> String {
+          guard !v("kendall_tau").isEmpty else { return "–" }
+          let t = try number(v("kendall_tau"), file: path, line: line, column: "kendall_tau")!
+          guard (-1...1).contains(t) else {
+            throw TraceFormatError(
+              file: path, line: line, field: "kendall_tau", message: "\(v("kendall_tau")) is not a Kendall τ (−1 to 1)")
+          }
+          return sig(t)
+        }
         if points[d] == nil { order.append(d) }
         var list = points[d] ?? []
         if list.last?.0 != label { list.append((label, Point(changed: v("changed")))) }
         var p = list[list.count - 1].1
         switch v("measure") {
-        case "kendall_tau_energy": p.tauEnergy = v("kendall_tau").isEmpty ? "–" : sig(try number(v("kendall_tau"), file: path, line: line, column: "kendall_tau")!)
-        case "kendall_tau_age_in_energy_bands": p.tauAge = v("kendall_tau").isEmpty ? "–" : sig(try number(v("kendall_tau"), file: path, line: line, column: "kendall_tau")!)
+        case "kendall_tau_energy": p.tauEnergy = try tau()
+        case "kendall_tau_age_in_energy_bands": p.tauAge = try tau()
+        case let m where !Robustness.claimMeasures.contains(m):
+          throw TraceFormatError(
+            file: path, line: line, field: "measure",
+            message: "unknown measure '\(escaped(m))' (expected kendall_tau_energy, kendall_tau_age_in_energy_bands, "
+              + Robustness.claimMeasures.sorted().joined(separator: ", ") + ")")
         default:
           guard ["0", "1"].contains(v("holds")) else {
             throw TraceFormatError(file: path, line: line, field: "holds", message: "expected 0 or 1, got '\(v("holds"))'")
@@ -79,7 +101,9 @@ extension RunReport {
   /// The section as Markdown, with `table` rendering one table.
   static func robustnessMarkdown(_ tables: [RobustnessTable], table: ([String], [[String]]) -> String) -> String {
     var m = "## Robustness\n\n\(robustnessNote)\n\n"
-    for t in tables { m += "### Dataset \(t.dataset)\n\n\(t.summary)\n\n" + table(t.header, t.rows) }
+    for t in tables {
+      m += "### Dataset \(MarkdownText.escape(t.dataset))\n\n\(MarkdownText.escape(t.summary))\n\n" + table(t.header, t.rows)
+    }
     return m
   }
 }

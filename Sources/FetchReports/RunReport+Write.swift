@@ -24,8 +24,8 @@ extension RunReport {
     let outDir = outputDir ?? runDir
     var out = Output(files: [], notes: notes)
     out.files += try writePlots(figures, into: outDir + "/plots", runDir: runDir)
-    var datasets: [String] = []
-    for r in rows where !datasets.contains(r.dataset) { datasets.append(r.dataset) }
+    var datasets: [String] = [], seen = Set<String>()
+    for r in rows where seen.insert(r.dataset).inserted { datasets.append(r.dataset) }
     let page = ReportPage(
       name: URL(fileURLWithPath: runDir).standardizedFileURL.lastPathComponent, manifest: manifest, figures: figures,
       notes: notes, rows: rows, datasets: datasets, paired: paired, robustness: robustness)
@@ -97,9 +97,10 @@ extension RunReport {
   /// and the paired comparison when `paired.csv` has one.
   private static func headlineSections(_ p: ReportPage, _ f: PageFormat) -> String {
     var s = ""
+    let byDataset = Dictionary(grouping: p.rows, by: \.dataset)
     for d in p.datasets {
       if !d.isEmpty { s += f.heading(3, "Dataset \(f.escape(d))") }
-      let t = headlineTable(p.rows.filter { $0.dataset == d })
+      let t = headlineTable(byDataset[d] ?? [])
       s += f.table(t.header, t.rows)
       if let q = pairedTable(p.paired, dataset: d) {
         s += f.pairedIntro(f.escape(q.baseline)) + f.table(q.header, q.rows)
@@ -112,9 +113,10 @@ extension RunReport {
   /// policy's scores.
   private static func policySections(_ p: ReportPage, _ f: PageFormat) -> String {
     var s = ""
+    let byDataset = Dictionary(grouping: p.rows, by: \.dataset)
     for d in p.datasets {
       if !d.isEmpty { s += f.heading(3, "Dataset \(f.escape(d))") }
-      let t = policyTable(tableOrder(p.rows.filter { $0.dataset == d }))
+      let t = policyTable(tableOrder(byDataset[d] ?? []))
       s += f.table(t.header, t.rows)
     }
     return s
@@ -179,8 +181,8 @@ extension RunReport {
 
     """
 
-  /// `s` with its `|` escaped for a Markdown table.
-  private static func md(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|") }
+  /// `s` inert in Markdown (``MarkdownText/escape(_:)``).
+  private static func md(_ s: String) -> String { MarkdownText.escape(s) }
 
   /// A Markdown table, numbers right-aligned (all but the first column).
   private static func markdownTable(_ header: [String], _ body: [[String]]) -> String {
@@ -191,7 +193,7 @@ extension RunReport {
 
   /// `report.md`: links to the SVGs, then the tables.
   private static func reportMarkdown(_ p: ReportPage) -> String {
-    var m = "# FetchLab report: \(p.name)\n\n"
+    var m = "# FetchLab report: \(md(p.name))\n\n"
     if !p.rows.isEmpty {
       m += "## Headline\n\n\(headlineNote)\n\n" + headlineSections(p, .markdown)
     } else {

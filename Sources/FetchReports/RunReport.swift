@@ -243,6 +243,11 @@ public enum RunReport {
     String(s.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" })
   }
 
+  /// Most datasets a report draws charts for (a world grid of 10,000
+  /// points would otherwise draw 40,000 charts into one page): the first
+  /// ones in the run's order; the tables cover every dataset.
+  package static let maxChartedDatasets = 24
+
   /// A chart and its file name under `plots/`.
   package struct Chart: Sendable {
     package var file: String
@@ -279,8 +284,8 @@ public enum RunReport {
     let shown = try selectPolicies(policies, from: allRows, file: runDir + "/policies.csv")
     let rows = allRows.filter { shown.contains($0.policy) }
     let frontier = try readFrontier(path: runDir + "/pareto.csv")
-    var datasets: [String] = []
-    for r in rows where !datasets.contains(r.dataset) { datasets.append(r.dataset) }
+    var datasets: [String] = [], seen = Set<String>()
+    for r in rows where seen.insert(r.dataset).inserted { datasets.append(r.dataset) }
     var used = Set<String>()
     var suffixes: [String: String] = [:]
     for d in datasets {
@@ -293,11 +298,21 @@ public enum RunReport {
       used.insert(s)
       suffixes[d] = s
     }
+    // A large grid gets charts for its first datasets only; the tables cover all.
+    var notes: [String] = []
+    if datasets.count > maxChartedDatasets {
+      notes.append(
+        "\(datasets.count) datasets: charts for the first \(maxChartedDatasets) only (the tables, policies.csv and "
+          + "robustness.csv cover all); a report draws at most \(maxChartedDatasets) datasets' charts")
+      datasets = Array(datasets.prefix(maxChartedDatasets))
+    }
+    let charted = Set(datasets)
+    let byDataset = Dictionary(grouping: rows, by: \.dataset)
     var charts: [Chart] = []
     // Asked-for policies are all drawn; by default at most SVGPlot.seriesLimit families.
     let limit = policies == nil ? SVGPlot.seriesLimit : nil
     for d in datasets {
-      let mine = rows.filter { $0.dataset == d }
+      let mine = byDataset[d] ?? []
       charts.append(
         Chart(
           file: "staleness-energy\(suffixes[d]!).svg",
@@ -312,7 +327,7 @@ public enum RunReport {
        try readFrontier(path: runDir + "/pareto.csv", cost: .cellular_bytes_per_day)),
     ]
     for d in datasets {
-      let mine = rows.filter { $0.dataset == d }
+      let mine = byDataset[d] ?? []
       for t in tradeoffs {
         charts.append(
           Chart(
@@ -340,7 +355,7 @@ public enum RunReport {
     if FileManager.default.fileExists(atPath: runDir + "/summary.csv") {
       let table = try SummaryTable(path: runDir + "/summary.csv")
       for d in datasets {
-        let mine = rows.filter { $0.dataset == d }
+        let mine = byDataset[d] ?? []
         let ps = headlinePolicies(mine)
         let means = Dictionary(uniqueKeysWithValues: ps.compactMap { p in
           table.values(dataset: d, policy: p).map { (p, $0[.mean_age_s]) }
@@ -351,8 +366,9 @@ public enum RunReport {
       }
     }
     let events = try eventCharts(
-      runDir: runDir, suffixes: suffixes, rows: rows, shown: policies == nil ? nil : shown, readsTrace: readsTrace)
-    return (charts + events.charts, events.notes, allRows)
+      runDir: runDir, suffixes: suffixes, rows: rows, shown: policies == nil ? nil : shown, readsTrace: readsTrace,
+      charted: seen.count > maxChartedDatasets ? charted : nil)
+    return (charts + events.charts, notes + events.notes, allRows)
   }
 
   // MARK: Tables

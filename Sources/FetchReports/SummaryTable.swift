@@ -21,7 +21,8 @@ import Foundation
 ///
 /// A user without opens has no staleness value (NaN) and is left out of the
 /// staleness statistics. Duplicate (dataset, replication, user, app, policy)
-/// rows and non-finite numbers are errors with file, line and column.
+/// rows, non-finite numbers and magnitudes beyond ``maxMagnitude`` are
+/// errors with file, line and column.
 package struct SummaryTable: Sendable {
   /// The file read.
   package let file: String
@@ -36,6 +37,11 @@ package struct SummaryTable: Sendable {
   package let rows: Int
   let groups: [String: [String: UserValues]]  // dataset -> policy -> values
   let policyOrder: [String: [String]]  // dataset -> policies in order
+
+  /// The largest magnitude of a value read, 10¹⁰⁰: far past any figure a
+  /// run writes (J, bytes, s), and small enough that sums over any number
+  /// of rows and the squares of the bootstrap stay finite.
+  static let maxMagnitude = 1e100
 
   /// Reads and reduces `path`; throws ``TraceFormatError`` on any problem.
   package init(path: String) throws {
@@ -140,6 +146,12 @@ package struct SummaryTable: Sendable {
         throw TraceFormatError(
           file: file, line: line, field: header[c],
           message: "column \(c + 1): " + (s.isEmpty ? "empty, expected a number" : "not a finite number: '\(s)'"))
+      }
+      guard abs(x) <= SummaryTable.maxMagnitude else {
+        throw TraceFormatError(
+          file: file, line: line, field: header[c],
+          message: "column \(c + 1): \(s.count > 40 ? String(s.prefix(40)) + "…" : s) is beyond ±1e100, far past any "
+            + "figure FetchLab writes (its sums and squares would overflow to infinity)")
       }
       return x
     }

@@ -156,6 +156,8 @@ package final class AtomicTextFile {
   private let handle: UnsafeMutablePointer<FILE>
   private var buffer: [UInt8] = []
   private var finished = false
+  /// Whether ``prepare()`` has written, synced and closed the temporary file.
+  private var closed = false
 
   package init(path: String) throws {
     self.path = path
@@ -169,7 +171,7 @@ package final class AtomicTextFile {
 
   deinit {
     if !finished {
-      fclose(handle)
+      if !closed { fclose(handle) }
       unlink(tmpPath)
     }
   }
@@ -211,15 +213,32 @@ package final class AtomicTextFile {
     }
   }
 
-  /// Flushes, closes and renames the file into place.
-  package func commit() throws {
+  /// Flushes, syncs and closes the temporary file, without moving it into
+  /// place: what can fail for want of space fails here, so a command that
+  /// writes two things can prepare both before it commits either.
+  package func prepare() throws {
+    guard !closed else { return }
     try flush()
-    finished = true
+    closed = true
     let ok = fflush(handle) == 0 && fsync(fileno(handle)) == 0
+    let reason = String(cString: strerror(errno))
     fclose(handle)
-    guard ok, rename(tmpPath, path) == 0 else {
+    guard ok else {
+      finished = true
       unlink(tmpPath)
-      throw FileError(path: path, "cannot finish file: \(String(cString: strerror(errno)))")
+      throw FileError(path: path, "cannot finish file: \(reason)")
+    }
+  }
+
+  /// Flushes, closes and renames the file into place (``prepare()``, then
+  /// one `rename(2)`).
+  package func commit() throws {
+    try prepare()
+    finished = true
+    guard rename(tmpPath, path) == 0 else {
+      let reason = String(cString: strerror(errno))
+      unlink(tmpPath)
+      throw FileError(path: path, "cannot finish file: \(reason)")
     }
   }
 }

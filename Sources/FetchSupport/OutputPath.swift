@@ -47,6 +47,23 @@ package enum OutputPath {
     try checkCreatable(parent, role: role, maxNew: 1)
   }
 
+  /// The outermost directory of `path` that does not exist yet (`path`
+  /// itself, or a missing parent), which creating `path` would create;
+  /// `nil` when `path` exists (a symbolic link counts, even dangling). A
+  /// command that fails removes it, leaving nothing behind.
+  package static func firstMissing(_ path: String) -> String? {
+    var st = stat()
+    var first: String?
+    var p = path
+    while lstat(p, &st) != 0 {
+      first = p
+      let up = parentOf(p)
+      if up == p { break }
+      p = up
+    }
+    return first
+  }
+
   /// Refuses a path that is (or resolves to) the root directory.
   package static func refuseRoot(_ path: String, role: String) throws {
     if canonical(path) == "/" {

@@ -43,11 +43,12 @@ public struct ResourceLimits: Sendable, Equatable {
   /// refit over every 15-min bin so far: quadratic in the window).
   /// Default 3,650 (10 years); `FETCHLAB_MAX_WINDOW_DAYS`.
   package var maxWindowDays: Double = 3_650
-  /// Most decision steps the settings of one policy imply for one (user,
-  /// app) replay (steps per day, from the policy's settings, × the days
-  /// of the window): a planner's horizon ÷ step bins, squared, at every
-  /// check; the open-probability points of a horizon at every check of the
-  /// OS schedulers and IMP. Default 10¹⁰ (tens of seconds of CPU time);
+  /// Most decision steps the settings of one policy imply for one user's
+  /// device: over its replayed apps, every check and every decision
+  /// opportunity (other apps' opens, wakes, plug-ins, network changes) ×
+  /// the steps of a decision (a planner's horizon ÷ step bins, squared; the
+  /// open-probability points of a horizon for the OS schedulers and IMP).
+  /// Default 10¹⁰ (measured: 10¹¹ took 15 to 75 s in a release build);
   /// `FETCHLAB_MAX_POLICY_STEPS`.
   package var maxPolicySteps: Double = 1e10
 
@@ -125,6 +126,23 @@ public struct ResourceLimits: Sendable, Equatable {
     var m = (x / pow(10, Double(e)) * 10).rounded() / 10
     if m >= 10 { m /= 10; e += 1 }
     return CSV.number(m) + "e" + String(e)
+  }
+
+  /// Refuses a policy whose settings imply more than ``maxPolicySteps``
+  /// decision steps on one device: `steps`, summed over its `apps`
+  /// replayed apps' checks and `opportunities` (other apps' opens, wakes,
+  /// plug-ins, network changes) in `days` days; `nil` when it fits, else
+  /// the message, which names the policy and the `settings` that drive the
+  /// cost.
+  package func checkDeviceWork(
+    steps: Double, apps: Int, days: Double, opportunities: Double, policy: String, settings: String
+  ) -> String? {
+    guard !(steps <= maxPolicySteps) else { return nil }
+    return "policy \(policy): its settings (\(settings)) imply about \(Self.countText(steps)) decision steps for "
+      + "\(apps) app\(apps == 1 ? "" : "s") in a \(CSV.number(days, decimals: 1))-day window (each app decides at its "
+      + "checks and at \(Self.countText(opportunities)) other apps' opens, wakes, plug-ins and network changes in all), "
+      + "over the limit of \(Self.countText(maxPolicySteps)) per device; use a shorter horizon or a longer step or check, "
+      + "or fewer apps (or raise FETCHLAB_MAX_POLICY_STEPS)"
   }
 
   /// Refuses a policy whose settings imply more than ``maxPolicySteps``

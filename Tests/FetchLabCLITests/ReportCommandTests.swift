@@ -62,7 +62,7 @@ struct ReportCommandTests {
     for s in svgs { #expect(md.contains("](\(s))")) }
     #expect(md.contains("| periodic:4h | 6 | "))
     // The oracle's energy CI is in the table as "mean [lo, hi]".
-    #expect(md.range(of: #"\| oracle \| 6 \| [0-9.]+ \[[0-9.]+, [0-9.]+\]"#, options: .regularExpression) != nil)
+    #expect(md.range(of: #"\| oracle \| 6 \| [0-9.]+ \\\[[0-9.]+, [0-9.]+\\\]"#, options: .regularExpression) != nil)
 
     let again = try CLI.run(["report", run])
     #expect(again.status == 0)

@@ -49,16 +49,25 @@ package struct FitJob: Sendable {
   }
 
   /// What a finished fit reports.
-  package struct Outcome: Sendable {
+  package struct Outcome {
     /// The summary and score tables `fit` prints on stdout.
     package var summary: String
     /// Users skipped for too short a training or test window.
     package var skipped: [String]
     /// Seconds of pass 1 (population sample and fit).
     package var populationSeconds: Double
+    /// The model file, written in full under its temporary name.
+    let model: ModelFile.Writer
+
+    /// Moves the model file into place (one `rename(2)`): the caller does
+    /// it after committing the report, so a fit that fails while writing
+    /// either leaves both the old model and the old report.
+    package func commitModel() throws { try model.commit() }
   }
 
-  /// Runs both passes and writes the files (each atomically).
+  /// Runs both passes and writes the files: the report's into ``report``
+  /// (committed there), the model under a temporary name, which
+  /// ``Outcome/commitModel()`` moves into place.
   ///
   /// `command` and `version` go into `manifest.json`; `progress` gets
   /// (pass, users done, share of bytes read), `passFinished` the end of
@@ -105,20 +114,24 @@ package struct FitJob: Sendable {
         populationSample: samples.count)
       let m = try AtomicTextFile(path: report + "/manifest.json")
       try m.write(JSONText.pretty(manifest))
-      try files.model.commit()
+      // Everything is written before anything is committed: the report's
+      // files into its staging directory, the model under its temporary
+      // name, moved into place by the outcome's commitModel() after the
+      // report's commit.
+      try files.model.prepare()
       try perPair.commit()
       try perUserDevice.commit()
       for f in overall { try f.commit() }
       try m.commit()
     } else {
-      try files.model.commit()
+      try files.model.prepare()
     }
 
     return Outcome(
       summary: "\(totals.users) users, \(totals.pairs) (user, app) pairs; population model from \(samples.count) pairs, "
         + "\(population.diagnostics.trainingOpens) opens -> \(out)\n" + FitTable.render(totals.habit, pairs: totals.pairs)
         + DeviceTable.render(totals.device),
-      skipped: totals.skipped, populationSeconds: populationTime)
+      skipped: totals.skipped, populationSeconds: populationTime, model: files.model)
   }
 
   /// The fields of the report's `manifest.json`; `elapsed_s` is the time

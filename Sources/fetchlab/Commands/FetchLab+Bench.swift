@@ -30,13 +30,13 @@ extension FetchLab {
         Example: fetchlab bench --trace my-trace.csv --out results/bench-mine
         """)
 
-    @Option(name: .long, help: "Users in the synthetic population (default 10000; 200 with --quick).")
+    @Option(name: .long, parsing: .unconditional, help: "Users in the synthetic population (default 10000; 200 with --quick).")
     var users: Int?
 
-    @Option(name: .long, help: "Days per user.")
+    @Option(name: .long, parsing: .unconditional, help: "Days per user.")
     var days: Int = 28
 
-    @Option(name: .long, help: "Training days at the start of each window; the rest is replayed (default: 3/4 of --days, 21 for 28).")
+    @Option(name: .long, parsing: .unconditional, help: "Training days at the start of each window; the rest is replayed (default: 3/4 of --days, 21 for 28).")
     var trainDays: Int?
 
     @OptionGroup var parallel: JobsOption

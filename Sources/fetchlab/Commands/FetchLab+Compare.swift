@@ -30,7 +30,7 @@ extension FetchLab {
         valueName: "metric"), completion: .metric)
     var metric: [String] = []
 
-    @Option(name: .long, help: "Bootstrap resamples.")
+    @Option(name: .long, parsing: .unconditional, help: "Bootstrap resamples.")
     var resamples: Int = Bootstrap.defaultResamples
 
     func validate() throws {

@@ -46,16 +46,16 @@ extension FetchLab {
     @Option(name: .long, help: ArgumentHelp("Directory for the evaluation CSVs.", valueName: "dir"), completion: .directory)
     var report: String?
 
-    @Option(name: .long, help: "Share of each user's window used for training, in (0, 1).")
+    @Option(name: .long, parsing: .unconditional, help: "Share of each user's window used for training, in (0, 1).")
     var trainFraction: Double = 0.75
 
     @Option(name: .long, help: "Which apps of each user to model: top:K, min-opens:N (apps with content; /offline adds offline categories) or names:A,B; /except:A,B leaves apps out.")
     var apps: String = "top:3"
 
-    @Option(name: .long, help: "Seed selecting the population sample.")
+    @Option(name: .long, parsing: .unconditional, help: "Seed selecting the population sample.")
     var seed: UInt64 = 1
 
-    @Option(name: .long, help: "Cap on (user, app) pairs in the population fit (bounds memory).")
+    @Option(name: .long, parsing: .unconditional, help: "Cap on (user, app) pairs in the population fit (bounds memory).")
     var populationPairs: Int = 128
 
     @OptionGroup var parallel: JobsOption
@@ -84,7 +84,10 @@ extension FetchLab {
         command: CommandLine.arguments.joined(separator: " "), version: fetchLabVersion, started: started,
         progress: { pass, users, f in lines[pass]!.update(done: users, unit: "users", workDone: f) },
         passFinished: { lines[$0]!.finish() })
+      // Both or neither: every byte of the model and the report is on disk
+      // before the report's commit point, and the model's rename follows it.
       try reportDir?.commit(replacingOnly: true)
+      try outcome.commitModel()
       print(outcome.summary, terminator: "")
       let skipped = outcome.skipped
       if !skipped.isEmpty {

@@ -75,7 +75,7 @@ extension FetchLab {
 
     @Option(
       name: .customLong("time-zone"),
-      help: ArgumentHelp(
+      parsing: .unconditional, help: ArgumentHelp(
         "The users' time zone (UTC, +01:00 or an IANA name): the zone of ISO times without one, and of users without --zone-column or ISO offsets (an IANA zone that agrees with a user's offsets is kept).",
         valueName: "zone"))
     var timeZone = "UTC"
@@ -85,15 +85,15 @@ extension FetchLab {
       help: ArgumentHelp("Column holding each row's time zone (UTC, +HH:MM or an IANA name); a user's zone is its first row's.", valueName: "name"))
     var zoneColumn: String?
 
-    @Option(name: .customLong("max-session"), help: ArgumentHelp("Cap on a session length.", valueName: "seconds"))
+    @Option(name: .customLong("max-session"), parsing: .unconditional, help: ArgumentHelp("Cap on a session length.", valueName: "seconds"))
     var maxSession: Double = 1_800
 
-    @Option(name: .customLong("unclosed-session"), help: ArgumentHelp("Length of a session that is never closed.", valueName: "seconds"))
+    @Option(name: .customLong("unclosed-session"), parsing: .unconditional, help: ArgumentHelp("Length of a session that is never closed.", valueName: "seconds"))
     var unclosedSession: Double = 0
 
     @Option(
       name: .customLong("merge-gap"),
-      help: ArgumentHelp("An open less than this long after the same app's session ended continues it (0: never).", valueName: "seconds"))
+      parsing: .unconditional, help: ArgumentHelp("An open less than this long after the same app's session ended continues it (0: never).", valueName: "seconds"))
     var mergeGap: Double = 0
 
     /// The importer options, or a usage error.

@@ -30,13 +30,13 @@ extension FetchLab {
     @Option(help: "Output trace (canonical FetchLab CSV).", completion: .trace)
     var out = "datasets/ubiqlog/ubiqlog-opens.csv"
 
-    @Option(name: .customLong("merge-gap"), help: ArgumentHelp("Merge an app's record into its previous one when it starts less than this many seconds after that one ended.", valueName: "seconds"))
+    @Option(name: .customLong("merge-gap"), parsing: .unconditional, help: ArgumentHelp("Merge an app's record into its previous one when it starts less than this many seconds after that one ended.", valueName: "seconds"))
     var mergeGap: Double = 60
 
-    @Option(name: .customLong("max-session"), help: ArgumentHelp("Cap on a session length, in seconds (running processes overstate foreground time).", valueName: "seconds"))
+    @Option(name: .customLong("max-session"), parsing: .unconditional, help: ArgumentHelp("Cap on a session length, in seconds (running processes overstate foreground time).", valueName: "seconds"))
     var maxSession: Double = 1_800
 
-    @Option(name: .customLong("max-idle-days"), help: ArgumentHelp("Cut each user's window to the largest block of activity without a gap of more than this many days (0 keeps all).", valueName: "days"))
+    @Option(name: .customLong("max-idle-days"), parsing: .unconditional, help: ArgumentHelp("Cut each user's window to the largest block of activity without a gap of more than this many days (0 keeps all).", valueName: "days"))
     var maxIdleDays: Int = 21
 
     @Flag(

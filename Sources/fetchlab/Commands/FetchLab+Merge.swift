@@ -44,13 +44,21 @@ extension FetchLab {
       try OutputPath.refuseRoot(out, role: "--out \(out)")
       let merge = try mergeShards(shards)
       let options = merge.options(jobs: parallel.jobs, force: force, version: fetchLabVersion)
-      let progress = ProgressLine(label: "merge")
-      let outcome = try runExperiment(merge.experiment, directory: out, options: options) { p in
-        progress.update(done: p.done, total: p.total, unit: "units", workDone: p.fraction, workComputed: p.computedFraction)
+      // A merge into a directory it creates leaves no directory when it
+      // fails: its parts are copies of the shards' and its results unfinished.
+      let created = OutputPath.firstMissing(out)
+      do {
+        let progress = ProgressLine(label: "merge")
+        let outcome = try runExperiment(merge.experiment, directory: out, options: options) { p in
+          progress.update(done: p.done, total: p.total, unit: "units", workDone: p.fraction, workComputed: p.computedFraction)
+        }
+        progress.finish()
+        log("merged \(merge.shards.count) shards, \(outcome.unitsTotal) units")
+        try finishExperiment(outcome, started: started, jobs: parallel.jobs)
+      } catch {
+        if let created { try? FileManager.default.removeItem(atPath: created) }
+        throw error
       }
-      progress.finish()
-      log("merged \(merge.shards.count) shards, \(outcome.unitsTotal) units")
-      try finishExperiment(outcome, started: started, jobs: parallel.jobs)
     }
   }
 }

@@ -37,10 +37,10 @@ extension FetchLab {
     @Option(help: "App name.")
     var app: String
 
-    @Option(help: "Start of the window (ISO 8601 or Unix seconds).")
+    @Option(parsing: .unconditional, help: "Start of the window (ISO 8601 or Unix seconds).")
     var from: String
 
-    @Option(help: "End of the window (ISO 8601 or Unix seconds; at most 31 days after --from).")
+    @Option(parsing: .unconditional, help: "End of the window (ISO 8601 or Unix seconds; at most 31 days after --from).")
     var to: String
 
     @Option(help: "Trace to take the user's events in the window from (optional).", completion: .trace)
@@ -54,10 +54,10 @@ extension FetchLab {
     @Option(help: "JSON file overriding world-model parameters.", completion: .json)
     var config: String?
 
-    @Option(help: "Seed of the simulated content updates and of the sample paths.")
+    @Option(parsing: .unconditional, help: "Seed of the simulated content updates and of the sample paths.")
     var seed: UInt64 = 1
 
-    @Option(help: "Sample paths of the future without --trace.")
+    @Option(parsing: .unconditional, help: "Sample paths of the future without --trace.")
     var paths = 20
 
     @Flag(help: "Print CSV instead of a table.")
@@ -71,9 +71,14 @@ extension FetchLab {
         throw ValidationError("--from and --to must be ISO 8601 times (e.g. 2026-01-12T08:00:00Z) or Unix seconds")
       }
       // Unix seconds past 10^11 (the year 5138) are milliseconds given by mistake.
-      for (name, text, t) in [("--from", from, a), ("--to", to, b)] where t >= 1e11 && Double(text) != nil {
+      for (name, text, t) in [("--from", from, a), ("--to", to, b)] where !TimeText.plausibleTimes.contains(t) {
+        if t >= 1e11 && Double(text) != nil && TimeText.plausibleTimes.contains(t / 1000) {
+          throw ValidationError(
+            "\(name) \(text) looks like milliseconds since 1970: give Unix seconds (\(CSV.number((t / 1000).rounded(.down), decimals: 0))) or an ISO 8601 time")
+        }
         throw ValidationError(
-          "\(name) \(text) looks like milliseconds since 1970: give Unix seconds (\(CSV.number((t / 1000).rounded(.down), decimals: 0))) or an ISO 8601 time")
+          "\(name) \(text.count > 40 ? String(text.prefix(40)) + "…" : text) is outside 1970-01-01...2100-01-01, the dates "
+            + "FetchLab models (give Unix seconds or an ISO 8601 time)")
       }
       guard b > a else { throw ValidationError("--to must be after --from") }
       guard b - a <= 31 * 86_400 else { throw ValidationError("the window may span at most 31 days") }

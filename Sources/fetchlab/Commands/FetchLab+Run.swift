@@ -60,7 +60,7 @@ extension FetchLab {
     @Option(name: .long, help: "Which apps of each user to replay: top:K, min-opens:N (among apps with content: offline categories such as the dialer or camera left out unless /offline follows) or names:A,B; /except:A,B leaves apps out (default top:3).")
     var apps: String?
 
-    @Option(name: .long, help: "Share of each user's window to train on (chronological); every policy, learning or not, is scored on the rest, so runs with different policies score the same opens. 0 scores the whole window. (default: 0.75)")
+    @Option(name: .long, parsing: .unconditional, help: "Share of each user's window to train on (chronological); every policy, learning or not, is scored on the rest, so runs with different policies score the same opens. 0 scores the whole window. (default: 0.75)")
     var trainFraction: Double?
 
     @Flag(name: .long, help: "Opens do not refresh content in the foreground (replay.foreground_refresh=false).")
@@ -101,6 +101,7 @@ extension FetchLab {
       }
       _ = try parseShard()
       if let f = trainFraction, !(f >= 0 && f < 1) { throw ValidationError("--train-fraction must be in [0, 1)") }
+      if let m = RunConfiguration.refusal(policyStrings: policy) { throw ValidationError(m) }
       for p in policy { _ = try parsePolicy(p) }
       do { _ = try AppSelection(parsing: apps ?? "top:3") } catch { throw ValidationError(String(describing: error)) }
     }
@@ -135,6 +136,8 @@ extension FetchLab {
       let cfg = RunConfiguration(
         tracePath: trace, policies: specs, seed: seed, world: world, apps: try AppSelection(parsing: apps ?? "top:3"),
         recordEvents: !noEventFiles, jobs: parallel.jobs, trainFraction: split)
+      let traceBytes = (try? FileManager.default.attributesOfItem(atPath: trace)[.size] as? Int) ?? 0
+      if let m = cfg.checkOutput(traceBytes: Double(traceBytes)) { throw CommandError(m) }
       let dir = try ResultDirectory(path: out)
       try dir.refuseOverwriting(inputs: [("--trace", trace)] + (config.map { [("--config", $0)] } ?? []))
       if let foreign = dir.foreignContent(), !force {

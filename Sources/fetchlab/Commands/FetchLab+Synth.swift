@@ -18,15 +18,15 @@ extension FetchLab {
         Example: fetchlab synth --users 1000 --days 28 --seed 1 --out synth.csv
         """)
 
-    @Option(name: .long, help: "Number of users (u00001, u00002, ...).")
+    @Option(name: .long, parsing: .unconditional, help: "Number of users (u00001, u00002, ...).")
     var users: Int
 
     @Option(
-      name: .long, help: "Days per user, from local midnight of the start date."
+      name: .long, parsing: .unconditional, help: "Days per user, from local midnight of the start date."
     )
     var days: Int
 
-    @Option(name: .long, help: "Master seed for every random draw (1 unless given, as in run).")
+    @Option(name: .long, parsing: .unconditional, help: "Master seed for every random draw (1 unless given, as in run).")
     var seed: UInt64 = 1
 
     @Option(

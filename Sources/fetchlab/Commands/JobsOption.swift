@@ -6,7 +6,7 @@ import Foundation
 struct JobsOption: ParsableArguments {
   @Option(
     name: .long,
-    help: "Worker threads (results do not depend on it), 1 to \(JobsOption.maximum) (4 × the cores, at least 8); 1 runs everything, the input hash included, on one thread.")
+    parsing: .unconditional, help: "Worker threads (results do not depend on it), 1 to \(JobsOption.maximum) (4 × the cores, at least 8); 1 runs everything, the input hash included, on one thread.")
   var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
   /// The most worker threads a command accepts: 4 × the cores, at least 8.
