@@ -23,7 +23,7 @@ package struct DeviceSample: Sendable, Equatable {
   /// first seven), the trailing ones that pool last.
   static let metrics: [Metric] =
     ["days", "fetches", "energy_j", "charging_energy_j", "cellular_bytes", "wifi_bytes", "foreground_energy_j",
-     "updates", "delivered", "delivery_delay_sum_s"].map(Metric.declared) + Metric.trailing.filter { $0.pooling != .none }
+     "updates", "delivered", "delivery_delay_sum_s"].map(Metric.declared) + Metric.trailing.filter { $0.isStored && $0.pooling != .none }
 
   /// The figures that ``DeviceAggregate`` averages per day over devices:
   /// the kept ones declared per day, and the derived ones.

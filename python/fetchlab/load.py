@@ -45,6 +45,7 @@ UNITS = {
     "mean_wait_s": "s", "p90_wait_s": "s", "device_mean_wait_s": "s",
     # energy and data
     "energy_j": "J", "transfer_energy_j": "J", "monitoring_energy_j": "J", "energy_j_per_day": "J/day",
+    "battery_energy_j": "J", "battery_energy_j_per_day": "J/day",
     "transfer_energy_j_per_day": "J/day", "monitoring_energy_j_per_day": "J/day",
     "foreground_energy_j_per_day": "J/day", "charging_energy_j_per_day": "J/day", "battery_pct_per_day": "%/day",
     "bytes": "B", "cellular_bytes": "B", "wifi_bytes": "B", "transfer_cellular_bytes": "B",

@@ -222,7 +222,7 @@ extension Metric {
     Metric("mean_wait_s", .seconds, "mean wait at an open until fresh content is on screen", .value(\.meanWaitS), pooling: .mean(of: .waits), recorded: false, decimals: 6),
     Metric("p90_wait_s", .seconds, "90th percentile of the wait at open", .value(\.p90WaitS), pooling: .quantile(0.9, of: .waits), recorded: false, decimals: 6),
     // Derived from the figures above, in each record and in each pool.
-    Metric("battery_energy_j", .joules, "the part of energy_j drawn from the battery (not while charging)", .derived { $0(energy) - $0(chargingEnergy) }, pooling: .sum, perDay: true, interval: true, recorded: false),
+    Metric("battery_energy_j", .joules, "the part of energy_j drawn from the battery (not while charging)", .derived { $0(energy) - $0(chargingEnergy) }, pooling: .sum, perDay: true, interval: true, recorded: false, trailing: true),
     Metric("mean_delivery_delay_s", .seconds, "mean delivery delay over the delivered updates (NaN when none)", .derived { $0(delivered) > 0 ? $0(deliveryDelaySum) / $0(delivered) : .nan }, pooling: .recomputed, recorded: false),
   ].enumerated().map { i, m in
     var m = m
