@@ -77,7 +77,7 @@ package enum ExternalFamily: DescribedFamily {
     "external", .other(":cmd=<command>[,timeout=<d>,key=value,...]"), example: "external:cmd=python3 docs/examples/stale_after.py",
     learning: .usage, style: PolicyStyle(color: "#5D3A9B", marker: .openPentagon),
     summary:
-      "decisions from another process (any language) over the JSON-lines protocol of docs/external-protocol.md: at each open of the app, ask-again time and fetch end it sees what the app could see and answers fetch now or not, and when to ask again")
+      "decisions from another process (any language) over the JSON-lines protocol of docs/external-protocol.md: at each open of the app, ask-again time and fetch end it sees what the app could see and answers fetch now or not, and when to ask again; any other key=value (a key of a-z, 0-9 and _) is handed to the process as text")
 
   package static let settings = [
     PolicySettingInfo(
@@ -86,9 +86,6 @@ package enum ExternalFamily: DescribedFamily {
     PolicySettingInfo(
       name: "timeout", defaultValue: "30s", range: "1s...1h",
       help: "the longest wait for a reply, or for the process to read (the handshake's at least 60 s); a process past it is stopped and the run fails"),
-    PolicySettingInfo(
-      name: "other", defaultValue: "-", range: "<key>=<text without commas>, key [a-z][a-z0-9_]*",
-      help: "any other key=value setting, handed to the process in the handshake's settings as text"),
   ]
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {

@@ -58,7 +58,20 @@ package enum ScheduleFamily: DescribedFamily {
     guard let a = argument, a.hasPrefix("file="), a.count > 5 else {
       throw PolicySpecError(.missingArgument, "policy '\(spec)': needs file=<path>, e.g. schedule:file=fetches.csv")
     }
+    guard !a.contains(",") else {
+      throw PolicySpecError(.unknownSetting, "policy '\(spec)': schedule takes one setting, file=<path> (a path without commas)")
+    }
     let path = String(a.dropFirst(5))
+    do {
+      return try read(path)
+    } catch let e as TraceFormatError {
+      throw PolicySpecError(.badValue, "policy '\(spec)': file: \(e)")
+    }
+  }
+
+  /// The requests of the CSV file at `path`.
+  /// - Throws: ``TraceFormatError`` naming the file, line and column.
+  private static func read(_ path: String) throws -> Configuration {
     var columns: [String: Int] = [:]
     var requests: [String: [String: [Request]]] = [:]
     try StrictCSV.read(
