@@ -143,46 +143,10 @@ extension WorldParameters {
       "tail_s": huangWiFi + "; ARO WiFi tail 0.25 s agrees (V)",
       "down_mbps": "NV placeholder", "up_mbps": "NV placeholder",
     ])
-    // The 5G profiles, from the artifact of Narayanan et al., SIGCOMM 2021
-    // (github.com/SIGCOMM21-5G/artifact, snapshot 35aaf28). Powers: linear
-    // fits of whole-device power against throughput recomputed from the
-    // binned means of MN-Transfer_combined.csv (Verizon; binned and fitted
-    // as plot-section4-figure11.py does, scripts/fit_5g_power.py), less the
-    // mean device baseline 2.357 W of baseline_power.csv (32 runs).
-    let fit = "Data-Transfer-Power/MN-Transfer/data-processed/MN-Transfer_combined.csv"
-    let base = "Power-Model/MN-Wild/data-processed/baseline_power.csv"
-    let promo = "D: mean of the three idle → 4G promotions 0.36, 0.32, 0.29 s in RRC-Power/README.md (V); the 4G → 5G step after it (1.53–1.84 s) carries data on the LTE anchor, so it is not a wait"
-    let promoW = "NV: RRC-Power's state powers (the paper's Table 2) are not in the artifact snapshot; the connected power; sweep"
-    let noMbps = "NV placeholder; sweep"
-    func nr(band: String, w0: String, timer: String, _ extra: [String: String] = [:]) -> [String: String] {
-      var src = [
-        "promotion_s": promo, "promotion_w": promoW,
-        "connected_w": "D: \(band) downlink fit intercept \(w0) W (V, \(fit)) less the baseline 2.357 W (V, \(base))",
-        "down_mbps": noMbps, "up_mbps": noMbps,
-        "tail_s": timer,
-        "tail_w": "NV: the connected power (C-DRX draws less; state powers not in the snapshot), an upper bound; sweep",
-      ]
-      src.merge(extra) { $1 }
-      return src
-    }
-    radio("5g_nsa_low_band", \.nr5gNSALowBand, tailStages: ["tail"], nr(band: "NSALow", w0: "2.925", timer: "NSA low-band inactivity timer 10.2 s (V, RRC-Probe/plot-section4-figure10.py, probe data RRC-Probe/data/*NSA*low*.csv)", [
-      "alpha_down": "NSALow downlink fit slope 13.52 mW/Mbps (V, \(fit))",
-      "alpha_up": "NSALow uplink fit slope 29.15 mW/Mbps (V, \(fit))",
-    ]))
-    radio("5g_nsa_mmwave", \.nr5gNSAmmWave, tailStages: ["tail"], nr(band: "mmwave", w0: "5.136", timer: "Verizon mmWave inactivity timer 11.2 s (V, RRC-Probe/plot-section4-figure10.py, RRC-Probe/data/SALMONBERRY_299_Verizon_NSAmmwave.csv)", [
-      "alpha_down": "mmwave downlink fit slope 1.81 mW/Mbps (V, \(fit))",
-      "alpha_up": "mmwave uplink fit slope 9.42 mW/Mbps (V, \(fit))",
-    ]))
-    radio("5g_sa", \.nr5gSA, tailStages: ["tail", "inactive"], nr(band: "NSALow", w0: "2.925", timer: "T-Mobile SA RRC_CONNECTED 10.2 s (V, RRC-Probe/plot-section4-figure10.py and plot-section4-figure25.py, RRC-Probe/data/S20US_TMobile_SA.csv)", [
-      "promotion_s": "NV: the NSA idle → 4G promotion (RRC-Power/README.md, V), no SA power log in the snapshot; sweep",
-      "connected_w": "NV: the NSA low-band value (no SA power in MN-Transfer, which is Verizon only); sweep",
-      "alpha_down": "NV: the NSA low-band slope 13.52 mW/Mbps; sweep",
-      "alpha_up": "NV: the NSA low-band slope 29.15 mW/Mbps; sweep",
-      "inactive_s": "T-Mobile SA RRC_INACTIVE from 10.2 s to 15 s (V, RRC-Probe/plot-section4-figure10.py, plot-section4-figure25.py, RRC-Probe/data/S20US_TMobile_SA.csv)",
-      "inactive_w": "NV: IDLE's (0 W above the baseline): INACTIVE keeps the context but pages like IDLE; sweep 0–0.1 W",
-      "inactive_promotion_s": "D: the probe's lowest RTTs in INACTIVE (p10 99.5 ms at 10.3–14.9 s) are within 20 ms of CONNECTED's median (83 ms), RRC-Probe/data/S20US_TMobile_SA.csv; NV",
-      "inactive_promotion_w": "NV: the connected power",
-    ]))
+    let nr = fiveGSources
+    radio("5g_nsa_low_band", \.nr5gNSALowBand, tailStages: ["tail"], nr.lowBand)
+    radio("5g_nsa_mmwave", \.nr5gNSAmmWave, tailStages: ["tail"], nr.mmWave)
+    radio("5g_sa", \.nr5gSA, tailStages: ["tail", "inactive"], nr.sa)
     let techs: [(String, NetworkKind)] = [("lte", .lte), ("3g", .umts3g), ("5g", .nr5g)]
     r.append(.word("network.default_cellular", \.defaultCellular, techs, "choice (LTE is the common case)"))
     r.append(.word("network.5g", \.fiveG, FiveGDeployment.allCases.map { ($0.rawValue, $0) },
@@ -263,5 +227,52 @@ extension WorldParameters {
       return "unknown parameter\(hint); run 'fetchlab params' for the list"
     }
     return p.set(&self, value)
+  }
+}
+
+extension WorldParameters {
+  /// The sources of the 5G profiles' fields (``registry``), by profile.
+  static var fiveGSources: (lowBand: [String: String], mmWave: [String: String], sa: [String: String]) {
+    // The 5G profiles, from the artifact of Narayanan et al., SIGCOMM 2021
+    // (github.com/SIGCOMM21-5G/artifact, snapshot 35aaf28). Powers: linear
+    // fits of whole-device power against throughput recomputed from the
+    // binned means of MN-Transfer_combined.csv (Verizon; binned and fitted
+    // as plot-section4-figure11.py does, scripts/fit_5g_power.py), less the
+    // mean device baseline 2.357 W of baseline_power.csv (32 runs).
+    let fit = "Data-Transfer-Power/MN-Transfer/data-processed/MN-Transfer_combined.csv"
+    let base = "Power-Model/MN-Wild/data-processed/baseline_power.csv"
+    let promo = "D: mean of the three idle → 4G promotions 0.36, 0.32, 0.29 s in RRC-Power/README.md (V); the 4G → 5G step after it (1.53–1.84 s) carries data on the LTE anchor, so it is not a wait"
+    let promoW = "NV: RRC-Power's state powers (the paper's Table 2) are not in the artifact snapshot; the connected power; sweep"
+    let noMbps = "NV placeholder; sweep"
+    func nr(band: String, w0: String, timer: String, _ extra: [String: String] = [:]) -> [String: String] {
+      var src = [
+        "promotion_s": promo, "promotion_w": promoW,
+        "connected_w": "D: \(band) downlink fit intercept \(w0) W (V, \(fit)) less the baseline 2.357 W (V, \(base))",
+        "down_mbps": noMbps, "up_mbps": noMbps,
+        "tail_s": timer,
+        "tail_w": "NV: the connected power (C-DRX draws less; state powers not in the snapshot), an upper bound; sweep",
+      ]
+      src.merge(extra) { $1 }
+      return src
+    }
+    let lowBand = nr(band: "NSALow", w0: "2.925", timer: "NSA low-band inactivity timer 10.2 s (V, RRC-Probe/plot-section4-figure10.py, probe data RRC-Probe/data/*NSA*low*.csv)", [
+      "alpha_down": "NSALow downlink fit slope 13.52 mW/Mbps (V, \(fit))",
+      "alpha_up": "NSALow uplink fit slope 29.15 mW/Mbps (V, \(fit))",
+    ])
+    let mmWave = nr(band: "mmwave", w0: "5.136", timer: "Verizon mmWave inactivity timer 11.2 s (V, RRC-Probe/plot-section4-figure10.py, RRC-Probe/data/SALMONBERRY_299_Verizon_NSAmmwave.csv)", [
+      "alpha_down": "mmwave downlink fit slope 1.81 mW/Mbps (V, \(fit))",
+      "alpha_up": "mmwave uplink fit slope 9.42 mW/Mbps (V, \(fit))",
+    ])
+    let sa = nr(band: "NSALow", w0: "2.925", timer: "T-Mobile SA RRC_CONNECTED 10.2 s (V, RRC-Probe/plot-section4-figure10.py and plot-section4-figure25.py, RRC-Probe/data/S20US_TMobile_SA.csv)", [
+      "promotion_s": "NV: the NSA idle → 4G promotion (RRC-Power/README.md, V), no SA power log in the snapshot; sweep",
+      "connected_w": "NV: the NSA low-band value (no SA power in MN-Transfer, which is Verizon only); sweep",
+      "alpha_down": "NV: the NSA low-band slope 13.52 mW/Mbps; sweep",
+      "alpha_up": "NV: the NSA low-band slope 29.15 mW/Mbps; sweep",
+      "inactive_s": "T-Mobile SA RRC_INACTIVE from 10.2 s to 15 s (V, RRC-Probe/plot-section4-figure10.py, plot-section4-figure25.py, RRC-Probe/data/S20US_TMobile_SA.csv)",
+      "inactive_w": "NV: IDLE's (0 W above the baseline): INACTIVE keeps the context but pages like IDLE; sweep 0–0.1 W",
+      "inactive_promotion_s": "D: the probe's lowest RTTs in INACTIVE (p10 99.5 ms at 10.3–14.9 s) are within 20 ms of CONNECTED's median (83 ms), RRC-Probe/data/S20US_TMobile_SA.csv; NV",
+      "inactive_promotion_w": "NV: the connected power",
+    ])
+    return (lowBand, mmWave, sa)
   }
 }
