@@ -38,6 +38,19 @@ struct TraceConformanceTests {
     #expect(verdicts.filter { ($0 ?? nil) != nil }.count >= 40)
   }
 
+  @Test("every listed zone name is one this platform's zone library knows (else the readers would part)")
+  func listedZonesResolve() {
+    let missing = TraceTimeZone.ianaNames.filter { TimeZone(identifier: $0) == nil }.sorted()
+    #expect(missing.isEmpty, "not known to Foundation: \(missing)")
+    #expect(TraceTimeZone.ianaNames.count == 598 && TraceTimeZone.ianaRelease == "2025b")
+    for refused in ["UTC+1", "UTC-3", "GMT+0530", "US/Pacific-New", "localtime", "utc", "europe/berlin"] {
+      #expect(TraceTimeZone(parsing: refused) == nil, "\(refused)")
+    }
+    #expect(TraceTimeZone.unknownHint("UTC+1").hasPrefix("an offset is written ±HH:MM: +01:00"))
+    #expect(TraceTimeZone.unknownHint("GMT+0530").hasPrefix("an offset is written ±HH:MM: +05:30"))
+    #expect(TraceTimeZone.unknownHint("Europe/Berln").hasSuffix("did you mean Europe/Berlin?"))
+  }
+
   @Test(arguments: TraceConformanceTests.files)
   func theReaderAgreesWithTheCorpus(_ name: String) throws {
     let path = Self.corpus.appendingPathComponent(name).path
