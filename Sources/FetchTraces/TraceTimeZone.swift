@@ -62,9 +62,14 @@ public enum TraceTimeZone: Sendable, Equatable, CustomStringConvertible {
         }
       }
     }
-    if let close = Suggestion.closest(to: s, among: ianaNames.sorted()) { return forms + "; did you mean \(close)?" }
+    // A suggestion costs an edit distance per name (O(length × 30) each): only for name-sized text.
+    guard s.utf8.count <= 64 else { return forms }
+    if let close = Suggestion.closest(to: s, among: sortedNames) { return forms + "; did you mean \(close)?" }
     return forms
   }
+
+  /// ``ianaNames`` in order, for suggestions.
+  private static let sortedNames = ianaNames.sorted()
 
   /// The canonical text: `UTC`, `+HH:MM` or the IANA name.
   public var description: String {
