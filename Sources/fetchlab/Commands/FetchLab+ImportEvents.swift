@@ -35,7 +35,8 @@ extension FetchLab {
         --participants maps devices to participants.
           fetchlab import-events applications_foreground.csv --preset aware \\
             --zone-table timezone.csv --participants devices.csv --out aware.csv
-          fetchlab import-events phone-a.csv phone-b.csv --preset usagestats --out usage.csv
+          fetchlab import-events phone-a.csv phone-b.csv --preset usagestats \\
+            --out usage.csv
         """)
 
     @Argument(help: "The event logs (CSV or TSV with a header row; a user's rows may be spread over several).")
