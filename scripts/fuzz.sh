@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer) of the trace reader, the
 # experiment-file reader and `run` (a replay of every accepted trace under
-# a set of policies of every family, with world-parameter overrides).
+# a set of policies of every family, with world-parameter overrides), then
+# the Python companion's loaders under seeded mutations.
 #
 #   bash scripts/fuzz.sh [SECONDS]        # default 60 s per reader
 #   FUZZ_OPT=-O bash scripts/fuzz.sh 300  # optimised build (slower to build, faster to run)
@@ -99,5 +100,22 @@ for reader in trace experiment run; do
     summary+=("$reader: $runs executions in $SECONDS_PER_READER s, no crash; corpus $(ls "$corpus" | wc -l) inputs")
   fi
 done
+# The Python companion (python/fetchlab): seeded mutations of the trace
+# conformance corpus and of a result directory's policies.csv, each refused
+# with file:line and no traceback (python/tests/test_fuzz.py), FUZZ_PY_CASES
+# (default 5000) of each, in the notebook venv (scripts/check-notebooks.sh)
+# or any python3 with pandas and matplotlib.
+py="${NOTEBOOK_VENV:-.build/notebook-venv}/bin/python"
+[ -x "$py" ] || py=python3
+if "$py" -c 'import pandas, matplotlib, pytest' 2>/dev/null; then
+  if (cd python && FUZZ_CASES="${FUZZ_PY_CASES:-5000}" "$py" -m pytest -q -p no:cacheprovider tests/test_fuzz.py >"../$OUT/python.log" 2>&1); then
+    summary+=("python companion: ${FUZZ_PY_CASES:-5000} traces and $(( ${FUZZ_PY_CASES:-5000} / 10 )) result directories, no traceback")
+  else
+    status=1
+    summary+=("python companion: FAILED; see $OUT/python.log")
+  fi
+else
+  summary+=("python companion: SKIPPED (no python with pandas, matplotlib and pytest: bash scripts/check-notebooks.sh --venv-only)")
+fi
 printf '%s\n' "${summary[@]}"
 exit $status

@@ -18,12 +18,7 @@ extension RunConfiguration {
   /// - Complexity: O(policies).
   package func estimatedOutput(traceBytes: Double) -> (bytes: Double, eventBytes: Double) {
     typealias L = ResourceLimits
-    let apps: Double =
-      switch self.apps {
-      case .top(let k): Double(min(k, 20))
-      case .named(let n): Double(min(n.count, 20))
-      case .minOpens: 20
-      }
+    let apps = Double(self.apps.mostAppsPerUser(cap: 20))
     let userDays = traceBytes / L.traceBytesPerRow / L.syntheticRowsPerUserDay
     let users = max(1, userDays / 7)
     let scored = 1 - trainFraction

@@ -77,7 +77,7 @@ public enum RunReport {
       if optional { return nil }
       throw TraceFormatError(file: file, line: line, field: column, message: "empty value; expected a number")
     }
-    guard let v = Double(s), v.isFinite else {
+    guard let v = DecimalText.finite(s) else {
       throw TraceFormatError(file: file, line: line, field: column, message: "not a finite number: '\(s)'")
     }
     return v

@@ -142,7 +142,7 @@ package struct SummaryTable: Sendable {
 
     func number(_ fields: [String], _ c: Int, line: Int) throws -> Double {
       let s = fields[c]
-      guard let x = Double(s), x.isFinite else {
+      guard let x = DecimalText.finite(s) else {
         throw TraceFormatError(
           file: file, line: line, field: header[c],
           message: "column \(c + 1): " + (s.isEmpty ? "empty, expected a number" : "not a finite number: '\(s)'"))

@@ -11,7 +11,7 @@ package enum DurationText {
     guard !s.isEmpty else { return nil }
     // Beyond 2^53 s whole seconds are no longer exact (and formatDuration
     // could not print them): not a duration.
-    if let x = Double(s), x.isFinite { return abs(x) < 0x1p53 ? x : nil }
+    if let x = DecimalText.finite(s) { return abs(x) < 0x1p53 ? x : nil }
     var total = 0.0
     var num = ""
     var lastUnit = Double.infinity

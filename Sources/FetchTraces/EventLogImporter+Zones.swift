@@ -3,7 +3,8 @@ import FetchSupport
 extension EventLogImporter {
   /// The zone written on a user's `begin` row, which places its day
   /// boundaries and hours of day:
-  /// 1. the zone of its first row's ``Options/zoneColumn``, when set;
+  /// 1. the zone of its first row's ``Options/zoneColumn``, when set, or
+  ///    of its device in ``Options/deviceZones`` (``tableZone(of:warnings:)``);
   /// 2. else, when its times are ISO 8601 with offsets: ``Options/timeZone``
   ///    if that is an IANA zone whose offset at every such time is the one
   ///    written (daylight saving time included), else the fixed offset of
@@ -16,6 +17,7 @@ extension EventLogImporter {
   /// - Complexity: O(rows of the user).
   func zone(of user: User, path: String, warnings: inout [String]) -> TraceTimeZone {
     if let z = user.zone { return z }
+    if let z = tableZone(of: user, warnings: &warnings) { return z }
     let rows = user.rows.filter { $0.offset != EventLogImporter.noOffset }.sorted { ($0.time, $0.line) < ($1.time, $1.line) }
     guard let first = rows.first else { return options.timeZone }
     if case .named = options.timeZone {
@@ -32,29 +34,44 @@ extension EventLogImporter {
     return fixed
   }
 
-  /// Records the zone `text` of a ``Options/zoneColumn`` on a row of
-  /// `user`: the user's zone when it has none yet, else a warning (once)
-  /// when it differs; `cache` holds the zones parsed so far. `fail` builds
-  /// the error or warning at the row's zone field.
+  /// The index of the zone `text` of a ``Options/zoneColumn`` in
+  /// `rows`' zones, added with its clock when new; `fail` builds the error.
   ///
   /// - Throws: ``TraceFormatError`` for an empty or unknown zone.
-  static func noteZone(
-    _ text: String, of user: inout User, cache: inout [String: TraceTimeZone], warnings: inout [String],
-    fail: (String) -> TraceFormatError
-  ) throws {
-    guard !text.isEmpty, let zone = cache[text] ?? TraceTimeZone(parsing: text) else {
-      throw fail("unknown time zone '\(escapedName(String(text.prefix(40))))' (use UTC, +HH:MM or an IANA name such as America/New_York)")
+  static func zoneIndex(_ text: String, in rows: inout LogRows, fail: (String) -> TraceFormatError) throws -> Int {
+    if let k = rows.zones[text] { return k }
+    guard !text.isEmpty, let zone = TraceTimeZone(parsing: text) else {
+      throw fail("unknown time zone '\(escapedName(String(text.prefix(40))))' (\(TraceTimeZone.unknownHint(text)))")
     }
-    cache[text] = zone
+    let k = rows.zoneList.count
+    rows.zones[text] = k
+    rows.zoneList.append(zone)
+    rows.clocks.append(LocalClock(zone))
+    return k
+  }
+
+  /// Records the zone `zone` of a ``Options/zoneColumn`` on a row of
+  /// `user` at Unix time `t`: the user's zone when it has none yet, else a
+  /// warning (once) when it differs, naming both zones and their offsets
+  /// at `t`. `fail` builds the warning at the row's zone field.
+  static func noteZone(
+    _ zone: TraceTimeZone, at t: Double, of user: inout User, warnings: inout [String],
+    fail: (String) -> TraceFormatError
+  ) {
     guard let first = user.zone else {
       user.zone = zone
-      user.clock = LocalClock(zone)
       return
     }
-    if first != zone && !user.zoneChanged {
-      user.zoneChanged = true
-      warnings.append(
-        fail("user '\(escapedName(user.id))' changes zone from \(first) to \(zone); a trace holds one zone per user: \(first), its first row's, is used").description)
-    }
+    guard first != zone && !user.zoneChanged else { return }
+    user.zoneChanged = true
+    var a = LocalClock(first), b = LocalClock(zone)
+    let offsets = { (c: inout LocalClock) in TraceTimeZone.fixed(Int(c.offset(at: t))).description }
+    let same = a.offset(at: t) == b.offset(at: t) ? ", the same offset at this time but not all year" : ""
+    warnings.append(
+      fail(
+        "user '\(escapedName(user.id))' changes zone from \(first) (\(offsets(&a)) at \(TimeText.isoUTC(t))) to \(zone) "
+          + "(\(offsets(&b))\(same)); each row's local times are read in its own row's zone, but a trace holds one "
+          + "zone per user: its days and hours of day follow \(first), its first row's"
+      ).description)
   }
 }

@@ -28,8 +28,15 @@ import Foundation
 ///   name is an error naming file, line and field, unless
 ///   ``Options/ignoreUnknownEvents``.
 ///
-/// Times: Unix seconds, Unix milliseconds, or ISO 8601 (``TimeUnit``). An
-/// ISO time without a zone is wall-clock time in ``Options/timeZone``. Each
+/// Times: Unix seconds, Unix milliseconds, or ISO 8601 (``TimeUnit``); one
+/// unit for the whole log (a row in milliseconds that reads as a date
+/// before 1973-03-03 looks like seconds and is refused, as is a row in
+/// seconds past 2100 that looks like milliseconds). An ISO time without a
+/// zone is wall-clock time in its row's ``Options/zoneColumn`` zone, else
+/// in ``Options/timeZone``: a wall time that does not exist there (the
+/// hour skipped when daylight saving time starts) is refused, and one that
+/// occurs twice (the hour repeated when it ends) is read as the first and
+/// warned about, with the line. Each
 /// user's window runs from the local midnight before the first row to the
 /// local midnight after the last row or session end, so day boundaries and
 /// hour-of-day statistics are the user's.
@@ -59,10 +66,30 @@ package struct EventLogImporter: Sendable {
 
   /// Column names, event names and session rules.
   package struct Options: Sendable, Equatable {
-    package var userColumn = "user"
+    /// The user column; `nil`: each file is one user, named by the file's
+    /// name without its extension (a collector that writes a file per
+    /// device), mapped through ``participants`` when that is set.
+    package var userColumn: String? = "user"
     package var timeColumn = "timestamp"
     package var appColumn = "app"
-    package var eventColumn = "event"
+    /// The event column; `nil`: every row is an open (a foreground stream
+    /// such as AWARE's, ``foregroundStream``).
+    package var eventColumn: String? = "event"
+    /// One app is in the foreground at a time: an open ends the session of
+    /// the app in front before it (counted in ``Output/endedByNextApp``), a
+    /// repeated open of the app in front continues its session, and a row
+    /// of an ``excludedApps`` app ends the session in front and opens none.
+    package var foregroundStream = false
+    /// Apps that are not apps a user opens (launchers, System UI,
+    /// keyboards): their rows make no session (``Output/excludedRows``).
+    package var excludedApps: [String] = []
+    /// Device id (the user column, or the file's name) → participant id;
+    /// empty: ids are kept. A device missing from a non-empty map is an error.
+    package var participants: [String: String] = [:]
+    /// Each device's zone from a collector's zone table (AWARE's
+    /// `timezone`), by device id, sorted by time: the zone of a user is the
+    /// one in effect at its first row (``EventLogImporter`` explains).
+    package var deviceZones: [String: [ZoneChange]] = [:]
     /// When set, each open row carries its session length in this column
     /// (in ``durationUnit``) and close events are not needed.
     package var durationColumn: String? = nil
@@ -83,7 +110,9 @@ package struct EventLogImporter: Sendable {
     /// (``EventLogImporter`` explains the choice).
     package var timeZone: TraceTimeZone = .utc
     /// When set, the column naming each row's time zone (an IANA name,
-    /// `UTC` or `±HH:MM`); a user's zone is its first row's.
+    /// `UTC` or `±HH:MM`): each row's ISO times without an offset are read
+    /// in its own zone, and the trace's zone of a user (its days and hours)
+    /// is its first row's, with a warning when a later row names another.
     package var zoneColumn: String? = nil
     /// Cap on a session, s; in (0, 86,400].
     package var maximumSession = 1_800.0
@@ -99,21 +128,25 @@ package struct EventLogImporter: Sendable {
     package var commentLines: [String] {
       let duration = (durationColumn.map { " duration=\($0) (\(durationUnit))" } ?? "")
         + (zoneColumn.map { " zone=\($0)" } ?? "")
-      let columns = "event-log import: columns user=\(userColumn) time=\(timeColumn) app=\(appColumn)"
-        + " event=\(eventColumn)" + duration + " time-unit=\(timeUnit)"
+      let columns = "event-log import: columns user=\(userColumn ?? "(file name)") time=\(timeColumn) app=\(appColumn)"
+        + " event=\(eventColumn ?? "(every row opens)")" + duration + " time-unit=\(timeUnit)"
+        + (foregroundStream ? " foreground-stream" : "")
       let close = closeEvents.isEmpty ? "-" : closeEvents.joined(separator: " | ")
       let ignored = (ignoredEvents.isEmpty ? "-" : ignoredEvents.joined(separator: " | "))
         + (ignoreUnknownEvents ? " and every other name" : "")
-      let events = "open events: " + openEvents.joined(separator: " | ") + "; close events: " + close
-        + "; ignored: " + ignored
+      let events =
+        eventColumn == nil
+        ? "events: every row is an open (no event column)"
+        : "open events: " + openEvents.joined(separator: " | ") + "; close events: " + close + "; ignored: " + ignored
       let sessions = "time zone \(timeZone); max session \(CSV.number(maximumSession)) s; unclosed session "
         + CSV.number(unclosedSession) + " s; merge gap " + CSV.number(mergeGap) + " s"
-      return [columns, events, sessions]
+      let excluded = excludedApps.isEmpty ? [] : ["excluded apps: " + excludedApps.joined(separator: " ")]
+      return [columns, events, sessions] + excluded
     }
 
     /// Why these options cannot be used, or `nil`.
     package var problem: String? {
-      if openEvents.isEmpty { return "at least one open event name is needed" }
+      if openEvents.isEmpty && eventColumn != nil { return "at least one open event name is needed" }
       let all = openEvents + closeEvents + ignoredEvents
       if Set(all).count != all.count { return "an event name is listed twice (open, close and ignored events must differ)" }
       if !(maximumSession > 0 && maximumSession <= 86_400) { return "the maximum session must be in (0, 86400] s" }
@@ -126,38 +159,11 @@ package struct EventLogImporter: Sendable {
     }
   }
 
-  /// The traces and what happened to the rows.
-  package struct Output: Sendable, Equatable {
-    /// One trace per user with at least one open, in order of first appearance.
-    package var users: [UserTrace] = []
-    /// Data rows read (blank lines excluded).
-    package var rows = 0
-    /// Opens written (after merging).
-    package var opens = 0
-    /// Rows with an ignored event name.
-    package var ignoredRows = 0
-    /// Close events with no open session of that app.
-    package var unmatchedCloses = 0
-    /// Sessions never closed (given ``Options/unclosedSession``).
-    package var unclosedSessions = 0
-    /// Sessions cut to ``Options/maximumSession``.
-    package var cappedSessions = 0
-    /// Opens merged into the previous session by ``Options/mergeGap``.
-    package var mergedOpens = 0
-    /// The time unit used (the one decided for ``TimeUnit/auto``).
-    package var timeUnit: TimeUnit = .auto
-    /// Users whose rows held no open.
-    package var usersWithoutOpens: [String] = []
-    /// Problems that do not stop the import, as `file:line: field: message`
-    /// (a user whose zone or offsets change).
-    package var warnings: [String] = []
-  }
-
   package var options: Options
 
   package init(options: Options = Options()) { self.options = options }
 
-  enum Kind { case open, close, ignored }
+  enum Kind { case open, close, ignored, excluded }
 
   struct Row {
     var time: Double
@@ -178,11 +184,14 @@ package struct EventLogImporter: Sendable {
     var rows: [Row] = []
     var first = Double.infinity
     var last = -Double.infinity
-    /// The zone named by ``Options/zoneColumn`` on the user's first row, its
-    /// clock, and whether a later row named another (warned once).
+    /// The zone named by ``Options/zoneColumn`` on the user's first row,
+    /// and whether a later row named another (warned once).
     var zone: TraceTimeZone? = nil
-    var clock: LocalClock? = nil
     var zoneChanged = false
+    /// Whether an ambiguous local time of the user was warned about.
+    var ambiguityWarned = false
+    /// The device of the user's first row (``Options/deviceZones``).
+    var device = ""
 
     /// Adds a row, widening the span of the user's times.
     mutating func add(_ row: Row) {
@@ -199,22 +208,33 @@ package struct EventLogImporter: Sendable {
   ///   line over ``ResourceLimits/maxLineBytes``, a user with more rows than
   ///   ``ResourceLimits/maxEventsPerUser``, invalid options (line 0).
   package func read(path: String, limits: ResourceLimits = ResourceLimits()) throws -> Output {
-    if let p = options.problem { throw TraceFormatError(file: path, line: 0, field: "-", message: p) }
-    let fd = open(path, O_RDONLY)
-    guard fd >= 0 else {
-      throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
-    }
-    defer { close(fd) }
-    // Records, not lines: a quoted field may hold a line break.
-    let input = LogInput(path: path, reader: LineReader(fd: fd, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true))
-    let columns = try readHeader(input)
+    try read(paths: [path], limits: limits)
+  }
+
+  /// Reads the logs at `paths` (each with its header; a user's rows may
+  /// be spread over several) and builds the traces.
+  package func read(paths: [String], limits: ResourceLimits = ResourceLimits()) throws -> Output {
+    let first = paths.first ?? "-"
+    if let p = options.problem { throw TraceFormatError(file: first, line: 0, field: "-", message: p) }
     var rows = LogRows(unit: options.timeUnit, clock: LocalClock(options.timeZone), kinds: eventKinds)
-    while let line = try input.nextLine() {
-      if line.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
-      try addRow(line, columns, input, limits: limits, into: &rows)
+    rows.excluded = Set(options.excludedApps)
+    for path in paths {
+      let fd = open(path, O_RDONLY)
+      guard fd >= 0 else {
+        throw TraceFormatError(file: path, line: 0, field: "-", message: "cannot open: \(String(cString: strerror(errno)))")
+      }
+      defer { close(fd) }
+      // Records, not lines: a quoted field may hold a line break.
+      let input = LogInput(path: path, reader: LineReader(fd: fd, maxLineBytes: limits.maxLineBytes, quotedLineBreaks: true))
+      let columns = try readHeader(input)
+      rows.fileUser = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+      while let line = try input.nextLine() {
+        if line.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
+        try addRow(line, columns, input, limits: limits, into: &rows)
+      }
     }
     rows.out.timeUnit = rows.unit == .auto ? options.timeUnit : rows.unit
-    return finish(rows, path: path)
+    return finish(rows, path: first)
   }
 
   /// The log's records with the line number of the last one, for errors.
@@ -248,8 +268,8 @@ package struct EventLogImporter: Sendable {
   private struct LogColumns {
     var names: [String]
     var delimiter: UInt8
-    var user, time, app, event: Int
-    var duration, zone: Int?
+    var time, app: Int
+    var user, event, duration, zone: Int?
   }
 
   /// Reads the header (the first non-empty record; a UTF-8 byte-order mark
@@ -279,14 +299,14 @@ package struct EventLogImporter: Sendable {
       }
       return i
     }
-    let userCol = try column(options.userColumn, "user")
+    let userCol = try options.userColumn.map { try column($0, "user") }
     let timeCol = try column(options.timeColumn, "time")
     let appCol = try column(options.appColumn, "app")
-    let eventCol = try column(options.eventColumn, "event")
+    let eventCol = try options.eventColumn.map { try column($0, "event") }
     let durationCol = try options.durationColumn.map { try column($0, "duration") }
     let zoneCol = try options.zoneColumn.map { try column($0, "zone") }
     return LogColumns(
-      names: names, delimiter: delimiter, user: userCol, time: timeCol, app: appCol, event: eventCol,
+      names: names, delimiter: delimiter, time: timeCol, app: appCol, user: userCol, event: eventCol,
       duration: durationCol, zone: zoneCol)
   }
 
@@ -300,16 +320,25 @@ package struct EventLogImporter: Sendable {
   }
 
   /// The users and counts of a read in progress.
-  private struct LogRows {
+  struct LogRows {
     var out = Output()
     var users: [User] = []
     var userIndex: [String: Int] = [:]
     /// The time unit (decided at the first row under ``TimeUnit/auto``).
     var unit: TimeUnit
+    /// The line of the first time, which decided ``unit`` under ``TimeUnit/auto``.
+    var unitLine = 0
     /// The clock of ``Options/timeZone``.
     var clock: LocalClock
-    /// Zones by name, parsed once.
-    var zones: [String: TraceTimeZone] = [:]
+    /// The zones of ``Options/zoneColumn`` by their text (an index into
+    /// `zoneList` and `clocks`), parsed once.
+    var zones: [String: Int] = [:]
+    var zoneList: [TraceTimeZone] = []
+    var clocks: [LocalClock] = []
+    /// ``Options/excludedApps``.
+    var excluded: Set<String> = []
+    /// The user of the file being read when there is no user column: its name without extension.
+    var fileUser = ""
     let kinds: [String: Kind]
 
     init(unit: TimeUnit, clock: LocalClock, kinds: [String: Kind]) {
@@ -345,41 +374,86 @@ package struct EventLogImporter: Sendable {
       guard let s = String(validating: fields[i], as: UTF8.self) else { throw input.fail(names[i], "not valid UTF-8") }
       return s.trimmingCharacters(in: .whitespaces)
     }
-    let kind = try eventKind(text(c.event), kinds: s.kinds) { input.fail(names[c.event], $0) }
+    var kind = try c.event.map { e in try eventKind(text(e), kinds: s.kinds) { input.fail(names[e], $0) } } ?? .open
     if kind == .ignored {
       s.out.ignoredRows += 1
       return
     }
-    let userID = try text(c.user)
-    guard !userID.isEmpty else { throw input.fail(names[c.user], "empty user id") }
+    let userField = c.user.map { names[$0] } ?? "-"
+    let device = try c.user.map { try text($0) } ?? s.fileUser
+    guard !device.isEmpty else { throw input.fail(userField, "empty user id") }
+    var userID = device
+    if !options.participants.isEmpty {
+      guard let p = options.participants[device] else {
+        throw input.fail(
+          userField, "device '\(escapedName(String(device.prefix(80))))' is not in the participant map; add it, or leave the map out to keep device ids")
+      }
+      userID = p
+    }
     let appName = try text(c.app)
     guard !appName.isEmpty else { throw input.fail(names[c.app], "empty app name") }
-    for (name, column, what) in [(userID, c.user, "user id"), (appName, c.app, "app name")] {
-      if let p = TraceReader.nameProblem(name, bytes: name.utf8.count, what: what) { throw input.fail(names[column], p) }
+    for (name, field, what) in [(userID, userField, "user id"), (appName, names[c.app], "app name")] {
+      if let p = TraceReader.nameProblem(name, bytes: name.utf8.count, what: what) { throw input.fail(field, p) }
+    }
+    if s.excluded.contains(appName) {
+      s.out.excludedRows += 1
+      guard options.foregroundStream else { return }
+      kind = .excluded
     }
     var duration = 0.0
     if let durationCol = c.duration, kind == .open {
       let d = try text(durationCol)
-      guard let x = Double(d), x.isFinite, x >= 0 else {
+      guard let x = DecimalText.finite(d), x >= 0 else {
         throw input.fail(names[durationCol], "expected a duration ≥ 0 in \(options.durationUnit == .milliseconds ? "ms" : "s"), found '\(d.prefix(40))'")
       }
       duration = options.durationUnit == .milliseconds ? x / 1000 : x
     }
 
     let u = s.user(userID)
-    if let zoneCol = c.zone {
-      try EventLogImporter.noteZone(try text(zoneCol), of: &s.users[u], cache: &s.zones, warnings: &s.out.warnings) {
-        input.fail(names[zoneCol], $0)
-      }
+    if s.users[u].rows.isEmpty { s.users[u].device = device }
+    let zone = try c.zone.map { zoneCol in
+      try EventLogImporter.zoneIndex(try text(zoneCol), in: &s) { input.fail(names[zoneCol], $0) }
     }
     let timeText = try text(c.time)
-    if s.unit == .auto { s.unit = EventLogImporter.guessUnit(timeText) }
+    if s.unit == .auto {
+      s.unit = EventLogImporter.guessUnit(timeText)
+      s.unitLine = input.lineNumber
+    }
     var offset: Int? = nil
-    let time = try EventLogImporter.time(timeText, unit: s.unit, clock: &s.clock, userClock: &s.users[u].clock, offset: &offset) {
-      input.fail(names[c.time], $0)
+    var ambiguous = false
+    let decided = options.timeUnit == .auto ? " (the unit of the log's first time, line \(s.unitLine))" : ""
+    let fail = { (m: String) in input.fail(names[c.time], m) }
+    let time =
+      if let zone {
+        try EventLogImporter.time(
+          timeText, unit: s.unit, decided: decided, zone: s.zoneList[zone], clock: &s.clocks[zone], offset: &offset,
+          ambiguous: &ambiguous, fail: fail)
+      } else {
+        try EventLogImporter.time(
+          timeText, unit: s.unit, decided: decided, zone: options.timeZone, clock: &s.clock, offset: &offset,
+          ambiguous: &ambiguous, fail: fail)
+      }
+    if let zone {
+      EventLogImporter.noteZone(s.zoneList[zone], at: time, of: &s.users[u], warnings: &s.out.warnings) {
+        input.fail(names[c.zone ?? 0], $0)
+      }
+    }
+    if ambiguous {
+      s.out.ambiguousTimes += 1
+      if !s.users[u].ambiguityWarned {
+        s.users[u].ambiguityWarned = true
+        let z = zone.map { s.zoneList[$0] } ?? options.timeZone
+        s.out.warnings.append(
+          input.fail(
+            names[c.time],
+            "user '\(escapedName(userID))': local time '\(escapedName(String(timeText.prefix(40))))' occurs twice in \(z) "
+              + "(the hour repeated when daylight saving time ends); read as the first, \(TimeText.isoUTC(time)) "
+              + "(the import's summary counts every such row; add offsets to the times to say which)"
+          ).description)
+      }
     }
     guard s.users[u].rows.count < limits.maxEventsPerUser else {
-      throw input.fail(names[c.user], "user '\(userID)' has more than \(limits.maxEventsPerUser) rows (FETCHLAB_MAX_EVENTS_PER_USER)")
+      throw input.fail(userField, "user '\(userID)' has more than \(limits.maxEventsPerUser) rows (FETCHLAB_MAX_EVENTS_PER_USER)")
     }
     let app = s.users[u].apps.add(appName)
     s.users[u].add(
@@ -425,14 +499,29 @@ package struct EventLogImporter: Sendable {
       sessions[current[a]].end = t
       isOpen[a] = false
     }
+    // The app in front (``Options/foregroundStream``), -1 for none.
+    var front = -1
     for r in rows {
       let a = Int(r.app)
+      if options.foregroundStream, r.kind == .open || r.kind == .excluded, front >= 0, front != a || r.kind == .excluded {
+        if isOpen[front] {
+          close(front, at: r.time)
+          out.endedByNextApp += 1
+        }
+        front = -1
+      }
       switch r.kind {
-      case .ignored:
+      case .ignored, .excluded:
         break
       case .close:
         if current[a] >= 0 && isOpen[a] { close(a, at: r.time) } else { out.unmatchedCloses += 1 }
+        if front == a { front = -1 }
       case .open:
+        if options.foregroundStream { front = a }
+        if current[a] >= 0 && isOpen[a] && options.foregroundStream {  // the app in front again: one session
+          out.mergedOpens += 1
+          continue
+        }
         if current[a] >= 0 && isOpen[a] {
           if options.mergeGap > 0 {  // a repeated open inside the session continues it
             out.mergedOpens += 1
@@ -484,61 +573,5 @@ package struct EventLogImporter: Sendable {
       trace._checkInvariants()
     #endif
     return trace
-  }
-
-  /// The Unix time of the local midnight at or before `t`.
-  static func localMidnight(atOrBefore t: Double, clock: inout LocalClock) -> Double {
-    let off = clock.offset(at: t)
-    let local = t + off
-    return (local / 86_400).rounded(.down) * 86_400 - off
-  }
-
-  /// The Unix time of wall-clock time `wall` in `clock`'s zone: the offset
-  /// at the instant it names.
-  private static func wallClock(_ wall: Double, _ clock: inout LocalClock) -> Double {
-    let guess = wall - clock.offset(at: wall)
-    return wall - clock.offset(at: guess)
-  }
-
-  /// The unit of the first time of a file under ``TimeUnit/auto``.
-  static func guessUnit(_ s: String) -> TimeUnit {
-    if TimeText.parseISO8601(s) != nil { return .iso8601 }
-    if let x = Double(s), abs(x) >= TimeText.maximumUnixSeconds { return .milliseconds }
-    return .seconds
-  }
-
-  /// `s` in `unit` as Unix seconds; `fail` builds the error. An ISO time
-  /// without a zone is read in `userClock`'s zone, or `clock`'s without
-  /// one; `offset` is set to the offset an ISO time is written with.
-  static func time(
-    _ s: String, unit: TimeUnit, clock: inout LocalClock, userClock: inout LocalClock?, offset: inout Int?,
-    fail: (String) -> TraceFormatError
-  ) throws -> Double {
-    let t: Double
-    switch unit {
-    case .iso8601:
-      guard let iso = TimeText.parseISO8601(s) else {
-        throw fail("expected an ISO 8601 time such as 2018-01-16 06:01:05 or 2026-01-05T08:00:00Z, found '\(s.prefix(40))'")
-      }
-      offset = iso.offset
-      if let u = iso.unixSeconds {
-        t = u
-      } else if userClock != nil {
-        t = wallClock(iso.wallSeconds, &userClock!)
-      } else {
-        t = wallClock(iso.wallSeconds, &clock)
-      }
-    case .seconds, .milliseconds, .auto:
-      guard let x = Double(s), x.isFinite else {
-        let hint = TimeText.parseISO8601(s) != nil ? " (an ISO 8601 time: use --time-unit iso)" : ""
-        throw fail("expected a number of \(unit == .milliseconds ? "milliseconds" : "seconds"), found '\(s.prefix(40))'\(hint)")
-      }
-      t = unit == .milliseconds ? x / 1000 : x
-    }
-    guard TimeText.plausibleTimes.contains(t) else {
-      guard unit == .milliseconds else { throw fail(TimeText.outOfRangeMessage(t)) }
-      throw fail("time '\(escapedName(String(s.prefix(40))))' ms is outside 1970-01-01...2100-01-01, the dates a trace may hold")
-    }
-    return t
   }
 }

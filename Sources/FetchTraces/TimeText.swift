@@ -14,10 +14,13 @@ package enum TimeText {
     package var unixSeconds: Double? { offset.map { wallSeconds - Double($0) } }
   }
 
-  /// Parses `YYYY-MM-DD(T| )HH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM|±HH]`
+  /// Parses `YYYY-MM-DD(T|t| )HH:MM[:SS[(.|,)fraction]][Z|z|±HH:MM|±HHMM|±HH]`
   /// (proleptic Gregorian, the extended format of ISO 8601 / RFC 3339, with
-  /// the space separator RFC 3339 allows); `nil` for anything else,
-  /// including invalid dates (2026-02-30) and times (24:00).
+  /// the space separator and lowercase `t`, `z` RFC 3339 allows; offset
+  /// hours 00–14, minutes 00–59); `nil` for anything else, including
+  /// invalid dates (2026-02-30), times (24:00, a leap second :60), week
+  /// or ordinal dates and a date alone. docs/trace-format.md states the
+  /// grammar, which the Python package's loader shares.
   ///
   ///     TimeText.parseISO8601("2026-01-05T08:00:00+01:00")?.unixSeconds  // 1767596400
   ///
@@ -65,7 +68,7 @@ package enum TimeText {
         i += 1
       } else if b[i] == 43 || b[i] == 45 {  // + -
         let sign = b[i] == 45 ? -1 : 1
-        guard let oh = num(i + 1, 2), oh <= 18 else { return nil }
+        guard let oh = num(i + 1, 2), oh <= 14 else { return nil }
         i += 3
         var om = 0
         if i < n {

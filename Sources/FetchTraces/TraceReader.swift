@@ -180,9 +180,10 @@ public final class TraceReader {
 
   private func number(_ b: Bytes, _ field: String) throws -> Double {
     if let x = TraceReader.fastDecimal(b) { return x }
-    guard let s = String(validating: b, as: UTF8.self), let x = Double(s), x.isFinite else {
-      throw fail(field, "expected a finite number, found '\(String(decoding: b.prefix(40), as: UTF8.self))'")
+    guard DecimalText.isDecimal(b), let s = String(validating: b, as: UTF8.self), let x = Double(s) else {
+      throw fail(field, "expected a decimal number (such as 35 or 1.5e3), found '\(escapedName(String(decoding: b.prefix(40), as: UTF8.self)))'")
     }
+    guard x.isFinite else { throw fail(field, "number '\(String(decoding: b.prefix(40), as: UTF8.self))' is beyond ±1.8e308") }
     return x
   }
 
@@ -383,7 +384,7 @@ public final class TraceReader {
     guard f.3.isEmpty else { throw fail("app", "'begin' takes no app") }
     let tzText = try text(f.4, "value")
     guard let tz = TraceTimeZone(parsing: tzText) else {
-      throw fail("value", "unknown time zone '\(tzText)' (use UTC, +HH:MM or an IANA name)")
+      throw fail("value", "unknown time zone '\(escapedName(String(tzText.prefix(40))))' (\(TraceTimeZone.unknownHint(tzText)))")
     }
     u.inUser = true
     u.user = name

@@ -1,9 +1,16 @@
+import FetchSupport
 import Foundation
 
 /// A user's time zone: a fixed UTC offset or an IANA zone name.
 ///
-/// Written in the `value` of the `begin` row as `UTC`, `+01:00`, `-05:30` or an
-/// IANA name such as `Europe/Vienna`.
+/// Written in the `value` of the `begin` row as `UTC` (or `Z`, or empty),
+/// `±HH:MM` (hours 00–14, minutes 00–59: `+01:00`, `-05:30`), or a Zone or
+/// Link name of the tz database (``ianaNames``, such as `Europe/Vienna`),
+/// spelled exactly. Nothing else: no POSIX TZ strings (`UTC+1`), no
+/// `GMT+0530` (write `+05:30`), no names the database has removed
+/// (`US/Pacific-New`), whatever the platform's zone library would accept,
+/// so that a trace reads alike everywhere (docs/trace-format.md; the
+/// Python package checks the same list).
 public enum TraceTimeZone: Sendable, Equatable, CustomStringConvertible {
   /// A fixed offset east of UTC, in seconds.
   case fixed(Int)
@@ -30,9 +37,39 @@ public enum TraceTimeZone: Sendable, Equatable, CustomStringConvertible {
       self = .fixed(sign * (h * 3600 + m * 60))
       return
     }
-    guard TimeZone(identifier: s) != nil else { return nil }
+    guard TraceTimeZone.ianaNames.contains(s), TimeZone(identifier: s) != nil else { return nil }
     self = .named(s)
   }
+
+  /// Why `s` is not a zone (``init(parsing:)`` gives `nil`), for an
+  /// error after `unknown time zone '…'`: the forms that are, and for an
+  /// offset written another way (`UTC+1`, `GMT+0530`, `+0530`) or a
+  /// misspelt name, what to write instead.
+  package static func unknownHint(_ s: String) -> String {
+    let forms = "use UTC, ±HH:MM such as +05:30, or a tz database \(ianaRelease) name such as America/New_York"
+    let b = Array(s.utf8)
+    var i = 0
+    for prefix in ["UTC", "GMT"] where s.hasPrefix(prefix) { i = 3 }
+    if i < b.count, b[i] == 43 || b[i] == 45 {
+      let digits = b[(i + 1)...].filter { $0 != 58 }
+      if !digits.isEmpty, digits.count <= 4, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+        let d = digits.map { Int($0 - 48) }
+        let (h, m) = d.count <= 2 ? (d.reduce(0) { $0 * 10 + $1 }, 0) : (d.dropLast(2).reduce(0) { $0 * 10 + $1 }, d[d.count - 2] * 10 + d[d.count - 1])
+        if h <= 14, m < 60 {
+          let text = TraceTimeZone.fixed((b[i] == 45 ? -1 : 1) * (h * 3600 + m * 60)).description
+          return "an offset is written ±HH:MM: \(text == "UTC" ? "+00:00" : text)"
+            + (i == 3 ? " (POSIX-style names such as UTC+1 read the other way round on some systems)" : "")
+        }
+      }
+    }
+    // A suggestion costs an edit distance per name (O(length × 30) each): only for name-sized text.
+    guard s.utf8.count <= 64 else { return forms }
+    if let close = Suggestion.closest(to: s, among: sortedNames) { return forms + "; did you mean \(close)?" }
+    return forms
+  }
+
+  /// ``ianaNames`` in order, for suggestions.
+  private static let sortedNames = ianaNames.sorted()
 
   /// The canonical text: `UTC`, `+HH:MM` or the IANA name.
   public var description: String {

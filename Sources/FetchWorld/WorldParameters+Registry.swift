@@ -11,7 +11,7 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
   /// The value of a `name=value` override as ``description`` writes it and
   /// `--set` takes it: `true`/`false`, a number, else a word.
   package init(parsing raw: String) {
-    self = raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : Double(raw).map { .number($0) } ?? .word(raw)
+    self = raw == "true" ? .flag(true) : raw == "false" ? .flag(false) : DecimalText.value(raw).map { .number($0) } ?? .word(raw)
   }
 
   /// The value as written in a config file.

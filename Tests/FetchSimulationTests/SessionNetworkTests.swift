@@ -168,6 +168,7 @@ struct SessionNetworkTests {
     half.events = [TraceEvent(time: 43_200, kind: .network, value: Double(NetworkKind.offline.rawValue))]
     let h = Self.busy(half, w)
     #expect(!h.isEmpty && h.allSatisfy { $0.start < 43_200 })
+  }
 
   @Test("category: each app's share is found once per user, the value share(app:) gives (a modelled app's too), and only for apps opened")
   func sharesByApp() {

@@ -72,8 +72,9 @@ struct EventLogZoneTests {
     let a = try #require(out.users.first { $0.user == "a" })
     let b = try #require(out.users.first { $0.user == "b" })
     #expect(a.timeZone == .named("America/New_York") && b.timeZone == .fixed(5 * 3600 + 1800))
-    // Wall-clock times read in each user's zone: 09:00 EDT = 13:00Z, 09:00 +05:30 = 03:30Z.
-    #expect(a.events[0].time == 1_710_162_000 && b.events[0].time == 1_710_127_800)
+    // Wall-clock times read in each row's zone: 09:00 EDT = 13:00Z, 09:00 +05:30 = 03:30Z, and a's
+    // last row 10:00 in Vienna = 09:00Z, its first open.
+    #expect(a.events.map(\.time) == [1_710_147_600, 1_710_162_000] && b.events[0].time == 1_710_127_800)
     #expect(out.warnings.count == 1 && out.warnings[0].contains("log.csv:6: tz: user 'a' changes zone"), "\(out.warnings)")
     let bad = log.replacingOccurrences(of: "+05:30", with: "Mars/Olympus")
     #expect(throws: TraceFormatError.self) { try importCSV(bad, o) }

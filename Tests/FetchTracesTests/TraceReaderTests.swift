@@ -95,8 +95,8 @@ struct TraceReaderTests {
   /// (trace body after the header, expected line, field, message fragment)
   static let bad: [(String, Int, String, String)] = [
     ("u1,10,begin,,UTC\nu1,5,open,a,1\nu1,20,end,,\n", 3, "time", "earlier than the previous"),
-    ("u1,10,begin,,UTC\nu1,x,open,a,1\nu1,20,end,,\n", 3, "time", "finite number"),
-    ("u1,10,begin,,UTC\nu1,11,open,a,NaN\nu1,20,end,,\n", 3, "value", "finite number"),
+    ("u1,10,begin,,UTC\nu1,x,open,a,1\nu1,20,end,,\n", 3, "time", "decimal number"),
+    ("u1,10,begin,,UTC\nu1,11,open,a,NaN\nu1,20,end,,\n", 3, "value", "decimal number"),
     ("u1,10,begin,,UTC\nu1,11,open,a,-1\nu1,20,end,,\n", 3, "value", "outside"),
     ("u1,10,begin,,UTC\nu1,11,open,,5\nu1,20,end,,\n", 3, "app", "needs an app"),
     ("u1,10,begin,,UTC\nu1,11,fly,a,5\nu1,20,end,,\n", 3, "event", "unknown event"),
@@ -111,7 +111,7 @@ struct TraceReaderTests {
     ("u1,10,begin,,UTC\nu1,11,open,\"a,1\nu1,20,end,,\n", 3, "-", "unterminated quoted field"),
     ("u1,10,begin,,UTC\nu1,11,charge_start,,1\nu1,20,end,,\n", 3, "value", "takes no value"),
     ("u1,10,begin,,UTC\nu1,11,update,a,-5\nu1,20,end,,\n", 3, "value", "item size"),
-    ("u1,10,begin,,UTC\nu1,11,update,a,big\nu1,20,end,,\n", 3, "value", "finite number"),
+    ("u1,10,begin,,UTC\nu1,11,update,a,big\nu1,20,end,,\n", 3, "value", "decimal number"),
     ("u1,10,begin,,UTC\nu1,11,update,a,2e12\nu1,20,end,,\n", 3, "value", "outside 0...1e12"),
     ("u1,10,begin,,UTC\nu1,1e300,open,a,1\nu1,20,end,,\n", 3, "time", "is outside 1970-01-01...2100-01-01"),
   ]

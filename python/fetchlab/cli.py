@@ -63,6 +63,9 @@ def main(argv=None):
     except (ResultFormatError, ValueError, OSError) as e:
         print(f"fetchlab-figures: error: {e}", file=sys.stderr)
         return 1
+    except Exception as e:  # a file damaged in a way no check above names: still no traceback
+        print(f"fetchlab-figures: error: {a.run_dir}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     for p in written:
         print(p)
     return 0

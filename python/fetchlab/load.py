@@ -3,16 +3,19 @@
 Every loader names the file, the line and the column of what it refuses:
 a missing file or required column, or a number that does not parse.
 """
+import csv
+import io
 import json
 import warnings
 import re
-from datetime import timedelta, timezone
+from datetime import timezone
 from functools import cached_property
 from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pandas as pd
+
+from .formats import NUMBER, TraceError, parse_zone, read_trace, zone_problem
 
 _UNIX = "s since 1970-01-01 UTC"
 _TEXT = "text"
@@ -98,30 +101,40 @@ def _kind(column):
 
 
 def _convert(df, path):
-    """Types every column by its unit; a value that does not parse names its line (header = line 1)."""
+    """Types every column by its unit; a value that does not parse names its line (header = line 1).
+
+    Numbers follow FetchLab's one grammar (decimal only: :data:`fetchlab.formats.NUMBER`,
+    no ``0x10``, ``inf`` or ``nan``) and must be finite; counts are whole numbers
+    below 2^53; flags are 0 or 1.
+    """
     first_line = df.attrs.pop("first_line", 2)
+
+    def fail(i, c, what):
+        raise ResultFormatError(f"{path}:{i + first_line}: {c}: {what}: {df[c].iloc[i]!r}")
+
     for c in df.columns:
         kind = _kind(c)
         if kind == "text":
             df[c] = df[c].fillna("").astype(str)
             continue
-        try:
-            values = df[c].astype("float64")
-        except (ValueError, TypeError):
-            bad = pd.to_numeric(df[c], errors="coerce").isna() & df[c].notna()
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ResultFormatError(f"{path}:{i + first_line}: {c}: not a number: {df[c].iloc[i]!r}") from None
+        cells = df[c]
+        bad = np.flatnonzero((cells.notna() & ~cells.fillna("0").str.fullmatch(_NUMBER)).to_numpy())
+        if len(bad):
+            fail(int(bad[0]), c, "not a number")
+        values = cells.astype("float64")
+        bad = np.flatnonzero(np.isinf(values.to_numpy()))
+        if len(bad):
+            fail(int(bad[0]), c, "a number beyond ±1.8e308")
         if kind == "flag":
-            bad = values.notna() & ~values.isin([0.0, 1.0])
-            if bad.any():
-                i = int(np.flatnonzero(bad.to_numpy())[0])
-                raise ResultFormatError(f"{path}:{i + first_line}: {c}: expected 0 or 1, found {df[c].iloc[i]!r}")
+            bad = np.flatnonzero((values.notna() & ~values.isin([0.0, 1.0])).to_numpy())
+            if len(bad):
+                fail(int(bad[0]), c, "expected 0 or 1, found")
             df[c] = values.astype("boolean")
         elif kind == "count":
-            frac = values.notna() & (values != np.floor(values))
-            if frac.any():
-                i = int(np.flatnonzero(frac.to_numpy())[0])
-                raise ResultFormatError(f"{path}:{i + first_line}: {c}: expected an integer, found {df[c].iloc[i]!r}")
+            v = values.to_numpy()
+            bad = np.flatnonzero(~np.isnan(v) & ((v != np.floor(v)) | (np.abs(v) > 2.0 ** 53)))
+            if len(bad):
+                fail(int(bad[0]), c, "expected a whole number below 2^53, found")
             df[c] = values.astype("Int64")
         else:
             df[c] = values
@@ -130,11 +143,45 @@ def _convert(df, path):
     return df
 
 
+_NUMBER = NUMBER.pattern.decode()
+
+
+def _text(path):
+    """The file's text, checked: not empty, UTF-8, ending with a line break (a file cut short does not)."""
+    data = path.read_bytes()
+    if not data.strip():
+        raise ResultFormatError(f"{path}: empty file: no header row (was it written completely?)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ResultFormatError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[e.start]:02X}); "
+                                "FetchLab writes UTF-8: was the file edited or damaged?") from None
+    if not text.endswith("\n"):
+        line = text.count("\n") + 1
+        raise ResultFormatError(f"{path}:{line}: the last line has no line end: the file is truncated")
+    return text
+
+
 def _read(path, required, skiprows=0):
     path = Path(path)
     if not path.is_file():
         raise ResultFormatError(f"{path}: file not found")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], skiprows=skiprows)
+    text = _text(path)
+    records = csv.reader(io.StringIO(text, newline=""))
+    width = None
+    try:
+        for rec in records:
+            if records.line_num <= skiprows or not rec:
+                continue
+            if width is None:
+                width = len(rec)
+            elif len(rec) != width:
+                raise ResultFormatError(f"{path}:{records.line_num}: {len(rec)} fields, but the header has {width} "
+                                        "(a damaged or truncated row)")
+    except csv.Error as e:
+        raise ResultFormatError(f"{path}:{records.line_num}: {e}") from None
+    df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""], skiprows=skiprows)
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise ResultFormatError(f"{path}:{skiprows + 1}: missing column(s) {', '.join(missing)} "
@@ -198,64 +245,41 @@ def load_calibration(path):
     return load_csv(path, REQUIRED["calibration.csv"])
 
 
-def _leading_comments(path):
-    n = 0
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.startswith("#"):
-                break
-            n += 1
-    return n
-
-
 def load_trace(path):
     """A FetchLab trace (``user,time,event,app,value``; leading ``#`` comment lines skipped).
 
-    ``time`` becomes Unix seconds (``float64``; ISO 8601 times with a zone
-    are converted), the other columns stay text (``value`` is a time zone,
-    a session length in s, a network, ... depending on ``event``; see
-    docs/trace-format.md).
+    The file is checked as ``fetchlab validate`` checks it (:func:`fetchlab.formats.read_trace`:
+    one grammar of numbers, times and zones for both, docs/trace-format.md); what it
+    refuses raises :class:`ResultFormatError` naming the file, line and field. ``time``
+    becomes Unix seconds (``float64``; ISO 8601 times are converted), the other columns
+    stay text (``value`` is a time zone, a session length in s, a network, ... depending
+    on ``event``). ``df.attrs["time_zones"]`` maps each user to its zone (a tzinfo).
     """
     path = Path(path)
     if not path.is_file():
         raise ResultFormatError(f"{path}: file not found")
-    skip = _leading_comments(path)
-    df = _read(path, REQUIRED["trace"], skiprows=skip)
-    first = df.attrs.pop("first_line")
-    for c in ("user", "event", "app", "value"):
-        df[c] = df[c].fillna("").astype(str)
     try:
-        t = df["time"].astype("float64")
-    except ValueError:
-        t = pd.Series(np.nan, index=df.index)
-        plain = pd.to_numeric(df["time"], errors="coerce")
-        iso = plain.isna()
-        parsed = pd.to_datetime(df["time"][iso], utc=True, errors="coerce", format="ISO8601")
-        if parsed.isna().any():
-            i = int(np.flatnonzero(iso.to_numpy())[int(np.flatnonzero(parsed.isna().to_numpy())[0])])
-            raise ResultFormatError(f"{path}:{i + first}: time: neither Unix seconds nor ISO 8601: "
-                                    f"{df['time'].iloc[i]!r}") from None
-        t[~iso] = df["time"][~iso].astype("float64")
-        t[iso] = (parsed - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy()
-    df["time"] = t
+        rows, zones = read_trace(path)
+    except TraceError as e:
+        raise ResultFormatError(str(e)) from None
+    df = pd.DataFrame(rows, columns=REQUIRED["trace"])
+    df["time"] = df["time"].astype("float64")
     df.attrs["units"] = {c: unit_of(c) for c in df.columns}
     df.attrs["path"] = str(path)
+    df.attrs["time_zones"] = zones
     return df
 
 
 def parse_time_zone(text):
-    """A trace's ``begin`` value as a tzinfo: ``UTC``, ``+01:00`` / ``-05:30``, or an IANA name."""
-    s = text.strip()
-    if s in ("", "UTC", "Z"):
-        return timezone.utc
-    m = re.fullmatch(r"([+-])(\d{2}):?(\d{2})", s)
-    if m:
-        off = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
-        return timezone(-off if m.group(1) == "-" else off)
-    try:
-        return ZoneInfo(s)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ResultFormatError(f"unknown time zone {s!r}") from None
+    """A trace's ``begin`` value as a tzinfo: ``UTC``, ``+01:00`` / ``-05:30``, or a tz database name.
+
+    The forms of :func:`fetchlab.formats.parse_zone`, and nothing else (``UTC+1``,
+    ``GMT+0530`` and ``US/Pacific-New`` are refused, as FetchLab's reader refuses them).
+    """
+    zone = parse_zone(text)
+    if zone is None:
+        raise ResultFormatError(f"unknown time zone {text!r} ({zone_problem(text)})")
+    return zone
 
 
 def _trace_candidates(run_dir, entry, dataset):
@@ -297,13 +321,10 @@ def user_time_zones(run_dir):
             warnings.warn(f"{entry.get('absolute_path') or entry.get('path')}: the trace of "
                           f"{dataset or 'the run'} is not found: its hours of day stay UTC", stacklevel=2)
             continue
-        skip = _leading_comments(path)
-        begins = {}
-        for chunk in pd.read_csv(path, dtype=str, keep_default_na=False, skiprows=skip,
-                                 usecols=["user", "event", "value"], chunksize=1_000_000):
-            b = chunk[chunk["event"] == "begin"]
-            begins.update(zip(b["user"], b["value"]))
-        zones[dataset] = {u: parse_time_zone(v) for u, v in begins.items()}
+        try:
+            zones[dataset] = read_trace(path)[1]
+        except TraceError as e:
+            raise ResultFormatError(str(e)) from None
     return zones
 
 
@@ -369,6 +390,9 @@ class Run:
     @cached_property
     def policies(self):
         df = self.csv("policies.csv")
+        if df.empty:
+            raise ResultFormatError(f"{self.path / 'policies.csv'}:2: no rows after the header: a run scores at least "
+                                    "one policy (was the file cut short or emptied?)")
         if "family" not in df.columns:
             df["family"] = df["policy"].str.split(":").str[0]
             df.attrs["units"]["family"] = _TEXT

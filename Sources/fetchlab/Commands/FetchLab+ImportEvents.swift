@@ -28,25 +28,49 @@ extension FetchLab {
         Example (CSV with millisecond times and a duration per open):
           fetchlab import-events log.csv --out trace.csv --time-unit ms \\
             --duration-column duration_s
+        Presets read two collectors' exports as foreground streams (one app in front at a time; a row ends the \
+        session before it; launchers, System UI and keyboards excluded, the list printed): AWARE's \
+        applications_foreground table (--preset aware; --zone-table timezone.csv gives each device's zone) and \
+        Android UsageStatsManager events, one file per device named after it (--preset usagestats). \
+        --participants maps devices to participants.
+          fetchlab import-events applications_foreground.csv --preset aware \\
+            --zone-table timezone.csv --participants devices.csv --out aware.csv
+          fetchlab import-events phone-a.csv phone-b.csv --preset usagestats \\
+            --out usage.csv
         """)
 
-    @Argument(help: "The event log (CSV or TSV with a header row).")
-    var input: String
+    @Argument(help: "The event logs (CSV or TSV with a header row; a user's rows may be spread over several).")
+    var inputs: [String]
+
+    @Option(help: ArgumentHelp("Read a collector's export: aware (applications_foreground) or usagestats (Android UsageStatsManager events, one file per device).", valueName: "aware|usagestats"))
+    var preset: String?
+
+    @Flag(name: .customLong("foreground-stream"), help: "One app is in the foreground at a time: each open ends the session of the app before it (and rows of excluded apps end it without a session).")
+    var foregroundStream = false
+
+    @Option(name: .customLong("exclude-app"), help: ArgumentHelp("An app that is not an app a user opens (repeat; replaces the default list of launchers, System UI and keyboards used by presets and --foreground-stream; 'none': exclude nothing).", valueName: "name"))
+    var excludeApps: [String] = []
+
+    @Option(help: ArgumentHelp("A CSV file mapping devices to participants (first column the device id, second the participant).", valueName: "file"))
+    var participants: String?
+
+    @Option(name: .customLong("zone-table"), help: ArgumentHelp("AWARE's timezone table (timestamp in ms, device_id, timezone): each device's zone.", valueName: "file"))
+    var zoneTable: String?
 
     @Option(help: "Output trace (canonical FetchLab CSV).")
     var out: String
 
-    @Option(name: .customLong("user-column"), help: "Column holding the user id.")
-    var userColumn = "user"
+    @Option(name: .customLong("user-column"), help: "Column holding the user id (default user; a preset's otherwise).")
+    var userColumn: String?
 
-    @Option(name: .customLong("time-column"), help: "Column holding the event time.")
-    var timeColumn = "timestamp"
+    @Option(name: .customLong("time-column"), help: "Column holding the event time (default timestamp).")
+    var timeColumn: String?
 
-    @Option(name: .customLong("app-column"), help: "Column holding the app name.")
-    var appColumn = "app"
+    @Option(name: .customLong("app-column"), help: "Column holding the app name (default app; a preset's otherwise).")
+    var appColumn: String?
 
-    @Option(name: .customLong("event-column"), help: "Column holding the event name.")
-    var eventColumn = "event"
+    @Option(name: .customLong("event-column"), help: "Column holding the event name (default event; a preset's otherwise).")
+    var eventColumn: String?
 
     @Option(
       name: .customLong("duration-column"),
@@ -59,7 +83,7 @@ extension FetchLab {
     @Option(
       name: .customLong("time-unit"),
       help: ArgumentHelp("How times are written: Unix seconds, Unix milliseconds, ISO 8601, or auto (from the first row).", valueName: "auto|s|ms|iso"))
-    var timeUnit = "auto"
+    var timeUnit: String?
 
     @Option(name: .customLong("open-event"), help: ArgumentHelp("An event name that opens the app (repeat; default: open).", valueName: "name"))
     var openEvents: [String] = []
@@ -85,29 +109,46 @@ extension FetchLab {
       help: ArgumentHelp("Column holding each row's time zone (UTC, +HH:MM or an IANA name); a user's zone is its first row's.", valueName: "name"))
     var zoneColumn: String?
 
-    @Option(name: .customLong("max-session"), parsing: .unconditional, help: ArgumentHelp("Cap on a session length.", valueName: "seconds"))
-    var maxSession: Double = 1_800
-
-    @Option(name: .customLong("unclosed-session"), parsing: .unconditional, help: ArgumentHelp("Length of a session that is never closed.", valueName: "seconds"))
+    @Option(
+      name: .customLong("unclosed-session"), parsing: .unconditional,
+      help: ArgumentHelp("Length of a session that is never closed (default 0).", valueName: "duration"),
+      transform: { try durationArgument($0, "--unclosed-session") })
     var unclosedSession: Double = 0
 
-    @Option(
-      name: .customLong("merge-gap"),
-      parsing: .unconditional, help: ArgumentHelp("An open less than this long after the same app's session ended continues it (0: never).", valueName: "seconds"))
-    var mergeGap: Double = 0
+    @OptionGroup(title: "Sessions")
+    var sessions: SessionOptions
 
     /// The importer options, or a usage error.
     func options() throws -> EventLogImporter.Options {
       var o = EventLogImporter.Options()
-      o.userColumn = userColumn
-      o.timeColumn = timeColumn
-      o.appColumn = appColumn
-      o.eventColumn = eventColumn
-      o.durationColumn = durationColumn
-      guard let tu = EventLogImporter.TimeUnit(rawValue: timeUnit) else {
-        throw ValidationError("--time-unit must be auto, s, ms or iso (found '\(timeUnit)')")
+      if let preset {
+        guard let p = EventLogImporter.Preset(rawValue: preset) else {
+          throw ValidationError("--preset must be aware or usagestats (found '\(preset)')")
+        }
+        p.apply(to: &o)
       }
-      o.timeUnit = tu
+      if let eventColumn, eventColumn == "is_system_app" {
+        throw ValidationError(
+          "--event-column is_system_app: that column says whether an app came with the phone, not what happened: reading it as "
+            + "events drops every system app (Gmail, Chrome, Maps) and ends a session only at the same app's next open; "
+            + "AWARE's applications_foreground rows are a foreground stream: use --preset aware")
+      }
+      if let userColumn { o.userColumn = userColumn }
+      if let timeColumn { o.timeColumn = timeColumn }
+      if let appColumn { o.appColumn = appColumn }
+      if let eventColumn { o.eventColumn = eventColumn }
+      if durationColumn != nil { o.durationColumn = durationColumn }
+      if let timeUnit {
+        guard let tu = EventLogImporter.TimeUnit(rawValue: timeUnit) else {
+          throw ValidationError("--time-unit must be auto, s, ms or iso (found '\(timeUnit)')")
+        }
+        o.timeUnit = tu
+      }
+      if foregroundStream {
+        o.foregroundStream = true
+        if preset == nil { o.excludedApps = EventLogImporter.defaultExcludedApps }
+      }
+      if !excludeApps.isEmpty { o.excludedApps = excludeApps == ["none"] ? [] : excludeApps }
       guard let du = EventLogImporter.TimeUnit(rawValue: durationUnit), du == .seconds || du == .milliseconds else {
         throw ValidationError("--duration-unit must be s or ms (found '\(durationUnit)')")
       }
@@ -115,25 +156,34 @@ extension FetchLab {
       if !openEvents.isEmpty { o.openEvents = openEvents }
       if !closeEvents.isEmpty { o.closeEvents = closeEvents }
       if durationColumn != nil && closeEvents.isEmpty { o.closeEvents = [] }
-      o.ignoredEvents = ignoreEvents
-      o.ignoreUnknownEvents = ignoreUnknownEvents
+      if !ignoreEvents.isEmpty { o.ignoredEvents = ignoreEvents }
+      if ignoreUnknownEvents { o.ignoreUnknownEvents = true }
       guard let tz = TraceTimeZone(parsing: timeZone) else {
-        throw ValidationError("--time-zone: unknown time zone '\(timeZone)' (use UTC, +HH:MM or an IANA name)")
+        throw ValidationError("--time-zone: unknown time zone '\(timeZone)' (\(TraceTimeZone.unknownHint(timeZone)))")
       }
       o.timeZone = tz
       o.zoneColumn = zoneColumn
-      o.maximumSession = maxSession
+      o.maximumSession = sessions.maximumSession
       o.unclosedSession = unclosedSession
-      o.mergeGap = mergeGap
+      o.mergeGap = sessions.mergeGap(default: 0)
+      if let participants { o.participants = try exitOnFormatError { try EventLogImporter.readParticipants(path: participants) } }
+      if let zoneTable { o.deviceZones = try exitOnFormatError { try EventLogImporter.readAwareZones(path: zoneTable) } }
       if let p = o.problem { throw ValidationError(p) }
       return o
     }
 
-    func validate() throws { _ = try options() }
+    func validate() throws {
+      if participants == nil && zoneTable == nil { _ = try options() }
+    }
 
     func run() throws {
       let importer = EventLogImporter(options: try options())
-      let result = try exitOnFormatError { try importer.read(path: input) }
+      let excluded = importer.options.excludedApps
+      if !excluded.isEmpty {
+        log("excluding \(excluded.count) apps (not apps a user opens; --exclude-app replaces the list): \(excluded.joined(separator: " "))")
+      }
+      let result = try exitOnFormatError { try importer.read(paths: inputs) }
+      let input = inputs.joined(separator: ", ")
       guard !result.users.isEmpty else {
         log("error: \(input): no opens found in \(result.rows) rows (check --open-event and the column options)")
         throw ExitCode.failure
@@ -142,7 +192,7 @@ extension FetchLab {
       if !result.usersWithoutOpens.isEmpty {
         log("warning: no opens for \(result.usersWithoutOpens.joined(separator: ", ")); omitted")
       }
-      let comments = ["converted from \((input as NSString).lastPathComponent) by fetchlab import-events"]
+      let comments = ["converted from \(inputs.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) by fetchlab import-events"]
         + importer.options.commentLines
       try writeImportedTrace(result.users, to: out, comments: comments)
       let days = result.users.reduce(0.0) { $0 + $1.days }
@@ -151,7 +201,20 @@ extension FetchLab {
           + " \(result.rows) rows (times in \(result.timeUnit)); \(result.ignoredRows) ignored rows,"
           + " \(result.mergedOpens) merged opens, \(result.unmatchedCloses) closes without an open,"
           + " \(result.unclosedSessions) sessions never closed, \(result.cappedSessions) capped at"
-          + " \(CSV.number(maxSession)) s")
+          + " \(CSV.number(sessions.maximumSession)) s" + (importer.options.foregroundStream ? ", \(result.endedByNextApp) ended by the next app" : "")
+          + (excluded.isEmpty ? "" : ", \(result.excludedRows) rows of excluded apps")
+          + (result.ambiguousTimes > 0 ? ", \(result.ambiguousTimes) ambiguous local times" : ""))
+      print(sessionSummary(result.users, cap: sessions.maximumSession))
     }
   }
+}
+
+/// The session lengths of imported traces in words: their count, median,
+/// 90th percentile and share at the cap, so that a reading's effect is seen.
+func sessionSummary(_ users: [UserTrace], cap: Double) -> String {
+  let lengths = users.flatMap { u in u.events.filter { $0.kind == .open }.map(\.value) }.sorted()
+  guard !lengths.isEmpty else { return "sessions: none" }
+  let atCap = lengths.filter { $0 >= cap }.count
+  return "sessions: \(lengths.count), median \(CSV.number(Quantile.type7(sorted: lengths, 0.5), decimals: 1)) s, p90 "
+    + "\(CSV.number(Quantile.type7(sorted: lengths, 0.9), decimals: 1)) s, \(atCap) (\(CSV.number(100 * Double(atCap) / Double(lengths.count), decimals: 1)) %) at the cap"
 }

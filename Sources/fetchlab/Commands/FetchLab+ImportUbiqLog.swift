@@ -30,11 +30,8 @@ extension FetchLab {
     @Option(help: "Output trace (canonical FetchLab CSV).", completion: .trace)
     var out = "datasets/ubiqlog/ubiqlog-opens.csv"
 
-    @Option(name: .customLong("merge-gap"), parsing: .unconditional, help: ArgumentHelp("Merge an app's record into its previous one when it starts less than this many seconds after that one ended.", valueName: "seconds"))
-    var mergeGap: Double = 60
-
-    @Option(name: .customLong("max-session"), parsing: .unconditional, help: ArgumentHelp("Cap on a session length, in seconds (running processes overstate foreground time).", valueName: "seconds"))
-    var maxSession: Double = 1_800
+    @OptionGroup(title: "Sessions")
+    var sessions: SessionOptions
 
     @Option(name: .customLong("max-idle-days"), parsing: .unconditional, help: ArgumentHelp("Cut each user's window to the largest block of activity without a gap of more than this many days (0 keeps all).", valueName: "days"))
     var maxIdleDays: Int = 21
@@ -48,13 +45,12 @@ extension FetchLab {
     var statistics = false
 
     func validate() throws {
-      guard mergeGap.isFinite, mergeGap >= 0 else { throw ValidationError("--merge-gap must be a number ≥ 0") }
       guard maxIdleDays >= 0 else { throw ValidationError("--max-idle-days must be at least 0") }
-      guard maxSession > 0, maxSession <= 86_400 else { throw ValidationError("--max-session must be in (0, 86400]") }
     }
 
     func run() throws {
-      var options = UbiqLogAdapter.Options(mergeGap: mergeGap, maximumSession: maxSession, maximumIdleDays: maxIdleDays)
+      var options = UbiqLogAdapter.Options(
+        mergeGap: sessions.mergeGap(default: 60), maximumSession: sessions.maximumSession, maximumIdleDays: maxIdleDays)
       if behaviouralFilter { options.behaviouralFilter = UbiqLogBehaviouralFilter() }
       let adapter = UbiqLogAdapter(options: options)
       let result = try exitOnFormatError { try adapter.read(path: input) }

@@ -72,7 +72,7 @@ extension FetchLab {
       }
       // Unix seconds past 10^11 (the year 5138) are milliseconds given by mistake.
       for (name, text, t) in [("--from", from, a), ("--to", to, b)] where !TimeText.plausibleTimes.contains(t) {
-        if t >= 1e11 && Double(text) != nil && TimeText.plausibleTimes.contains(t / 1000) {
+        if t >= 1e11 && DecimalText.isDecimal(text) && TimeText.plausibleTimes.contains(t / 1000) {
           throw ValidationError(
             "\(name) \(text) looks like milliseconds since 1970: give Unix seconds (\(CSV.number((t / 1000).rounded(.down), decimals: 0))) or an ISO 8601 time")
         }
@@ -240,13 +240,12 @@ extension FetchLab.Predict {
   }
 }
 
-/// Parses ISO 8601 (with Z or an offset, optional fractional seconds) or Unix seconds.
+/// Parses Unix seconds (decimal, ``DecimalText``) or an ISO 8601 time with
+/// `Z` or an offset (``TimeText/parseISO8601(_:)-(String)``): the forms a
+/// trace's `time` column takes.
 func parseTime(_ s: String) -> Double? {
-  if let x = Double(s), x.isFinite { return x }
-  let f = ISO8601DateFormatter()
-  if let d = f.date(from: s) { return d.timeIntervalSince1970 }
-  f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-  return f.date(from: s)?.timeIntervalSince1970
+  if let x = DecimalText.finite(s) { return x }
+  return TimeText.parseISO8601(s)?.unixSeconds
 }
 
 /// A Unix time as ISO 8601 UTC.

@@ -60,7 +60,7 @@ extension FetchLab {
     @Option(name: .long, help: "Which apps of each user to replay: top:K, min-opens:N (among apps with content: offline categories such as the dialer or camera left out unless /offline follows) or names:A,B; /except:A,B leaves apps out (default top:3).")
     var apps: String?
 
-    @Option(name: .long, parsing: .unconditional, help: "Share of each user's window to train on (chronological); every policy, learning or not, is scored on the rest, so runs with different policies score the same opens. 0 scores the whole window. (default: 0.75)")
+    @Option(name: .long, parsing: .unconditional, help: "Share of each user's window to train on (chronological); every policy, learning or not, is scored on the rest, so runs with different policies score the same opens. 0 scores the whole window. (default: 0.75)", transform: { try decimalArgument($0, "--train-fraction") })
     var trainFraction: Double?
 
     @Flag(name: .long, help: "Opens do not refresh content in the foreground (replay.foreground_refresh=false).")
