@@ -52,7 +52,7 @@ let package = Package(
     .target(name: "FetchSimulation", dependencies: ["FetchSupport", "FetchTraces", "FetchWorld", "FetchModels"]),
     .target(
       name: "FetchBenchmark",
-      dependencies: ["FetchSupport", "FetchTraces", "FetchLinearAlgebra", "FetchWorld", "FetchModels", "FetchSimulation"]),
+      dependencies: ["FetchSupport", "FetchTraces", "FetchWorld", "FetchModels", "FetchSimulation"]),
     .target(
       name: "FetchReports",
       dependencies: ["FetchSupport", "FetchTraces", "FetchWorld", "FetchModels", "FetchSimulation", "FetchBenchmark"]),
