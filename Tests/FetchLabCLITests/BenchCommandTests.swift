@@ -45,10 +45,12 @@ struct BenchCommandTests {
         #expect(row[4].isEmpty)
       }
     }
-    // Without a baseline, the only target is a ratio measured in the run: 2 jobs against 1.
+    // Without a baseline, the only targets are ratios measured in the run:
+    // 2 jobs against 1, and the pipe against the same rule in Swift.
     let targets = Dictionary(rows.map { ($0[0], $0[3]) }) { a, _ in a }
-    #expect(targets.filter { !$0.value.isEmpty }.map(\.key) == ["speedup_jobs_2"], "\(targets)")
+    #expect(Set(targets.filter { !$0.value.isEmpty }.keys) == ["speedup_jobs_2", "external_pipe_slowdown"], "\(targets)")
     #expect(targets["speedup_jobs_2"] == ">=1.8")
+    #expect(targets["external_pipe_slowdown"] == "<=5")
     #expect(!names.contains { $0.hasSuffix("_vs_baseline") })
     // A policy against never, in the same run: CPU per policy-user-day over never's.
     let values = Dictionary(rows.map { ($0[0], Double($0[1]) ?? .nan) }) { a, _ in a }
@@ -100,7 +102,7 @@ struct BenchCommandTests {
     #expect(!names.contains("generate_users_per_s") && !names.contains("generate_mb_per_s"))
     #expect(!names.contains("speedup_jobs_2"), "one job: no speed-up measured")
     #expect(rows.first { $0[0] == "trace_users" }?[1] == "6")
-    #expect(rows.allSatisfy { $0[3].isEmpty }, "one job and no baseline: no target")
+    #expect(rows.allSatisfy { $0[3].isEmpty || $0[0] == "external_pipe_slowdown" }, "one job and no baseline: only the pipe's ratio has a target")
     for n in ["ingest_hashed_mb_per_s", "replay_oracle_policy_user_days_per_core_s", "experiment_wall_s"] {
       #expect(names.contains(n), "missing \(n)")
     }
