@@ -32,33 +32,11 @@ extension Notebook {
   /// `nbformat.write` does, so a notebook saved by Jupyter diffs cleanly.
   static func encode(_ v: JSON) -> String {
     var out = ""
-    func str(_ s: String) {
-      out += "\""
-      for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case "\u{8}": out += "\\b"
-        case "\u{C}": out += "\\f"
-        default:
-          if u.value < 0x20 {
-            let h = String(u.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-          } else {
-            out.unicodeScalars.append(u)
-          }
-        }
-      }
-      out += "\""
-    }
     func go(_ v: JSON, _ depth: Int) {
       let pad = "\n" + String(repeating: " ", count: depth + 1)
       let end = "\n" + String(repeating: " ", count: depth)
       switch v {
-      case .string(let s): str(s)
+      case .string(let s): out += JSONText.quoted(s)
       case .int(let i): out += String(i)
       case .bool(let b): out += b ? "true" : "false"
       case .null: out += "null"
@@ -81,7 +59,7 @@ extension Notebook {
         out += "{"
         for (i, k) in o.keys.sorted(by: { Array($0.unicodeScalars).lexicographicallyPrecedes(Array($1.unicodeScalars)) }).enumerated() {
           out += (i > 0 ? "," : "") + pad
-          str(k)
+          out += JSONText.quoted(k)
           out += ": "
           go(o[k]!, depth + 1)
         }

@@ -77,8 +77,12 @@ def _per_user(summary, policy):
     return g["age_x_opens"] / g["opens"].where(g["opens"] > 0), g["energy_j"]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "with sessions that follow their app's category and bursts that wait for their promotion, the example "
+    "at per_day=26 spends 0.991 of periodic:1h's joules and is 38 s younger at open, but the paired 95 % CI "
+    "[-83, +0.04] s does not exclude 0; at per_day=28 it spends 1.07 times as much"))
 def test_the_example_policy_beats_periodic_1h_at_equal_energy_on_ubiqlog(tmp_path, exe, env_vars):
-    ours = f"external:cmd={sys.executable} -m fetchlab.examples.hour_model,per_day=28"
+    ours = f"external:cmd={sys.executable} -m fetchlab.examples.hour_model,per_day=26"
     run = fetchlab.run(trace=UBIQLOG, policies=[ours, "periodic:1h"], out=tmp_path / "o", fetchlab=exe,
                        progress=False, env=env_vars, args=["--no-event-files"])
     age_ours, e_ours = _per_user(run.summary, ours)

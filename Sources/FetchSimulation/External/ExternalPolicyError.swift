@@ -52,29 +52,6 @@ package struct ExternalPolicyError: Error, CustomStringConvertible, Sendable {
   }
 }
 
-/// `s` as a JSON string literal (RFC 8259: quote, backslash and control
-/// characters escaped).
-func jsonString(_ s: String) -> String {
-  var out = "\""
-  out.reserveCapacity(s.utf8.count + 2)
-  for u in s.unicodeScalars {
-    switch u {
-    case "\"": out += "\\\""
-    case "\\": out += "\\\\"
-    case "\n": out += "\\n"
-    case "\r": out += "\\r"
-    case "\t": out += "\\t"
-    default:
-      if u.value < 0x20 {
-        out += "\\u00" + (u.value < 0x10 ? "0" : "") + String(u.value, radix: 16)
-      } else {
-        out.unicodeScalars.append(u)
-      }
-    }
-  }
-  return out + "\""
-}
-
 /// `x` as a JSON number (`null` when not finite).
 func jsonNumber(_ x: Double) -> String {
   x.isFinite ? x.description : "null"

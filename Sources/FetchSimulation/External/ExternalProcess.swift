@@ -1,3 +1,4 @@
+import FetchSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -189,8 +190,8 @@ final class ExternalProcess: @unchecked Sendable {
     return ExternalPolicyError(
       .flood, command: command,
       detail: extra > maxLineBytes
-        ? "flooded its output: a reply line longer than \(maxLineBytes) bytes, starting \(jsonString(preview))"
-        : "flooded its output: it wrote more than one line for one request; the extra output starts \(jsonString(preview))")
+        ? "flooded its output: a reply line longer than \(maxLineBytes) bytes, starting \(JSONText.quoted(preview))"
+        : "flooded its output: it wrote more than one line for one request; the extra output starts \(JSONText.quoted(preview))")
   }
 
   /// The child's end: its exit status when it has gone, else a hint.

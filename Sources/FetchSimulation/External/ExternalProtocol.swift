@@ -17,7 +17,7 @@ enum ExternalMessage {
   /// The handshake, first line of every process: the protocol, its
   /// version, the run's seed and the policy's own settings.
   static func hello(seed: UInt64, timeoutS: Double, settings: [(String, String)]) -> String {
-    let s = settings.map { jsonString($0.0) + ":" + jsonString($0.1) }.joined(separator: ",")
+    let s = settings.map { JSONText.quoted($0.0) + ":" + JSONText.quoted($0.1) }.joined(separator: ",")
     return "{\"type\":\"hello\",\"protocol\":\"fetchlab-external\",\"version\":\(version),\"seed\":\(seed),"
       + "\"timeout_s\":\(jsonNumber(timeoutS)),\"settings\":{\(s)}}"
   }
@@ -29,13 +29,13 @@ enum ExternalMessage {
     user: String, seed: UInt64, timeZone: String, windowStart: Double, apps: [String],
     training: (start: Double, end: Double, opens: [[Double]])
   ) -> String {
-    var m = "{\"type\":\"device\",\"device\":" + jsonString(user) + ",\"seed\":\(seed),\"time_zone\":"
-      + jsonString(timeZone) + ",\"window_start\":" + jsonNumber(windowStart) + ",\"apps\":["
-      + apps.map(jsonString).joined(separator: ",") + "],\"training\":{\"start\":" + jsonNumber(training.start)
+    var m = "{\"type\":\"device\",\"device\":" + JSONText.quoted(user) + ",\"seed\":\(seed),\"time_zone\":"
+      + JSONText.quoted(timeZone) + ",\"window_start\":" + jsonNumber(windowStart) + ",\"apps\":["
+      + apps.map(JSONText.quoted).joined(separator: ",") + "],\"training\":{\"start\":" + jsonNumber(training.start)
       + ",\"end\":" + jsonNumber(training.end) + ",\"opens\":{"
     for (i, app) in apps.enumerated() {
       if i > 0 { m += "," }
-      m += jsonString(app) + ":[" + training.opens[i].map(jsonNumber).joined(separator: ",") + "]"
+      m += JSONText.quoted(app) + ":[" + training.opens[i].map(jsonNumber).joined(separator: ",") + "]"
     }
     return m + "}}}"
   }
@@ -112,12 +112,12 @@ struct ExternalReply: Equatable {
       guard x >= now else {
         throw ExternalPolicyError(
           .past, command: command,
-          detail: "answered with an ask-again time in the past: next = \(jsonNumber(x)) is before now = \(jsonNumber(now)) (reply \(jsonString(line)))")
+          detail: "answered with an ask-again time in the past: next = \(jsonNumber(x)) is before now = \(jsonNumber(now)) (reply \(JSONText.quoted(line)))")
       }
       guard x >= now + leastDelayS else {
         throw ExternalPolicyError(
           .past, command: command,
-          detail: "answered with an ask-again time less than \(formatDuration(leastDelayS)) after now: next = \(jsonNumber(x)), now = \(jsonNumber(now)) (reply \(jsonString(line)))")
+          detail: "answered with an ask-again time less than \(formatDuration(leastDelayS)) after now: next = \(jsonNumber(x)), now = \(jsonNumber(now)) (reply \(JSONText.quoted(line)))")
       }
       next = .at(x)
     }
@@ -133,7 +133,7 @@ struct ExternalReply: Equatable {
     else {
       throw ExternalPolicyError(
         .version, command: command,
-        detail: "speaks another protocol version: it answered the handshake with \(jsonString(line)); FetchLab speaks version \(ExternalMessage.version)")
+        detail: "speaks another protocol version: it answered the handshake with \(JSONText.quoted(line)); FetchLab speaks version \(ExternalMessage.version)")
     }
   }
 
@@ -145,6 +145,6 @@ struct ExternalReply: Equatable {
     let shown = line.count > 300 ? String(line.prefix(300)) + "…" : line
     return ExternalPolicyError(
       .badReply, command: command,
-      detail: "sent a reply that does not parse: \(jsonString(shown)) \(why); protocol version \(ExternalMessage.version) expects {\"fetch\": true|false, \"next\": <Unix s>|null}")
+      detail: "sent a reply that does not parse: \(JSONText.quoted(shown)) \(why); protocol version \(ExternalMessage.version) expects {\"fetch\": true|false, \"next\": <Unix s>|null}")
   }
 }

@@ -165,7 +165,7 @@ package enum ExternalFamily: DescribedFamily {
       let name = trace.apps[Int(app)]
       return ExternalPolicy(
         session: session,
-        prefix: "{\"type\":\"decide\",\"device\":" + jsonString(trace.user) + ",\"app\":" + jsonString(name),
+        prefix: "{\"type\":\"decide\",\"device\":" + JSONText.quoted(trace.user) + ",\"app\":" + JSONText.quoted(name),
         appName: name, clock: clock)
     }
   }
