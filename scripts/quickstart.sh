@@ -6,7 +6,7 @@
 # WorkManager and Standby, TailEnder, IMP, the planner), 3 replications, every policy
 # trained on the first 75 % of each user's window and scored on the rest.
 # Results (CSV with 95 % CIs, Pareto frontiers, paired comparisons) go to
-# results/default/; a comparison table per dataset is printed. About 45 s
+# results/default/; a comparison table per dataset is printed. About 1.5 min
 # after the build on 2 cores; rerunning resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
