@@ -48,4 +48,11 @@ struct ExternalTwinTests {
     }
     #expect(try rows(a, "fetches.csv").count > 20)
   }
+
+  @Test("the bench's Python rule is docs/examples/stale_after.py's program, so the example and the benchmarked rule cannot drift apart")
+  func benchRuleIsTheDocsExample() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    let example = try String(contentsOf: root.appendingPathComponent("docs/examples/stale_after.py"), encoding: .utf8)
+    #expect(example.hasSuffix("\n" + StaleAfterFamily.pythonSource + "\n"))
+  }
 }

@@ -21,25 +21,8 @@ struct ImportEventsCommandTests {
     let script = try #require(section(block, from: "```sh\n", to: "```"))
     #expect(script.contains("fetchlab import-events docs/examples/lsapp-sample.tsv"))
     // A fresh directory holding what a clone has: docs/examples.
-    let dir = scratch()
-    try FileManager.default.createDirectory(atPath: dir + "/docs", withIntermediateDirectories: true)
-    try FileManager.default.copyItem(atPath: packageRoot + "/docs/examples", toPath: dir + "/docs/examples")
-    try script.write(toFile: dir + "/commands.sh", atomically: true, encoding: .utf8)
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/bin/sh")
-    p.arguments = ["-eu", "commands.sh"]
-    p.currentDirectoryURL = URL(fileURLWithPath: dir)
-    var env = ProcessInfo.processInfo.environment
-    env["PATH"] = CLI.executable.deletingLastPathComponent().path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
-    p.environment = env
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    #expect(p.terminationStatus == 0, "\(stderr)")
+    let (dir, status, stdout, stderr) = try runRecipe(script)
+    #expect(status == 0, "\(stderr)")
     // The summary line the page quotes, and the head of the converted trace it shows.
     let quoted = try #require(section(page, from: "The first command prints:\n\n```\n", to: "\n```"))
     #expect(stdout.contains(quoted + "\n"), "\(stdout)")

@@ -4,8 +4,8 @@ import Testing
 import FetchTestSupport
 
 /// Runs the shell `script` in a fresh directory holding a copy of
-/// docs/examples, with the built fetchlab first on PATH.
-private func runRecipe(_ script: String) throws -> (dir: String, status: Int32, stdout: String, stderr: String) {
+/// docs/examples (what a clone has), with the built fetchlab first on PATH.
+func runRecipe(_ script: String) throws -> (dir: String, status: Int32, stdout: String, stderr: String) {
   let dir = scratch()
   try FileManager.default.createDirectory(atPath: dir + "/docs", withIntermediateDirectories: true)
   try FileManager.default.copyItem(atPath: packageRoot + "/docs/examples", toPath: dir + "/docs/examples")
