@@ -9,16 +9,17 @@ import Foundation
 /// The rule `fetchlab bench` times over the `external` pipe and in Swift:
 /// fetch when the app's last open is `ageS` seconds old, and again every
 /// `ageS` while it stays unopened (an open restarts the wait). The Python
-/// twin is ``StaleAfterFamily/pythonSource``; both see the same decision
-/// opportunities (the start, the app's opens, the ask-again time, fetch
-/// ends), so their replays are the same.
+/// twin is ``StaleAfterFamily/pythonSource``: asked only at the window's
+/// start and at its own ask-again times, it reads the opens since its last
+/// decision from the message and moves its time on when one came, so it
+/// fetches when this rule does and their replays are the same.
 package struct StaleAfterPolicy: FetchPolicy {
   package static var observedEvents: ObservedEvents { .all }
   let ageS: Double
   var lastOpen: Double
 
   package mutating func start(_ ctx: inout PolicyContext) {
-    if ctx.now - lastOpen >= ageS {
+    if ctx.now >= lastOpen + ageS {
       ctx.requestFetch()
       ctx.setTimer(at: ctx.now + ageS)
     } else {
@@ -66,84 +67,109 @@ package enum StaleAfterFamily: DescribedFamily {
     AGE = float(sys.argv[1]) if len(sys.argv) > 1 else 3600.0
     last = {}
     out = sys.stdout
-    for line in sys.stdin:
+    for line in sys.stdin.buffer:
         m = json.loads(line)
         t = m["type"]
-        if t == "hello":
-            out.write('{"version":1}\n'); out.flush()
+        if t == "decide":  # at the window's start and at the times asked for
+            a, now = m["app"], m["now"]
+            if "opens" in m:  # the app's opens since its last decision
+                last[a] = m["opens"][-1]
+            if now >= last[a] + AGE:
+                out.write('{"fetch":true,"next":%r}\n' % (now + AGE))
+            else:
+                out.write('{"fetch":false,"next":%r}\n' % max(last[a] + AGE, now + 1.0))
+            out.flush()
         elif t == "device":
             tr = m["training"]["opens"]
             last = {a: (tr[a][-1] if tr[a] else float("-inf")) for a in m["apps"]}
-        elif t == "decide":
-            a, now, why = m["app"], m["now"], m["why"]
-            if why == "open":
-                last[a] = now
-                r = '{"fetch":false,"next":%r}' % (now + AGE)
-            elif why == "timer":
-                r = '{"fetch":true,"next":%r}' % (now + AGE)
-            elif why == "start":
-                if now - last[a] >= AGE:
-                    r = '{"fetch":true,"next":%r}' % (now + AGE)
-                else:
-                    r = '{"fetch":false,"next":%r}' % max(last[a] + AGE, now + 1.0)
-            else:
-                r = '{"fetch":false}'
-            out.write(r + "\n"); out.flush()
+        elif t == "hello":  # protocol version 2, asked at no open and no fetch end
+            out.write('{"version":2,"ask":[]}\n'); out.flush()
     """#
 }
 
 /// The names of ``externalPipeMetrics(_:progress:)``, in order.
 package let externalPipeMetricNames = [
   "external_pipe_decisions", "external_pipe_decisions_per_s", "external_swift_rule_s", "external_pipe_s",
-  "external_pipe_slowdown",
+  "external_pipe_slowdown", "external_swift_run_s", "external_pipe_run_s", "external_pipe_run_slowdown",
 ]
 
 /// The `external` pipe's speed: the rule of ``StaleAfterPolicy`` (1 h)
 /// replayed on the bundled UbiqLog trace (`datasets/ubiqlog/ubiqlog-opens.csv`
 /// from the working directory; else the bench's trace) over the pipe to
-/// `python3` and in Swift, with the bench's jobs and split: decisions per
-/// second, both wall times and their ratio (target ≤ 5×). Empty, with a
-/// note on stderr, when `python3` cannot run.
+/// `python3` and in Swift, with the bench's jobs and split, in
+/// ``externalPipePairs`` interleaved pairs (pipe, Swift, pipe, …) so that
+/// a drift of the machine's speed hits both alike: the decisions and their
+/// rate, and the median of each time and of the pairs' ratios. Two ratios:
+/// the replay alone (reading, replay and the policies' decisions; target
+/// ≤ 5×), and the whole run (the same and every CSV of `fetchlab run`
+/// written to a scratch directory; no target, it only dilutes the pipe's
+/// share). Empty, with a note on stderr, when `python3` cannot run.
 package func externalPipeMetrics(_ config: BenchConfiguration, progress: (BenchProgress) -> Void) throws -> [BenchMetric] {
   let ubiqlog = "datasets/ubiqlog/ubiqlog-opens.csv"
   let trace = FileManager.default.fileExists(atPath: ubiqlog) ? ubiqlog : config.tracePath
   let script = config.directory + "/stale-after.py"
   try StaleAfterFamily.pythonSource.write(toFile: script, atomically: true, encoding: .utf8)
-  defer { try? FileManager.default.removeItem(atPath: script) }
+  let scratch = config.directory + "/external-run"
+  defer {
+    try? FileManager.default.removeItem(atPath: script)
+    try? FileManager.default.removeItem(atPath: scratch)
+  }
   let external = try PolicySpec(parsing: "external:cmd=python3 " + script + " 3600")
   let swift = PolicySpec(StaleAfterFamily.self, 3600)
-  func time(_ spec: PolicySpec) throws -> (s: Double, days: Double) {
+  func time(_ spec: PolicySpec, whole: Bool) throws -> Double {
     let cfg = RunConfiguration(
-      tracePath: trace, policies: [spec], seed: 1, world: WorldParameters(), apps: .top(3), recordEvents: false,
+      tracePath: trace, policies: [spec], seed: 1, world: WorldParameters(), apps: .top(3), recordEvents: whole,
       jobs: config.jobs, trainFraction: config.trainFraction)
-    var sink = PipeBenchSink()
     let t0 = DispatchTime.now()
-    try runReplay(cfg, into: &sink) { p in progress(BenchProgress(stage: "external pipe", done: p.users, total: 0)) }
-    return (Double(DispatchTime.now().uptimeNanoseconds - t0.uptimeNanoseconds) / 1e9, sink.days)
+    let report = { (p: RunProgress) in progress(BenchProgress(stage: "external pipe", done: p.users, total: 0)) }
+    if whole {
+      try? FileManager.default.removeItem(atPath: scratch)
+      var sink = try CSVReportSink(directory: scratch, config: cfg)
+      try runReplay(cfg, into: &sink, progress: report)
+      try sink.commit(manifest: ["bench": true])
+    } else {
+      var sink = CountingSink()
+      try runReplay(cfg, into: &sink, progress: report)
+    }
+    return Double(DispatchTime.now().uptimeNanoseconds - t0.uptimeNanoseconds) / 1e9
   }
-  let before = ExternalProcessPool.decisionsAsked
-  let pipe: (s: Double, days: Double)
+  var pipe: [Double] = [], rule: [Double] = [], pipeRun: [Double] = [], ruleRun: [Double] = []
+  var decisions = 0.0
   do {
-    pipe = try time(external)
+    for _ in 0..<externalPipePairs {
+      let before = ExternalProcessPool.decisionsAsked
+      pipe.append(try time(external, whole: false))
+      decisions = Double(ExternalProcessPool.decisionsAsked - before)
+      rule.append(try time(swift, whole: false))
+    }
+    for _ in 0..<externalPipePairs {
+      pipeRun.append(try time(external, whole: true))
+      ruleRun.append(try time(swift, whole: true))
+    }
   } catch let e as ExternalPolicyError {
     FileHandle.standardError.write(Data("note: external pipe not measured: \(e)\n".utf8))
     return []
   }
-  let decisions = Double(ExternalProcessPool.decisionsAsked - before)
-  let rule = try time(swift)
+  func median(_ x: [Double]) -> Double {
+    let s = x.sorted()
+    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+  }
   return [
     .init(name: "external_pipe_decisions", value: decisions, unit: "decisions"),
-    .init(name: "external_pipe_decisions_per_s", value: decisions / pipe.s, unit: "decisions/s"),
-    .init(name: "external_swift_rule_s", value: rule.s, unit: "s"),
-    .init(name: "external_pipe_s", value: pipe.s, unit: "s"),
-    .init(name: "external_pipe_slowdown", value: pipe.s / rule.s, unit: "x", goal: .atMost(5)),
+    .init(name: "external_pipe_decisions_per_s", value: decisions / median(pipe), unit: "decisions/s"),
+    .init(name: "external_swift_rule_s", value: median(rule), unit: "s"),
+    .init(name: "external_pipe_s", value: median(pipe), unit: "s"),
+    .init(name: "external_pipe_slowdown", value: median(zip(pipe, rule).map(/)), unit: "x", goal: .atMost(5)),
+    .init(name: "external_swift_run_s", value: median(ruleRun), unit: "s"),
+    .init(name: "external_pipe_run_s", value: median(pipeRun), unit: "s"),
+    .init(name: "external_pipe_run_slowdown", value: median(zip(pipeRun, ruleRun).map(/)), unit: "x"),
   ]
 }
 
-/// Counts the replayed user-days.
-private struct PipeBenchSink: RunSink {
-  var days = 0.0
-  mutating func consume(_ result: UserResult, config: RunConfiguration) throws {
-    days += (result.trace.end - result.trace.start) / 86_400
-  }
+/// The interleaved pairs of runs of ``externalPipeMetrics(_:progress:)``.
+package let externalPipePairs = 3
+
+/// Takes the results and keeps nothing.
+private struct CountingSink: RunSink {
+  mutating func consume(_ result: UserResult, config: RunConfiguration) throws {}
 }

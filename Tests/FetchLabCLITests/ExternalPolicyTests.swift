@@ -140,11 +140,51 @@ struct ExternalPolicyTests {
       import sys
       sys.stderr.write("policy starting\\n"); sys.stderr.flush()
       sys.stdin.readline()
-      print('{"version": 2}', flush=True)
+      print('{"version": 3}', flush=True)
       sys.stdin.read()
 
       """
-    try expectFailure(script, ["speaks another protocol version", "the handshake"])
+    try expectFailure(script, ["speaks another protocol version", "FetchLab speaks version 1 or 2", "the handshake"])
+  }
+
+  @Test("a handshake whose ask is not a list of optional opportunities is refused")
+  func badAsk() throws {
+    let script = """
+      import sys
+      sys.stderr.write("policy starting\\n"); sys.stderr.flush()
+      sys.stdin.readline()
+      print('{"version": 2, "ask": ["timer"]}', flush=True)
+      sys.stdin.read()
+
+      """
+    try expectFailure(script, ["sent a handshake reply that does not parse", "that is not a list of", "the handshake"])
+  }
+
+  @Test("a version 2 process asked at no open replays as one asked at every open, and is asked less")
+  func askLess() throws {
+    let d = scratch()
+    let t = try write(fiveUserTrace, d, "t.csv")
+    var outputs: [[String: Data]] = []
+    var counts: [Int] = []
+    for (k, ask) in ["[\"open\", \"fetch_done\"]", "[]"].enumerated() {
+      let log = d + "/decisions\(k)"
+      let script = try policyScript(d, "stale\(k).py", staleAfterAnHour
+        .replacingOccurrences(of: "class StaleAfterAnHour(Policy):", with: "class StaleAfterAnHour(Policy):\n    ask = \(ask == "[]" ? "()" : "(\"open\", \"fetch_done\")")\n    log = open(\(jsonLiteral(log)), 'a')")
+        .replacingOccurrences(of: "    def decide(self, obs):\n", with: "    def decide(self, obs):\n        self.log.write(obs.why + '\\n'); self.log.flush()\n        if obs.why == 'timer' and obs.now < self.last_open(obs) + 3600:\n            return self.wait_until(max(self.last_open(obs) + 3600, obs.now + 1))\n"))
+      let r = try CLI.run(
+        ["run", "--trace", t, "--policy", "external:cmd=python3 \(script)", "--out", d + "/o\(k)", "--jobs", "1"],
+        environment: env)
+      #expect(r.status == 0, "\(r.stderr)")
+      var res = results(d + "/o\(k)")
+      res["manifest.json"] = nil
+      for (name, data) in res where name.hasSuffix(".csv") {
+        res[name] = Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: "stale\(k).py", with: "stale.py").utf8)
+      }
+      outputs.append(res)
+      counts.append(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count)
+    }
+    #expect(!outputs[0].isEmpty && outputs[0] == outputs[1])
+    #expect(counts[1] < counts[0], "\(counts)")
   }
 
   @Test("nothing from the future crosses the pipe: messages up to t do not change when the trace after t does")
@@ -183,9 +223,9 @@ struct ExternalPolicyTests {
             log.write(line); log.flush()
             m = json.loads(line)
             if m["type"] == "hello":
-                print('{"version": 1}', flush=True)
+                print('{"version": 2, "ask": ["open"]}', flush=True)
             elif m["type"] == "decide":
-                print(json.dumps({"fetch": m["why"] != "fetch_done", "next": m["now"] + 1800}), flush=True)
+                print(json.dumps({"fetch": True, "next": m["now"] + 1800}), flush=True)
 
         """)
       let r = try CLI.run(
@@ -195,8 +235,10 @@ struct ExternalPolicyTests {
       logs.append(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init))
     }
     // Every time in a message is at or before its `now`; training opens
-    // are before the window.
+    // are before the window. The process does not ask at fetch ends, so
+    // their outcomes come in the next message.
     var compared = 0
+    var told = 0
     for log in logs {
       for line in log {
         let m = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -205,6 +247,12 @@ struct ExternalPolicyTests {
           if let o = m["outcome"] as? [String: Any] {
             #expect((o["end"] as? Double ?? .infinity) <= now && (o["start"] as? Double ?? .infinity) <= now)
           }
+          for o in m["outcomes"] as? [[String: Any]] ?? [] {
+            #expect((o["end"] as? Double ?? .infinity) <= now && (o["start"] as? Double ?? .infinity) <= now)
+            told += 1
+          }
+          #expect((m["opens"] as? [Double] ?? []).allSatisfy { $0 <= now })
+          #expect(m["why"] as? String != "fetch_done")
           #expect(m["session_s"] == nil && m["value"] == nil)
         }
       }
@@ -227,6 +275,7 @@ struct ExternalPolicyTests {
     let (e0, e1) = (early(logs[0]), early(logs[1]))
     compared = e0.values.map(\.count).reduce(0, +)
     #expect(compared > 10 && e0 == e1, "\(compared) early decisions")
+    #expect(told > 10, "\(told) outcomes told after the fact")
     #expect(logs[0] != logs[1], "the traces differ after the cut, so later messages must")
   }
 }

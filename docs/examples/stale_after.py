@@ -5,26 +5,20 @@ import json, sys
 AGE = float(sys.argv[1]) if len(sys.argv) > 1 else 3600.0
 last = {}
 out = sys.stdout
-for line in sys.stdin:
+for line in sys.stdin.buffer:
     m = json.loads(line)
     t = m["type"]
-    if t == "hello":
-        out.write('{"version":1}\n'); out.flush()
+    if t == "decide":  # at the window's start and at the times asked for
+        a, now = m["app"], m["now"]
+        if "opens" in m:  # the app's opens since its last decision
+            last[a] = m["opens"][-1]
+        if now >= last[a] + AGE:
+            out.write('{"fetch":true,"next":%r}\n' % (now + AGE))
+        else:
+            out.write('{"fetch":false,"next":%r}\n' % max(last[a] + AGE, now + 1.0))
+        out.flush()
     elif t == "device":
         tr = m["training"]["opens"]
         last = {a: (tr[a][-1] if tr[a] else float("-inf")) for a in m["apps"]}
-    elif t == "decide":
-        a, now, why = m["app"], m["now"], m["why"]
-        if why == "open":
-            last[a] = now
-            r = '{"fetch":false,"next":%r}' % (now + AGE)
-        elif why == "timer":
-            r = '{"fetch":true,"next":%r}' % (now + AGE)
-        elif why == "start":
-            if now - last[a] >= AGE:
-                r = '{"fetch":true,"next":%r}' % (now + AGE)
-            else:
-                r = '{"fetch":false,"next":%r}' % max(last[a] + AGE, now + 1.0)
-        else:
-            r = '{"fetch":false}'
-        out.write(r + "\n"); out.flush()
+    elif t == "hello":  # protocol version 2, asked at no open and no fetch end
+        out.write('{"version":2,"ask":[]}\n'); out.flush()

@@ -20,10 +20,17 @@ or not, and when to be asked again::
         serve(StaleAfterAnHour)
 
 and ``fetchlab run --trace t.csv --policy "external:cmd=python3 stale.py"``.
-:func:`serve` speaks the protocol (version 1, ``docs/external-protocol.md``)
+:func:`serve` speaks the protocol (version 2, ``docs/external-protocol.md``)
 on stdin and stdout and makes one instance per (device, app), so a policy's
 state never leaks from one phone to another and the results do not depend
 on ``--jobs``. Nothing from the future is in an observation.
+
+A policy that needs no decision at the app's opens or at its fetches' ends
+says so with the class attribute ``ask`` (default ``("open", "fetch_done")``):
+``ask = ()`` is asked only at the window's start and at its own ask-again
+times, and finds the opens and fetch outcomes since its last decision in
+``obs.opens`` and ``obs.outcomes`` all the same. Each decision is a round
+trip over the pipe, so asking less makes a run faster.
 """
 
 from __future__ import annotations
@@ -35,7 +42,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, List, Optional, Tuple, Type, Union
 
 PROTOCOL = "fetchlab-external"
-VERSION = 1
+VERSION = 2
+#: The protocol versions this module speaks.
+VERSIONS = (1, 2)
 
 __all__ = ["PROTOCOL", "VERSION", "KEEP", "Decision", "Device", "Observation", "Policy", "serve"]
 
@@ -119,7 +128,12 @@ class Policy:
     policy string's other ``key=value`` settings, as text), ``self.seed``
     (this device's seed) and ``self.rng`` (a ``random.Random`` seeded
     with it). Override :meth:`setup` to learn from the training part.
+    ``ask`` (a class attribute): the optional decision opportunities the
+    policy wants, among ``"open"`` and ``"fetch_done"``; those it leaves
+    out reach it in the next observation's ``opens`` and ``outcomes``.
     """
+
+    ask: Tuple[str, ...] = ("open", "fetch_done")
 
     def __init__(self, device: Device, app: str, settings: Dict[str, str]):
         self.device = device
@@ -179,12 +193,13 @@ def serve(policy: Type[Policy], stdin: Optional[IO[str]] = None, stdout: Optiona
     by default) until end of input, with one ``policy`` instance per
     (device, app). An exception in the policy ends the process with its
     traceback on stderr, which FetchLab shows."""
-    inp = stdin if stdin is not None else sys.stdin
+    inp = stdin if stdin is not None else sys.stdin.buffer
     out = stdout if stdout is not None else sys.stdout
     settings: Dict[str, str] = {}
     device: Optional[Device] = None
     instances: Dict[str, Tuple[Policy, List[float], List[Dict[str, Any]]]] = {}
     loads = json.loads
+    write, flush = out.write, out.flush
     for line in inp:
         m = loads(line)
         t = m["type"]
@@ -196,23 +211,29 @@ def serve(policy: Type[Policy], stdin: Optional[IO[str]] = None, stdout: Optiona
                     raise RuntimeError("a decision for a device that was not announced")
                 slot = instances[app] = (policy(device, app, settings), [], [])
             inst, opens, outcomes = slot
+            if "opens" in m:
+                opens.extend(m["opens"])
+            if "outcomes" in m:
+                outcomes.extend(m["outcomes"])
             why = m["why"]
             if why == "open":
                 opens.append(m["now"])
             elif why == "fetch_done":
                 outcomes.append(m["outcome"])
-            out.write(_reply(inst.decide(Observation(m, opens, outcomes))))
-            out.flush()
+            write(_reply(inst.decide(Observation(m, opens, outcomes))))
+            flush()
         elif t == "device":
             tr = m["training"]
             device = Device(m["device"], m["seed"], m["time_zone"], m["window_start"], m["apps"], tr["start"],
                             tr["end"], tr["opens"])
             instances = {}
         elif t == "hello":
-            if m.get("version") != VERSION:
-                raise RuntimeError(f"FetchLab speaks protocol version {m.get('version')}, this serve() {VERSION}")
+            offered = m.get("versions", [m.get("version")])
+            if VERSION not in offered:
+                raise RuntimeError(f"FetchLab speaks protocol versions {offered}, this serve() {VERSION}")
             settings = dict(m.get("settings", {}))
-            out.write('{"protocol":"%s","version":%d}\n' % (PROTOCOL, VERSION))
-            out.flush()
+            ask = [a for a in ("open", "fetch_done") if a in policy.ask]
+            write('{"protocol":"%s","version":%d,"ask":%s}\n' % (PROTOCOL, VERSION, json.dumps(ask)))
+            flush()
         else:
             raise RuntimeError(f"unknown message type {t!r}")

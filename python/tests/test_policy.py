@@ -14,7 +14,7 @@ def exchange(policy, messages):
     return [json.loads(l) for l in out.getvalue().splitlines()]
 
 
-HELLO = {"type": "hello", "protocol": "fetchlab-external", "version": 1, "seed": 7, "timeout_s": 30,
+HELLO = {"type": "hello", "protocol": "fetchlab-external", "version": 2, "versions": [1, 2], "seed": 7, "timeout_s": 30,
          "settings": {"age": "3600"}}
 
 
@@ -52,7 +52,7 @@ def test_handshake_replies_and_fresh_state_per_device():
         decide("u1", 4600.0, "timer"), device("u2", []), decide("u2", 1000.0, "start"),
     ])
     assert replies == [
-        {"protocol": "fetchlab-external", "version": 1},
+        {"protocol": "fetchlab-external", "version": 2, "ask": ["open", "fetch_done"]},
         {"fetch": False, "next": 4600.0},
         {"fetch": False, "next": None},
         {"fetch": True},
@@ -92,3 +92,29 @@ def test_a_bad_return_value_is_an_error():
 
 def test_keep_is_the_default_of_fetch():
     assert Policy.fetch().next is KEEP
+
+
+def test_a_policy_that_asks_less_is_told_of_opens_and_outcomes_in_its_next_observation():
+    seen = []
+
+    class TimerOnly(Policy):
+        ask = ()
+
+        def decide(self, obs):
+            seen.append((obs.why, list(obs.opens), [o["result"] for o in obs.outcomes]))
+            return self.wait_until(obs.now + 3600)
+
+    outcome = {"start": 1100.0, "end": 1102.0, "result": "new_data", "bytes": 10, "energy_j": 1.0,
+               "network": "wifi"}
+    replies = exchange(TimerOnly, [
+        HELLO, device("u1", []), decide("u1", 1000.0, "start"),
+        decide("u1", 4600.0, "timer", opens=[1500.0, 1600.0], outcomes=[outcome]),
+    ])
+    assert replies[0] == {"protocol": "fetchlab-external", "version": 2, "ask": []}
+    assert seen == [("start", [], []), ("timer", [1500.0, 1600.0], ["new_data"])]
+
+
+def test_a_fetchlab_that_does_not_offer_version_2_is_refused():
+    with pytest.raises(RuntimeError, match="protocol versions"):
+        exchange(Recorder, [{"type": "hello", "protocol": "fetchlab-external", "version": 1, "seed": 7,
+                             "timeout_s": 30, "settings": {}}])

@@ -32,6 +32,8 @@ final class ExternalProcess: @unchecked Sendable {
   private var head = 0
   private var scratch = [UInt8](repeating: 0, count: 65_536)
   private(set) var closed = false
+  /// What the process chose at the handshake (set by the pool).
+  var handshake = ExternalHandshake()
 
   /// Starts `command`.
   /// - Throws: ``ExternalPolicyError`` when the socket, the stderr file or
@@ -167,19 +169,18 @@ final class ExternalProcess: @unchecked Sendable {
       }
       searched = buffer.count
       if buffer.count - head > maxLineBytes { throw floodError() }
+      // Wait first: a reply is hardly ever there already, so a read before
+      // the wait would be one more system call per decision.
+      guard wait(Int16(POLLIN), until: deadline) else {
+        throw ExternalPolicyError(.timeout, command: command, detail: "sent no reply within \(formatDuration(timeoutS)) (timeout)")
+      }
       let n = read(fd, &scratch, scratch.count)
       if n > 0 {
         buffer.append(contentsOf: scratch[0..<n])
         continue
       }
       if n == 0 { throw exitError(reading: true) }
-      if errno == EINTR { continue }
-      if errno == EAGAIN || errno == EWOULDBLOCK {
-        guard wait(Int16(POLLIN), until: deadline) else {
-          throw ExternalPolicyError(.timeout, command: command, detail: "sent no reply within \(formatDuration(timeoutS)) (timeout)")
-        }
-        continue
-      }
+      if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
       throw exitError(reading: true)
     }
   }

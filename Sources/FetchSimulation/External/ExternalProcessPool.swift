@@ -95,7 +95,7 @@ package final class ExternalProcessPool: @unchecked Sendable {
       let t = max(timeoutS, Self.handshakeTimeoutS)
       try p.send(hello, timeoutS: t)
       let reply = try p.readLine(timeoutS: t)
-      try ExternalReply.checkHello(reply, command: command)
+      p.handshake = try ExternalReply.checkHello(reply, command: command)
     } catch var e as ExternalPolicyError {
       e.context = "the handshake"
       e.stderrTail = p.stderrTail()

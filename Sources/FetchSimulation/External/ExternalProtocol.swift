@@ -2,23 +2,26 @@ import FetchSupport
 import FetchTraces
 import Foundation
 
-/// The `external` protocol's messages (version 1, JSON lines; the
-/// reference is `docs/external-protocol.md`): what FetchLab writes, and
-/// the parsing of what the process answers.
+/// The `external` protocol's messages (version 2, version 1 still
+/// accepted; JSON lines; the reference is `docs/external-protocol.md`):
+/// what FetchLab writes, and the parsing of what the process answers.
 ///
 /// Every message is built from the replay's past and present only: the
 /// decision's time, the device state at it, the app's own opens (of the
 /// training part and of the window so far) and its fetches' outcomes.
 /// A session's length, later events and content updates never cross.
 enum ExternalMessage {
-  /// The protocol's version.
-  static let version = 1
+  /// The protocol's newest version, the one FetchLab offers.
+  static let version = 2
+  /// The versions a process may answer the handshake with.
+  static let versions = [1, 2]
 
   /// The handshake, first line of every process: the protocol, its
-  /// version, the run's seed and the policy's own settings.
+  /// versions, the run's seed and the policy's own settings.
   static func hello(seed: UInt64, timeoutS: Double, settings: [(String, String)]) -> String {
     let s = settings.map { JSONText.quoted($0.0) + ":" + JSONText.quoted($0.1) }.joined(separator: ",")
-    return "{\"type\":\"hello\",\"protocol\":\"fetchlab-external\",\"version\":\(version),\"seed\":\(seed),"
+    return "{\"type\":\"hello\",\"protocol\":\"fetchlab-external\",\"version\":\(version),\"versions\":["
+      + versions.map(String.init).joined(separator: ",") + "],\"seed\":\(seed),"
       + "\"timeout_s\":\(jsonNumber(timeoutS)),\"settings\":{\(s)}}"
   }
 
@@ -52,11 +55,21 @@ enum ExternalMessage {
     case fetchDone = "fetch_done"
   }
 
+  /// What happened to an app since its last message that it did not ask
+  /// to be asked at (version 2's `ask`): its opens and its fetches' ends,
+  /// all at or before the next message's `now`.
+  struct Notes {
+    var opens: [Double] = []
+    var outcomes: [FetchOutcome] = []
+    var isEmpty: Bool { opens.isEmpty && outcomes.isEmpty }
+  }
+
   /// A decision opportunity; the reply is `{"fetch": bool, "next": t|null}`.
-  /// `prefix` is the fixed `{"type":"decide","device":…,"app":…` part.
+  /// `prefix` is the fixed `{"type":"decide","device":…,"app":…` part;
+  /// `notes` go out as `opens` and `outcomes` when there are any.
   static func decide(
     prefix: String, reason: Reason, ctx: PolicyContext, clock: inout LocalClock, lowBatteryPct: Double,
-    outcome: FetchOutcome?
+    outcome: FetchOutcome?, notes: Notes = Notes()
   ) -> String {
     let t = ctx.now
     let offset = clock.local(t) - t
@@ -68,13 +81,29 @@ enum ExternalMessage {
       + ",\"battery_pct\":" + battery + ",\"fetch_in_flight\":" + (ctx.fetchInFlight ? "true" : "false")
       + ",\"budget\":null,\"gates\":{\"offline\":" + (ctx.network == .offline ? "true" : "false")
       + ",\"low_battery\":" + (low ? "true" : "false") + "}"
-    if let o = outcome {
-      m += ",\"outcome\":{\"start\":" + jsonNumber(o.start) + ",\"end\":" + jsonNumber(o.end) + ",\"result\":\""
-        + o.result.description + "\",\"bytes\":" + jsonNumber(o.bytes) + ",\"energy_j\":" + jsonNumber(o.energyJ)
-        + ",\"network\":\"" + o.network.description + "\"}"
-    }
+    if let o = outcome { m += ",\"outcome\":" + object(o) }
+    if !notes.opens.isEmpty { m += ",\"opens\":[" + notes.opens.map(jsonNumber).joined(separator: ",") + "]" }
+    if !notes.outcomes.isEmpty { m += ",\"outcomes\":[" + notes.outcomes.map(object).joined(separator: ",") + "]" }
     return m + "}"
   }
+
+  /// A fetch's outcome as a JSON object.
+  private static func object(_ o: FetchOutcome) -> String {
+    "{\"start\":" + jsonNumber(o.start) + ",\"end\":" + jsonNumber(o.end) + ",\"result\":\"" + o.result.description
+      + "\",\"bytes\":" + jsonNumber(o.bytes) + ",\"energy_j\":" + jsonNumber(o.energyJ) + ",\"network\":\""
+      + o.network.description + "\"}"
+  }
+}
+
+/// What a process chose at the handshake: the version it speaks and, from
+/// version 2, the optional decision opportunities it wants (`ask`); the
+/// window's start and its own ask-again times are always asked.
+struct ExternalHandshake: Equatable {
+  var version = ExternalMessage.version
+  /// Asked at each open of the app (else told of it in the next message).
+  var asksOpen = true
+  /// Asked at each end of one of its fetches (else told in the next message).
+  var asksFetchDone = true
 }
 
 /// A reply to a decision: fetch now or not, and when to ask again.
@@ -98,17 +127,27 @@ struct ExternalReply: Equatable {
   /// - Throws: ``ExternalPolicyError`` (``ExternalPolicyError/Kind/badReply``
   ///   with the line, or ``ExternalPolicyError/Kind/past``).
   static func parse(_ line: String, now: Double, command: String) throws -> ExternalReply {
-    guard let o = object(line) else { throw bad(line, command: command, why: "is not a JSON object") }
-    guard let f = o["fetch"] as? Bool else {
-      throw bad(line, command: command, why: "has no boolean \"fetch\"")
-    }
-    var next = Next.keep
-    if o["next"] is NSNull {
-      next = .cancel
-    } else if let n = o["next"] {
-      guard let x = (n as? NSNumber)?.doubleValue, x.isFinite else {
-        throw bad(line, command: command, why: "has a \"next\" that is neither a number nor null")
+    let (fetch, next): (Bool, Next)
+    if let quick = QuickReply(line) {
+      (fetch, next) = (quick.fetch, quick.next)
+    } else {
+      guard let o = object(line) else { throw bad(line, command: command, why: "is not a JSON object") }
+      guard let f = o["fetch"] as? Bool else {
+        throw bad(line, command: command, why: "has no boolean \"fetch\"")
       }
+      fetch = f
+      if o["next"] is NSNull {
+        next = .cancel
+      } else if let n = o["next"] {
+        guard let x = (n as? NSNumber)?.doubleValue, x.isFinite else {
+          throw bad(line, command: command, why: "has a \"next\" that is neither a number nor null")
+        }
+        next = .at(x)
+      } else {
+        next = .keep
+      }
+    }
+    if case .at(let x) = next {
       guard x >= now else {
         throw ExternalPolicyError(
           .past, command: command,
@@ -119,22 +158,38 @@ struct ExternalReply: Equatable {
           .past, command: command,
           detail: "answered with an ask-again time less than \(formatDuration(leastDelayS)) after now: next = \(jsonNumber(x)), now = \(jsonNumber(now)) (reply \(JSONText.quoted(line)))")
       }
-      next = .at(x)
     }
-    return ExternalReply(fetch: f, next: next)
+    return ExternalReply(fetch: fetch, next: next)
   }
 
-  /// Checks the handshake's reply: `{"version": 1}`.
-  static func checkHello(_ line: String, command: String) throws {
+  /// The reasons a version 2 process may list in the handshake's `ask`.
+  static let askable = ["open", "fetch_done"]
+
+  /// Checks the handshake's reply: `{"version": 1}`, or `{"version": 2}`
+  /// with an optional `"ask": [...]` of ``askable`` reasons.
+  static func checkHello(_ line: String, command: String) throws -> ExternalHandshake {
+    let offered = ExternalMessage.versions.map(String.init).joined(separator: " or ")
     guard let o = object(line) else {
-      throw bad(line, command: command, why: "is not a JSON object (the handshake expects {\"version\": 1})")
+      throw bad(line, command: command, why: "is not a JSON object (the handshake expects {\"version\": \(offered)})")
     }
-    guard let v = o["version"] as? NSNumber, v.doubleValue == Double(ExternalMessage.version)
+    guard let v = o["version"] as? NSNumber, let k = ExternalMessage.versions.first(where: { Double($0) == v.doubleValue })
     else {
       throw ExternalPolicyError(
         .version, command: command,
-        detail: "speaks another protocol version: it answered the handshake with \(JSONText.quoted(line)); FetchLab speaks version \(ExternalMessage.version)")
+        detail: "speaks another protocol version: it answered the handshake with \(JSONText.quoted(line)); FetchLab speaks version \(offered)")
     }
+    var h = ExternalHandshake(version: k)
+    guard let ask = o["ask"] else { return h }
+    guard k >= 2, let list = ask as? [Any], list.allSatisfy({ ($0 as? String).map(askable.contains) == true }) else {
+      throw ExternalPolicyError(
+        .badReply, command: command,
+        detail: "sent a handshake reply that does not parse: \(JSONText.quoted(line)) has an \"ask\" that is not a list of "
+          + askable.map { "\"\($0)\"" }.joined(separator: ", ") + (k >= 2 ? "" : " (\"ask\" is protocol version 2's)"))
+    }
+    let names = Set(list.compactMap { $0 as? String })
+    h.asksOpen = names.contains("open")
+    h.asksFetchDone = names.contains("fetch_done")
+    return h
   }
 
   private static func object(_ line: String) -> [String: Any]? {
@@ -146,5 +201,93 @@ struct ExternalReply: Equatable {
     return ExternalPolicyError(
       .badReply, command: command,
       detail: "sent a reply that does not parse: \(JSONText.quoted(shown)) \(why); protocol version \(ExternalMessage.version) expects {\"fetch\": true|false, \"next\": <Unix s>|null}")
+  }
+}
+
+/// The usual reply, `{"fetch":…}` with an optional `"next"`, read without
+/// Foundation's JSON parser (a decision's cost is mostly its round trip
+/// and parse). Nil for anything else (other keys, escapes, a key twice,
+/// odd numbers): ``ExternalReply/parse(_:now:command:)`` then parses it
+/// with `JSONSerialization`, so both readings accept the same replies.
+struct QuickReply {
+  var fetch: Bool
+  var next: ExternalReply.Next
+
+  init?(_ line: String) {
+    var line = line
+    guard let r = line.withUTF8({ Self.read($0) }) else { return nil }
+    self = r
+  }
+
+  private init(fetch: Bool, next: ExternalReply.Next) {
+    self.fetch = fetch
+    self.next = next
+  }
+
+  private static func read(_ b: UnsafeBufferPointer<UInt8>) -> QuickReply? {
+    var i = 0
+    func space() { while i < b.count, b[i] == 32 || b[i] == 9 || b[i] == 13 { i += 1 } }
+    func take(_ c: UInt8) -> Bool {
+      space()
+      guard i < b.count, b[i] == c else { return false }
+      i += 1
+      return true
+    }
+    func word(_ w: StaticString) -> Bool {
+      let n = w.utf8CodeUnitCount
+      guard i + n <= b.count else { return false }
+      for k in 0..<n where b[i + k] != w.utf8Start[k] { return false }
+      i += n
+      return true
+    }
+    var fetch: Bool?
+    var next: ExternalReply.Next?
+    guard take(123) else { return nil }  // {
+    repeat {
+      guard take(34) else { return nil }  // "
+      if word("fetch\""), fetch == nil, take(58) {
+        space()
+        if word("true") { fetch = true } else if word("false") { fetch = false } else { return nil }
+      } else if word("next\""), next == nil, take(58) {
+        space()
+        if word("null") {
+          next = .cancel
+        } else {
+          guard let x = number(b, &i) else { return nil }
+          next = .at(x)
+        }
+      } else {
+        return nil
+      }
+    } while take(44)  // ,
+    guard take(125), let fetch else { return nil }  // }
+    space()
+    return i == b.count ? QuickReply(fetch: fetch, next: next ?? .keep) : nil
+  }
+
+  /// A JSON number at `i` (`-? int frac? exp?`), finite.
+  private static func number(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Double? {
+    let start = i
+    func digits() -> Int {
+      let s = i
+      while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1 }
+      return i - s
+    }
+    if i < b.count, b[i] == 45 { i += 1 }
+    let intStart = i
+    let n = digits()
+    guard n > 0, n == 1 || b[intStart] != 48 else { return nil }
+    if i < b.count, b[i] == 46 {
+      i += 1
+      guard digits() > 0 else { return nil }
+    }
+    if i < b.count, b[i] == 101 || b[i] == 69 {
+      i += 1
+      if i < b.count, b[i] == 43 || b[i] == 45 { i += 1 }
+      guard digits() > 0 else { return nil }
+    }
+    guard let x = Double(String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)), x.isFinite
+    else { return nil }
+    return x
   }
 }

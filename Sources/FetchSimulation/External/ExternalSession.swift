@@ -15,6 +15,9 @@ final class ExternalSession {
   private let user: String
   /// Decisions asked so far (for `fetchlab bench`).
   private(set) var decisions = 0
+  /// What the process chose at its handshake (every opportunity asked
+  /// when it could not start).
+  private(set) var handshake = ExternalHandshake()
 
   /// Takes a process and sends it the device.
   init(pool: ExternalProcessPool, user: String, deviceMessage: String) {
@@ -23,6 +26,7 @@ final class ExternalSession {
     do {
       let p = try pool.checkout()
       process = p
+      handshake = p.handshake
       try p.send(deviceMessage)
     } catch let e as ExternalPolicyError {
       fail(e, context: "device \(user), its start")

@@ -8,7 +8,10 @@ import FetchWorld
 /// ask-again time it asked for, the end of each of its fetches) FetchLab
 /// writes what an app on the phone could see to the process and applies
 /// its answer, fetch now or not, and when to ask again (protocol version
-/// 1, `docs/external-protocol.md`).
+/// 2, `docs/external-protocol.md`). A process may choose at its handshake
+/// not to be asked at opens or fetch ends: it is then told of them in its
+/// next message (``ExternalMessage/Notes``), after the fact, as an app
+/// woken by its own timer reads its usage log.
 ///
 /// The engine shows it every event so that the device state (network,
 /// charging, battery) is current; the process hears only of the app's own
@@ -20,24 +23,28 @@ package struct ExternalPolicy: FetchPolicy {
   let prefix: String
   let appName: String
   var clock: LocalClock
+  var notes = ExternalMessage.Notes()
   /// The battery level of the `low_battery` gate, %.
   static let lowBatteryPct = 20.0
 
   package mutating func start(_ ctx: inout PolicyContext) { decide(.start, &ctx) }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
-    if event.kind == .open && event.app == ctx.app { decide(.open, &ctx) }
+    guard event.kind == .open && event.app == ctx.app else { return }
+    if session.handshake.asksOpen { decide(.open, &ctx) } else { notes.opens.append(event.time) }
   }
 
   package mutating func timerFired(_ ctx: inout PolicyContext) { decide(.timer, &ctx) }
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
-    decide(.fetchDone, &ctx, outcome)
+    if session.handshake.asksFetchDone { decide(.fetchDone, &ctx, outcome) } else { notes.outcomes.append(outcome) }
   }
 
   private mutating func decide(_ reason: ExternalMessage.Reason, _ ctx: inout PolicyContext, _ outcome: FetchOutcome? = nil) {
     let m = ExternalMessage.decide(
-      prefix: prefix, reason: reason, ctx: ctx, clock: &clock, lowBatteryPct: Self.lowBatteryPct, outcome: outcome)
+      prefix: prefix, reason: reason, ctx: ctx, clock: &clock, lowBatteryPct: Self.lowBatteryPct, outcome: outcome,
+      notes: notes)
+    if !notes.isEmpty { notes = ExternalMessage.Notes() }
     guard let r = session.ask(m, now: ctx.now, app: appName) else {
       ctx.cancelTimer()
       return
