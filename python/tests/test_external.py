@@ -77,19 +77,18 @@ def _per_user(summary, policy):
     return g["age_x_opens"] / g["opens"].where(g["opens"] > 0), g["energy_j"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "with sessions that follow their app's category and bursts that wait for their promotion, the example "
-    "at per_day=26 spends 0.991 of periodic:1h's joules and is 38 s younger at open, but the paired 95 % CI "
-    "[-83, +0.04] s does not exclude 0; at per_day=28 it spends 1.07 times as much"))
 def test_the_example_policy_beats_periodic_1h_at_equal_energy_on_ubiqlog(tmp_path, exe, env_vars):
-    ours = f"external:cmd={sys.executable} -m fetchlab.examples.hour_model,per_day=26"
+    """The stated figure is the mean age at open, per user (the opens of the
+    user's replayed apps pooled), paired against periodic:1h over the same
+    users: its bootstrap 95 % CI must lie below 0 while the example spends no
+    more joules than periodic:1h. The example's knob (per_day) was chosen on
+    a synthetic population, not on this trace."""
+    ours = f"external:cmd={sys.executable} -m fetchlab.examples.open_hours"
     run = fetchlab.run(trace=UBIQLOG, policies=[ours, "periodic:1h"], out=tmp_path / "o", fetchlab=exe,
                        progress=False, env=env_vars, args=["--no-event-files"])
     age_ours, e_ours = _per_user(run.summary, ours)
     age_per, e_per = _per_user(run.summary, "periodic:1h")
-    # Equal energy: no more joules than periodic:1h, and at most 5 % fewer.
-    assert 0.95 <= e_ours.sum() / e_per.sum() <= 1.0, (e_ours.sum(), e_per.sum())
-    # Paired over users: the mean age at open is lower, with a 95 % bootstrap CI below 0.
+    assert e_ours.sum() <= e_per.sum(), (e_ours.sum(), e_per.sum())
     d = (age_ours - age_per).dropna().to_numpy()
     assert len(d) >= 20
     rng = np.random.default_rng(1)
