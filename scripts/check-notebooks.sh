@@ -4,7 +4,8 @@
 # (pip install ./python), runs the package's pytest suite, then
 # scripts/check-notebooks.py: validates notebooks-export/*.ipynb, exports a
 # small run's notebook with `fetchlab report --notebook` and executes it, and
-# executes one exported notebook. About 1 min for the pip install on a new
+# executes every exported notebook (the default benchmark's, and the story
+# from a collector's log to a paper figure). About 1 min for the pip install on a new
 # machine, 1 min after (pytest about 20 s).
 #
 #   bash scripts/check-notebooks.sh [FETCHLAB]   # default: the debug build

@@ -471,6 +471,16 @@ package struct ModelFile: Codable, Sendable, Equatable {
     private var users = 0
     private let suffix: String
     private var prepared = false
+    private var hasher = SHA256()
+
+    /// The SHA-256 of the bytes written so far (of the whole file after
+    /// ``prepare()``), as 64 lowercase hex digits.
+    package var sha256: String { hasher.hexDigest() }
+
+    private func write(_ text: String) throws {
+      hasher.update(text)
+      try file.write(text)
+    }
 
     /// Starts a file with everything of `header` except its users.
     package init(path: String, header: ModelFile) throws {
@@ -481,14 +491,14 @@ package struct ModelFile: Codable, Sendable, Equatable {
       let tail = "\"users\":[],\"version\":\(ModelFile.currentVersion)}"
       precondition(text.hasSuffix(tail), "unexpected model file layout")
       file = try AtomicTextFile(path: path)
-      try file.write(String(text.dropLast(tail.count)) + "\"users\":[")
       suffix = "],\"version\":\(ModelFile.currentVersion)}"
+      try write(String(text.dropLast(tail.count)) + "\"users\":[")
     }
 
     /// Appends one user.
     package func append(_ user: UserModels) throws {
       let text = String(decoding: try encoder.encode(user), as: UTF8.self)
-      try file.write((users > 0 ? "," : "") + text)
+      try write((users > 0 ? "," : "") + text)
       users += 1
     }
 
@@ -496,7 +506,7 @@ package struct ModelFile: Codable, Sendable, Equatable {
     /// ``AtomicTextFile/prepare()``); ``commit()`` then only renames it.
     package func prepare() throws {
       if !prepared {
-        try file.write(suffix)
+        try write(suffix)
         prepared = true
       }
       try file.prepare()

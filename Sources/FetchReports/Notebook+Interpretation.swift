@@ -129,6 +129,11 @@ extension Notebook {
         }
       }
     }
+    if let fewest = rows.map(\.users).min(), PairedComparison.isSmallSample(users: fewest) {
+      out.append(
+        "- Only \(fewest) users in this dataset (fewer than \(PairedComparison.reliableUsers)): its bootstrap CIs, and "
+          + "whether two of them overlap, are unreliable; read the per-user numbers (summary.csv) and the means instead.")
+    }
     return out
   }
 }

@@ -28,7 +28,7 @@ extension RunReport {
     for r in rows where seen.insert(r.dataset).inserted { datasets.append(r.dataset) }
     let page = ReportPage(
       name: URL(fileURLWithPath: runDir).standardizedFileURL.lastPathComponent, manifest: manifest, figures: figures,
-      notes: notes, rows: rows, datasets: datasets, paired: paired, robustness: robustness)
+      notes: notes, rows: rows, datasets: datasets, paired: paired, robustness: robustness, pageBytes: options.pageBytes)
 
     let html = try AtomicTextFile(path: outDir + "/report.html")
     try html.write(reportHTML(page))
@@ -67,6 +67,8 @@ extension RunReport {
     var figures: [Figure], notes: [String]
     var rows: [PolicyRow], datasets: [String], paired: [PairedRow]
     var robustness: [RobustnessTable]?
+    /// Most bytes of each page (``Options/pageBytes``).
+    var pageBytes: Int
   }
 
   /// How a report page writes its parts: as HTML or as Markdown.
@@ -93,33 +95,90 @@ extension RunReport {
     }
   }
 
-  /// Per dataset (under a heading when it has a name): the headline table
-  /// and the paired comparison when `paired.csv` has one.
-  private static func headlineSections(_ p: ReportPage, _ f: PageFormat) -> String {
-    var s = ""
+  /// Per dataset of the first ``maxTabledDatasets`` (under a heading when
+  /// it has a name): the headline table and the paired comparison when
+  /// `paired.csv` has one.
+  private static func headlineSections(_ p: ReportPage, _ f: PageFormat) -> [String] {
     let byDataset = Dictionary(grouping: p.rows, by: \.dataset)
-    for d in p.datasets {
-      if !d.isEmpty { s += f.heading(3, "Dataset \(f.escape(d))") }
+    return p.datasets.prefix(maxTabledDatasets).map { d in
+      var s = d.isEmpty ? "" : f.heading(3, "Dataset \(f.escape(d))")
       let t = headlineTable(byDataset[d] ?? [])
       s += f.table(t.header, t.rows)
       if let q = pairedTable(p.paired, dataset: d) {
         s += f.pairedIntro(f.escape(q.baseline)) + f.table(q.header, q.rows)
       }
+      return s
     }
-    return s
   }
 
-  /// Per dataset (under a heading when it has a name): the table of every
-  /// policy's scores.
-  private static func policySections(_ p: ReportPage, _ f: PageFormat) -> String {
-    var s = ""
+  /// Per dataset of the first ``maxTabledDatasets`` (under a heading when
+  /// it has a name): the table of every policy's scores.
+  private static func policySections(_ p: ReportPage, _ f: PageFormat) -> [String] {
     let byDataset = Dictionary(grouping: p.rows, by: \.dataset)
-    for d in p.datasets {
-      if !d.isEmpty { s += f.heading(3, "Dataset \(f.escape(d))") }
+    return p.datasets.prefix(maxTabledDatasets).map { d in
       let t = policyTable(tableOrder(byDataset[d] ?? []))
-      s += f.table(t.header, t.rows)
+      return (d.isEmpty ? "" : f.heading(3, "Dataset \(f.escape(d))")) + f.table(t.header, t.rows)
     }
-    return s
+  }
+
+  /// Most datasets whose tables `report.html` and `report.md` hold (the
+  /// headline and policy tables): the first ones in the run's order;
+  /// `policies.csv` holds every dataset's rows.
+  package static let maxTabledDatasets = 100
+
+  /// Most bytes of `report.html` (and of `report.md`): 16 MiB, about 50
+  /// times the default benchmark's page. The page's parts are added in order while they
+  /// fit; one that does not is left out (a chart then links to its SVG
+  /// instead of holding it), and the page says how many were.
+  package static let maxPageBytes = 16 << 20
+
+  /// Bytes kept free for the summary note.
+  static let pageReserve = 4 << 10
+
+  /// Most bytes of `manifest.json` a page shows inline (a grid's manifest
+  /// lists every point's inputs); a larger one is linked.
+  static let maxInlineManifestBytes = 256 << 10
+
+  /// A page assembled under ``maxPageBytes``: parts are added while they
+  /// fit, and what did not fit is counted for the summary note.
+  private struct BudgetedPage {
+    var limit: Int
+    var text = ""
+    var linkedCharts = 0
+    var leftOutCharts = 0
+    var leftOutTables = 0
+
+    /// Adds `part` when it fits; returns whether it did.
+    mutating func add(_ part: String) -> Bool {
+      guard text.utf8.count + part.utf8.count + RunReport.pageReserve <= limit else { return false }
+      text += part
+      return true
+    }
+
+    /// Adds each table section that fits, counting those left out.
+    mutating func addTables(_ sections: [String]) {
+      for s in sections where !add(s) { leftOutTables += 1 }
+    }
+  }
+
+  /// The note that says what a page summarises, or nil when it shows everything.
+  private static func summaryNote(_ p: ReportPage, _ page: BudgetedPage) -> String? {
+    var parts: [String] = []
+    if p.datasets.count > maxChartedDatasets {
+      parts.append("charts for the first \(maxChartedDatasets) of the \(p.datasets.count) datasets")
+    }
+    if p.datasets.count > maxTabledDatasets {
+      parts.append("tables for the first \(maxTabledDatasets) of the \(p.datasets.count) datasets")
+    }
+    let size = p.pageBytes >= 1 << 20 ? "\(p.pageBytes >> 20) MiB" : "\(p.pageBytes >> 10) KiB"
+    if page.linkedCharts > 0 { parts.append("\(page.linkedCharts) charts linked to their SVGs in plots/, not drawn here") }
+    if page.leftOutCharts > 0 { parts.append("\(page.leftOutCharts) charts left out (their SVGs are in plots/)") }
+    if page.leftOutTables > 0 { parts.append("\(page.leftOutTables) tables left out") }
+    if p.manifest.utf8.count > maxInlineManifestBytes { parts.append("manifest.json linked, not shown") }
+    guard !parts.isEmpty else { return nil }
+    return "This report summarises (a report holds at most \(maxChartedDatasets) datasets' charts, "
+      + "\(maxTabledDatasets) datasets' tables and \(size)): " + parts.joined(separator: "; ")
+      + ". policies.csv, pareto.csv and robustness.csv hold every dataset."
   }
 
   /// An HTML table (escaped cells, in a scrolling box). A cell's 95 % CI
@@ -145,20 +204,33 @@ extension RunReport {
     var h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
     h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
     h += "<title>\(title)</title>\n<style>\n" + styleSheet + "</style>\n</head>\n<body>\n<h1>\(title)</h1>\n"
+    let end =
+      p.manifest.utf8.count > maxInlineManifestBytes
+      ? "<p>Manifest: <a href=\"manifest.json\">manifest.json</a></p>\n</body>\n</html>\n"
+      : "<details>\n<summary>Manifest (manifest.json)</summary>\n<pre>\(e(p.manifest))</pre>\n</details>\n</body>\n</html>\n"
+    var b = BudgetedPage(limit: p.pageBytes - h.utf8.count - end.utf8.count)
     if !p.rows.isEmpty {
-      h += "<h2>Headline</h2>\n<p class=\"note\">\(e(headlineNote))</p>\n" + headlineSections(p, .html)
+      _ = b.add("<h2>Headline</h2>\n<p class=\"note\">\(e(headlineNote))</p>\n")
+      b.addTables(headlineSections(p, .html))
     }
-    if let robustness = p.robustness { h += robustnessHTML(robustness, table: htmlTable) }
-    if p.rows.isEmpty { h += "<h2>Fit</h2>\n<p>\(e(fitNote))</p>\n" }
-    h += "<h2>Charts</h2>\n"
+    if let robustness = p.robustness, !b.add(robustnessHTML(robustness, table: htmlTable)) { b.leftOutTables += 1 }
+    if p.rows.isEmpty { _ = b.add("<h2>Fit</h2>\n<p>\(e(fitNote))</p>\n") }
+    _ = b.add("<h2>Charts</h2>\n")
     for c in p.figures {
-      h += "<figure id=\"\(e(c.file))\">\n" + c.svg + "<figcaption>plots/\(e(c.file))</figcaption>\n</figure>\n"
+      let caption = "<figcaption>plots/\(e(c.file))</figcaption>\n</figure>\n"
+      if !b.add("<figure id=\"\(e(c.file))\">\n" + c.svg + caption) {
+        if b.add("<figure id=\"\(e(c.file))\">\n<a href=\"plots/\(e(c.file))\">\(e(c.title))</a>\n" + caption) {
+          b.linkedCharts += 1
+        } else {
+          b.leftOutCharts += 1
+        }
+      }
     }
-    for n in p.notes { h += "<p class=\"note\">Note: \(e(n))</p>\n" }
-    if !p.rows.isEmpty { h += "<h2>Policies</h2>\n<p class=\"note\">\(e(tableNote))</p>\n" }
-    h += policySections(p, .html)
-    h += "<details>\n<summary>Manifest (manifest.json)</summary>\n<pre>\(e(p.manifest))</pre>\n</details>\n</body>\n</html>\n"
-    return h
+    for n in p.notes { _ = b.add("<p class=\"note\">Note: \(e(n))</p>\n") }
+    if !p.rows.isEmpty { _ = b.add("<h2>Policies</h2>\n<p class=\"note\">\(e(tableNote))</p>\n") }
+    b.addTables(policySections(p, .html))
+    if let note = summaryNote(p, b) { h += "<p class=\"note summary\"><b>\(e(note))</b></p>\n" }
+    return h + b.text + end
   }
 
   /// The style sheet of `report.html`.
@@ -193,19 +265,22 @@ extension RunReport {
 
   /// `report.md`: links to the SVGs, then the tables.
   private static func reportMarkdown(_ p: ReportPage) -> String {
-    var m = "# FetchLab report: \(md(p.name))\n\n"
+    let title = "# FetchLab report: \(md(p.name))\n\n", end = "Manifest: [manifest.json](manifest.json)\n"
+    var b = BudgetedPage(limit: p.pageBytes - title.utf8.count - end.utf8.count)
     if !p.rows.isEmpty {
-      m += "## Headline\n\n\(headlineNote)\n\n" + headlineSections(p, .markdown)
+      _ = b.add("## Headline\n\n\(headlineNote)\n\n")
+      b.addTables(headlineSections(p, .markdown))
     } else {
-      m += "## Fit\n\n\(fitNote)\n\n"
+      _ = b.add("## Fit\n\n\(fitNote)\n\n")
     }
-    if let robustness = p.robustness { m += robustnessMarkdown(robustness, table: markdownTable) }
-    m += "## Charts\n\n"
-    for c in p.figures { m += "![\(md(c.title))](plots/\(c.file))\n\n" }
-    for n in p.notes { m += "Note: \(md(n))\n\n" }
-    if !p.rows.isEmpty { m += "## Policies\n\n\(tableNote)\n\n" }
-    m += policySections(p, .markdown)
-    m += "Manifest: [manifest.json](manifest.json)\n"
-    return m
+    if let robustness = p.robustness, !b.add(robustnessMarkdown(robustness, table: markdownTable)) { b.leftOutTables += 1 }
+    _ = b.add("## Charts\n\n")
+    for c in p.figures where !b.add("![\(md(c.title))](plots/\(c.file))\n\n") { b.leftOutCharts += 1 }
+    for n in p.notes { _ = b.add("Note: \(md(n))\n\n") }
+    if !p.rows.isEmpty { _ = b.add("## Policies\n\n\(tableNote)\n\n") }
+    b.addTables(policySections(p, .markdown))
+    var m = title
+    if let note = summaryNote(p, b) { m += "**\(md(note))**\n\n" }
+    return m + b.text + end
   }
 }

@@ -245,7 +245,8 @@ public enum RunReport {
 
   /// Most datasets a report draws charts for (a world grid of 10,000
   /// points would otherwise draw 40,000 charts into one page): the first
-  /// ones in the run's order; the tables cover every dataset.
+  /// ones in the run's order; the tables cover the first
+  /// ``maxTabledDatasets``, `policies.csv` every dataset.
   package static let maxChartedDatasets = 24
 
   /// A chart and its file name under `plots/`.
@@ -302,8 +303,8 @@ public enum RunReport {
     var notes: [String] = []
     if datasets.count > maxChartedDatasets {
       notes.append(
-        "\(datasets.count) datasets: charts for the first \(maxChartedDatasets) only (the tables, policies.csv and "
-          + "robustness.csv cover all); a report draws at most \(maxChartedDatasets) datasets' charts")
+        "\(datasets.count) datasets: charts for the first \(maxChartedDatasets) only (policies.csv and robustness.csv "
+          + "cover all); a report draws at most \(maxChartedDatasets) datasets' charts")
       datasets = Array(datasets.prefix(maxChartedDatasets))
     }
     let charted = Set(datasets)
@@ -462,6 +463,10 @@ public enum RunReport {
     /// the users' time zones); false: it reads only the result directory,
     /// and hour-of-day charts are in UTC.
     package var readsTrace: Bool
+
+    /// Most bytes of `report.html` and `report.md` (``maxPageBytes``;
+    /// tests give less).
+    package var pageBytes: Int = RunReport.maxPageBytes
 
     package init(timeline: TimelineRequest? = TimelineRequest(), policies: [String]? = nil, readsTrace: Bool = true) {
       self.timeline = timeline

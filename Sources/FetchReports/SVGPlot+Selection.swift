@@ -11,7 +11,8 @@ extension SVGPlot {
 
   /// The least CIEDE2000 colour difference between two families drawn in
   /// one default chart; below about 20, small markers of two hues (the
-  /// registry's magenta and pink) are easily taken for one another.
+  /// registry's magenta and pink, or two greens) are easily taken for one
+  /// another.
   package static let minimumColourDifference = 20.0
 
   /// The reference families: `never` (no background fetch) and the oracles.
@@ -26,8 +27,9 @@ extension SVGPlot {
   /// it; otherwise the least, over its settings, of the log ratio of its
   /// staleness to the frontier's (a share in points for a higher-is-better
   /// axis). A family whose colour is within ``minimumColourDifference`` of
-  /// a real family already chosen is left out (the references, drawn with
-  /// their own markers and named in the legend, are not compared). Of each family only its non-dominated
+  /// a family already chosen (a reference or a real one) is left out, so
+  /// every two families a default chart draws differ by at least that. Of
+  /// each family only its non-dominated
   /// settings are drawn (no other setting of the family is as cheap and as
   /// fresh). `cost` and `staleness` give a row's plotted means.
   /// - Complexity: O(n²) in the rows.
@@ -61,9 +63,7 @@ extension SVGPlot {
     var clashing: [String] = []
     for f in real where chosen.count < limit {
       let c = familyStyle(f).color
-      if let near = chosen.first(where: {
-        !referenceFamilies.contains($0) && colourDifference(familyStyle($0).color, c) < minimumColourDifference
-      }) {
+      if let near = chosen.first(where: { colourDifference(familyStyle($0).color, c) < minimumColourDifference }) {
         clashing.append(f + " (its colour is " + near + "'s)")
         continue
       }

@@ -562,10 +562,16 @@ extension PairedComparison {
   /// A warning when some comparison has fewer than ``reliableUsers`` users,
   /// naming the smallest count; nil otherwise.
   package static func smallSampleWarning(_ rows: [PairedDifference]) -> String? {
-    guard let fewest = rows.map(\.summary.users).min(), fewest < reliableUsers else { return nil }
+    guard let fewest = rows.map(\.summary.users).min(), isSmallSample(users: fewest) else { return nil }
     return "warning: only \(fewest) users in some comparisons (fewer than \(reliableUsers)): their bootstrap CIs "
       + "and sign-test p-values are unreliable; read the per-user W/L/T counts and the means instead."
   }
+
+  /// Whether CIs over `users` users are too few to read (fewer than
+  /// ``reliableUsers``): the rule of `compare`'s warning and of the
+  /// notebook's interpretation (python/fetchlab/notebook.py holds the same
+  /// number as `RELIABLE_USERS`; a test keeps the two equal).
+  package static func isSmallSample(users: Int) -> Bool { users < reliableUsers }
 }
 
 /// Columns of `paired.csv`: one row per (dataset, policy, metric) against the

@@ -66,7 +66,9 @@ extension EventLogImporter {
     switch unit {
     case .iso8601:
       guard let iso = TimeText.parseISO8601(s) else {
-        throw fail("expected an ISO 8601 time such as 2018-01-16 06:01:05 or 2026-01-05T08:00:00Z, found '\(s.prefix(40))'")
+        throw fail(
+          "expected an ISO 8601 calendar date-time such as 2018-01-16 06:01:05 or 2026-01-05T08:00:00Z, found '\(s.prefix(40))'"
+            + (TimeText.looksLikeDate(s.utf8) ? " (week dates such as 2026-W02-1, ordinal dates and a date alone are not)" : ""))
       }
       offset = iso.offset
       if let u = iso.unixSeconds {
@@ -87,7 +89,12 @@ extension EventLogImporter {
       }
     case .seconds, .milliseconds, .auto:
       guard let x = DecimalText.finite(s) else {
-        let hint = TimeText.parseISO8601(s) != nil ? " (an ISO 8601 time: use --time-unit iso)" : ""
+        let hint =
+          TimeText.parseISO8601(s) != nil
+          ? " (an ISO 8601 time: use --time-unit iso)"
+          : TimeText.looksLikeDate(s.utf8)
+            ? ": " + TimeText.notATimeMessage(String(s.prefix(40))) + "; with --time-unit iso, also without a zone"
+            : ""
         throw fail("expected a number of \(unit == .milliseconds ? "milliseconds" : "seconds"), found '\(s.prefix(40))'\(hint)")
       }
       t = unit == .milliseconds ? x / 1000 : x

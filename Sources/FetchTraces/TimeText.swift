@@ -87,6 +87,20 @@ package enum TimeText {
     return ISO8601(wallSeconds: Double(day) * 86_400 + Double(h * 3600 + mi * 60) + seconds, offset: offset)
   }
 
+  /// Whether `b` starts like a date (four digits and `-`): text that is
+  /// no number, for which a message names the time forms instead.
+  package static func looksLikeDate(_ b: some Collection<UInt8>) -> Bool {
+    b.count >= 5 && b.prefix(4).allSatisfy { $0 >= 48 && $0 <= 57 } && b.dropFirst(4).first == 45
+  }
+
+  /// Why date-like `text` is not a time, naming the accepted forms (those
+  /// of docs/trace-format.md).
+  package static func notATimeMessage(_ text: String) -> String {
+    "'\(text)' is not a time: the accepted forms are Unix seconds (such as 1767600000) and ISO 8601 calendar "
+      + "date-times, YYYY-MM-DDTHH:MM[:SS[.fff]] with Z or an offset such as +01:00 (a valid date); week dates "
+      + "(2026-W02-1), ordinal dates (2026-005) and a date without a time are not"
+  }
+
   /// ``parseISO8601(_:)-(UnsafeBufferPointer<UInt8>)`` on a string.
   package static func parseISO8601(_ s: String) -> ISO8601? {
     var s = s

@@ -200,8 +200,8 @@ public final class TraceReader {
         throw fail("time", "ISO 8601 time '\(String(decoding: b, as: UTF8.self))' has no zone: add Z (UTC) or an offset such as +01:00")
       }
       time = t
-    } else if b.count >= 10, b[4] == 45, b[7] == 45 {
-      throw fail("time", "'\(String(decoding: b.prefix(40), as: UTF8.self))' is not an ISO 8601 time (YYYY-MM-DDTHH:MM[:SS]Z or with an offset, a valid date) nor a number of seconds")
+    } else if TimeText.looksLikeDate(b) {
+      throw fail("time", TimeText.notATimeMessage(escapedName(String(decoding: b.prefix(40), as: UTF8.self))))
     } else {
       time = try number(b, "time")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import FetchSupport
 import Testing
 
 /// The same bounds on every entry: `run --trace`'s policies and output,
@@ -72,6 +73,12 @@ struct EntryBoundsTests {
     #expect(first.status == 0, "\(first.stderr)")
     let oldModel = try #require(FileManager.default.contents(atPath: m))
     let oldManifest = try #require(FileManager.default.contents(atPath: rep + "/manifest.json"))
+    // The report names the model it describes by its hash: a reader can
+    // tell whether the model beside it is that one.
+    func modelHash(_ manifest: Data) throws -> String? {
+      try (JSONSerialization.jsonObject(with: manifest) as? [String: Any])?["model_sha256"] as? String
+    }
+    #expect(try modelHash(oldManifest) == SHA256.hex(oldModel))
     var failures = 0
     for limit in [2_000, 20_000, 60_000, 120_000, 200_000, 400_000] {
       let r = try CLI.run(
@@ -81,6 +88,7 @@ struct EntryBoundsTests {
       let manifest = try #require(FileManager.default.contents(atPath: rep + "/manifest.json"))
       if r.status == 0 {
         #expect(model != oldModel && manifest != oldManifest, "limit \(limit)")
+        #expect(try modelHash(manifest) == SHA256.hex(model), "limit \(limit)")
         break
       }
       failures += 1
@@ -111,7 +119,7 @@ struct EntryBoundsTests {
     #expect(ok.status == 0, "\(ok.stderr)")
   }
 
-  @Test("a report of a grid of more than 24 datasets draws the first 24 datasets' charts and says so; its tables cover all")
+  @Test("a grid of more than 24 datasets: run prints and report draws the first 24, and both say so; the tables cover up to 100")
   func largeGridReport() throws {
     let json = """
       {
@@ -129,6 +137,9 @@ struct EntryBoundsTests {
     let (dir, file) = try experimentDir(json)
     let r = try CLI.run(["run", file, "--out", dir + "/out"])
     #expect(r.status == 0, "\(r.stderr)")
+    // The run prints the tables of the first 24 datasets, then how many more there are.
+    #expect(r.stdout.components(separatedBy: "\ndataset ").count - 1 == 24, "\(r.stdout.suffix(500))")
+    #expect(r.stdout.contains("... and 6 more datasets (a run prints the first 24): every dataset's rows are in "), "\(r.stdout.suffix(500))")
     let rep = try CLI.run(["report", dir + "/out", "--no-timeline"])
     #expect(rep.status == 0, "\(rep.stderr)")
     let plots = try FileManager.default.contentsOfDirectory(atPath: dir + "/out/plots")
@@ -136,6 +147,7 @@ struct EntryBoundsTests {
     #expect(staleness.count == 24, "\(staleness.count) staleness charts")
     let md = try String(contentsOfFile: dir + "/out/report.md", encoding: .utf8)
     #expect(md.contains("30 datasets: charts for the first 24 only"), "\(md.prefix(2_000))")
-    #expect(md.components(separatedBy: "### Dataset ").count - 1 >= 30, "every dataset has its tables")
+    #expect(md.components(separatedBy: "### Dataset ").count - 1 >= 30, "under 100 datasets, every dataset has its tables")
+    #expect(md.contains("**This report summarises"), "\(md.prefix(2_000))")
   }
 }

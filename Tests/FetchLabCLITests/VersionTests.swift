@@ -23,7 +23,9 @@ struct VersionTests {
     #expect(cliVersion.split(separator: ".").count == 3, "fetchlab --version: '\(cliVersion)'")
     #expect(try version(in: "CITATION.cff", #"^version: "([^"]+)""#) == cliVersion)
     #expect(try version(in: "python/fetchlab/__init__.py", #"^__version__ = "([^"]+)""#) == cliVersion)
-    #expect(try version(in: "notebooks-export/default.ipynb", #"FetchLab version: ([0-9][0-9.]*[0-9])"#) == cliVersion)
+    for notebook in ["default", "story"] {
+      #expect(try version(in: "notebooks-export/\(notebook).ipynb", #"FetchLab version: ([0-9][0-9.]*[0-9])"#) == cliVersion)
+    }
     #expect(
       try version(in: "notebooks-export/default-data/manifest.json", #""fetchlab_version" ?: "([^"]+)""#) == cliVersion)
   }

@@ -108,6 +108,23 @@ struct NotebookTests {
     let again = try #require(try Notebook.interpretation(runDir: dir + "/run").first).lines
     #expect(again[3].contains("at 9.5 J/day"))
     #expect(again[6].contains("9.5 J/day [8.5, 9.9] against 250 [240, 260] (0.038× the energy)"))
+    #expect(!again.contains { $0.hasPrefix("- Only ") })
+  }
+
+  @Test("fewer users than compare's small-sample threshold: the interpretation ends with compare's warning")
+  func smallSampleStatement() throws {
+    let dir = try NotebookFixture.runDir()
+    let path = dir + "/run/policies.csv"
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    for (users, warned) in [(4, true), (PairedComparison.reliableUsers - 1, true), (PairedComparison.reliableUsers, false)] {
+      try text.replacingOccurrences(of: "ds,periodic:1h,periodic,12,", with: "ds,periodic:1h,periodic,\(users),")
+        .write(toFile: path, atomically: true, encoding: .utf8)
+      let last = try #require(try Notebook.interpretation(runDir: dir + "/run").first?.lines.last)
+      #expect(last.hasPrefix("- Only \(users) users in this dataset (fewer than 10): its bootstrap CIs") == warned, "\(last)")
+    }
+    // The Python package applies the same threshold.
+    let python = try String(contentsOfFile: Self.repository + "/python/fetchlab/notebook.py", encoding: .utf8)
+    #expect(python.contains("\nRELIABLE_USERS = \(PairedComparison.reliableUsers)\n"))
   }
 
   /// The notebook's JSON, parsed.

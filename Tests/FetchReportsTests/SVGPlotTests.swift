@@ -1,5 +1,6 @@
 @testable import FetchReports
 import FetchBenchmark
+import FetchSimulation
 import FetchSupport
 import FetchTestSupport
 import FetchTraces
@@ -399,8 +400,57 @@ struct ReportLegibilityTests {
       // What the chart leaves out, it says.
       #expect(plot.notes.contains { $0.hasPrefix("Shown: ") }, "\(plot.title): \(plot.notes)")
     }
-    // ios-custom's pink and silent-push's magenta are never drawn together by default.
-    #expect(SVGPlot.colourDifference(SVGPlot.familyStyle("ios-custom").color, SVGPlot.familyStyle("silent-push").color) < 20)
+    // No family of the default benchmark is left out for a look-alike colour.
+    for plot in charts { #expect(!plot.notes.joined().contains("look-alike"), "\(plot.title): \(plot.notes)") }
+  }
+
+  /// The families a default fresh-share chart draws of `rows`.
+  static func defaultFamilies(_ rows: [RunReport.PolicyRow]) -> [String] {
+    let freshKey = ScoreMetric.fresh_ratio.rawValue
+    func cost(_ r: RunReport.PolicyRow) -> Double? { r.energy.mean }
+    func fresh(_ r: RunReport.PolicyRow) -> Double? { r.estimates[freshKey]?.mean }
+    let chosen = SVGPlot.chooseSeries(rows, limit: SVGPlot.seriesLimit, cost: cost, staleness: fresh, higherIsBetter: true)
+    var out: [String] = []
+    for r in chosen.rows where !out.contains(r.family) { out.append(r.family) }
+    return out
+  }
+
+  @Test("any families a default chart can draw: every two colours, references included, ≥ 20 CIEDE2000 apart")
+  func everyDefaultPairOfColoursDiffers() throws {
+    // Every built-in family with one configuration, all on the frontier
+    // (each fresher and dearer than the last), in many orders: whichever
+    // eight the chart keeps, no two look alike.
+    let docs = try String(contentsOfFile: NotebookTests.repository + "/docs/policies.md", encoding: .utf8)
+    let builtIn = Set(docs.split(separator: "\n").compactMap { l in
+      l.hasPrefix("### `") ? String(l.dropFirst(5).prefix { $0 != "`" }) : nil
+    })
+    var families: [String] = []
+    for f in PolicyRegistry.families where builtIn.contains(f.name) { families.append(f.name) }
+    #expect(families.count >= 19)
+    var orders: [[String]] = [families, Array(families.reversed())]
+    for k in stride(from: 1, to: families.count, by: 2) {
+      orders.append(Array(families[k...]) + Array(families[..<k]))
+    }
+    var drawn = 0
+    for order in orders {
+      var rows: [RunReport.PolicyRow] = []
+      for (i, f) in order.enumerated() {
+        let fresh = 0.5 + Double(i) / Double(4 * order.count)
+        rows.append(TradeoffChartTests.row(f, energy: Double(i + 1), fresh: fresh, cellularMB: 1))
+      }
+      let chosen = Self.defaultFamilies(rows)
+      #expect(chosen.count == SVGPlot.seriesLimit, "\(chosen)")
+      for (i, a) in chosen.enumerated() {
+        for b in chosen[(i + 1)...] {
+          let d = SVGPlot.colourDifference(SVGPlot.familyStyle(a).color, SVGPlot.familyStyle(b).color)
+          #expect(d >= SVGPlot.minimumColourDifference, "\(a) and \(b) drawn together, \(d) apart")
+          drawn += 1
+        }
+      }
+    }
+    #expect(drawn >= 28 * orders.count)
+    // The rule matters: the registry has look-alike pairs, one with a reference.
+    #expect(SVGPlot.colourDifference(SVGPlot.familyStyle("oracle").color, SVGPlot.familyStyle("transfer").color) < 20)
   }
 
   @Test("duration ticks: 0 in the zero lane, then s, min, h and days")

@@ -110,6 +110,12 @@ struct EventLogTimeTests {
   @Test("the number grammar: hexadecimal times and durations are refused")
   func hexRefused() {
     #expect(importError("user,timestamp,app,event\nu,0x69594D00,a,open\n").contains("log.csv:2: timestamp: expected a number of seconds, found '0x69594D00'"))
+    // A week date is no number either: the message names the accepted time forms.
+    let week = importError("user,timestamp,app,event\nu,2024-W10-1,a,open\n")
+    #expect(week.contains("log.csv:2: timestamp: expected a number of seconds, found '2024-W10-1': '2024-W10-1' is not a time: the accepted forms"), "\(week)")
+    var iso = EventLogImporter.Options()
+    iso.timeUnit = .iso8601
+    #expect(importError("user,timestamp,app,event\nu,2024-W10-1 08:00,a,open\n", iso).contains("(week dates such as 2026-W02-1"))
     var o = EventLogImporter.Options()
     o.durationColumn = "d"
     o.closeEvents = []

@@ -66,8 +66,15 @@ struct TraceInputBoundsTests {
     let before = try #require(readError("user,time,event,app,value\nu1,\(Self.b),open,a,4\n"))
     #expect(before.contains("'open' row before any 'begin' row for user 'u1'"), "\(before)")
     let iso = try #require(readError(Self.trace(["u1,2026-02-30T00:00:00Z,open,a,4"])))
-    #expect(iso.contains("trace.csv:3: time: '2026-02-30T00:00:00Z' is not an ISO 8601 time"), "\(iso)")
+    #expect(iso.contains("trace.csv:3: time: '2026-02-30T00:00:00Z' is not a time: the accepted forms are Unix seconds"), "\(iso)")
     #expect(!iso.contains("finite number"))
+    // Week and ordinal dates get the accepted forms, not a number's message.
+    for text in ["2024-W10-1", "2024-W10-1T08:00:00Z", "2024-070T08:00:00Z"] {
+      let week = try #require(readError(Self.trace(["u1,\(text),open,a,4"])))
+      #expect(week.contains("trace.csv:3: time: '\(text)' is not a time: the accepted forms are Unix seconds"), "\(week)")
+      #expect(week.contains("ISO 8601 calendar date-times") && week.contains("week dates (2026-W02-1)"), "\(week)")
+      #expect(!week.contains("decimal number") && !week.contains("finite number"), "\(week)")
+    }
   }
 
   @Test("seconds of the year 9999 are out of range, not milliseconds; real milliseconds still are")

@@ -65,9 +65,9 @@ def default_policies(run, dataset=None, metric="mean_age_s", limit=SERIES_LIMIT)
     At most ``limit`` families: the references (``never`` and the oracles),
     then the real families nearest the frontier of the real policies (the
     best ``metric`` at each energy or less), leaving out a family whose
-    colour is within a CIEDE2000 difference of 20 of a real family already
-    chosen (the references, single points with their own markers, are not
-    compared);
+    colour is within a CIEDE2000 difference of 20 of a family already
+    chosen (the references included: every two families drawn differ by at
+    least that);
     of each family its settings no other setting of the family beats on
     both energy and ``metric``. In run order.
     """
@@ -99,7 +99,7 @@ def default_policies(run, dataset=None, metric="mean_age_s", limit=SERIES_LIMIT)
         if len(chosen) >= limit:
             break
         if any(colour_difference(family_style(c)[0], family_style(f)[0]) < MIN_COLOUR_DIFFERENCE
-               for c in chosen if c not in REFERENCE_FAMILIES):
+               for c in chosen):
             continue
         chosen.append(f)
     keep = set()
@@ -142,9 +142,24 @@ def _legend(fig, handles, ncol):
                    handlelength=1.6, borderaxespad=0.2)
 
 
-def _ncol(width):
-    """Legend columns: 3 in one column of a paper, 5 across the page."""
-    return 3 if _width(width) < 5 else 5
+def _ncol(width, labels=()):
+    """Legend columns: at most 3 in one column of a paper, 5 across the page, fewer when long labels would not fit.
+
+    A label's width is estimated at 0.6 em a character of the 7 pt legend
+    text (DejaVu Sans averages about 0.55 em), plus its handle; matplotlib
+    fills the columns top to bottom.
+    """
+    w = _width(width)
+    most = 3 if w < 5 else 5
+    labels = list(labels)
+    em = PAPER_RC["legend.fontsize"] / 72
+    for n in range(most, 1, -1):
+        rows = math.ceil(len(labels) / n) if labels else 1
+        cols = [labels[i * rows:(i + 1) * rows] for i in range(n)]
+        need = sum((1.6 + 0.3 + 0.6 * max(len(s) for s in c)) * em for c in cols if c) + 0.8 * em * (n - 1)
+        if need <= 0.95 * w:
+            return n
+    return 1
 
 
 #: duration ticks of a log age axis, s
@@ -178,7 +193,9 @@ def _tradeoff(run, metric, scale, dataset, policies, width, height, annotate, fr
     rows = rows.dropna(subset=["energy_j_per_day", metric]).reset_index(drop=True)
     order = list(rows["policy"])
     families = list(dict.fromkeys(rows["family"]))
-    ncol = _ncol(width)
+    labels = [f"{f} ({n})" if n > 1 else rows.loc[rows["family"] == f, "policy"].iloc[0]
+              for f, n in ((f, int((rows["family"] == f).sum())) for f in families)]
+    ncol = _ncol(width, labels + (["Pareto frontier"] if frontier_line else []))
     entries = len(families) + (1 if frontier_line else 0)
     annotate = annotate and len(rows) <= 12
     if height is None:
@@ -294,7 +311,7 @@ def age_cdf(run, dataset=None, policies=None, width="single", height=None):
     run, d, ev, order = _events(run, "opens.csv", dataset, policies)
     top = max(float(ev["age_s"].max()), 10.0)
     grid = np.logspace(0, math.ceil(math.log10(top)), 300)
-    ncol = _ncol(width)
+    ncol = _ncol(width, order)
     if height is None:
         height = _width(width) * (0.62 if _width(width) < 5 else 0.36) + 0.17 * math.ceil(len(order) / ncol) + 0.15
     fig, ax = _figure(width, height)

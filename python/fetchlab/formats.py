@@ -249,8 +249,10 @@ def read_trace(path):
             if off is None:
                 fail("time", f"ISO 8601 time {b.decode('utf-8', 'replace')!r} has no zone: add Z (UTC) or an offset such as +01:00")
             t = wall - off
-        elif len(b) >= 10 and b[4:5] == b"-" and b[7:8] == b"-":
-            fail("time", f"{b[:40].decode('utf-8', 'replace')!r} is not an ISO 8601 time nor a number of seconds")
+        elif len(b) >= 5 and b[:4].isdigit() and b[4:5] == b"-":
+            fail("time", f"{b[:40].decode('utf-8', 'replace')!r} is not a time: the accepted forms are Unix seconds (such as "
+                 "1767600000) and ISO 8601 calendar date-times, YYYY-MM-DDTHH:MM[:SS[.fff]] with Z or an offset such as "
+                 "+01:00 (a valid date); week dates (2026-W02-1), ordinal dates (2026-005) and a date without a time are not")
         else:
             t = num(b, "time")
         if not PLAUSIBLE[0] <= t <= PLAUSIBLE[1]:

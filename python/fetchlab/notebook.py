@@ -23,6 +23,10 @@ from .style import family_style
 
 #: Budgets of the "freshest under a budget" statements, J/day (FetchLab's ``Notebook.budgetsJPerDay``).
 BUDGETS_J_PER_DAY = [10, 100]
+#: users below which the bootstrap CIs of a dataset are too few to read: the
+#: rule of `fetchlab compare`'s small-sample warning (a test of the Swift
+#: package keeps the two equal)
+RELIABLE_USERS = 10
 
 
 def fmt(x):
@@ -266,6 +270,10 @@ class NotebookRun:
                     out.append(f"- At least as fresh as {p('periodic:1h')} (mean age ≤ {fmt(a(t))} s), the configuration without "
                                f"oracles with the least cellular data is {p(q['policy'])}: {fmt(q['cellular_bytes_per_day'] * 1e-6)} "
                                f"MB/day against {mb}.")
+        fewest = rows["users"].min() if len(rows) else None
+        if fewest is not None and pd.notna(fewest) and int(fewest) < RELIABLE_USERS:
+            out.append(f"- Only {int(fewest)} users in this dataset (fewer than {RELIABLE_USERS}): its bootstrap CIs, and "
+                       "whether two of them overlap, are unreliable; read the per-user numbers (summary.csv) and the means instead.")
         return out
 
     def interpret(self, dataset):

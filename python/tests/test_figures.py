@@ -141,6 +141,8 @@ def test_default_frontier_of_the_benchmark_is_readable(dataset):
     box = fig.legends[0].get_window_extent()
     assert box.height / fig.bbox.height <= 0.25
     assert box.y1 <= ax.get_window_extent().y0
+    # and is not clipped at the figure's sides (long family names take fewer columns)
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (box.x0, box.x1, fig.bbox.width)
 
 
 def test_duration_labels():

@@ -109,16 +109,18 @@ package struct FitJob: Sendable {
 
     if let report, let perPair = files.perPair, let perUserDevice = files.perUserDevice {
       let overall = try writeOverall(report, totals)
-      let manifest = manifestFields(
-        command: command, version: version, started: started, setup: setup, totals: totals,
-        populationSample: samples.count)
-      let m = try AtomicTextFile(path: report + "/manifest.json")
-      try m.write(JSONText.pretty(manifest))
-      // Everything is written before anything is committed: the report's
-      // files into its staging directory, the model under its temporary
-      // name, moved into place by the outcome's commitModel() after the
+      // Everything is written before anything is committed: the model
+      // under its temporary name (its hash goes into the report's
+      // manifest), the report's files into its staging directory; the
+      // outcome's commitModel() moves the model into place after the
       // report's commit.
       try files.model.prepare()
+      var manifest = manifestFields(
+        command: command, version: version, started: started, setup: setup, totals: totals,
+        populationSample: samples.count)
+      manifest["model_sha256"] = files.model.sha256
+      let m = try AtomicTextFile(path: report + "/manifest.json")
+      try m.write(JSONText.pretty(manifest))
       try perPair.commit()
       try perUserDevice.commit()
       for f in overall { try f.commit() }

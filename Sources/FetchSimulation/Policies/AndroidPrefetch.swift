@@ -188,7 +188,7 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
 package enum AndroidPrefetchFamily: DescribedFamily {
   package static let info = FamilyInfo(
     "android-prefetch", .settingsAfter("threshold=<interval>"), example: "android-prefetch:threshold=2h",
-    learning: .habitModel, style: PolicyStyle(color: "#882255", marker: .asterisk),
+    learning: .habitModel, style: PolicyStyle(color: "#AA4499", marker: .asterisk),
     summary:
       "Android prefetch job: a periodic job that runs only when the learned estimate of the app's next launch is within the threshold (7h)")
 

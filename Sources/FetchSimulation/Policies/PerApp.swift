@@ -38,7 +38,7 @@ package enum PerAppFamily: DescribedFamily {
 
   package static let info = FamilyInfo(
     "per-app", .other(":<app>=<policy>;...;*=<policy>"),
-    example: "per-app:#1=periodic:1h;*=ios-minimum", style: PolicyStyle(color: "#0072B2", marker: .ring),
+    example: "per-app:#1=periodic:1h;*=ios-minimum", style: PolicyStyle(color: "#117733", marker: .ring),
     summary:
       "a policy per app of the device (by name, or #k for the k-th replayed app; * for the rest), all on one radio with shared device budgets")
 

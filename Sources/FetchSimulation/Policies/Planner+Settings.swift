@@ -130,7 +130,7 @@ package struct PlannerParameters: SettingTable {
 package enum PlannerFamily: DescribedFamily {
   package static let info = FamilyInfo(
     "planner", .settingsAfter("budget=<J/day>"), example: "planner:budget=5",
-    learning: .habitModel, style: PolicyStyle(color: "#117733", marker: .hexagon),
+    learning: .habitModel, style: PolicyStyle(color: "#0072B2", marker: .hexagon),
     summary:
       "plans with the learned models: fetches at the moment of the horizon with the best expected freshness gain at the predicted opens per marginal joule (a session, WiFi or the charger coming), under a paced daily energy budget")
 

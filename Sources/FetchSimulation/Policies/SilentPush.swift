@@ -245,7 +245,7 @@ package struct SilentPushPolicy: FetchPolicy {
 /// `silent-push[:key=value,...]`.
 package enum SilentPushFamily: DescribedFamily {
   package static let info = FamilyInfo(
-    "silent-push", .settings, style: PolicyStyle(color: "#AA4499", marker: .plus),
+    "silent-push", .settings, style: PolicyStyle(color: "#882255", marker: .plus),
     summary:
       "the server pushes on each content update; APNs priority-5 batching, a rate cap, store-one coalescing while offline; each delivery launches a 30 s fetch")
 

@@ -295,7 +295,10 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
     "\(exp.name): \(exp.datasets.count) datasets, \(t.users) users, \(t.pairs) (user, app) pairs, "
       + "\(exp.configurations.count) policies × \(exp.replications) replications; "
       + "\(outcome.unitsComputed) units computed, \(outcome.unitsReused) reused -> \(out)/")
-  for (i, d) in exp.datasets.enumerated() {
+  // A large grid prints the tables of its first datasets, as its report
+  // draws the charts of its first ones; policies.csv has every dataset.
+  let shown = exp.datasets.prefix(RunReport.maxChartedDatasets)
+  for (i, d) in shown.enumerated() {
     let c = outcome.counts[i]
     let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
     print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
@@ -305,6 +308,14 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) th
         "warning: dataset \(d.name) has no scored opens (its users' opens all fall in the training part, "
           + "train_fraction \(CSV.number(exp.trainFraction))): its staleness is empty (undefined), not zero")
     }
+  }
+  if exp.datasets.count > shown.count {
+    let rest = exp.datasets.count - shown.count
+    let empty = outcome.counts.dropFirst(shown.count).filter { $0.opens == 0 }.count
+    print(
+      "\n... and \(rest) more datasets (a run prints the first \(shown.count)): every dataset's rows are in "
+        + "\(out)/policies.csv")
+    if empty > 0 { log("warning: \(empty) of those \(rest) datasets have no scored opens: their staleness is empty (undefined)") }
   }
 }
 
