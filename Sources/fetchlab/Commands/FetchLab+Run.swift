@@ -123,6 +123,9 @@ extension FetchLab {
       let started = Date()
       let names = policy.isEmpty ? ["never", "periodic:15m", "periodic:1h", "periodic:4h", "oracle"] : policy
       let specs = try names.map(parsePolicy)
+      if let s = specs.first(where: \.needsGeneratorTruth) {
+        throw CommandError("'\(s)' plans with the synthetic generator's models, but \(trace) is a trace with no generator; run it in an experiment file whose datasets are synthetic")
+      }
       var world = WorldParameters()
       if let config { try world.apply(configPath: config) }
       try applyOverrides(overrides, to: &world)
