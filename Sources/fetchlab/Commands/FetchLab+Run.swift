@@ -11,7 +11,7 @@ import Foundation
 extension FetchLab {
   struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, pooled.csv, the scores (policies.csv with 95 % CIs, pareto.csv, matched.csv, oracle_gap.csv) and manifest.json; print a comparison.",
+      abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, pooled.csv, the scores (policies.csv with 95 % CIs, pareto.csv, matched.csv, oracle_gap.csv, loss_split.csv) and manifest.json; print a comparison.",
       discussion: """
         Policies: \(PolicySpec.syntax). `fetchlab policies` lists each one's settings.
         Example (three policies on the bundled trace):
