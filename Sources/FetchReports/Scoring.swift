@@ -308,13 +308,10 @@ public enum Scoring {
 ///   each configuration's energy (empty outside the family's range).
 /// - `oracle_gap.csv`: `dataset, budget_metric, policy, budget_value,
 ///   mean_age_s, budget_oracle_mean_age_s, gap_to_budget_oracle_mean_age_s`
-///   (header only when the run has no `oracle-budget:*` configuration; the
-///   sweep is the oracle that knows the opens and the content, and
-///   `know=` variants are rows against it).
-/// - `loss_split.csv`: per budget, the learning loss (`planner:budget=B`
-///   against `planner:budget=B,models=true`) and the foresight loss (that
-///   against `oracle-budget:BJ,know=opens`), paired per user
-///   (``LossSplitColumn``; header only without a model oracle).
+///   (header only without an `oracle-budget:*` configuration; the sweep is
+///   the oracle that knows opens and content, `know=` variants are rows).
+/// - `loss_split.csv`: the learning and foresight losses per budget
+///   (``Scoring/lossSplit(_:resamples:)``; header only without a model oracle).
 ///
 /// Every value is per user first (see ``SummaryTable``), then averaged over
 /// users; numbers have 10 significant digits, empty when undefined.
