@@ -83,10 +83,13 @@ final class UnitReplay {
   ) throws -> [String] {
     let path = input.path
     current = di
+    let generator = e.generator(of: d)
     let configs = (0..<e.replications).map { r in
-      RunConfiguration(
+      var c = RunConfiguration(
         tracePath: path, policies: e.policies, seed: e.replicationSeed(r), world: e.world(of: d), apps: e.apps,
         recordEvents: e.eventFiles, jobs: options.jobs, batchUsers: e.unitUsers, trainFraction: e.trainFraction)
+      c.generator = generator
+      return c
     }
     var population: PopulationModels?
     var ids = [[String]](repeating: [], count: e.replications)

@@ -229,6 +229,7 @@ public struct Experiment: Sendable {
       o, seed: seed, baseDirectory: baseDirectory, currentDirectory: currentDirectory)
     self.datasets = datasets
     configurations = try Self.parsePolicies(o)
+    try Self.refuseTruthWithoutGenerator(o, configurations, datasets)
     (world, self.datasets) = try Self.parseWorld(o, datasets: datasets)
     apps = try Self.parseApps(o)
     trainFraction = try Self.parseTrainFraction(o)

@@ -38,7 +38,8 @@ package final class ResultDirectory {
   /// Every name a run or `report` writes at the top of its directory.
   package static let resultNames = [
     "manifest.json", "summary.csv", "opens.csv", "fetches.csv", "pooled.csv", "policies.csv", "pareto.csv",
-    "matched.csv", "oracle_gap.csv", "robustness.csv", "paired.csv", "report.html", "report.md", "plots", "shard.json",
+    "matched.csv", "oracle_gap.csv", "loss_split.csv", "robustness.csv", "paired.csv", "report.html", "report.md",
+    "plots", "shard.json",
   ]
   static let lockName = ".fetchlab.lock"
   static let journalName = ".commit"

@@ -42,6 +42,9 @@ public struct RunConfiguration: Sendable {
   /// (``ParallelTraceReader``; results do not depend on it): 2 MiB, or
   /// `FETCHLAB_READ_CHUNK_BYTES` (for tests of the command line).
   package var readChunkBytes = RunConfiguration.defaultReadChunkBytes
+  /// The generator of the trace when it is synthetic and a policy plans
+  /// with its truth (`planner:…,models=true`); nil otherwise.
+  package var generator: SyntheticPopulation?
   package static let defaultReadChunkBytes: Int = {
     let text = ProcessInfo.processInfo.environment["FETCHLAB_READ_CHUNK_BYTES"] ?? ""
     return Int(text).map { min(max($0, 1), 1 << 30) } ?? ParallelTraceReader.defaultChunkBytes
@@ -469,7 +472,9 @@ package struct PreparedReplay: Sendable {
       seed: config.seed)
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
     let fits = HabitFitCache(trace: trace, sharesOpenProbabilities: PolicySpec.sharesOpenProbabilities(config.policies))
-    learning = LearningContext(training: train, population: population.habit, fits: fits, populationDevice: population.device)
+    var learning = LearningContext(training: train, population: population.habit, fits: fits, populationDevice: population.device)
+    learning.truth = config.generator?.truth(user: trace.user)
+    self.learning = learning
   }
 
   /// The replays of every selected app under `policies`, at the world's

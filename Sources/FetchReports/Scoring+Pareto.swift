@@ -106,9 +106,10 @@ package struct OracleGapRow: Sendable, Equatable {
     /// The metric the sweep is interpolated along.
     package var axis: ScoreMetric { self == .fetches ? .fetches_per_day : .energy_j_per_day }
 
-    /// The budget kind of an `oracle-budget:*` configuration, else nil.
+    /// The budget kind of an `oracle-budget:*` configuration that knows the
+    /// opens and the content (no `know=`), else nil.
     package init?(policy: String) {
-      guard policy.hasPrefix("oracle-budget:") else { return nil }
+      guard policy.hasPrefix("oracle-budget:"), !policy.contains(",know=") else { return nil }
       let arg = policy.dropFirst("oracle-budget:".count).split(separator: ",").first ?? ""
       self = arg.hasSuffix("J") || arg.hasSuffix("j") ? .energy : .fetches
     }

@@ -308,7 +308,10 @@ public enum Scoring {
 ///   each configuration's energy (empty outside the family's range).
 /// - `oracle_gap.csv`: `dataset, budget_metric, policy, budget_value,
 ///   mean_age_s, budget_oracle_mean_age_s, gap_to_budget_oracle_mean_age_s`
-///   (header only when the run has no `oracle-budget:*` configuration).
+///   (header only without an `oracle-budget:*` configuration; the sweep is
+///   the oracle that knows opens and content, `know=` variants are rows).
+/// - `loss_split.csv`: the learning and foresight losses per budget
+///   (``Scoring/lossSplit(_:resamples:)``; header only without a model oracle).
 ///
 /// Every value is per user first (see ``SummaryTable``), then averaged over
 /// users; numbers have 10 significant digits, empty when undefined.
@@ -364,7 +367,9 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
         cell(r.oracleMeanAgeS), cell(r.gapS),
       ]))
   }
-  for f in [policies, pareto, matched, gaps] { try f.commit() }
+  let split = try AtomicTextFile(path: runDir + "/loss_split.csv")
+  for line in Scoring.lossSplitLines(Scoring.lossSplit(table, resamples: resamples), named: named) { try split.write(line) }
+  for f in [policies, pareto, matched, gaps, split] { try f.commit() }
   return scores
 }
 

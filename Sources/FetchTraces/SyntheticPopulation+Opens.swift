@@ -66,13 +66,13 @@ extension SyntheticPopulation {
   }
 
   /// Length of the rhythm's bins, s, and bins per day.
-  private static let binSeconds = 900.0
-  private static let binsPerDay = 96
+  static let binSeconds = 900.0
+  static let binsPerDay = 96
 
   /// The pickup rate per second for every 15-minute bin of the window:
   /// the day's open curve (shifted by the chronotype, delayed on weekend
   /// mornings) scaled to the day's drawn open count.
-  private func pickupRates(
+  func pickupRates(
     _ tr: Traits, userMedian: Double, pickupsPerOpen: Double,
     using rng: inout SplitMix64
   ) -> [Double] {
@@ -216,7 +216,7 @@ extension SyntheticPopulation {
   /// still visits each app with share p(k | h) (see `exclusionWeights`).
   /// p(k | h) ∝ popularity × time-of-day preference, balanced (Sinkhorn)
   /// so that over the user's day each app keeps its popularity as share.
-  private struct AppChooser {
+  struct AppChooser {
     /// Apps of the user.
     let n: Int
     /// The user's window start (hours are counted from it).

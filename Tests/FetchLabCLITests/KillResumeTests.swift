@@ -5,7 +5,7 @@ import Testing
 
 /// Every file a finished experiment run writes, except `manifest.json`
 /// (it holds timestamps; compared by its content keys instead).
-let allResultFiles = finalFiles + ["policies.csv", "pareto.csv", "matched.csv", "oracle_gap.csv"]
+let allResultFiles = finalFiles + ["policies.csv", "pareto.csv", "matched.csv", "oracle_gap.csv", "loss_split.csv"]
 
 /// Two datasets (the five-user trace and a generated one), 2 replications,
 /// units of 2 users: (3 + 6 blocks) × 2 replications = 18 units.

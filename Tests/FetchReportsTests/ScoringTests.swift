@@ -438,3 +438,47 @@ struct ScoreFilesTests {
     #expect(table.contains("0/3/0"))
   }
 }
+
+@Suite("Scoring: the loss split into learning and foresight")
+struct LossSplitTests {
+  @Test("per budget: planner against model oracle, model oracle against the content-blind oracle, paired by user")
+  func handWorked() throws {
+    var s = summaryHeader
+    // Fresh shares per user: never 0.6; planner 0.7 / 0.8 / 0.9; model
+    // oracle 0.8 / 0.8 / 1.0; content-blind oracle 0.9 at every user.
+    for (u, planner, truth) in [("u1", 0.7, 0.8), ("u2", 0.8, 0.8), ("u3", 0.9, 1.0)] {
+      s += summaryRow(u, "news", "never", meanAge: 600, fresh: 0.6)
+      s += summaryRow(u, "news", "planner:budget=5", meanAge: 300, fresh: planner)
+      s += summaryRow(u, "news", "planner:budget=5,models=true", meanAge: 200, fresh: truth)
+      s += summaryRow(u, "news", "oracle-budget:5J,know=opens", meanAge: 100, fresh: 0.9)
+      s += summaryRow(u, "news", "planner:budget=20", meanAge: 100, fresh: 0.95)  // no model oracle at 20: no row
+    }
+    let rows = Scoring.lossSplit(try SummaryTable(text: s), resamples: 300)
+    #expect(rows.map(\.loss) == [.learning, .learning, .foresight, .foresight])
+    #expect(rows.allSatisfy { $0.budget == 5 && $0.paired.users == 3 })
+    let learning = rows[0], foresight = rows[2]
+    #expect(learning.policy == "planner:budget=5" && learning.reference == "planner:budget=5,models=true")
+    #expect(learning.metric == .fresh_ratio)
+    // Differences 0.1, 0, 0.1: mean 1/15; the planner gains 0.2 over never
+    // where the model oracle gains 0.8667 − 0.6.
+    #expect(abs(learning.paired.meanDifference - 0.2 / 3) < 1e-12)
+    #expect(abs(learning.gainShare! - 0.2 / (2.6 / 3 - 0.6)) < 1e-12)
+    #expect(rows[1].metric == .mean_age_s && rows[1].paired.meanDifference == -100)
+    #expect(foresight.policy == "planner:budget=5,models=true" && foresight.reference == "oracle-budget:5J,know=opens")
+    #expect(abs(foresight.paired.meanDifference - (0.9 - 2.6 / 3)) < 1e-12)
+    let lines = Scoring.lossSplitLines(rows, named: { $0 })
+    #expect(lines.count == 5 && lines[0] == LossSplitColumn.headerLine)
+    #expect(Scoring.plannerBudget("planner") ?? (0, true) == (10, false))
+    #expect(Scoring.plannerBudget("planner:models=true") ?? (0, false) == (10, true))
+    #expect(Scoring.plannerBudget("planner:budget=5,age_weight=0") == nil)
+    #expect(Scoring.contentBlindBudget("oracle-budget:10J,know=opens") == 10)
+    #expect(Scoring.contentBlindBudget("oracle-budget:10J") == nil)
+  }
+
+  @Test("the oracle-gap sweep is the oracle that knows opens and content; know= variants are rows against it")
+  func gapSweepKnowsBoth() {
+    #expect(OracleGapRow.Budget(policy: "oracle-budget:10J") == .energy)
+    #expect(OracleGapRow.Budget(policy: "oracle-budget:10J,know=opens") == nil)
+    #expect(OracleGapRow.Budget(policy: "oracle-budget:4,know=none") == nil)
+  }
+}

@@ -96,13 +96,16 @@ extension UserDayTimeline {
     for p in request.policies {
       let spec: PolicySpec
       do { spec = try PolicySpec(parsing: p) } catch { throw TimelineError(.badRequest, "--timeline-policy \(p): \(error)") }
+      guard !spec.needsGeneratorTruth else {
+        throw TimelineError(.badRequest, "--timeline-policy \(p): the timeline replays without the generator's models")
+      }
       guard run.policies.contains(spec.description) else {
         throw TimelineError(.badRequest, "--timeline-policy \(p): not one of the run's policies (\(run.policies.joined(separator: ", ")))")
       }
       if !chosen.contains(spec.description) { chosen.append(spec.description) }
     }
     if chosen.isEmpty { chosen = defaultPolicies(run.policies) }
-    return try chosen.map { p in
+    return try chosen.filter { p in (try? PolicySpec(parsing: p))?.needsGeneratorTruth != true }.map { p in
       do { return try PolicySpec(parsing: p) } catch { throw TimelineError(manifest: "\(runDir)/manifest.json", "policy \(p): \(error)") }
     }
   }

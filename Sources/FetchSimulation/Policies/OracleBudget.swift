@@ -49,6 +49,8 @@ package struct BudgetOracleParameters: SettingTable {
   /// for a count budget without foreground refresh; beyond it (or at 0) the
   /// greedy is used. 10^7 cells take about 0.5 s in a debug build.
   package var exactWorkLimit = 1e7
+  /// What the oracle knows of the future (`know=`, ``OracleKnowledge``).
+  package var knowledge = OracleKnowledge.opensAndContent
 
   package init() {}
 
@@ -120,7 +122,13 @@ package struct BudgetOraclePolicy: FetchPolicy {
   /// Whether the selection is provably optimal (count budgets, except when
   /// the greedy replaced the dynamic program).
   package let isExact: Bool
-  /// When to wake for each planned fetch (at or before its start).
+  /// What it knows of the future.
+  package let knowledge: OracleKnowledge
+  /// With ``OracleKnowledge/none``, the chosen timer: period and offset of
+  /// its first fetch from the window start, s.
+  package let fixedSchedule: (period: Double, phase: Double)?
+  /// When to wake for each planned fetch (at or before its start; with
+  /// ``OracleKnowledge/none``, the timer's ticks, each a fetch now).
   let wakeTimes: [Double]
   var next = 0
 
@@ -134,16 +142,26 @@ package struct BudgetOraclePolicy: FetchPolicy {
     params: BudgetOracleParameters = BudgetOracleParameters()
   ) {
     self.budget = budget
-    let planner = BudgetOraclePlanner(user: user, app: app, content: content)
+    knowledge = params.knowledge
+    let planner = BudgetOraclePlanner(user: user, app: app, content: content, knowsContent: params.knowledge == .opensAndContent)
     totalBudget = budget.total(days: user.trace.days)
+    if params.knowledge == .none {
+      let s = planner.bestFixedSchedule(budget: budget, total: totalBudget)
+      (plannedOpens, wakeTimes, plannedEnergyJ, plannedTotalAgeS, isExact) = ([], s.ticks, s.energyJ, s.totalAgeS, false)
+      fixedSchedule = (s.period, s.phase)
+      return
+    }
     var chosen: [Int]
-    switch budget {
-    case .fetchesPerDay:
+    switch (budget, params.knowledge) {
+    case (.fetchesPerDay, .opensAndContent):
       // More fetches than candidates is the same as unlimited.
       let n = Int(min(totalBudget, Double(planner.candidates.count)))
       (chosen, isExact) = planner.selectCount(n, exactWorkLimit: params.exactWorkLimit)
-    case .joulesPerDay:
+    case (.joulesPerDay, .opensAndContent):
       chosen = planner.selectEnergy(totalBudget)
+      isExact = false
+    default:
+      chosen = planner.selectContentBlind(budget: budget, total: totalBudget, rate: planner.w.updateRate(app: user.trace.apps[Int(app)]))
       isExact = false
     }
     chosen.sort()
@@ -151,6 +169,7 @@ package struct BudgetOraclePolicy: FetchPolicy {
     plannedTotalAgeS = planner.totalAge(chosen: chosen)
     plannedEnergyJ = chosen.reduce(0) { $0 + planner.candidates[$1].energyJ }
     wakeTimes = chosen.map { planner.candidates[$0].wake }
+    fixedSchedule = nil
   }
 
   package mutating func start(_ ctx: inout PolicyContext) { arm(&ctx) }
@@ -160,6 +179,13 @@ package struct BudgetOraclePolicy: FetchPolicy {
   }
 
   package mutating func timerFired(_ ctx: inout PolicyContext) {
+    if fixedSchedule != nil {
+      // A timer: a fetch at each tick, whatever the device is doing.
+      if next < wakeTimes.count { ctx.requestFetch() }
+      next += 1
+      arm(&ctx)
+      return
+    }
     guard next < plannedOpens.count else { return }
     // The engine times the start so that the fetch completes exactly at the
     // open (or at the latest feasible moment before it).
@@ -200,7 +226,9 @@ struct BudgetOraclePlanner {
   /// Candidates in time order (at most one per open).
   var candidates: [Candidate] = []
 
-  init(user: PreparedUser, app: Int32, content: ContentTimeline) {
+  /// - Parameter knowsContent: whether the candidates skip opens before the
+  ///   first update (a content-blind oracle cannot tell them apart).
+  init(user: PreparedUser, app: Int32, content: ContentTimeline, knowsContent: Bool = true) {
     self.user = user
     w = user.world
     self.content = content
@@ -216,7 +244,7 @@ struct BudgetOraclePlanner {
       let notBefore = k == 0 ? user.trace.start : opens[k - 1]
       guard let (s, c) = latestCompletion(by: opens[k], notBefore: notBefore) else { continue }
       let v = serverVersion(at: c)
-      guard v > 0 else { continue }
+      guard v > 0 || !knowsContent else { continue }
       candidates.append(Candidate(
         open: k, start: s, end: c, version: v, energyJ: energy(start: s, end: c, version: v),
         wake: max(notBefore, s - 1)))
@@ -518,12 +546,17 @@ package enum OracleBudgetFamily: DescribedFamily {
   }
 
   package static let info = FamilyInfo(
-    "oracle-budget", .other(":<N per day>|<X>J"),
+    "oracle-budget", .other(":<N per day>|<X>J[,know=opens+content|opens|none]"),
     example: "oracle-budget:4", style: PolicyStyle(color: "#999933", marker: .triangleDown),
     summary:
-      "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy)")
+      "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy); know= says how much of the future: the opens and the content updates (the default), the opens only, or neither (the best fixed timer in hindsight)")
 
-  package static var settings: [PolicySettingInfo] { BudgetOracleParameters.settingInfos }
+  /// `know=opens+content|opens|none`, among the table's settings.
+  static let know = ChoiceSetting(
+    name: "know", path: \BudgetOracleParameters.knowledge,
+    help: "what it knows of the future: opens+content (when the app is opened and when its content changes), opens (the opens only: content-blind, the content model's rate), none (a timer: the best fixed period and phase in hindsight)")
+
+  package static var settings: [PolicySettingInfo] { [know.info] + BudgetOracleParameters.settingInfos }
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }
@@ -534,12 +567,14 @@ package enum OracleBudgetFamily: DescribedFamily {
         "policy '\(spec)': bad budget '\(budget)' (fetches per day up to 86400, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
       )
     }
-    let p = try BudgetOracleParameters.parse(rest, policy: spec)
+    let p = try know.parse(rest, policy: spec)
     return Configuration(budget: b, parameters: p)
   }
 
   package static func describe(_ c: Configuration) -> String {
-    "oracle-budget:\(c.budget)" + c.parameters.settingsSuffix(separator: ",")
+    let k = c.parameters.knowledge
+    return "oracle-budget:\(c.budget)" + (k == .opensAndContent ? "" : ",know=\(k.rawValue)")
+      + c.parameters.settingsSuffix(separator: ",")
   }
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { nil }
   package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BudgetOraclePolicy {

@@ -67,6 +67,9 @@ package enum PerAppFamily: DescribedFamily {
         throw PolicySpecError("policy '\(spec)': app '\(kv[0])' is given twice; keep one")
       }
       let policy = try PolicySpec(parsing: kv[1])
+      guard !policy.needsGeneratorTruth else {
+        throw PolicySpecError("policy '\(spec)': a part may not plan with the generator's models (models=true)")
+      }
       guard policy.family.name != name else {
         throw PolicySpecError("policy '\(spec)': a part may not be per-app itself")
       }

@@ -93,6 +93,8 @@ package struct PlannerParameters: SettingTable {
   package var refitHour = 3.0
   /// Prior of the content-update rate, per hour (Gamma mean).
   package var priorUpdatesPerHour = 1.0
+  /// The models it plans with (`models=`, ``PlannerModels``).
+  package var models = PlannerModels.learned
 
   package init() {}
 
@@ -134,8 +136,20 @@ package enum PlannerFamily: DescribedFamily {
     summary:
       "plans with the learned models: fetches at the moment of the horizon with the best expected freshness gain at the predicted opens per marginal joule (a session, WiFi or the charger coming), under a paced daily energy budget")
 
+  /// `models=learned|true`, among the table's settings.
+  static let models = ChoiceSetting(
+    name: "models", path: \PlannerParameters.models,
+    help: "learned: the fitted habit model and the learned update rate; true: the synthetic generator's open intensity and update rate (the model oracle; synthetic datasets only)")
+
+  package static var settings: [PolicySettingInfo] { PlannerParameters.settingInfos + [models.info] }
+
+  package static func describe(_ p: PlannerParameters) -> String {
+    let rest = p.settingsSuffix(separator: ":")
+    return name + rest + (p.models == .learned ? "" : (rest.isEmpty ? ":" : ",") + "models=\(p.models.rawValue)")
+  }
+
   package static func parse(_ argument: String?, spec: String) throws -> PlannerParameters {
-    let p = try PlannerParameters.parse(argument ?? "", policy: spec)
+    let p = try models.parse(argument, policy: spec)
     guard p.stepS <= p.horizonS else {
       throw PolicySpecError("policy '\(spec)': step (\(formatDuration(p.stepS))) must not exceed horizon (\(formatDuration(p.horizonS)))")
     }
@@ -158,10 +172,13 @@ package enum PlannerFamily: DescribedFamily {
       }
     // At device scope the apps draw on one budget (made once per device).
     let shared = p.deviceBudget > 0 && device.scope == .device ? device.services.plannerBudget(p, training: training) : nil
+    let truth = p.models == .truth ? learning?.truth : nil
+    precondition(p.models == .learned || truth != nil, "planner:models=true replayed without the generator's truth")
     return { app, _ in
       PlannerPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
-        fits: learning?.fits, deviceModels: models, pacing: learning?.pacing, budget: shared)
+        fits: learning?.fits, deviceModels: models, pacing: learning?.pacing, budget: shared,
+        truth: truth.map { PlannerTruth(truth: $0, app: user.trace.apps[Int(app)], world: user.world) })
     }
   }
 }

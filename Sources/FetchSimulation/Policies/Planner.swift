@@ -68,6 +68,9 @@ package struct PlannerPolicy: FetchPolicy {
   /// the open history and recency, the update-rate estimate, the last sync
   /// and the pacing of budgets by the user's opens by hour.
   var habit: MinimumPolicy
+  /// The generator's truth in place of the habit model and the learned
+  /// update rate (`models=true`), nil for the learned planner.
+  let truth: PlannerTruth?
   /// The device models' view, nil without device rows in training.
   var outlook: DeviceOutlook?
   /// Other apps' opens and wakes per second, by local hour, from training.
@@ -107,8 +110,9 @@ package struct PlannerPolicy: FetchPolicy {
   package init(
     params: PlannerParameters, world: WorldParameters, training: UserTrace, app: Int32, population: HabitModel?,
     fits: HabitFitCache? = nil, deviceModels: DeviceModels? = nil, pacing: TrainingPacing? = nil,
-    budget: PlannerBudget? = nil
+    budget: PlannerBudget? = nil, truth: PlannerTruth? = nil
   ) {
+    self.truth = truth
     var mp = MinimumParameters()
     mp.checkIntervalS = params.checkIntervalS
     mp.refitHour = params.refitHour
@@ -274,7 +278,7 @@ extension PlannerPolicy {
       decision.factor = .launchBudget
       return nil
     }
-    let lambda = max(habit.rateEstimate, 1e-12)
+    let lambda = max(truth?.updateRate(at: t) ?? habit.rateEstimate, 1e-12)
     let since = max(0, t - habit.lastSync)
     let pNew = -expm1(-lambda * since)
     let down = (world.requestBytes + world.newDataMedianBytes) * pNew + world.noDataBytes * (1 - pNew)
@@ -320,7 +324,10 @@ extension PlannerPolicy {
     }
     for j in 0..<K {
       let mid = (Double(j) + 0.5) * step
-      rho[j] = habit.openMemo.intensity(habit.habit, at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
+      rho[j] =
+        if let truth { truth.openIntensity(at: t + mid) } else {
+          habit.openMemo.intensity(habit.habit, at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
+        }
       survivals[j] = survivalMemo.survival(rho[j], step: step)
       base[j] = utilityMemo.utility(
         sinceSync: since + mid, lambda: lambda, fresh: params.freshWeight, agePerHour: params.ageWeightPerHour)

@@ -231,6 +231,9 @@ package struct LearningContext: Sendable {
   package let deviceModels = DeviceModelsCache()
   /// The apps' pacing of the Minimum scheduler's budgets, shared likewise.
   package let pacing = TrainingPacing()
+  /// The synthetic generator's truth of this user (nil for a trace that no
+  /// generator in the run made), for `planner:models=true`.
+  package var truth: SyntheticTruth?
 
   package init(
     training: UserTrace, population: HabitModel?, fits: HabitFitCache = HabitFitCache(),

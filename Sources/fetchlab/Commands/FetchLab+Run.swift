@@ -11,7 +11,7 @@ import Foundation
 extension FetchLab {
   struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, pooled.csv, the scores (policies.csv with 95 % CIs, pareto.csv, matched.csv, oracle_gap.csv) and manifest.json; print a comparison.",
+      abstract: "Replay a trace (or an experiment file's datasets) against fetch policies; write summary.csv, opens.csv, fetches.csv, pooled.csv, the scores (policies.csv with 95 % CIs, pareto.csv, matched.csv, oracle_gap.csv, loss_split.csv) and manifest.json; print a comparison.",
       discussion: """
         Policies: \(PolicySpec.syntax). `fetchlab policies` lists each one's settings.
         Example (three policies on the bundled trace):
@@ -123,6 +123,9 @@ extension FetchLab {
       let started = Date()
       let names = policy.isEmpty ? ["never", "periodic:15m", "periodic:1h", "periodic:4h", "oracle"] : policy
       let specs = try names.map(parsePolicy)
+      if let s = specs.first(where: \.needsGeneratorTruth) {
+        throw CommandError("'\(s)' plans with the synthetic generator's models, but \(trace) is a trace with no generator; run it in an experiment file whose datasets are synthetic")
+      }
       var world = WorldParameters()
       if let config { try world.apply(configPath: config) }
       try applyOverrides(overrides, to: &world)
