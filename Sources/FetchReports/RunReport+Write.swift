@@ -28,7 +28,7 @@ extension RunReport {
     for r in rows where seen.insert(r.dataset).inserted { datasets.append(r.dataset) }
     let page = ReportPage(
       name: URL(fileURLWithPath: runDir).standardizedFileURL.lastPathComponent, manifest: manifest, figures: figures,
-      notes: notes, rows: rows, datasets: datasets, paired: paired, robustness: robustness)
+      notes: notes, rows: rows, datasets: datasets, paired: paired, robustness: robustness, basis: options.basis)
 
     let html = try AtomicTextFile(path: outDir + "/report.html")
     try html.write(reportHTML(page))
@@ -67,6 +67,7 @@ extension RunReport {
     var figures: [Figure], notes: [String]
     var rows: [PolicyRow], datasets: [String], paired: [PairedRow]
     var robustness: [RobustnessTable]?
+    var basis: EnergyBasis
   }
 
   /// How a report page writes its parts: as HTML or as Markdown.
@@ -102,7 +103,7 @@ extension RunReport {
       if !d.isEmpty { s += f.heading(3, "Dataset \(f.escape(d))") }
       let t = headlineTable(byDataset[d] ?? [])
       s += f.table(t.header, t.rows)
-      if let q = pairedTable(p.paired, dataset: d) {
+      if let q = pairedTable(p.paired, dataset: d, basis: p.basis) {
         s += f.pairedIntro(f.escape(q.baseline)) + f.table(q.header, q.rows)
       }
     }
@@ -146,7 +147,7 @@ extension RunReport {
     h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
     h += "<title>\(title)</title>\n<style>\n" + styleSheet + "</style>\n</head>\n<body>\n<h1>\(title)</h1>\n"
     if !p.rows.isEmpty {
-      h += "<h2>Headline</h2>\n<p class=\"note\">\(e(headlineNote))</p>\n" + headlineSections(p, .html)
+      h += "<h2>Headline</h2>\n<p class=\"note\">\(e(headlineNote(p.basis)))</p>\n" + headlineSections(p, .html)
     }
     if let robustness = p.robustness { h += robustnessHTML(robustness, table: htmlTable) }
     if p.rows.isEmpty { h += "<h2>Fit</h2>\n<p>\(e(fitNote))</p>\n" }
@@ -155,7 +156,7 @@ extension RunReport {
       h += "<figure id=\"\(e(c.file))\">\n" + c.svg + "<figcaption>plots/\(e(c.file))</figcaption>\n</figure>\n"
     }
     for n in p.notes { h += "<p class=\"note\">Note: \(e(n))</p>\n" }
-    if !p.rows.isEmpty { h += "<h2>Policies</h2>\n<p class=\"note\">\(e(tableNote))</p>\n" }
+    if !p.rows.isEmpty { h += "<h2>Policies</h2>\n<p class=\"note\">\(e(tableNote(p.basis)))</p>\n" }
     h += policySections(p, .html)
     h += "<details>\n<summary>Manifest (manifest.json)</summary>\n<pre>\(e(p.manifest))</pre>\n</details>\n</body>\n</html>\n"
     return h
@@ -195,7 +196,7 @@ extension RunReport {
   private static func reportMarkdown(_ p: ReportPage) -> String {
     var m = "# FetchLab report: \(md(p.name))\n\n"
     if !p.rows.isEmpty {
-      m += "## Headline\n\n\(headlineNote)\n\n" + headlineSections(p, .markdown)
+      m += "## Headline\n\n\(headlineNote(p.basis))\n\n" + headlineSections(p, .markdown)
     } else {
       m += "## Fit\n\n\(fitNote)\n\n"
     }
@@ -203,7 +204,7 @@ extension RunReport {
     m += "## Charts\n\n"
     for c in p.figures { m += "![\(md(c.title))](plots/\(c.file))\n\n" }
     for n in p.notes { m += "Note: \(md(n))\n\n" }
-    if !p.rows.isEmpty { m += "## Policies\n\n\(tableNote)\n\n" }
+    if !p.rows.isEmpty { m += "## Policies\n\n\(tableNote(p.basis))\n\n" }
     m += policySections(p, .markdown)
     m += "Manifest: [manifest.json](manifest.json)\n"
     return m
