@@ -377,8 +377,9 @@ struct BudgetOraclePlanner {
 
   /// Candidates within `budget` J by the benefit/cost greedy.
   func selectEnergy(_ budget: Double) -> [Int] {
-    guard budget > 0 else { return [] }
-    let costs = candidates.map { max($0.energyJ, 1e-9) }
+    // A candidate on the charger costs 0 J: any budget, 0 included, buys it
+    // (its gain per joule is +∞, so it comes first).
+    let costs = candidates.map(\.energyJ)
     if !refresh { return greedy(costs: costs, budget: budget) }
     let gains = candidates.indices.map(independentGain)
     let order = candidates.indices.filter { gains[$0] > 0 }.sorted {

@@ -266,7 +266,8 @@ extension PlannerPolicy {
     }
     let share = budget.released(at: t)
     let budgetJ = budget.budgetJ
-    if budget.committed >= share * budgetJ {
+    // A spent budget stops nothing on the charger: the budget is the battery's.
+    if !ctx.isCharging && budget.committed >= share * budgetJ {
       decision.factor = .energyBudget
       return nil
     }
