@@ -373,37 +373,6 @@ public func writeScores(
   return scores
 }
 
-/// Columns of `pareto.csv` (see ``writeScores(runDir:resamples:jobs:energy:)``).
-package enum ParetoColumn: String, CaseIterable, Sendable {
-  case dataset, staleness_metric, cost_metric, policy, family, cost, staleness, on_frontier
-}
-
-/// Columns of `matched.csv` (see ``writeScores(runDir:resamples:jobs:energy:)``);
-/// the energy column is the basis's (`battery_energy_j_per_day` or
-/// `energy_j_per_day`).
-package enum MatchedColumn: String, CaseIterable, Sendable {
-  case dataset, family, reference_policy, energy, mean_age_s, p90_age_s, fresh_ratio
-
-  /// The header on energy basis `basis`.
-  package static func header(_ basis: EnergyBasis) -> [String] {
-    allCases.map { $0 == .energy ? basis.column : $0.rawValue }
-  }
-}
-
-extension EnergyBasis {
-  /// The score of the basis's energy per day.
-  package var scoreMetric: ScoreMetric {
-    guard let m = ScoreMetric(rawValue: column) else { preconditionFailure("\(column) is no score metric") }
-    return m
-  }
-}
-
-/// Columns of `oracle_gap.csv` (see ``writeScores(runDir:resamples:jobs:energy:)``).
-package enum OracleGapColumn: String, CaseIterable, Sendable {
-  case dataset, budget_metric, policy, budget_value, mean_age_s, budget_oracle_mean_age_s
-  case gap_to_budget_oracle_mean_age_s
-}
-
 // MARK: - Paired comparison against a baseline
 
 /// Paired statistics of per-user differences `policy − baseline`.
