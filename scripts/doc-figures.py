@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 EXPORT = REPO / "notebooks-export"
-DOCS = ["README.md", "docs/results.md", "docs/planner.md", "docs/background-transfers.md"]
+DOCS = ["README.md", "docs/results.md", "docs/planner.md", "docs/background-transfers.md", "docs/background-wakes.md"]
 BLOCK = re.compile(r"(<!-- figures:begin ([a-z0-9-]+) -->\n)(.*?)(<!-- figures:end -->)", re.S)
 AVERAGE = "pooled over each dataset's opens, then averaged over the replications"
 DATASETS = {"ubiqlog": "UbiqLog", "synthetic": "synthetic"}
@@ -234,7 +234,16 @@ def render_large_content(_):
                      "mean age at open, h", "failed fetches"], body))
 
 
+def render_background_wakes(_):
+    data, order = pooled("background-wakes-data")
+    out = [f"Per app, {AVERAGE} (`notebooks-export/background-wakes-data/pooled.csv`).\n"]
+    for d, name in DATASETS.items():
+        out.append(f"\n{name}:\n\n" + policy_table(data, order, d, policies_of(order, d)))
+    return "".join(out)
+
+
 RENDERERS = {
+    "background-wakes": render_background_wakes,
     "default-run": render_default_run,
     "default-key": render_default_key,
     "default-all": render_default_all,

@@ -5,8 +5,8 @@
 #      notebooks-export/default-data/ (pooled.csv among them);
 #   2. experiments/robustness.json -> notebooks-export/robustness-data/
 #      (robustness.csv, policies.csv);
-#   3. experiments/large-content.json -> notebooks-export/large-content-data/
-#      (pooled.csv, policies.csv);
+#   3. experiments/large-content.json and background-wakes.json ->
+#      notebooks-export/<name>-data/ (pooled.csv, policies.csv);
 #   4. the README's chart (docs/images/staleness-energy-ubiqlog.svg) from
 #      the default run's report;
 #   5. python3 scripts/doc-figures.py: the blocks from those files.
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 bash scripts/export-notebooks.sh >&2
 cp notebooks-export/default-data/plots/staleness-energy-ubiqlog.svg docs/images/
 fetchlab=.build/release/fetchlab
-for name in robustness large-content; do
+for name in robustness large-content background-wakes; do
   $fetchlab run "experiments/$name.json" --out "results/$name" >&2
   data="notebooks-export/$name-data"
   rm -rf "$data"
