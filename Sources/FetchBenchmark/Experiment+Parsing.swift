@@ -9,8 +9,17 @@ extension Experiment {
   /// The keys of an experiment file's top-level object.
   static let topLevelKeys = [
     "name", "datasets", "train_fraction", "apps", "world", "world_variants", "policies", "replications", "seed",
-    "event_files", "unit_users",
+    "event_files", "unit_users", "energy",
   ]
+
+  /// The `energy` key: `battery` (the default) or `total`.
+  static func parseEnergy(_ o: JSONObjectReader) throws -> EnergyBasis {
+    guard let s = try o.string("energy") else { return .standard }
+    guard let b = EnergyBasis(rawValue: s) else {
+      throw o.error("energy", o.member("energy")!.line, "expected \"battery\" or \"total\", got '\(s)'")
+    }
+    return b
+  }
 
   // MARK: - Datasets
 

@@ -158,6 +158,9 @@ public struct Experiment: Sendable {
   public var seed: UInt64
   package var eventFiles: Bool
   package var unitUsers: Int
+  /// The energy its scores, report and robustness rank on (`"energy"`:
+  /// `battery`, the default, or `total`).
+  public var energy: EnergyBasis
 
   /// The policies in output order.
   public var policies: [PolicySpec] { configurations.map(\.spec) }
@@ -225,6 +228,7 @@ public struct Experiment: Sendable {
     replications = try o.int("replications", min: 1, max: 1_000_000) ?? 1
     eventFiles = try o.bool("event_files") ?? true
     unitUsers = try o.int("unit_users", min: 1, max: 1_000_000) ?? 64
+    energy = try Self.parseEnergy(o)
     let datasets = try Self.parseDatasets(
       o, seed: seed, baseDirectory: baseDirectory, currentDirectory: currentDirectory)
     self.datasets = datasets

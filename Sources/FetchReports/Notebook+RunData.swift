@@ -29,7 +29,7 @@ extension Notebook {
       charts = c.figures
       chartNotes = c.notes
       rows = c.policies
-      frontier = try RunReport.readFrontier(path: runDir + "/pareto.csv")
+      frontier = try RunReport.readFrontier(path: runDir + "/pareto.csv", cost: options.basis.scoreMetric)
       datasets = []
       for r in rows where !datasets.contains(r.dataset) { datasets.append(r.dataset) }
       let mpath = runDir + "/manifest.json"
@@ -49,7 +49,7 @@ extension Notebook {
       let pooledPath = runDir + "/pooled.csv"
       pooledP90 = fm.fileExists(atPath: pooledPath) ? try Self.readPooled(path: pooledPath) : nil
       let summaryPath = runDir + "/summary.csv"
-      perUser = fm.fileExists(atPath: summaryPath) ? try Self.readPerUser(path: summaryPath) : nil
+      perUser = fm.fileExists(atPath: summaryPath) ? try Self.readPerUser(path: summaryPath, energy: options.basis.column) : nil
     }
 
     /// Mean over replications of `p90_age_s` per (dataset, policy).
@@ -71,8 +71,8 @@ extension Notebook {
     }
 
     /// Per dataset and policy (file order): each user's mean over apps and
-    /// replications of `mean_age_s` and of `energy_j_per_day`.
-    static func readPerUser(path: String) throws -> [String: [(policy: String, age: [Double], energy: [Double])]] {
+    /// replications of `mean_age_s` and of the `energy` column (the basis's).
+    static func readPerUser(path: String, energy: String) throws -> [String: [(policy: String, age: [Double], energy: [Double])]] {
       var cols = RunReport.Columns()
       var order: [String: [String]] = [:]
       var users: [String: [String: [String]]] = [:]
@@ -80,7 +80,7 @@ extension Notebook {
       try StrictCSV.read(
         path: path,
         header: {
-          cols = try RunReport.Columns($0, file: path, required: ["user", "policy", "mean_age_s", "energy_j_per_day"])
+          cols = try RunReport.Columns($0, file: path, required: ["user", "policy", "mean_age_s", energy])
         },
         record: { line, f in
           let c = cols.index
@@ -92,7 +92,7 @@ extension Notebook {
             a.0 += v
             a.1 += 1
           }
-          if let v = try RunReport.number(f[c["energy_j_per_day"]!], file: path, line: line, column: "energy_j_per_day") {
+          if let v = try RunReport.number(f[c[energy]!], file: path, line: line, column: energy) {
             a.2 += v
             a.3 += 1
           }

@@ -248,13 +248,14 @@ package enum Notebook {
   /// The dataset's heading and policy table (means with their CIs, and the
   /// pooled p90 age when the run has it).
   private static func policyTableCells(_ c: inout Cells, _ run: RunData, dataset d: String, rows: [RunReport.PolicyRow]) {
+    let basis = rows.first?.basis ?? .standard
     let header =
-      ["users", "J/day [95% CI]", "cellular MB/day [95% CI]", "mean age (s) [95% CI]", "fresh (%) [95% CI]"]
+      ["users", "\(basis.label) J/day [95% CI]", "cellular MB/day [95% CI]", "mean age (s) [95% CI]", "fresh (%) [95% CI]"]
       + (run.pooledP90 == nil ? [] : ["p90 age, pooled (s)"])
     c.markdown(
       "## Dataset \(title(d))\n\n### Policies\n\nOne row per policy configuration: the mean over users with its 95 % "
-        + "percentile bootstrap CI `[low, high]` (users resampled), from `policies.csv`: background-fetch energy "
-        + "(J/day per app), cellular data (MB/day), mean age of the content at app open (s), and the share of opens "
+        + "percentile bootstrap CI `[low, high]` (users resampled), from `policies.csv`: background-fetch "
+        + "\(basis.label) (`\(basis.column)`, J/day per app), cellular data (MB/day), mean age of the content at app open (s), and the share of opens "
         + "that showed fresh content"
         + (run.pooledP90 == nil ? "." : "; and the 90th percentile of the age over all opens, from `pooled.csv` "
           + "(mean over replications).") + " Lower is better except for fresh opens.")
@@ -263,7 +264,7 @@ package enum Notebook {
       rows: rows.map { r in
         var cells = [String(r.users)]
         for (m, scale) in [
-          (ScoreMetric.energy_j_per_day, 1.0), (.cellular_bytes_per_day, 1e-6), (.mean_age_s, 1), (.fresh_ratio, 100),
+          (basis.scoreMetric, 1.0), (.cellular_bytes_per_day, 1e-6), (.mean_age_s, 1), (.fresh_ratio, 100),
         ] {
           let e = r.estimates[m.rawValue] ?? RunReport.Estimate()
           cells.append(format(e.mean.map { $0 * scale }) + ci(e, scale))

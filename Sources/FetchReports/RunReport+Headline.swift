@@ -1,3 +1,4 @@
+import FetchBenchmark
 import FetchSupport
 import FetchTraces
 import Foundation
@@ -139,9 +140,10 @@ extension RunReport {
   static func headlineTable(_ rows: [PolicyRow]) -> (header: [String], rows: [[String]]) {
     let winners = budgetWinners(rows)
     let age = durationUnit(winners.compactMap { $0.row.meanAge.mean })
+    let energy = (rows.first?.basis ?? .standard).label
     let header = [
-      "energy budget (J per app-day)", "best real policy", "user-mean age at open (\(age.unit))",
-      "user-mean fresh at open (%)", "energy (J per app-day)",
+      "\(energy) budget (J per app-day)", "best real policy", "user-mean age at open (\(age.unit))",
+      "user-mean fresh at open (%)", "\(energy) (J per app-day)",
     ]
     let body = winners.map { w -> [String] in
       let r = w.row
@@ -155,16 +157,19 @@ extension RunReport {
 
   /// The paired table of one dataset: the mean-age difference of every
   /// policy against the baseline, best first.
-  static func pairedTable(_ paired: [PairedRow], dataset: String) -> (baseline: String, header: [String], rows: [[String]])? {
+  static func pairedTable(_ paired: [PairedRow], dataset: String, basis: EnergyBasis = .standard)
+    -> (baseline: String, header: [String], rows: [[String]])?
+  {
     let age = paired.filter { $0.dataset == dataset && $0.metric == ScoreMetric.mean_age_s.rawValue && $0.policy != $0.baseline }
     guard let first = age.first else { return nil }
     let energy = Dictionary(
-      paired.filter { $0.dataset == dataset && $0.metric == ScoreMetric.energy_j_per_day.rawValue }.map { ($0.policy, $0) },
+      paired.filter { $0.dataset == dataset && $0.metric == basis.column }.map { ($0.policy, $0) },
       uniquingKeysWith: { a, _ in a })
     let sorted = age.sorted { ($0.difference.mean ?? .infinity, $0.policy) < ($1.difference.mean ?? .infinity, $1.policy) }
     let unit = durationUnit(sorted.compactMap { $0.difference.mean })
     let header = [
-      "policy", "user-mean age change (\(unit.unit))", "energy change (J per app-day)", "users better / worse", "sign test p",
+      "policy", "user-mean age change (\(unit.unit))", "\(basis.label) change (J per app-day)", "users better / worse",
+      "sign test p",
     ]
     let body = sorted.map { r -> [String] in
       [

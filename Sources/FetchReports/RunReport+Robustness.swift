@@ -37,7 +37,8 @@ extension RunReport {
         let c = cols.index
         func v(_ k: String) -> String { f[c[k]!] }
         let d = v("dataset"), label = v("world_point")
-        guard datasets.contains(d + "." + label) else {
+        let energyPoint = Robustness.energyPointLabels.contains(label) && datasets.contains { $0.hasPrefix(d + ".") }
+        guard datasets.contains(d + "." + label) || energyPoint else {
           throw TraceFormatError(
             file: path, line: line, field: "world_point",
             message: "'\(escaped(label))' of dataset '\(escaped(d))' is not a world point of this run (policies.csv has no "

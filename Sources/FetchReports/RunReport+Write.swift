@@ -28,7 +28,8 @@ extension RunReport {
     for r in rows where seen.insert(r.dataset).inserted { datasets.append(r.dataset) }
     let page = ReportPage(
       name: URL(fileURLWithPath: runDir).standardizedFileURL.lastPathComponent, manifest: manifest, figures: figures,
-      notes: notes, rows: rows, datasets: datasets, paired: paired, robustness: robustness, pageBytes: options.pageBytes)
+      notes: notes, rows: rows, datasets: datasets, paired: paired, robustness: robustness,
+      pageBytes: options.pageBytes, basis: options.basis)
 
     let html = try AtomicTextFile(path: outDir + "/report.html")
     try html.write(reportHTML(page))
@@ -69,6 +70,8 @@ extension RunReport {
     var robustness: [RobustnessTable]?
     /// Most bytes of each page (``Options/pageBytes``).
     var pageBytes: Int
+    /// The energy the page ranks on.
+    var basis: EnergyBasis
   }
 
   /// How a report page writes its parts: as HTML or as Markdown.
@@ -104,7 +107,7 @@ extension RunReport {
       var s = d.isEmpty ? "" : f.heading(3, "Dataset \(f.escape(d))")
       let t = headlineTable(byDataset[d] ?? [])
       s += f.table(t.header, t.rows)
-      if let q = pairedTable(p.paired, dataset: d) {
+      if let q = pairedTable(p.paired, dataset: d, basis: p.basis) {
         s += f.pairedIntro(f.escape(q.baseline)) + f.table(q.header, q.rows)
       }
       return s
@@ -210,7 +213,7 @@ extension RunReport {
       : "<details>\n<summary>Manifest (manifest.json)</summary>\n<pre>\(e(p.manifest))</pre>\n</details>\n</body>\n</html>\n"
     var b = BudgetedPage(limit: p.pageBytes - h.utf8.count - end.utf8.count)
     if !p.rows.isEmpty {
-      _ = b.add("<h2>Headline</h2>\n<p class=\"note\">\(e(headlineNote))</p>\n")
+      _ = b.add("<h2>Headline</h2>\n<p class=\"note\">\(e(headlineNote(p.basis)))</p>\n")
       b.addTables(headlineSections(p, .html))
     }
     if let robustness = p.robustness, !b.add(robustnessHTML(robustness, table: htmlTable)) { b.leftOutTables += 1 }
@@ -227,7 +230,7 @@ extension RunReport {
       }
     }
     for n in p.notes { _ = b.add("<p class=\"note\">Note: \(e(n))</p>\n") }
-    if !p.rows.isEmpty { _ = b.add("<h2>Policies</h2>\n<p class=\"note\">\(e(tableNote))</p>\n") }
+    if !p.rows.isEmpty { _ = b.add("<h2>Policies</h2>\n<p class=\"note\">\(e(tableNote(p.basis)))</p>\n") }
     b.addTables(policySections(p, .html))
     if let note = summaryNote(p, b) { h += "<p class=\"note summary\"><b>\(e(note))</b></p>\n" }
     return h + b.text + end
@@ -268,7 +271,7 @@ extension RunReport {
     let title = "# FetchLab report: \(md(p.name))\n\n", end = "Manifest: [manifest.json](manifest.json)\n"
     var b = BudgetedPage(limit: p.pageBytes - title.utf8.count - end.utf8.count)
     if !p.rows.isEmpty {
-      _ = b.add("## Headline\n\n\(headlineNote)\n\n")
+      _ = b.add("## Headline\n\n\(headlineNote(p.basis))\n\n")
       b.addTables(headlineSections(p, .markdown))
     } else {
       _ = b.add("## Fit\n\n\(fitNote)\n\n")
@@ -277,7 +280,7 @@ extension RunReport {
     _ = b.add("## Charts\n\n")
     for c in p.figures where !b.add("![\(md(c.title))](plots/\(c.file))\n\n") { b.leftOutCharts += 1 }
     for n in p.notes { _ = b.add("Note: \(md(n))\n\n") }
-    if !p.rows.isEmpty { _ = b.add("## Policies\n\n\(tableNote)\n\n") }
+    if !p.rows.isEmpty { _ = b.add("## Policies\n\n\(tableNote(p.basis))\n\n") }
     b.addTables(policySections(p, .markdown))
     var m = title
     if let note = summaryNote(p, b) { m += "**\(md(note))**\n\n" }

@@ -27,7 +27,10 @@ public enum RunReport {
     package var users: Int
     /// Every metric of ``ScoreMetric`` by raw value.
     package var estimates: [String: Estimate]
-    package var energy: Estimate { estimates[ScoreMetric.energy_j_per_day.rawValue] ?? Estimate() }
+    /// The energy it ranks on: ``energy`` is this basis's.
+    package var basis = EnergyBasis.standard
+    /// Energy per app-day on ``basis``.
+    package var energy: Estimate { estimates[basis.column] ?? Estimate() }
     package var meanAge: Estimate { estimates[ScoreMetric.mean_age_s.rawValue] ?? Estimate() }
   }
 
@@ -83,8 +86,9 @@ public enum RunReport {
     return v
   }
 
-  /// Reads `policies.csv` (columns: ``Scoring/policiesHeader``).
-  package static func readPolicies(path: String) throws -> [PolicyRow] {
+  /// Reads `policies.csv` (columns: ``Scoring/policiesHeader``), each row
+  /// ranking on energy basis `basis`.
+  package static func readPolicies(path: String, basis: EnergyBasis = .standard) throws -> [PolicyRow] {
     let traceName = Scoring.traceDataset(runDir: (path as NSString).deletingLastPathComponent)
     var cols = Columns()
     var rows: [PolicyRow] = []
@@ -112,15 +116,24 @@ public enum RunReport {
           PolicyRow(
             dataset: c["dataset"].map { f[$0] == traceName ? "" : f[$0] } ?? "", policy: policy,
             family: c["family"].map { f[$0] }.flatMap { $0.isEmpty ? nil : $0 } ?? Scoring.family(of: policy),
-            users: users, estimates: e))
+            users: users, estimates: e, basis: basis))
       })
     return rows
   }
 
+  /// The energy basis `runDir/manifest.json` records (`energy_basis`), or
+  /// nil without one.
+  package static func recordedBasis(runDir: String) -> EnergyBasis? {
+    guard let data = FileManager.default.contents(atPath: runDir + "/manifest.json"),
+      let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let b = json["energy_basis"] as? String
+    else { return nil }
+    return EnergyBasis(rawValue: b)
+  }
+
   /// Reads one frontier from `pareto.csv`: (`staleness`, `cost`), by
-  /// default (mean_age_s, energy_j_per_day).
+  /// default (mean_age_s, battery_energy_j_per_day).
   package static func readFrontier(
-    path: String, staleness: ScoreMetric = .mean_age_s, cost: ScoreMetric = .energy_j_per_day
+    path: String, staleness: ScoreMetric = .mean_age_s, cost: ScoreMetric = EnergyBasis.standard.scoreMetric
   ) throws -> [FrontierPoint] {
     let traceName = Scoring.traceDataset(runDir: (path as NSString).deletingLastPathComponent)
     var cols = Columns()
@@ -264,7 +277,9 @@ public enum RunReport {
   /// The timeline is not an ``SVGPlot``: see ``figures(runDir:options:)``.
   /// `policies` (nil: all) chooses the configurations the run's charts show
   /// (``PolicySelectionError`` names the valid ones); the returned rows are all.
-  package static func charts(runDir: String, policies: [String]? = nil, readsTrace: Bool = true) throws
+  package static func charts(
+    runDir: String, policies: [String]? = nil, readsTrace: Bool = true, basis: EnergyBasis = .standard
+  ) throws
     -> (charts: [Chart], notes: [String], policies: [PolicyRow])
   {
     let fm = FileManager.default
@@ -272,19 +287,19 @@ public enum RunReport {
     if !fm.fileExists(atPath: runDir + "/policies.csv"), let c = calibration {
       return ([try calibrationChart(fitDir: c, runDir: runDir)], [], [])
     }
-    var (charts, notes, rows) = try runCharts(runDir: runDir, policies: policies, readsTrace: readsTrace)
+    var (charts, notes, rows) = try runCharts(runDir: runDir, policies: policies, readsTrace: readsTrace, basis: basis)
     if let c = calibration { charts.append(try calibrationChart(fitDir: c, runDir: runDir)) }
     return (charts, notes, rows)
   }
 
   /// The charts of a run directory (`policies.csv`, `pareto.csv`, event files).
-  static func runCharts(runDir: String, policies: [String]?, readsTrace: Bool) throws
+  static func runCharts(runDir: String, policies: [String]?, readsTrace: Bool, basis: EnergyBasis) throws
     -> (charts: [Chart], notes: [String], policies: [PolicyRow])
   {
-    let allRows = try readPolicies(path: runDir + "/policies.csv")
+    let allRows = try readPolicies(path: runDir + "/policies.csv", basis: basis)
     let shown = try selectPolicies(policies, from: allRows, file: runDir + "/policies.csv")
     let rows = allRows.filter { shown.contains($0.policy) }
-    let frontier = try readFrontier(path: runDir + "/pareto.csv")
+    let frontier = try readFrontier(path: runDir + "/pareto.csv", cost: basis.scoreMetric)
     var datasets: [String] = [], seen = Set<String>()
     for r in rows where seen.insert(r.dataset).inserted { datasets.append(r.dataset) }
     var used = Set<String>()
@@ -317,13 +332,14 @@ public enum RunReport {
       charts.append(
         Chart(
           file: "staleness-energy\(suffixes[d]!).svg",
-          plot: .stalenessEnergy(dataset: d, rows: mine, frontier: frontier.filter { $0.dataset == d }, limit: limit)))
+          plot: .stalenessEnergy(
+            dataset: d, rows: mine, frontier: frontier.filter { $0.dataset == d }, limit: limit, basis: basis)))
     }
     // The same trade-off seen through the share of fresh opens, and against
     // cellular data instead of energy: file name, title, axes and frontier.
     let tradeoffs: [(file: String, title: String, x: SVGPlot.TradeoffAxis, y: SVGPlot.TradeoffAxis, frontier: [FrontierPoint])] = [
-      ("fresh-energy", "Fresh opens vs energy", .energy, .fresh,
-       try readFrontier(path: runDir + "/pareto.csv", staleness: .fresh_ratio)),
+      ("fresh-energy", "Fresh opens vs energy", .energy(basis), .fresh,
+       try readFrontier(path: runDir + "/pareto.csv", staleness: .fresh_ratio, cost: basis.scoreMetric)),
       ("staleness-cellular", "Staleness vs cellular data", .cellular, .meanAge,
        try readFrontier(path: runDir + "/pareto.csv", cost: .cellular_bytes_per_day)),
     ]
@@ -386,7 +402,8 @@ public enum RunReport {
   /// Scale 0 marks a duration in s, shown in one unit per table column
   /// (s, min, h or days; ``durationUnit(_:)``), named in its header.
   static let tableColumns: [(title: String, metric: ScoreMetric, scale: Double)] = [
-    ("energy (J per app-day)", .energy_j_per_day, 1),
+    ("battery energy (J per app-day)", .battery_energy_j_per_day, 1),
+    ("total energy (J per app-day)", .energy_j_per_day, 1),
     ("battery (% per app-day)", .battery_pct_per_day, 1),
     ("fetches per app-day", .fetches_per_day, 1),
     ("cellular (MB per app-day)", .cellular_bytes_per_day, 1e-6),
@@ -423,18 +440,22 @@ public enum RunReport {
     }
   }
 
-  static let headlineNote =
+  /// The headline's note, naming the energy it ranks on.
+  static func headlineNote(_ basis: EnergyBasis) -> String {
     "Real policies only (oracles know the future); user means (each user's mean, then the mean over users) with the "
-    + "95 % bootstrap CI [low, high]. Each line: the lowest user-mean age at open among the configurations whose mean "
-    + "energy is within the budget."
+      + "95 % bootstrap CI [low, high]. Each line: the lowest user-mean age at open among the configurations whose mean "
+      + "\(basis.label) (energy_basis=\(basis.rawValue)) is within the budget."
+  }
 
   static let fitNote =
     "Calibration of the open predictors scored by fetchlab fit --report on the held-out test windows; "
     + "scores per predictor in evaluation_overall.csv, per (user, app) in evaluation.csv."
 
-  static let tableNote =
+  /// The policy table's note, naming the energy it is sorted by.
+  static func tableNote(_ basis: EnergyBasis) -> String {
     "Mean over users with the 95 % percentile bootstrap CI [low, high] (users resampled); from policies.csv. "
-    + "Sorted by energy."
+      + "Sorted by \(basis.label)."
+  }
 
   // MARK: Writing
 
@@ -468,10 +489,17 @@ public enum RunReport {
     /// tests give less).
     package var pageBytes: Int = RunReport.maxPageBytes
 
-    package init(timeline: TimelineRequest? = TimelineRequest(), policies: [String]? = nil, readsTrace: Bool = true) {
+    /// The energy the frontier, headline, budgets and tables rank on.
+    package var basis: EnergyBasis
+
+    package init(
+      timeline: TimelineRequest? = TimelineRequest(), policies: [String]? = nil, readsTrace: Bool = true,
+      basis: EnergyBasis = .standard
+    ) {
       self.timeline = timeline
       self.policies = policies
       self.readsTrace = readsTrace
+      self.basis = basis
     }
   }
 
@@ -481,7 +509,8 @@ public enum RunReport {
   package static func figures(runDir: String, options: Options = Options()) throws
     -> (figures: [Figure], notes: [String], policies: [PolicyRow])
   {
-    var (charts, notes, rows) = try charts(runDir: runDir, policies: options.policies, readsTrace: options.readsTrace)
+    var (charts, notes, rows) = try charts(
+      runDir: runDir, policies: options.policies, readsTrace: options.readsTrace, basis: options.basis)
     // Experiment runs keep the calibration chart last, after the timeline.
     let calibration = charts.last?.file == "calibration.svg" && !rows.isEmpty ? charts.removeLast() : nil
     var figures = charts.map { Figure(title: $0.plot.title, file: $0.file, svg: $0.plot.render()) }

@@ -1,3 +1,4 @@
+import FetchBenchmark
 import FetchModels
 import FetchSupport
 import FetchTraces
@@ -18,9 +19,12 @@ extension SVGPlot {
     /// Durations in s, ticked in s, min and h (``PlotAxis/durations``).
     package var durations = false
 
-    package static let energy = TradeoffAxis(
-      metric: .energy_j_per_day, label: "background-fetch energy (J per app-day, log scale)", scale: .log,
-      unit: "J per app-day")
+    /// Energy per app-day on `basis`.
+    package static func energy(_ basis: EnergyBasis = .standard) -> TradeoffAxis {
+      TradeoffAxis(
+        metric: basis.scoreMetric, label: "background-fetch \(basis.label) (J per app-day, log scale)", scale: .log,
+        unit: "J per app-day")
+    }
     package static let meanAge = TradeoffAxis(
       metric: .mean_age_s, label: "mean age at open (log scale)", scale: .log, unit: "s mean age", durations: true)
     package static let fresh = TradeoffAxis(
@@ -42,10 +46,11 @@ extension SVGPlot {
   ///   - limit: the most policy series drawn (``seriesLimit`` by default;
   ///     nil: every family, as when the report is given `--policies`).
   package static func stalenessEnergy(
-    dataset: String, rows: [RunReport.PolicyRow], frontier: [RunReport.FrontierPoint], limit: Int? = seriesLimit
+    dataset: String, rows: [RunReport.PolicyRow], frontier: [RunReport.FrontierPoint], limit: Int? = seriesLimit,
+    basis: EnergyBasis = .standard
   ) -> SVGPlot {
     tradeoff(
-      title: "Staleness vs energy", dataset: dataset, rows: rows, x: .energy, y: .meanAge, frontier: frontier,
+      title: "Staleness vs energy", dataset: dataset, rows: rows, x: .energy(basis), y: .meanAge, frontier: frontier,
       limit: limit)
   }
 

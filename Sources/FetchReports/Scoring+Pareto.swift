@@ -1,3 +1,4 @@
+import FetchBenchmark
 import Foundation
 
 /// Pareto frontiers of staleness against cost.
@@ -87,6 +88,7 @@ package struct MatchedRow: Sendable, Equatable {
   package let family: String
   /// The configuration whose energy is the reference.
   package let referencePolicy: String
+  /// Its energy on the run's basis (``EnergyBasis``), J/day.
   package let energyJPerDay: Double
   package let meanAgeS: Double?
   package let p90AgeS: Double?
@@ -100,11 +102,12 @@ package struct OracleGapRow: Sendable, Equatable {
   package enum Budget: String, Sendable {
     /// `oracle-budget:N`: fetches per day; matched on `fetches_per_day`.
     case fetches
-    /// `oracle-budget:XJ`: joules per day; matched on `energy_j_per_day`.
+    /// `oracle-budget:XJ`: battery joules per day; matched on the run's
+    /// energy basis (``EnergyBasis``).
     case energy
 
-    /// The metric the sweep is interpolated along.
-    package var axis: ScoreMetric { self == .fetches ? .fetches_per_day : .energy_j_per_day }
+    /// The metric the sweep is interpolated along, on energy basis `basis`.
+    package func axis(_ basis: EnergyBasis) -> ScoreMetric { self == .fetches ? .fetches_per_day : basis.scoreMetric }
 
     /// The budget kind of an `oracle-budget:*` configuration that knows the
     /// opens and the content (no `know=`), else nil.
@@ -117,6 +120,8 @@ package struct OracleGapRow: Sendable, Equatable {
 
   package let dataset: String
   package let budget: Budget
+  /// The metric of ``budgetValue``: `fetches_per_day` or the basis's energy.
+  package let axis: ScoreMetric
   package let policy: String
   /// The configuration's fetches or joules per day.
   package let budgetValue: Double
@@ -130,8 +135,11 @@ package struct OracleGapRow: Sendable, Equatable {
 extension Scoring {
   /// Staleness metrics of the Pareto planes (fresh_ratio is maximised).
   package static let paretoStaleness: [ScoreMetric] = [.mean_age_s, .p90_age_s, .fresh_ratio]
-  /// Cost metrics of the Pareto planes.
-  package static let paretoCosts: [ScoreMetric] = [.energy_j_per_day, .battery_pct_per_day, .cellular_bytes_per_day]
+  /// Cost metrics of the Pareto planes: both energies (``EnergyBasis``),
+  /// the battery share and cellular data.
+  package static let paretoCosts: [ScoreMetric] = [
+    .battery_energy_j_per_day, .energy_j_per_day, .battery_pct_per_day, .cellular_bytes_per_day,
+  ]
 
   /// Every configuration in every (staleness, cost) plane, per dataset, in
   /// the order: dataset, staleness, cost, policy (run order).
@@ -155,25 +163,27 @@ extension Scoring {
   }
 
   /// Staleness at matched energy: each family's sweep (its configurations
-  /// sorted by mean energy per day) interpolated at the energy of every
-  /// configuration of the dataset. Rows: dataset, family (first appearance),
-  /// reference configurations by increasing energy (ties in run order).
-  package static func matchedEnergy(_ scores: [PolicyScore]) -> [MatchedRow] {
+  /// sorted by mean energy per day on `basis`) interpolated at the energy
+  /// of every configuration of the dataset. Rows: dataset, family (first
+  /// appearance), reference configurations by increasing energy (ties in
+  /// run order).
+  package static func matchedEnergy(_ scores: [PolicyScore], basis: EnergyBasis = .standard) -> [MatchedRow] {
     var rows: [MatchedRow] = []
+    let energy = basis.scoreMetric
     for (dataset, group) in byDataset(scores) {
-      let references = group.enumerated().filter { $0.element[.energy_j_per_day].mean.isFinite }.sorted {
-        ($0.element[.energy_j_per_day].mean, $0.offset) < ($1.element[.energy_j_per_day].mean, $1.offset)
+      let references = group.enumerated().filter { $0.element[energy].mean.isFinite }.sorted {
+        ($0.element[energy].mean, $0.offset) < ($1.element[energy].mean, $1.offset)
       }.map(\.element)
       var families: [String] = []
       for g in group where !families.contains(g.family) { families.append(g.family) }
       for f in families {
         let members = group.filter { $0.family == f }
         func sweep(_ m: ScoreMetric) -> LinearSweep {
-          LinearSweep(members.map { (x: $0[.energy_j_per_day].mean, y: $0[m].mean) })
+          LinearSweep(members.map { (x: $0[energy].mean, y: $0[m].mean) })
         }
         let age = sweep(.mean_age_s), p90 = sweep(.p90_age_s), fresh = sweep(.fresh_ratio)
         for r in references {
-          let e = r[.energy_j_per_day].mean
+          let e = r[energy].mean
           rows.append(
             MatchedRow(
               dataset: dataset, family: f, referencePolicy: r.policy, energyJPerDay: e,
@@ -187,19 +197,21 @@ extension Scoring {
   /// The gap in mean age to the budgeted oracle. For each budget kind with
   /// `oracle-budget:*` configurations in a dataset, their mean age is
   /// interpolated along the axis (measured fetches or joules per day) at
-  /// every other configuration's value. Empty when no budgeted oracle ran.
-  package static func oracleGaps(_ scores: [PolicyScore]) -> [OracleGapRow] {
+  /// every other configuration's value, energies on `basis`. Empty when no
+  /// budgeted oracle ran.
+  package static func oracleGaps(_ scores: [PolicyScore], basis: EnergyBasis = .standard) -> [OracleGapRow] {
     var rows: [OracleGapRow] = []
     for (dataset, group) in byDataset(scores) {
       for budget in [OracleGapRow.Budget.fetches, .energy] {
         let oracles = group.filter { OracleGapRow.Budget(policy: $0.policy) == budget }
         guard !oracles.isEmpty else { continue }
-        let sweep = LinearSweep(oracles.map { (x: $0[budget.axis].mean, y: $0[.mean_age_s].mean) })
+        let axis = budget.axis(basis)
+        let sweep = LinearSweep(oracles.map { (x: $0[axis].mean, y: $0[.mean_age_s].mean) })
         for g in group where OracleGapRow.Budget(policy: g.policy) == nil {
-          let x = g[budget.axis].mean
+          let x = g[axis].mean
           rows.append(
             OracleGapRow(
-              dataset: dataset, budget: budget, policy: g.policy, budgetValue: x,
+              dataset: dataset, budget: budget, axis: axis, policy: g.policy, budgetValue: x,
               meanAgeS: g[.mean_age_s].mean, oracleMeanAgeS: sweep.value(at: x)))
         }
       }
@@ -217,4 +229,35 @@ extension Scoring {
     }
     return order.map { ($0, groups[$0] ?? []) }
   }
+}
+
+/// Columns of `pareto.csv` (see ``writeScores(runDir:resamples:jobs:energy:)``).
+package enum ParetoColumn: String, CaseIterable, Sendable {
+  case dataset, staleness_metric, cost_metric, policy, family, cost, staleness, on_frontier
+}
+
+/// Columns of `matched.csv` (see ``writeScores(runDir:resamples:jobs:energy:)``);
+/// the energy column is the basis's (`battery_energy_j_per_day` or
+/// `energy_j_per_day`).
+package enum MatchedColumn: String, CaseIterable, Sendable {
+  case dataset, family, reference_policy, energy, mean_age_s, p90_age_s, fresh_ratio
+
+  /// The header on energy basis `basis`.
+  package static func header(_ basis: EnergyBasis) -> [String] {
+    allCases.map { $0 == .energy ? basis.column : $0.rawValue }
+  }
+}
+
+extension EnergyBasis {
+  /// The score of the basis's energy per day.
+  package var scoreMetric: ScoreMetric {
+    guard let m = ScoreMetric(rawValue: column) else { preconditionFailure("\(column) is no score metric") }
+    return m
+  }
+}
+
+/// Columns of `oracle_gap.csv` (see ``writeScores(runDir:resamples:jobs:energy:)``).
+package enum OracleGapColumn: String, CaseIterable, Sendable {
+  case dataset, budget_metric, policy, budget_value, mean_age_s, budget_oracle_mean_age_s
+  case gap_to_budget_oracle_mean_age_s
 }

@@ -1,3 +1,4 @@
+import FetchBenchmark
 import FetchSimulation
 import FetchSupport
 import FetchTraces
@@ -13,6 +14,8 @@ import Foundation
 public enum ScoreMetric: String, CaseIterable, Sendable {
   /// Marginal energy of background fetches, J per day (per app).
   case energy_j_per_day
+  /// The part of it drawn from the battery (not while charging), J per day.
+  case battery_energy_j_per_day
   /// The same in % of the battery per day.
   case battery_pct_per_day
   /// Cellular bytes of background fetches per day.
@@ -173,7 +176,7 @@ package struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable
 /// per-policy means with bootstrap intervals, Pareto frontiers, staleness at
 /// matched energy, the gap to the budgeted oracle, and paired comparisons
 /// against a baseline. See ``SummaryTable`` for how a user's rows are
-/// averaged and ``writeScores(runDir:resamples:jobs:)`` for the files.
+/// averaged and ``writeScores(runDir:resamples:jobs:energy:)`` for the files.
 public enum Scoring {
   /// The family of a policy configuration: `periodic:1h` → `periodic`,
   /// `ios-minimum:price=0.1` → `ios-minimum`, `never` → `never`.
@@ -294,19 +297,21 @@ public enum Scoring {
 ///
 /// - `policies.csv` (replacing the run's pooled one): one row per (dataset,
 ///   policy): `dataset, policy, family, users`, then for each of
-///   `energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day,
+///   `energy_j_per_day, battery_energy_j_per_day, battery_pct_per_day, cellular_bytes_per_day,
 ///   fetches_per_day, mean_age_s, p90_age_s, fresh_ratio, mean_aoi_s` the
 ///   mean over users and its 95 % percentile bootstrap interval (`_lo`,
 ///   `_hi`; `resamples` resamples of users, seeded by dataset and policy).
 ///   `dataset` is the trace's name (``Scoring/traceDataset(runDir:)``) when
 ///   the summary has no dataset column (a `--trace` run).
 /// - `pareto.csv`: `dataset, staleness_metric, cost_metric, policy, family,
-///   cost, staleness, on_frontier` for every configuration in each of the 3×3
+///   cost, staleness, on_frontier` for every configuration in each of the 3×4
 ///   planes (``Scoring/paretoStaleness`` × ``Scoring/paretoCosts``).
-/// - `matched.csv`: `dataset, family, reference_policy, energy_j_per_day,
-///   mean_age_s, p90_age_s, fresh_ratio`: each family's sweep interpolated at
-///   each configuration's energy (empty outside the family's range).
-/// - `oracle_gap.csv`: `dataset, budget_metric, policy, budget_value,
+/// - `matched.csv`: `dataset, family, reference_policy, E, mean_age_s,
+///   p90_age_s, fresh_ratio`, E the `energy` basis's column
+///   (`battery_energy_j_per_day` by default): each family's sweep
+///   interpolated at each configuration's energy (empty outside the
+///   family's range).
+/// - `oracle_gap.csv` (energies on the `energy` basis): `dataset, budget_metric, policy, budget_value,
 ///   mean_age_s, budget_oracle_mean_age_s, gap_to_budget_oracle_mean_age_s`
 ///   (header only without an `oracle-budget:*` configuration; the sweep is
 ///   the oracle that knows opens and content, `know=` variants are rows).
@@ -318,9 +323,9 @@ public enum Scoring {
 /// Throws ``TraceFormatError`` (file, line, column) when the summary is
 /// missing or malformed; then no file is changed.
 @discardableResult
-public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamples, jobs: Int = 1) throws
-  -> [PolicyScore]
-{
+public func writeScores(
+  runDir: String, resamples: Int = Bootstrap.defaultResamples, jobs: Int = 1, energy: EnergyBasis = .standard
+) throws -> [PolicyScore] {
   let table = try SummaryTable(path: runDir + "/summary.csv")
   let scores = Scoring.score(table, resamples: resamples, jobs: jobs)
   let cell = Scoring.cell
@@ -349,8 +354,8 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
   }
 
   let matched = try AtomicTextFile(path: runDir + "/matched.csv")
-  try matched.write(MatchedColumn.headerLine)
-  for r in Scoring.matchedEnergy(scores) {
+  try matched.write(CSV.line(MatchedColumn.header(energy)))
+  for r in Scoring.matchedEnergy(scores, basis: energy) {
     try matched.write(
       CSV.line([
         named(r.dataset), r.family, r.referencePolicy, cell(r.energyJPerDay), cell(r.meanAgeS), cell(r.p90AgeS),
@@ -360,10 +365,10 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
 
   let gaps = try AtomicTextFile(path: runDir + "/oracle_gap.csv")
   try gaps.write(OracleGapColumn.headerLine)
-  for r in Scoring.oracleGaps(scores) {
+  for r in Scoring.oracleGaps(scores, basis: energy) {
     try gaps.write(
       CSV.line([
-        named(r.dataset), r.budget.axis.rawValue, r.policy, cell(r.budgetValue), cell(r.meanAgeS),
+        named(r.dataset), r.axis.rawValue, r.policy, cell(r.budgetValue), cell(r.meanAgeS),
         cell(r.oracleMeanAgeS), cell(r.gapS),
       ]))
   }
@@ -371,22 +376,6 @@ public func writeScores(runDir: String, resamples: Int = Bootstrap.defaultResamp
   for line in Scoring.lossSplitLines(Scoring.lossSplit(table, resamples: resamples), named: named) { try split.write(line) }
   for f in [policies, pareto, matched, gaps, split] { try f.commit() }
   return scores
-}
-
-/// Columns of `pareto.csv` (see ``writeScores(runDir:resamples:jobs:)``).
-package enum ParetoColumn: String, CaseIterable, Sendable {
-  case dataset, staleness_metric, cost_metric, policy, family, cost, staleness, on_frontier
-}
-
-/// Columns of `matched.csv` (see ``writeScores(runDir:resamples:jobs:)``).
-package enum MatchedColumn: String, CaseIterable, Sendable {
-  case dataset, family, reference_policy, energy_j_per_day, mean_age_s, p90_age_s, fresh_ratio
-}
-
-/// Columns of `oracle_gap.csv` (see ``writeScores(runDir:resamples:jobs:)``).
-package enum OracleGapColumn: String, CaseIterable, Sendable {
-  case dataset, budget_metric, policy, budget_value, mean_age_s, budget_oracle_mean_age_s
-  case gap_to_budget_oracle_mean_age_s
 }
 
 // MARK: - Paired comparison against a baseline
@@ -426,7 +415,7 @@ package struct PairedDifference: Sendable, Equatable {
 package enum PairedComparison {
   /// Metrics compared by default.
   package static let defaultMetrics: [ScoreMetric] = [
-    .energy_j_per_day, .mean_age_s, .p90_age_s, .fresh_ratio, .cellular_bytes_per_day,
+    .battery_energy_j_per_day, .energy_j_per_day, .mean_age_s, .p90_age_s, .fresh_ratio, .cellular_bytes_per_day,
   ]
 
   /// Paired statistics of `policy[i] − baseline[i]` over the indices where

@@ -30,6 +30,15 @@ public struct FetchOutcome: Sendable, Equatable {
   public var energyJ: Double
   /// The network the fetch used.
   public var network: NetworkKind
+  /// Whether the device was on the charger when the fetch started (its
+  /// energy then counts as drawn from the charger, `charging_energy_j`).
+  public var charging: Bool
+
+  /// The part of ``energyJ`` drawn from the battery, J: all of it, or 0
+  /// when the fetch started on the charger (`battery_energy_j`). What the
+  /// budgeted policies (`planner`, `imp`, `oracle-budget:XJ`) count against
+  /// their energy budgets.
+  public var batteryEnergyJ: Double { charging ? 0 : energyJ }
 }
 
 /// A fetch-scheduling policy: the thing FetchLab compares.

@@ -22,7 +22,7 @@ struct CompareCommandTests {
     let r = try CLI.run(["compare", run, "--baseline", "never"])
     #expect(r.status == 0, "\(r.stderr)")
     let lines = r.stdout.split(separator: "\n").map(String.init)
-    let metrics = ["energy_j_per_day", "mean_age_s", "p90_age_s", "fresh_ratio", "cellular_bytes_per_day"]
+    let metrics = ["battery_energy_j_per_day", "energy_j_per_day", "mean_age_s", "p90_age_s", "fresh_ratio", "cellular_bytes_per_day"]
     for p in ["periodic:1h", "periodic:4h"] {
       for m in metrics {
         #expect(lines.contains { $0.hasPrefix(p + " ") && $0.contains(" \(m) ") }, "no \(p) \(m) row:\n\(r.stdout)")

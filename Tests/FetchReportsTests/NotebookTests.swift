@@ -30,12 +30,12 @@ enum NotebookFixture {
     var pooled = "dataset,replication,policy,p90_age_s\n"
     for (policy, family, e, a, c, fr) in rows {
       let values: [String: [Double]] = [
-        "energy_j_per_day": e, "mean_age_s": a, "cellular_bytes_per_day": c, "fresh_ratio": fr,
+        "energy_j_per_day": e, "battery_energy_j_per_day": e, "mean_age_s": a, "cellular_bytes_per_day": c, "fresh_ratio": fr,
         "battery_pct_per_day": e.map { $0 / 467 }, "fetches_per_day": e.map { $0 / 10 }, "p90_age_s": a.map { $0 * 2 },
         "mean_aoi_s": a.map { $0 + 100 },
       ]
       p += (["ds", policy, family, "12"] + metrics.flatMap { m in values[m]!.map(CSV.number) }).joined(separator: ",") + "\n"
-      f += "ds,mean_age_s,energy_j_per_day,\(policy),\(family),\(CSV.number(e[0])),\(CSV.number(a[0])),"
+      f += "ds,mean_age_s,battery_energy_j_per_day,\(policy),\(family),\(CSV.number(e[0])),\(CSV.number(a[0])),"
       f += (frontier.contains(policy) ? "1" : "0") + "\n"
       for r in 0..<2 { pooled += "ds,\(r),\(policy),\(CSV.number(a[0] * 2 + Double(r)))\n" }
     }
@@ -103,7 +103,7 @@ struct NotebookTests {
     // Change the numbers: the statements follow.
     let path = dir + "/run/policies.csv"
     let text = try String(contentsOfFile: path, encoding: .utf8)
-      .replacingOccurrences(of: "ds,ios-minimum,ios-minimum,12,6.5,5.5,7.5", with: "ds,ios-minimum,ios-minimum,12,9.5,8.5,9.9")
+      .replacingOccurrences(of: "ds,ios-minimum,ios-minimum,12,6.5,5.5,7.5,6.5,5.5,7.5", with: "ds,ios-minimum,ios-minimum,12,9.5,8.5,9.9,9.5,8.5,9.9")
     try text.write(toFile: path, atomically: true, encoding: .utf8)
     let again = try #require(try Notebook.interpretation(runDir: dir + "/run").first).lines
     #expect(again[3].contains("at 9.5 J/day"))

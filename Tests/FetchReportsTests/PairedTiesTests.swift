@@ -4,10 +4,10 @@ import Testing
 
 /// One `summary.csv` row with the columns ``SummaryTable`` reads.
 private func row(_ user: String, _ app: String, _ policy: String, opens: Int, fresh: String, age: String = "60") -> String {
-  "\(user),\(app),\(policy),\(opens),1,0,0,0,\(age),\(age),\(fresh),\(age)\n"
+  "\(user),\(app),\(policy),\(opens),1,1,0,0,0,\(age),\(age),\(fresh),\(age)\n"
 }
 private let header =
-  "user,app,policy,opens,energy_j_per_day,battery_pct_per_day,cellular_bytes_per_day,fetches_per_day,"
+  "user,app,policy,opens,energy_j_per_day,battery_energy_j_per_day,battery_pct_per_day,cellular_bytes_per_day,fetches_per_day,"
   + "mean_age_s,p90_age_s,fresh_ratio,mean_aoi_s\n"
 
 @Suite("Paired comparison: ties at summary.csv's precision, small samples")

@@ -21,10 +21,16 @@ struct RobustnessTests {
     #expect(Robustness.kendallTauB([1, 1], [1, 2]).tau == nil)
   }
 
-  static func score(_ dataset: String, _ policy: String, energy: Double, age: Double) -> PolicyScore {
+  /// A configuration's scores: `energy` J/day in all, `battery` of it
+  /// from the battery (all of it by default).
+  static func score(_ dataset: String, _ policy: String, energy: Double, battery: Double? = nil, age: Double) -> PolicyScore {
     PolicyScore(
       dataset: dataset, policy: policy, users: 3,
-      estimates: [.energy_j_per_day: MetricEstimate(mean: energy, users: 3), .mean_age_s: MetricEstimate(mean: age, users: 3)])
+      estimates: [
+        .energy_j_per_day: MetricEstimate(mean: energy, users: 3),
+        .battery_energy_j_per_day: MetricEstimate(mean: battery ?? energy, users: 3),
+        .mean_age_s: MetricEstimate(mean: age, users: 3),
+      ])
   }
 
   static func points(_ labels: [String]) -> [(dataset: String, point: Experiment.WorldPoint)] {
@@ -55,5 +61,29 @@ struct RobustnessTests {
     // the oracle is never a headline winner.
     #expect(swapped.filter { $0.measure == "best_within_budget" }.allSatisfy { $0.holds == true })
     #expect(!rows.contains { $0.referenceValue == "oracle" })
+  }
+
+  /// A charging-aware policy draws 40 of its 50 J/day from the charger: on
+  /// battery energy it is the best within 10 J/day, on total energy it is
+  /// not.
+  @Test("each reference is compared with its own scores on the other energy basis: a charger-heavy policy's claims move")
+  func energyBasisAxis() {
+    let ref: [(String, Double, Double, Double)] = [
+      ("never", 0, 0, 900), ("periodic:1h", 10, 10, 300), ("bg-processing", 50, 10, 250), ("periodic:15m", 60, 60, 60),
+    ]
+    let scores = ref.map { Self.score("d.reference", $0.0, energy: $0.1, battery: $0.2, age: $0.3) }
+    let rows = Robustness.rows(scores, points: Self.points(["reference"]))
+    #expect(Set(rows.map(\.point)) == ["energy-total"] && rows.allSatisfy { $0.changed == "energy=total" })
+    // On battery energy bg-processing (10 J/day) ties periodic:1h and beats
+    // it on age; the ages do not move with the basis, so the claim holds.
+    let beats = rows.first { $0.claim == "bg-processing beats periodic:1h at equal energy" }
+    #expect(beats?.holds == true)
+    let within10 = rows.first { $0.claim == "best real policy within 10 J/day" }
+    #expect(within10?.referenceValue == "bg-processing" && within10?.value == "periodic:1h" && within10?.holds == false)
+    let tau = rows.first { $0.measure == "kendall_tau_energy" }?.tau
+    #expect(tau != nil && tau! < 1)
+    // Ranking on total energy, the other basis is battery.
+    let onTotal = Robustness.rows(scores, points: Self.points(["reference"]), basis: .total)
+    #expect(Set(onTotal.map(\.point)) == ["energy-battery"])
   }
 }

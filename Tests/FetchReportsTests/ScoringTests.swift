@@ -8,7 +8,7 @@ import Testing
 private let summaryHeader =
   "user,app,policy,days,opens,fetches,new_data,no_data,failed,wasted,updates,mean_age_s,p50_age_s,p90_age_s,"
   + "p99_age_s,fresh_ratio,mean_aoi_s,time_avg_age_s,time_fresh_ratio,energy_j,energy_j_per_day,"
-  + "battery_pct_per_day,fetches_per_day,cellular_bytes,cellular_bytes_per_day,wifi_bytes\n"
+  + "battery_pct_per_day,battery_energy_j_per_day,fetches_per_day,cellular_bytes,cellular_bytes_per_day,wifi_bytes\n"
 
 private func summaryRow(
   _ user: String, _ app: String, _ policy: String, opens: Int = 10, energy: Double = 0, fetches: Double = 0,
@@ -16,7 +16,7 @@ private func summaryRow(
 ) -> String {
   let p = CSV.field(policy)
   return "\(user),\(app),\(p),1,\(opens),0,0,0,0,0,0,\(meanAge),0,\(p90),0,\(fresh),\(aoi),0,0,\(energy),\(energy),"
-    + "\(energy / 467.28),\(fetches),\(cellular),\(cellular),0\n"
+    + "\(energy / 467.28),\(energy),\(fetches),\(cellular),\(cellular),0\n"
 }
 
 @Suite("Scoring: Pareto frontier and matched-energy interpolation")
@@ -125,11 +125,11 @@ struct ParetoTests {
     #expect(OracleGapRow.Budget(policy: "oracle") == nil)
   }
 
-  @Test("pareto rows: 3 staleness x 3 cost planes per configuration, fresh_ratio maximised")
+  @Test("pareto rows: 3 staleness x 4 cost planes per configuration, fresh_ratio maximised")
   func paretoRows() throws {
     let scores = Scoring.score(try SummaryTable(text: Self.sweepSummary), resamples: 50)
     let rows = Scoring.pareto(scores)
-    #expect(rows.count == 9 * 7)
+    #expect(rows.count == 12 * 7)
     let ageEnergy = rows.filter { $0.staleness == .mean_age_s && $0.cost == .energy_j_per_day }
     // oracle-budget:10 has age 0 at 9 J/day: it dominates every timer and ios-minimum.
     #expect(ageEnergy.filter(\.onFrontier).map(\.policy) == ["never", "oracle-budget:2", "oracle-budget:10"])
@@ -216,7 +216,7 @@ struct SummaryTableTests {
   @Test("summary errors: bad number, missing column, duplicate row, missing file")
   func summaryErrors() throws {
     let bad = summaryHeader + summaryRow("u1", "news", "never")
-      + "u2,news,never,1,10,0,0,0,0,0,0,abc,0,0,0,1,0,0,0,0,0,0,0,0,0,0\n"
+      + "u2,news,never,1,10,0,0,0,0,0,0,abc,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0\n"
     #expect(errorText { try SummaryTable(text: bad) }.hasPrefix("summary.csv:3: mean_age_s: column 12: not a finite number: 'abc'"))
     let nan = summaryHeader + summaryRow("u1", "news", "never", energy: .nan)
     #expect(errorText { try SummaryTable(text: nan) }.hasPrefix("summary.csv:2: energy_j_per_day: column 21: not a finite number: 'nan'"))
@@ -388,10 +388,10 @@ struct ScoreFilesTests {
     }
     let (ph, prow) = try StrictCSV.parse(String(contentsOfFile: out + "/pareto.csv", encoding: .utf8))
     #expect(ph == ParetoColumn.allCases.map(\.rawValue))
-    #expect(prow.count == 9 * 4)
+    #expect(prow.count == 12 * 4)  // 3 staleness × 4 cost planes, 4 configurations
     #expect(prow.allSatisfy { $0[7] == "0" || $0[7] == "1" })
     let (mh, mrows) = try StrictCSV.parse(String(contentsOfFile: out + "/matched.csv", encoding: .utf8))
-    #expect(mh == MatchedColumn.allCases.map(\.rawValue))
+    #expect(mh == ["dataset", "family", "reference_policy", "battery_energy_j_per_day", "mean_age_s", "p90_age_s", "fresh_ratio"])
     #expect(mrows.count == 3 * 4)  // families never, periodic, oracle × 4 reference energies
     let (gh, grows) = try StrictCSV.parse(String(contentsOfFile: out + "/oracle_gap.csv", encoding: .utf8))
     #expect(gh == OracleGapColumn.allCases.map(\.rawValue))

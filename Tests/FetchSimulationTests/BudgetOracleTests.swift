@@ -135,13 +135,33 @@ struct BudgetOracleTests {
       // Tolerance: the engine's charge differs from the plan's
       // background-only estimate only through tails shared between the
       // policy's own fetches, which lower it.
-      #expect(r.summary.energyJ <= total * 1.01 + 1, "\(r.summary.energyJ) J of \(total) J")
+      let battery = r.summary.energyJ - r.summary.chargingEnergyJ
+      #expect(battery <= total * 1.01 + 1, "\(battery) J of \(total) J")
       let age = Self.totalAge(r)
       #expect(abs(age - policy.plannedTotalAgeS) <= 1e-6 * max(1, age))
       #expect(age <= lastAge + 1e-6, "\(perDay) J/day: \(age) s > \(lastAge) s")
       lastAge = age
     }
     #expect(BudgetOraclePolicy(budget: .joulesPerDay(0), user: user, app: 0, content: content).plannedOpens.isEmpty)
+  }
+
+  /// The budget is battery energy: on the charger the whole window, a
+  /// fetch costs the budget nothing, so 0 J a day buys every candidate the
+  /// unbudgeted oracle would fetch: it is as fresh, and all its energy is
+  /// the charger's.
+  @Test("an energy budget counts battery energy only: on the charger 0 J a day is as fresh as the unbudgeted oracle", arguments: seeds.prefix(3))
+  func chargerEnergyIsFree(seed: UInt64) {
+    var trace = TestTraces.user(seed: seed, days: 4, opensPerHour: 1.5, networkChangesPerDay: 10)
+    trace.events.insert(TraceEvent(time: trace.start, kind: .chargeStart), at: 0)
+    let w = Self.world()
+    let user = PreparedUser(trace: trace, world: w)
+    let content = ContentTimeline(trace: trace, app: 0, world: w, seed: seed)
+    let free = BudgetOraclePolicy(budget: .joulesPerDay(0), user: user, app: 0, content: content)
+    let oracle = Self.run(OraclePolicy(user: user, app: 0, content: content), user, content)
+    #expect(!free.plannedOpens.isEmpty && free.plannedEnergyJ == 0)
+    let r = Self.run(free, user, content)
+    #expect(Self.totalAge(r) <= Self.totalAge(oracle) + 1e-6, "\(Self.totalAge(r)) s against the oracle's \(Self.totalAge(oracle)) s")
+    #expect(r.summary.energyJ > 0 && r.summary.chargingEnergyJ == r.summary.energyJ)
   }
 
   @Test("without foreground refresh the dynamic program is exact and beats the greedy and timers", arguments: seeds)

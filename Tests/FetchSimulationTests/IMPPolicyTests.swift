@@ -38,10 +38,12 @@ struct IMPPolicyTests {
     return w
   }
 
-  /// Replays the second week; returns the replay and the policy afterwards.
-  static func run(_ params: IMPParameters) -> (AppReplay, IMPPolicy) {
+  /// Replays the second week (on the charger throughout when `plugged`);
+  /// returns the replay and the policy afterwards.
+  static func run(_ params: IMPParameters, plugged: Bool = false) -> (AppReplay, IMPPolicy) {
     let t = user()
-    let (train, test) = t.split(at: t.start + 7 * 86_400)
+    var (train, test) = t.split(at: t.start + 7 * 86_400)
+    if plugged { test.events.insert(TraceEvent(time: test.start, kind: .chargeStart), at: 0) }
     let population = try? HabitFitter().fitPopulation([HabitSample(trace: train, app: 0, from: train.start, to: train.end)])
     var p = IMPPolicy(params: params, world: world, training: train, app: 0, population: population)
     let r = replay(
@@ -55,6 +57,20 @@ struct IMPPolicyTests {
     p.energyBudgetPctPerDay = energyPct
     p.dataBudgetMBPerDay = dataMB
     return p
+  }
+
+  /// IMP's energy budget is the battery's (a battery lifetime): a week on
+  /// the charger leaves a budget of 0 % whole, so it fetches, and all of
+  /// its energy is the charger's; off the charger the same budget stops
+  /// every fetch.
+  @Test("the energy budget counts battery energy only: a 0 % budget fetches on the charger, never off it")
+  func chargerEnergyIsFree() {
+    let (plugged, _) = Self.run(Self.params(energyPct: 0, dataMB: 1_000), plugged: true)
+    #expect(plugged.summary.fetches > 0)
+    #expect(plugged.summary.energyJ > 0 && plugged.summary.chargingEnergyJ == plugged.summary.energyJ)
+    #expect(plugged.fetches.allSatisfy { $0.outcome.charging && $0.outcome.batteryEnergyJ == 0 })
+    let (unplugged, _) = Self.run(Self.params(energyPct: 0, dataMB: 1_000))
+    #expect(unplugged.summary.fetches == 0)
   }
 
   @Test("settings parse and print canonically")

@@ -261,6 +261,22 @@ struct PlannerPolicyTests {
     #expect(mean < 4, "mean energy per fetch \(mean) J")
   }
 
+  /// The budget is the battery's: a test week on the charger leaves a
+  /// budget of 0 J whole, so the planner fetches, all on the charger's
+  /// energy; off the charger the same budget stops every fetch.
+  @Test("the budget counts battery energy only: 0 J a day fetches on the charger, never off it")
+  func chargerEnergyIsFree() {
+    var params = PlannerParameters()
+    params.budgetJPerDay = 0
+    var t = IMPPolicyTests.user()
+    let split = t.start + 7 * 86_400
+    t.events.insert(TraceEvent(time: split, kind: .chargeStart), at: t.events.firstIndex { $0.time >= split }!)
+    let (plugged, _) = Self.run(params, trace: t)
+    #expect(plugged.summary.fetches > 0)
+    #expect(plugged.fetches.allSatisfy { $0.outcome.charging && $0.outcome.batteryEnergyJ == 0 })
+    #expect(Self.run(params).0.summary.fetches == 0)
+  }
+
   @Test("an empty training window: no transition or device model, no activity; the replay still runs within budget")
   func emptyTraining() {
     let t = IMPPolicyTests.user()

@@ -59,6 +59,15 @@ def _rows(run, dataset, policies):
     return d, rows.set_index("policy").loc[list(policies)].reset_index()
 
 
+def energy_column(run):
+    """The energy column a run ranks on: ``battery_energy_j_per_day`` unless its manifest says
+    ``energy_basis: total`` (or its policies.csv, from a version without battery energy, has no such column)."""
+    basis = run.manifest.get("energy_basis", "battery") if isinstance(run.manifest, dict) else "battery"
+    if basis == "total" or "battery_energy_j_per_day" not in run.policies.columns:
+        return "energy_j_per_day"
+    return "battery_energy_j_per_day"
+
+
 def default_policies(run, dataset=None, metric="mean_age_s", limit=SERIES_LIMIT):
     """The configurations a trade-off figure draws when none are given, as FetchLab's report chooses them.
 
@@ -72,18 +81,19 @@ def default_policies(run, dataset=None, metric="mean_age_s", limit=SERIES_LIMIT)
     both energy and ``metric``. In run order.
     """
     run = load_run(run)
+    E = energy_column(run)
     d = run.dataset(dataset)
-    rows = run.policies[run.policies["dataset"] == d].dropna(subset=["energy_j_per_day", metric])
+    rows = run.policies[run.policies["dataset"] == d].dropna(subset=[E, metric])
     higher = metric == "fresh_ratio"
     better = (lambda a, b: a > b) if higher else (lambda a, b: a < b)
     front = []
     real = rows[~rows["family"].isin(REFERENCE_FAMILIES) | (rows["family"] == "never")]
-    for _, r in real.sort_values("energy_j_per_day", kind="stable").iterrows():
+    for _, r in real.sort_values(E, kind="stable").iterrows():
         if not front or better(r[metric], front[-1][1]):
-            front.append((r["energy_j_per_day"], r[metric]))
+            front.append((r[E], r[metric]))
 
     def distance(r):
-        f = [s for c, s in front if c <= r["energy_j_per_day"]]
+        f = [s for c, s in front if c <= r[E]]
         if not f:
             return 0.0
         if higher:
@@ -105,7 +115,7 @@ def default_policies(run, dataset=None, metric="mean_age_s", limit=SERIES_LIMIT)
     keep = set()
     for f in chosen:
         best = None
-        for _, r in rows[rows["family"] == f].sort_values(["energy_j_per_day", "policy"]).iterrows():
+        for _, r in rows[rows["family"] == f].sort_values([E, "policy"]).iterrows():
             if best is None or better(r[metric], best):
                 keep.add(r["policy"])
                 best = r[metric]
@@ -188,9 +198,10 @@ def _duration_axis(axis, lo, hi, zero=False):
 
 def _tradeoff(run, metric, scale, dataset, policies, width, height, annotate, frontier_line):
     run = load_run(run)
-    all_rows = _rows(run, dataset, None)[1].dropna(subset=["energy_j_per_day", metric]).reset_index(drop=True)
+    E = energy_column(run)
+    all_rows = _rows(run, dataset, None)[1].dropna(subset=[E, metric]).reset_index(drop=True)
     d, rows = _rows(run, dataset, policies if policies is not None else default_policies(run, dataset, metric))
-    rows = rows.dropna(subset=["energy_j_per_day", metric]).reset_index(drop=True)
+    rows = rows.dropna(subset=[E, metric]).reset_index(drop=True)
     order = list(rows["policy"])
     families = list(dict.fromkeys(rows["family"]))
     labels = [f"{f} ({n})" if n > 1 else rows.loc[rows["family"] == f, "policy"].iloc[0]
@@ -204,10 +215,10 @@ def _tradeoff(run, metric, scale, dataset, policies, width, height, annotate, fr
     handles = []
     with matplotlib.rc_context(PAPER_RC):
         for fam in families:
-            g = rows[rows["family"] == fam].sort_values(["energy_j_per_day", "policy"])
-            x, y = g["energy_j_per_day"].to_numpy(), g[metric].to_numpy() * scale
-            xerr = np.vstack([x - g["energy_j_per_day_lo"].fillna(g["energy_j_per_day"]).to_numpy(),
-                              g["energy_j_per_day_hi"].fillna(g["energy_j_per_day"]).to_numpy() - x]).clip(min=0)
+            g = rows[rows["family"] == fam].sort_values([E, "policy"])
+            x, y = g[E].to_numpy(), g[metric].to_numpy() * scale
+            xerr = np.vstack([x - g[E + "_lo"].fillna(g[E]).to_numpy(),
+                              g[E + "_hi"].fillna(g[E]).to_numpy() - x]).clip(min=0)
             lo = g[metric + "_lo"].fillna(g[metric]).to_numpy() * scale
             hi = g[metric + "_hi"].fillna(g[metric]).to_numpy() * scale
             yerr = np.vstack([y - lo, hi - y]).clip(min=0)
@@ -231,14 +242,14 @@ def _tradeoff(run, metric, scale, dataset, policies, width, height, annotate, fr
             # of the dataset's by default (pareto.csv's), else those asked for.
             every = all_rows if policies is None else rows
             better_lower = 1 if metric != "fresh_ratio" else -1
-            front = every.iloc[pareto_front(every["energy_j_per_day"], better_lower * every[metric])]
-            front = front.sort_values(["energy_j_per_day", metric])
-            ax.step(front["energy_j_per_day"], front[metric] * scale, where="post", color="black", ls=(0, (3, 2)),
+            front = every.iloc[pareto_front(every[E], better_lower * every[metric])]
+            front = front.sort_values([E, metric])
+            ax.step(front[E], front[metric] * scale, where="post", color="black", ls=(0, (3, 2)),
                     lw=0.8, zorder=1)
             handles.append(Line2D([], [], color="black", ls=(0, (3, 2)), lw=0.8, label="Pareto frontier"))
-        ax.set_xscale("symlog", linthresh=_zero_floor(rows["energy_j_per_day"]), linscale=0.4)
+        ax.set_xscale("symlog", linthresh=_zero_floor(rows[E]), linscale=0.4)
         ax.set_xlim(left=0)
-        ax.set_xlabel("background-fetch energy (J per app-day, log scale)")
+        ax.set_xlabel(f"background-fetch {'total energy' if E == 'energy_j_per_day' else 'battery energy'} (J per app-day, log scale)")
         _legend(fig, handles, ncol)
     return fig, ax, d
 

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from .figures import energy_column
 from .load import load_run, local_hours
 from .style import family_style
 
@@ -75,19 +76,21 @@ class NotebookRun:
         optional = lambda name: getattr(self.run, name) if self.run.has(name + ".csv") else None
         self.pooled, self.summary = optional("pooled"), optional("summary")
         self.opens, self.fetches = optional("opens"), optional("fetches")
+        # The energy the run ranks on (energy_column: the manifest's energy_basis, battery by default).
+        self.energy = energy_column(self.run)
 
     def frontier_rows(self, dataset):
         """pareto.csv's (mean age, J/day) frontier of one dataset."""
         f = self.pareto
         on = f["on_frontier"].fillna(False).astype(bool)
-        return f[(f.dataset == dataset) & (f.staleness_metric == "mean_age_s") & (f.cost_metric == "energy_j_per_day") & on]
+        return f[(f.dataset == dataset) & (f.staleness_metric == "mean_age_s") & (f.cost_metric == self.energy) & on]
 
     def policy_table(self, dataset):
         """Mean [95% CI] per policy of one dataset, from policies.csv (and pooled.csv)."""
         rows = self.policies[self.policies.dataset == dataset]
         out = pd.DataFrame({"users": rows["users"].to_numpy()}, index=pd.Index(rows["policy"], name="policy"))
         columns = [
-            ("J/day [95% CI]", "energy_j_per_day", 1.0),
+            ("J/day [95% CI]", self.energy, 1.0),
             ("cellular MB/day [95% CI]", "cellular_bytes_per_day", 1e-6),
             ("mean age (s) [95% CI]", "mean_age_s", 1.0),
             ("fresh (%) [95% CI]", "fresh_ratio", 100.0),
@@ -102,23 +105,23 @@ class NotebookRun:
     def per_user_table(self, dataset):
         """Median [p25, p75] over users of each user's mean age and J/day, from summary.csv."""
         s = self.summary[self.summary.dataset == dataset]
-        u = s.groupby(["policy", "user"], sort=False)[["mean_age_s", "energy_j_per_day"]].mean()
+        u = s.groupby(["policy", "user"], sort=False)[["mean_age_s", self.energy]].mean()
         rows = {}
         for policy in s["policy"].unique():
             g = u.loc[policy]
             q = lambda v: f"{fmt(v.median())} [{fmt(v.quantile(0.25))}, {fmt(v.quantile(0.75))}]"
-            rows[policy] = [g["mean_age_s"].count(), q(g["mean_age_s"].dropna()), q(g["energy_j_per_day"].dropna())]
+            rows[policy] = [g["mean_age_s"].count(), q(g["mean_age_s"].dropna()), q(g[self.energy].dropna())]
         columns = ["users", "mean age (s) median [p25, p75]", "J/day median [p25, p75]"]
         return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("policy")
 
     def plot_staleness_energy(self, dataset):
         """Mean age at open against J/day with 95% CI whiskers and the Pareto frontier."""
-        rows = self.policies[self.policies.dataset == dataset].dropna(subset=["energy_j_per_day", "mean_age_s"])
+        rows = self.policies[self.policies.dataset == dataset].dropna(subset=[self.energy, "mean_age_s"])
         fig, ax = plt.subplots(figsize=(10, 6.5))
         for family, g in rows.groupby("family", sort=False):
-            g = g.sort_values(["energy_j_per_day", "policy"])
-            x, y = g["energy_j_per_day"], g["mean_age_s"]
-            xerr = [(x - g["energy_j_per_day_lo"].fillna(x)).clip(lower=0), (g["energy_j_per_day_hi"].fillna(x) - x).clip(lower=0)]
+            g = g.sort_values([self.energy, "policy"])
+            x, y = g[self.energy], g["mean_age_s"]
+            xerr = [(x - g[self.energy + "_lo"].fillna(x)).clip(lower=0), (g[self.energy + "_hi"].fillna(x) - x).clip(lower=0)]
             yerr = [(y - g["mean_age_s_lo"].fillna(y)).clip(lower=0), (g["mean_age_s_hi"].fillna(y) - y).clip(lower=0)]
             name = g["policy"].iloc[0] if len(g) == 1 else f"{family} ({len(g)})"
             ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o-" if len(g) > 1 else "o", ms=4, lw=1, capsize=2,
@@ -126,7 +129,7 @@ class NotebookRun:
         f = self.frontier_rows(dataset)
         f = f.dropna(subset=["cost", "staleness"]).sort_values(["cost", "staleness"])
         ax.step(f["cost"], f["staleness"], where="post", color="black", ls="--", lw=1, label="Pareto frontier")
-        ax.set_xscale("symlog", linthresh=zero_floor(rows["energy_j_per_day"]))
+        ax.set_xscale("symlog", linthresh=zero_floor(rows[self.energy]))
         ax.set_yscale("symlog", linthresh=zero_floor(rows["mean_age_s"]))
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
@@ -197,9 +200,9 @@ class NotebookRun:
         """The interpretation's statements, computed from policies.csv and pareto.csv."""
         rows = self.policies[self.policies.dataset == dataset]
         family = dict(zip(rows["policy"], rows["family"]))
-        usable = [r for _, r in rows.iterrows() if pd.notna(r["energy_j_per_day"]) and pd.notna(r["mean_age_s"])]
+        usable = [r for _, r in rows.iterrows() if pd.notna(r[self.energy]) and pd.notna(r["mean_age_s"])]
         real = [r for r in usable if not r["family"].startswith("oracle")]
-        e = lambda r: r["energy_j_per_day"]
+        e = lambda r: r[self.energy]
         a = lambda r: r["mean_age_s"]
         p = lambda s: f"`{s}`"
         point = lambda policy, cost, age: f"{p(policy)} ({fmt(cost)} J/day, {fmt(age)} s)"
@@ -248,12 +251,12 @@ class NotebookRun:
         m = next((r for r in usable if r["policy"] == "ios-minimum"), None)
         t = next((r for r in usable if r["policy"] == "periodic:1h"), None)
         if m is not None and t is not None:
-            s = f"- {p('ios-minimum')} against {p('periodic:1h')}: {fmt(e(m))} J/day{ci(m, 'energy_j_per_day')} against "
-            s += f"{fmt(e(t))}{ci(t, 'energy_j_per_day')}"
+            s = f"- {p('ios-minimum')} against {p('periodic:1h')}: {fmt(e(m))} J/day{ci(m, self.energy)} against "
+            s += f"{fmt(e(t))}{ci(t, self.energy)}"
             s += f" ({fmt(e(m) / e(t))}× the energy)" if e(t) > 0 else ""
             s += f"; mean age {fmt(a(m))} s{ci(m, 'mean_age_s')} against {fmt(a(t))} s{ci(t, 'mean_age_s')}; fresh opens "
             s += f"{fmt(m['fresh_ratio'] * 100)} % against {fmt(t['fresh_ratio'] * 100)} %."
-            x = overlap(m, t, "energy_j_per_day")
+            x = overlap(m, t, self.energy)
             s += f" The energy CIs {x}." if x else ""
             x = overlap(m, t, "mean_age_s")
             s += f" The mean-age CIs {x}." if x else ""

@@ -7,13 +7,17 @@ import FetchTraces
 /// stable, snake_case, with units in the name. Declared once; the header and
 /// the rows both come from here: the listed columns, each a declared
 /// metric's figure (``MetricFigure``) unless an identifier, then each
-/// trailing metric's total (``Metric/trailing``).
+/// trailing metric's total (``Metric/trailing``), followed by its per-day
+/// figure when the scores give that an interval (`battery_energy_j_per_day`,
+/// a ``ScoreMetric`` read per user from this file).
 package typealias SummaryColumn = ResultColumn<SummaryFixedColumn>
 
 /// The listed columns of ``SummaryColumn``, in file order.
 package enum SummaryFixedColumn: String, FixedColumns {
   package typealias Row = (user: String, app: String, policy: String, summary: AppSummary, capacityJ: Double)
-  package static let trailing = Metric.trailing.map { MetricFigure($0, .value) }
+  package static let trailing = Metric.trailing.flatMap { m in
+    [MetricFigure(m, .value)] + (m.perDay && m.interval ? [MetricFigure(m, .perDay)] : [])
+  }
 
   package static func figure(_ f: MetricFigure, _ r: Row) -> Double { f.value(r.summary, capacityJ: r.capacityJ) }
 

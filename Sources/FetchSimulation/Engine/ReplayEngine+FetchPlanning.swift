@@ -203,10 +203,11 @@ extension ReplayEngine {
     }
     lanes[j].summary.energyJ += f.energyJ
     if f.network.isCellular { lanes[j].summary.cellularBytes += f.bytes } else { lanes[j].summary.wifiBytes += f.bytes }
-    if u.isCharging(at: f.start) { lanes[j].summary.chargingEnergyJ += f.energyJ }
-    drainBattery(f.energyJ, charging: isCharging)
     let outcome = FetchOutcome(
-      start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network)
+      start: f.start, end: f.end, result: result, bytes: f.bytes, energyJ: f.energyJ, network: f.network,
+      charging: u.isCharging(at: f.start))
+    lanes[j].summary.chargingEnergyJ += f.energyJ - outcome.batteryEnergyJ
+    drainBattery(f.energyJ, charging: isCharging)
     if options.recordEvents { lanes[j].fetches.append(FetchRecord(outcome: outcome, failure: f.failure.text)) }
     guard notify else { return }
     policy.fetchFinished(outcome, &lanes[j].ctx)

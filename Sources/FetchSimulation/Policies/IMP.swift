@@ -53,7 +53,7 @@ package struct IMPParameters: SettingTable {
     .check(\.checkIntervalS, help: "decision period: prices adapt and a decision is taken every period"),
     .horizon(\.horizonS),
     .init("value", \.valueJ, help: "value of a prefetch the user sees as new, J-equivalent at the initial price"),
-    .init("energy_budget_pct", \.energyBudgetPctPerDay, max: SettingBound.percent, help: "energy budget, % of battery per local day"),
+    .init("energy_budget_pct", \.energyBudgetPctPerDay, max: SettingBound.percent, help: "battery-energy budget, % of battery per local day (energy drawn while charging is free)"),
     .init("data_budget_mb", \.dataBudgetMBPerDay, help: "cellular data budget, MB per local day"),
     .init("gain", \.gain, help: "integral gain of the price controller, per decision period"),
     .init("damping", \.damping, help: "proportional (damping) gain of the price controller"),
@@ -108,8 +108,10 @@ package struct IMPParameters: SettingTable {
 /// multiplicative goal-directed idea for a budget per local day. As IMP's
 /// weight becomes prohibitive when the supply is exhausted, a fetch is
 /// never started when its estimate would overrun a budget, so each day uses
-/// at most the budget plus one fetch (the estimate's error). Energy drawn
-/// while charging counts too (conservative).
+/// at most the budget plus one fetch (the estimate's error). The energy
+/// budget is the battery's, as IMP's goal is a battery lifetime: energy
+/// drawn while charging neither counts against it nor costs
+/// (``FetchOutcome/batteryEnergyJ``).
 package struct IMPPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
@@ -275,7 +277,7 @@ package struct IMPPolicy: FetchPolicy {
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     rollDay(at: ctx.now)
     if launchDay == spending.day {
-      spending.energyJ += outcome.energyJ
+      spending.energyJ += outcome.batteryEnergyJ
       if outcome.network.isCellular { spending.cellularBytes += outcome.bytes }
     }
     switch outcome.result {
@@ -307,13 +309,15 @@ package struct IMPPolicy: FetchPolicy {
     let bytes = expectedBytes(pNew: pNew)
     let down = bytes - world.requestBytes
     let x = radio.transferTime(downBytes: down, upBytes: world.requestBytes)
-    let energy = world.cpuWakeEnergyJ
+    var energy = world.cpuWakeEnergyJ
       + world.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + world.serverLatencyS)
       + radio.marginalEnergyEstimate(
         afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: world.requestBytes,
         extraConnectedS: world.serverLatencyS)
     let cellular = ctx.network.isCellular ? bytes : 0
-    // Budgets exhausted: IMP's prohibitive price.
+    // Budgets exhausted: IMP's prohibitive price. The energy budget is the
+    // battery's: energy from the charger neither counts nor costs.
+    if ctx.isCharging { energy = 0 }
     guard spending.energyJ + energy <= energyBudgetJ else { return }
     guard cellular == 0 || spending.cellularBytes + cellular <= dataBudgetBytes else { return }
     let cost = energyPrice * energy + dataPrice * cellular / 1e6

@@ -10,8 +10,9 @@ import FetchWorld
 package enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
   /// At most this many fetches per day of the window, on average.
   case fetchesPerDay(Double)
-  /// At most this much fetch energy (CPU and marginal radio), J per day of
-  /// the window, on average.
+  /// At most this much fetch energy (CPU and marginal radio) drawn from
+  /// the battery, J per day of the window, on average: a fetch that starts
+  /// on the charger costs the budget nothing (``FetchOutcome/batteryEnergyJ``).
   case joulesPerDay(Double)
 
   /// Parses `4` or `2.5` (fetches per day, at most ``SettingBound/count``)
@@ -207,7 +208,8 @@ struct BudgetOraclePlanner {
     var end: Double
     /// Content version it brings (number of updates at or before `end`).
     var version: Int
-    /// Estimated energy (CPU, marginal radio given the background), J.
+    /// Estimated battery energy (CPU, marginal radio given the background;
+    /// 0 when it starts on the charger), J.
     var energyJ: Double
     /// When the policy's timer should fire for it.
     var wake: Double
@@ -246,7 +248,8 @@ struct BudgetOraclePlanner {
       let v = serverVersion(at: c)
       guard v > 0 || !knowsContent else { continue }
       candidates.append(Candidate(
-        open: k, start: s, end: c, version: v, energyJ: energy(start: s, end: c, version: v),
+        open: k, start: s, end: c, version: v,
+        energyJ: user.isCharging(at: s) ? 0 : energy(start: s, end: c, version: v),
         wake: max(notBefore, s - 1)))
     }
   }
@@ -402,8 +405,9 @@ struct BudgetOraclePlanner {
 
   /// Candidates within `budget` J by the benefit/cost greedy.
   func selectEnergy(_ budget: Double) -> [Int] {
-    guard budget > 0 else { return [] }
-    let costs = candidates.map { max($0.energyJ, 1e-9) }
+    // A candidate on the charger costs 0 J: any budget, 0 included, buys it
+    // (its gain per joule is +∞, so it comes first).
+    let costs = candidates.map(\.energyJ)
     if !refresh { return greedy(costs: costs, budget: budget) }
     let gains = candidates.indices.map(independentGain)
     let order = candidates.indices.filter { gains[$0] > 0 }.sorted {
@@ -549,7 +553,7 @@ package enum OracleBudgetFamily: DescribedFamily {
     "oracle-budget", .other(":<N per day>|<X>J[,know=opens+content|opens|none]"),
     example: "oracle-budget:4", style: PolicyStyle(color: "#999933", marker: .triangleDown),
     summary:
-      "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy); know= says how much of the future: the opens and the content updates (the default), the opens only, or neither (the best fixed timer in hindsight)")
+      "the best schedule with N fetches or X J of battery energy a day (charger energy free) given the future (exact for counts, greedy by benefit per joule for energy); know= says how much of the future: the opens and the content updates (the default), the opens only, or neither (the best fixed timer in hindsight)")
 
   /// `know=opens+content|opens|none`, among the table's settings.
   static let know = ChoiceSetting(

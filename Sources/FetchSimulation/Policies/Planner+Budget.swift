@@ -15,6 +15,9 @@ import Foundation
 /// et al.'s refresh price), and an app whose fetches are worth less waits
 /// until the phone's spending leaves room at that price.
 ///
+/// The budget is the battery's: a fetch that starts on the charger counts
+/// nothing against it (``FetchOutcome/batteryEnergyJ``).
+///
 /// Launches reserve their estimated energy until they finish, so apps
 /// deciding while another's fetch runs see it: a budget day ends over its
 /// budget by at most the estimate errors of the fetches in flight when the

@@ -100,7 +100,7 @@ package struct PlannerParameters: SettingTable {
 
   /// Names accepted in `planner:key=value`.
   package static let keys: [SettingKey<PlannerParameters>] = [
-    .init("budget", \.budgetJPerDay, help: "energy budget per app, J per budget day (from day_start; paced by the user's opens by hour)"),
+    .init("budget", \.budgetJPerDay, help: "battery-energy budget per app, J per budget day (energy drawn while charging is free; from day_start; paced by the user's opens by hour)"),
     .init("device_budget", \.deviceBudget, max: 1, help: "1: one budget and one price for all the planner's apps of the device (budget × apps); 0: a budget per app"),
     .init("horizon", \.horizonS, min: 300, max: SettingBound.horizon, duration: true, help: "look-ahead horizon of the plan"),
     .init("step", \.stepS, min: 60, max: SettingBound.period, duration: true, help: "width of the look-ahead bins and spacing of the candidate fetch times"),

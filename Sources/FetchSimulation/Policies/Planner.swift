@@ -170,7 +170,7 @@ package struct PlannerPolicy: FetchPolicy {
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
     habit.fetchFinished(outcome, &ctx)
-    budget.finish(estimate: launchEstimate, energyJ: outcome.energyJ)
+    budget.finish(estimate: launchEstimate, energyJ: outcome.batteryEnergyJ)
   }
 
   /// One decision at `ctx.now`: the gates, then the plan of the type's
@@ -270,7 +270,8 @@ extension PlannerPolicy {
     }
     let share = budget.released(at: t)
     let budgetJ = budget.budgetJ
-    if budget.committed >= share * budgetJ {
+    // A spent budget stops nothing on the charger: the budget is the battery's.
+    if !ctx.isCharging && budget.committed >= share * budgetJ {
       decision.factor = .energyBudget
       return nil
     }
@@ -282,15 +283,17 @@ extension PlannerPolicy {
     let since = max(0, t - habit.lastSync)
     let pNew = -expm1(-lambda * since)
     let down = (world.requestBytes + world.newDataMedianBytes) * pNew + world.noDataBytes * (1 - pNew)
-    // The budget counts the energy drawn while charging; the price sees it × `charging_cost`.
+    // The budget is the battery's: energy drawn while charging does not
+    // count against it; the price sees it × `charging_cost`.
     let energyNow = launchEnergy(world.radio(for: ctx.network)!, gap: ctx.radioQuietGapS, downBytes: down)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
+    let budgeted = ctx.isCharging ? 0 : energyNow
     decision.costNowJ = costNow
-    if budget.committed + energyNow > share * budgetJ {
+    if budget.committed + budgeted > share * budgetJ {
       decision.factor = .energyBudget
       return nil
     }
-    launchEstimate = energyNow
+    launchEstimate = budgeted
     let price = budget.price(share: share)
     decision.price = price
     return FetchNow(share: share, lambda: lambda, since: since, pNew: pNew, downBytes: down, cost: costNow, price: price)

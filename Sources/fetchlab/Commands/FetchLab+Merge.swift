@@ -28,6 +28,8 @@ extension FetchLab {
 
     @OptionGroup var parallel: JobsOption
 
+    @OptionGroup var energyOption: EnergyOption
+
     @Flag(name: .long, help: "Replace the parts and results of a different experiment found in --out.")
     var force = false
 
@@ -54,7 +56,7 @@ extension FetchLab {
         }
         progress.finish()
         log("merged \(merge.shards.count) shards, \(outcome.unitsTotal) units")
-        try finishExperiment(outcome, started: started, jobs: parallel.jobs)
+        try finishExperiment(outcome, started: started, jobs: parallel.jobs, energy: energyOption.energy)
       } catch {
         if let created { try? FileManager.default.removeItem(atPath: created) }
         throw error

@@ -76,6 +76,8 @@ extension FetchLab {
         valueName: "path.ipynb"), completion: .file(extensions: ["ipynb"]))
     var notebook: String?
 
+    @OptionGroup var energyOption: EnergyOption
+
     func validate() throws {
       let asked = timelineUser != nil || timelineDay != nil || !timelinePolicy.isEmpty || timelineDataset != nil
         || timelineApp != nil
@@ -108,7 +110,8 @@ extension FetchLab {
       let request = TimelineRequest(
         dataset: timelineDataset, user: timelineUser, day: timelineDay, app: timelineApp, policies: timelinePolicy)
       let options = RunReport.Options(
-        timeline: noTimeline ? nil : request, policies: policies.map(chartPolicies), readsTrace: !noTimeline)
+        timeline: noTimeline ? nil : request, policies: policies.map(chartPolicies), readsTrace: !noTimeline,
+        basis: energyOption.energy ?? RunReport.recordedBasis(runDir: runDir) ?? .standard)
       let out: RunReport.Output
       do {
         out = try RunReport.write(runDir: runDir, options: options, into: dir.staging)

@@ -71,6 +71,8 @@ extension FetchLab {
 
     @OptionGroup var parallel: JobsOption
 
+    @OptionGroup var energyOption: EnergyOption
+
     @Flag(
       name: .long,
       help: "Replace what --out holds when this run did not write it: a different experiment's parts and results, or (with --trace) an experiment's directory or files fetchlab did not write.")
@@ -168,7 +170,7 @@ extension FetchLab {
             + "their learning policies use the population model (a constant rate when there is none)")
       }
       let jobs: Int = parallel.jobs
-      let manifest: [String: Any] = [
+      var manifest: [String: Any] = [
         "fetchlab_version": fetchLabVersion,
         "command": CommandLine.arguments.joined(separator: " "),
         "trace": [
@@ -191,8 +193,10 @@ extension FetchLab {
         "started_at": ISO8601DateFormatter().string(from: started),
         "elapsed_s": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
       ]
+      let basis = energyOption.energy ?? .standard
+      manifest["energy_basis"] = basis.rawValue
       try sink.commit(manifest: manifest)
-      try writeScores(runDir: dir.staging, jobs: jobs)
+      try writeScores(runDir: dir.staging, jobs: jobs, energy: basis)
       try dir.commit(removing: force ? ["parts", "datasets"] : [])
       print("\(sink.users) users, \(sink.aggregates.first?.pairs ?? 0) (user, app) pairs, \(specs.count) policies -> \(out)/")
       print(ComparisonTable.render(sink.aggregates, capacityJ: world.batteryCapacityJ), terminator: "")
@@ -237,7 +241,7 @@ extension FetchLab.Run {
     }
     progress.finish()
     guard let shard else {
-      try finishExperiment(outcome, started: started, jobs: parallel.jobs)
+      try finishExperiment(outcome, started: started, jobs: parallel.jobs, energy: energyOption.energy)
       return logCoverage(exp, outcome)
     }
     try outcome.commitShard(extra: [
@@ -281,17 +285,19 @@ extension FetchLab.Run {
 /// Commits an assembled experiment (`run EXPERIMENT.json` or `merge`):
 /// `manifest.json` with the command line, threads and times, the scores,
 /// and the printed comparison per dataset.
-func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int) throws {
+func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int, energy: EnergyBasis?) throws {
   let exp = outcome.experiment, out = outcome.directory
+  let basis = energy ?? exp.energy
   var manifest = outcome.manifest
+  manifest["energy_basis"] = basis.rawValue
   manifest["fetchlab_version"] = fetchLabVersion
   manifest["command"] = CommandLine.arguments.joined(separator: " ")
   manifest["jobs"] = jobs
   manifest["started_at"] = ISO8601DateFormatter().string(from: started)
   manifest["elapsed_s"] = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
   try outcome.commit(manifest: manifest) { staging in
-    let scores = try writeScores(runDir: staging, jobs: jobs)
-    try Robustness.write(runDir: staging, scores: scores, points: exp.worldPoints)
+    let scores = try writeScores(runDir: staging, jobs: jobs, energy: basis)
+    try Robustness.write(runDir: staging, scores: scores, points: exp.worldPoints, basis: basis)
   }
   let t = outcome.total
   print(

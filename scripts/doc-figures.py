@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Fills the figure blocks of README.md and docs/*.md from committed runs.
+
+A block is
+
+    <!-- figures:begin NAME -->
+    ...generated text...
+    <!-- figures:end -->
+
+and NAME is one of RENDERERS below. Each renderer reads the small result
+files that scripts/export-notebooks.sh commits (notebooks-export/*-data/)
+and writes Markdown. Every figure is one average, said once in each block:
+pooled over the dataset's opens and pairs (pooled.csv: Σ over pairs, per
+day of the pairs' windows), then the mean over the replications.
+
+    python3 scripts/doc-figures.py           # rewrite the blocks in place
+    python3 scripts/doc-figures.py --check   # exit 1 and name each stale block
+
+Standard library only; python/tests/test_doc_figures.py runs --check.
+"""
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+EXPORT = REPO / "notebooks-export"
+DOCS = ["README.md", "docs/results.md", "docs/planner.md", "docs/background-transfers.md", "docs/background-wakes.md"]
+BLOCK = re.compile(r"(<!-- figures:begin ([a-z0-9-]+) -->\n)(.*?)(<!-- figures:end -->)", re.S)
+AVERAGE = "pooled over each dataset's opens, then averaged over the replications"
+DATASETS = {"ubiqlog": "UbiqLog", "synthetic": "synthetic"}
+
+
+# ---- reading ----------------------------------------------------------------
+
+def rows(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def pooled(run):
+    """{(dataset, policy): {column: mean over replications}} and the policy order."""
+    sums, counts, order = {}, {}, []
+    for r in rows(EXPORT / run / "pooled.csv"):
+        key = (r["dataset"], r["policy"])
+        if key not in sums:
+            sums[key], counts[key] = {}, 0
+            order.append(key)
+        counts[key] += 1
+        for k, v in r.items():
+            if k in ("dataset", "replication", "policy") or v == "":
+                continue
+            sums[key][k] = sums[key].get(k, 0.0) + float(v)
+    return {k: {c: s / counts[k] for c, s in sums[k].items()} for k in order}, order
+
+
+def policies_of(order, dataset):
+    return [p for d, p in order if d == dataset]
+
+
+# ---- formatting -------------------------------------------------------------
+
+def num(x, decimals=None):
+    """A figure for prose: 3 significant digits below 1,000, whole numbers with separators above."""
+    if decimals is None:
+        a = abs(x)
+        decimals = 0 if a >= 100 else 1 if a >= 10 else 2 if a >= 1 else 3
+    s = f"{x:,.{decimals}f}"
+    return "0" if s.strip("0.,-") == "" else s
+
+
+def pct(x):
+    return num(100 * x, 1)
+
+
+def minutes(s):
+    return num(s / 60, 1)
+
+
+NUMERIC = re.compile(r"^[–\d.,]+( %| of \d+)?$")
+
+
+def table(header, body):
+    right = [i > 0 and all(NUMERIC.match(r[i]) for r in body) for i in range(len(header))]
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if r else "---" for r in right) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in body]
+    return "\n".join(out) + "\n"
+
+
+def charged(v):
+    e = v["energy_j_per_day"]
+    return v["charging_energy_j_per_day"] / e if e > 0 else 0.0
+
+
+# ---- the default benchmark (notebooks-export/default-data) --------------------
+
+KEY = ["never", "periodic:15m", "periodic:1h", "periodic:4h", "oracle", "ios-minimum", "tailender:1h",
+       "android-workmanager:1h", "imp"]
+
+
+def key_policies(order, dataset):
+    have = policies_of(order, dataset)
+    planners = [p for p in have if p.split(":")[0] == "planner"]
+    return [p for p in KEY if p in have] + planners
+
+
+def policy_table(data, order, dataset, policies):
+    body = []
+    for p in policies:
+        v = data[(dataset, p)]
+        body.append([f"`{p}`", num(v["fetches_per_day"]), num(v["battery_energy_j_per_day"]), num(v["energy_j_per_day"]),
+                     pct(v["fresh_ratio"]), minutes(v["mean_age_s"]), minutes(v["p90_age_s"])])
+    return table(["policy", "fetches/day", "battery J/day", "total J/day", "fresh opens %", "mean age, min",
+                  "p90 age, min"], body)
+
+
+def manifest(run):
+    import json
+    return json.loads((EXPORT / run / "manifest.json").read_text(encoding="utf-8"))
+
+
+def render_default_run(_):
+    m = manifest("default-data")
+    ds = {d["name"]: d for d in m["datasets"]}
+    u, s = ds["ubiqlog"], ds["synthetic"]
+    return (f"It replays {u['users']} UbiqLog users ({u['pairs']} (user, app) pairs, {u['opens']:,} scored opens) and "
+            f"{s['users']} synthetic users ({s['pairs']} pairs, {s['opens']:,} scored opens) against "
+            f"{len(m['policies'])} policy configurations, {len(m['replications'])} times each.\n")
+
+
+def render_default_key(_):
+    data, order = pooled("default-data")
+    out = [f"Per app, {AVERAGE} (`notebooks-export/default-data/pooled.csv`); battery J/day leaves out what is "
+           "drawn while charging and is what the frontier and the headline rank on.\n"]
+    for d, name in DATASETS.items():
+        out.append(f"\n{name}:\n\n" + policy_table(data, order, d, key_policies(order, d)))
+    return "".join(out)
+
+
+def render_default_all(_):
+    data, order = pooled("default-data")
+    out = [f"Every configuration of the run, per app, {AVERAGE} (`notebooks-export/default-data/pooled.csv`).\n"]
+    for d, name in DATASETS.items():
+        out.append(f"\n#### {name}\n\n" + policy_table(data, order, d, policies_of(order, d)))
+    return "".join(out)
+
+
+def render_default_charger(_):
+    data, order = pooled("default-data")
+    body = []
+    for p in KEY:
+        if ("synthetic", p) not in data:
+            continue
+        v = data[("synthetic", p)]
+        body.append([f"`{p}`", num(v["energy_j_per_day"]), pct(charged(v)) + " %", num(v["battery_energy_j_per_day"])])
+    return (f"Synthetic users of the default benchmark, per app, {AVERAGE}; `charging_energy_j_per_day` over "
+            "`energy_j_per_day` (UbiqLog has no charging rows, so there the two energies are equal):\n\n"
+            + table(["policy", "total J/day", "drawn on the charger", "battery J/day"], body))
+
+
+def dominates(a, b):
+    """a is at most b's battery energy and mean age and at least its fresh share, better in one."""
+    ge = (a["battery_energy_j_per_day"] <= b["battery_energy_j_per_day"] and a["mean_age_s"] <= b["mean_age_s"]
+          and a["fresh_ratio"] >= b["fresh_ratio"])
+    gt = (a["battery_energy_j_per_day"] < b["battery_energy_j_per_day"] or a["mean_age_s"] < b["mean_age_s"]
+          or a["fresh_ratio"] > b["fresh_ratio"])
+    return ge and gt
+
+
+def render_planner_default(_):
+    data, order = pooled("default-data")
+    out = [f"The planner's settings in the default benchmark, per app, {AVERAGE}. \"Matches or beats\" counts the "
+           "other real configurations it is at least as good as on battery energy, fresh share and mean age at "
+           "once, better on one (oracles left out).\n"]
+    for d, name in DATASETS.items():
+        have = policies_of(order, d)
+        planners = [p for p in have if p.split(":")[0] == "planner"]
+        others = [p for p in have if p.split(":")[0] not in ("planner", "oracle", "oracle-budget")]
+        body = []
+        for p in planners:
+            v = data[(d, p)]
+            beaten = [q for q in others if dominates(v, data[(d, q)])]
+            body.append([f"`{p}`", num(v["battery_energy_j_per_day"]), pct(v["fresh_ratio"]), minutes(v["mean_age_s"]),
+                         f"{len(beaten)} of {len(others)}"])
+        out.append(f"\n{name}:\n\n" + table(
+            ["configuration", "battery J/day", "fresh opens %", "mean age, min", "matches or beats"], body))
+    return "".join(out)
+
+
+# ---- robustness (notebooks-export/robustness-data) ------------------------------
+
+def render_robustness(_):
+    rs = rows(EXPORT / "robustness-data" / "robustness.csv")
+    points = sorted({(r["dataset"], r["world_point"]) for r in rs})
+    taus = [float(r["kendall_tau"]) for r in rs if r["measure"] == "kendall_tau_energy" and r["kendall_tau"]]
+    claims, winner = {}, {}
+    for r in rs:
+        if r["claim"] and r["measure"] == "best_within_budget":
+            claims.setdefault((r["dataset"], r["claim"]), []).append((r["world_point"], r["holds"] == "1"))
+            winner[(r["dataset"], r["claim"])] = r["reference_value"]
+    beats = [r for r in rs if r["measure"] == "beats_at_equal_energy"]
+    broken = sorted({(r["dataset"], r["world_point"]) for r in beats if r["holds"] == "0"})
+    out = [f"From `experiments/robustness.json` (`notebooks-export/robustness-data/robustness.csv`: "
+           f"{len(points)} (dataset, world) points against each dataset's reference, among them battery against "
+           f"total energy): the order of the policies by energy has Kendall τ ≥ {num(min(taus), 2)} at every point; "
+           f"{len(broken)} points break at least one \"A beats B at equal energy\" claim.\n\n"]
+    body = []
+    for (d, c), hs in sorted(claims.items()):
+        fails = [p for p, h in hs if not h]
+        body.append([DATASETS.get(d, d), c, f"`{winner[(d, c)]}`",
+                     "every world" if not fails else ", ".join(f"`{p}`" for p in sorted(fails))])
+    out.append(table(["dataset", "claim of the reference", "its policy", "fails in"], body))
+    return "".join(out)
+
+
+# ---- large content (notebooks-export/large-content-data) ------------------------
+
+def render_large_content(_):
+    data, order = pooled("large-content-data")
+    body = []
+    for d, p in order:
+        v = data[(d, p)]
+        share = v["delivered"] / v["updates"] if v["updates"] > 0 else 0.0
+        delay = v.get("mean_delivery_delay_s")
+        body.append([f"`{p}`", pct(share), "–" if delay is None else num(delay / 3600, 2),
+                     num(v["battery_energy_j_per_day"]), num(v["energy_j_per_day"]), num(v["transfer_energy_j_per_day"]),
+                     num(v["cellular_bytes_per_day"] / 1e6, 2), num(v["transfer_wifi_bytes_per_day"] / 1e6, 1),
+                     pct(v["fresh_ratio"]), num(v["mean_age_s"] / 3600, 2), num(v["failed"], 0)])
+    return (f"`experiments/large-content.json`, {AVERAGE} (`notebooks-export/large-content-data/pooled.csv`; "
+            "J/day and MB/day per app):\n\n"
+            + table(["policy", "delivered, % of updates", "mean delay, h", "battery J/day", "total J/day",
+                     "of which transfers", "cellular MB/day", "transfer WiFi MB/day", "fresh opens, %",
+                     "mean age at open, h", "failed fetches"], body))
+
+
+def render_background_wakes(_):
+    data, order = pooled("background-wakes-data")
+    out = [f"Per app, {AVERAGE} (`notebooks-export/background-wakes-data/pooled.csv`).\n"]
+    for d, name in DATASETS.items():
+        out.append(f"\n{name}:\n\n" + policy_table(data, order, d, policies_of(order, d)))
+    return "".join(out)
+
+
+RENDERERS = {
+    "background-wakes": render_background_wakes,
+    "default-run": render_default_run,
+    "default-key": render_default_key,
+    "default-all": render_default_all,
+    "default-charger": render_default_charger,
+    "planner-default": render_planner_default,
+    "robustness": render_robustness,
+    "large-content": render_large_content,
+}
+
+
+# ---- the blocks -------------------------------------------------------------------
+
+def render(text):
+    """The text with every block re-rendered; raises KeyError on an unknown name."""
+    return BLOCK.sub(lambda m: m.group(1) + RENDERERS[m.group(2)](m.group(2)) + m.group(4), text)
+
+
+def stale():
+    """(file, block names) of the docs whose blocks differ from a fresh rendering."""
+    out = []
+    for name in DOCS:
+        text = (REPO / name).read_text(encoding="utf-8")
+        fresh = render(text)
+        if fresh != text:
+            old = {m.group(2): m.group(3) for m in BLOCK.finditer(text)}
+            new = {m.group(2): m.group(3) for m in BLOCK.finditer(fresh)}
+            out.append((name, sorted(k for k in new if old.get(k) != new[k])))
+    return out
+
+
+def main(argv):
+    if argv[1:] == ["--check"]:
+        bad = stale()
+        for name, blocks in bad:
+            print(f"{name}: stale figure blocks: {', '.join(blocks)} (python3 scripts/doc-figures.py rewrites them)")
+        return 1 if bad else 0
+    if argv[1:]:
+        print(__doc__.strip().splitlines()[0] + "\nusage: doc-figures.py [--check]", file=sys.stderr)
+        return 64
+    for name in DOCS:
+        p = REPO / name
+        text = p.read_text(encoding="utf-8")
+        fresh = render(text)
+        if fresh != text:
+            p.write_text(fresh, encoding="utf-8")
+            print(f"rewrote {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
