@@ -289,7 +289,7 @@ package final class DeviceModelsCache: @unchecked Sendable {
 ///
 ///     do { spec = try PolicySpec(parsing: text) }
 ///     catch let e as PolicySpecError where e.code == .unknownPolicy { … }
-public struct PolicySpecError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct PolicySpecError: CodedError {
   /// The category of a ``PolicySpecError``.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
     /// A stable kebab-case name, e.g. `unknown-policy`.
@@ -319,18 +319,12 @@ public struct PolicySpecError: Error, CustomStringConvertible, Sendable, Equatab
   /// when the caller read it from one.
   public var location: InputLocation
 
-  /// An error of `code` with `message`.
-  package init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
-    self.code = code
-    self.message = message
-    self.location = location
+  package init(code: Code, message: String, location: InputLocation) {
+    (self.code, self.message, self.location) = (code, message, location)
   }
 
   /// An ``Code-swift.struct/invalid`` error with `message`.
   public init(_ message: String) { self.init(.invalid, message) }
-
-  /// The message.
-  public var description: String { message }
 }
 
 /// Parses `90`, `90s`, `15m`, `1h30m`, `1.5h`, `2d` into seconds; `nil` if malformed.
