@@ -42,7 +42,7 @@ package final class DeviceBudgetLedger {
   }
 }
 
-extension MinimumPolicy {
+extension IOSMinimumPolicy {
   /// Cumulative share of the app's training opens by local hour (Laplace
   /// smoothed toward UbiqLog's hourly share of all opens).
   static func pacing(training: UserTrace, app: Int32) -> [Double] {

@@ -3,11 +3,11 @@ import FetchSupport
 import FetchTraces
 import FetchWorld
 
-/// The budget of ``BudgetOraclePolicy``, per day of the replay window.
+/// The budget of ``OracleBudgetPolicy``, per day of the replay window.
 ///
 /// Spec strings: `oracle-budget:4` (fetches per day) and `oracle-budget:50J`
 /// (joules per day).
-package enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
+package enum OracleBudgetLimit: Sendable, Hashable, CustomStringConvertible {
   /// At most this many fetches per day of the window, on average.
   case fetchesPerDay(Double)
   /// At most this much fetch energy (CPU and marginal radio), J per day of
@@ -43,8 +43,8 @@ package enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
   }
 }
 
-/// Knobs of ``BudgetOraclePolicy`` (`oracle-budget:<budget>[,key=value]`).
-package struct BudgetOracleParameters: SettingTable {
+/// Knobs of ``OracleBudgetPolicy`` (`oracle-budget:<budget>[,key=value]`).
+package struct OracleBudgetParameters: SettingTable {
   /// Largest dynamic program (budget × candidates², cells) solved exactly
   /// for a count budget without foreground refresh; beyond it (or at 0) the
   /// greedy is used. 10^7 cells take about 0.5 s in a debug build.
@@ -53,7 +53,7 @@ package struct BudgetOracleParameters: SettingTable {
   package init() {}
 
   /// Names accepted in `oracle-budget:<budget>,key=value`.
-  package static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit, max: 1e8, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
+  package static let keys: [SettingKey<OracleBudgetParameters>] = [.init("exact_limit", \.exactWorkLimit, max: 1e8, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
 }
 
 /// The best fetch schedule under a budget, given full knowledge of the
@@ -82,7 +82,7 @@ package struct BudgetOracleParameters: SettingTable {
 /// - *Count budget, refresh off*: a fetch helps every open up to the next
 ///   fetch. Solved **exactly** by dynamic programming over the candidates
 ///   (O(B·m²) for m candidates, each dominated candidate removed), or by the
-///   greedy below when that exceeds ``BudgetOracleParameters/exactWorkLimit``.
+///   greedy below when that exceeds ``OracleBudgetParameters/exactWorkLimit``.
 /// - *Energy budget*: a knapsack. Each candidate's cost is its estimated
 ///   energy given the background radio activity alone (``PreparedUser``'s
 ///   busy intervals, ``RadioModel/marginalEnergy(of:background:from:own:from:lo:hi:)``, the fetch's expected
@@ -107,8 +107,8 @@ package struct BudgetOracleParameters: SettingTable {
 ///
 /// The guarantees are exact with server failures off: random failures are
 /// not foreseen.
-package struct BudgetOraclePolicy: FetchPolicy {
-  package let budget: OracleBudget
+package struct OracleBudgetPolicy: FetchPolicy {
+  package let budget: OracleBudgetLimit
   /// The budget over the whole window (fetches or J).
   package let totalBudget: Double
   /// The opens the plan fetches for, Unix s, in time order.
@@ -130,11 +130,11 @@ package struct BudgetOraclePolicy: FetchPolicy {
   ///   - app: the app whose content is fetched.
   ///   - content: the app's update times.
   package init(
-    budget: OracleBudget, user: PreparedUser, app: Int32, content: ContentTimeline,
-    params: BudgetOracleParameters = BudgetOracleParameters()
+    budget: OracleBudgetLimit, user: PreparedUser, app: Int32, content: ContentTimeline,
+    params: OracleBudgetParameters = OracleBudgetParameters()
   ) {
     self.budget = budget
-    let planner = BudgetOraclePlanner(user: user, app: app, content: content)
+    let planner = OracleBudgetPlanner(user: user, app: app, content: content)
     totalBudget = budget.total(days: user.trace.days)
     var chosen: [Int]
     switch budget {
@@ -172,8 +172,8 @@ package struct BudgetOraclePolicy: FetchPolicy {
   }
 }
 
-/// The candidates and selection algorithms of ``BudgetOraclePolicy``.
-struct BudgetOraclePlanner {
+/// The candidates and selection algorithms of ``OracleBudgetPolicy``.
+struct OracleBudgetPlanner {
   /// One possible fetch: completing at (or just before) open `open`.
   struct Candidate {
     var open: Int
@@ -513,8 +513,8 @@ struct BudgetOraclePlanner {
 /// budget, given the future.
 package enum OracleBudgetFamily: DescribedFamily {
   package struct Configuration: Sendable, Hashable {
-    package var budget: OracleBudget
-    package var parameters: BudgetOracleParameters
+    package var budget: OracleBudgetLimit
+    package var parameters: OracleBudgetParameters
   }
 
   package static let info = FamilyInfo(
@@ -523,18 +523,18 @@ package enum OracleBudgetFamily: DescribedFamily {
     summary:
       "the best schedule with N fetches or X J a day given the future (exact for counts, greedy by benefit per joule for energy)")
 
-  package static var settings: [PolicySettingInfo] { BudgetOracleParameters.settingInfos }
+  package static var settings: [PolicySettingInfo] { OracleBudgetParameters.settingInfos }
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }
     let (budget, rest) = splitArgumentAndSettings(a)
-    guard let b = OracleBudget(argument: budget) else {
+    guard let b = OracleBudgetLimit(argument: budget) else {
       throw PolicySpecError(
         .badValue,
         "policy '\(spec)': bad budget '\(budget)' (fetches per day up to 86400, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
       )
     }
-    let p = try BudgetOracleParameters.parse(rest, policy: spec)
+    let p = try OracleBudgetParameters.parse(rest, policy: spec)
     return Configuration(budget: b, parameters: p)
   }
 
@@ -542,8 +542,8 @@ package enum OracleBudgetFamily: DescribedFamily {
     "oracle-budget:\(c.budget)" + c.parameters.settingsSuffix(separator: ",")
   }
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { nil }
-  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BudgetOraclePolicy {
-    { BudgetOraclePolicy(budget: c.budget, user: device.user, app: $0, content: $1, params: c.parameters) }
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> OracleBudgetPolicy {
+    { OracleBudgetPolicy(budget: c.budget, user: device.user, app: $0, content: $1, params: c.parameters) }
   }
 
 }

@@ -74,13 +74,10 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
   package var usesMinimumScheduler: Bool { family == IOSMinimumFamily.self || family == IOSCustomFamily.self }
 
   /// Whether a run of `policies` should share open probabilities between
-  /// its Minimum-scheduler settings: when it has three or more. A shared
-  /// probability costs a lookup, and a store when missed, and pays when
-  /// about one ask in six finds another setting's answer. Two settings
-  /// seldom ask at the same checks (the bench's `ios-minimum` and
-  /// `ios-custom:1h`: 14 % of asks answered on 20 synthetic users, a small
-  /// net cost); a sweep's 12 prices, 68 % (a net saving of about 9 % of instructions).
-  /// Results are the same either way.
+  /// its Minimum-scheduler settings: when it has three or more (a shared
+  /// probability costs a lookup, and a store when missed; the measurements
+  /// behind the threshold are in docs/performance.md). Results are the
+  /// same either way.
   package static func sharesOpenProbabilities(_ policies: [PolicySpec]) -> Bool {
     policies.lazy.filter(\.usesMinimumScheduler).count >= 3
   }
