@@ -185,7 +185,7 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
 }
 
 /// `android-prefetch[:threshold=<interval>,key=value,...]`.
-package enum AndroidPrefetchFamily: DescribedFamily {
+package enum AndroidPrefetchFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "android-prefetch", .settingsAfter("threshold=<interval>"), example: "android-prefetch:threshold=2h",
     learning: .habitModel, style: PolicyStyle(color: "#882255", marker: .asterisk),

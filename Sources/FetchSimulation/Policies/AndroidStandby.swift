@@ -327,7 +327,7 @@ package struct AndroidStandbyPolicy: FetchPolicy {
 }
 
 /// `android-standby[:key=value,...]`.
-package enum AndroidStandbyFamily: DescribedFamily {
+package enum AndroidStandbyFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "android-standby", .settings, learning: .usage, style: PolicyStyle(color: "#661100", marker: .cross),
     summary:

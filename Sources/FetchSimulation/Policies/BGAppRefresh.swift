@@ -78,7 +78,7 @@ package struct BGAppRefreshPolicy: FetchPolicy {
 }
 
 /// `bg-app-refresh[:earliest=<interval>,key=value,...]`.
-package enum BGAppRefreshFamily: DescribedFamily {
+package enum BGAppRefreshFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "bg-app-refresh", .settingsAfter("earliest=<interval>"), example: "bg-app-refresh:earliest=30m",
     learning: .habitModel, style: PolicyStyle(color: "#88CCEE", marker: .openTriangle),

@@ -333,7 +333,7 @@ package struct IMPPolicy: FetchPolicy {
 }
 
 /// `imp[:key=value,...]`.
-package enum IMPFamily: DescribedFamily {
+package enum IMPFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "imp", .settings, learning: .habitModel, style: PolicyStyle(color: "#777777", marker: .pentagon),
     summary:

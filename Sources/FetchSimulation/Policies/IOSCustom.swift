@@ -5,7 +5,7 @@ import FetchWorld
 /// `ios-custom:<interval>[,key=value,...]`: the Minimum scheduler with a
 /// floor of `interval` between launches, as
 /// `setMinimumBackgroundFetchInterval(_:)` with a custom value.
-package enum IOSCustomFamily: DescribedFamily {
+package enum IOSCustomFamily: PolicyFamily {
   /// The floor, s, and the scheduler's parameters (their spacing raised to
   /// at least the floor).
   package struct Configuration: Sendable, Hashable {

@@ -4,7 +4,7 @@ import FetchWorld
 import Foundation
 
 /// `ios-minimum[:key=value,...]`: the iOS Minimum scheduler.
-package enum IOSMinimumFamily: DescribedFamily {
+package enum IOSMinimumFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "ios-minimum", .settings, learning: .habitModel, style: PolicyStyle(color: "#332288", marker: .triangle),
     summary:

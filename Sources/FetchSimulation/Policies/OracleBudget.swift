@@ -511,7 +511,7 @@ struct OracleBudgetPlanner {
 
 /// `oracle-budget:<N>` / `oracle-budget:<X>J`: the best schedule under a
 /// budget, given the future.
-package enum OracleBudgetFamily: DescribedFamily {
+package enum OracleBudgetFamily: PolicyFamily {
   package struct Configuration: Sendable, Hashable {
     package var budget: OracleBudgetLimit
     package var parameters: OracleBudgetParameters

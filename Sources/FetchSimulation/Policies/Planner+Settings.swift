@@ -127,7 +127,7 @@ package struct PlannerParameters: SettingTable {
 }
 
 /// `planner[:budget=<J/day>,key=value,...]`: the planning scheduler.
-package enum PlannerFamily: DescribedFamily {
+package enum PlannerFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "planner", .settingsAfter("budget=<J/day>"), example: "planner:budget=5",
     learning: .habitModel, style: PolicyStyle(color: "#117733", marker: .hexagon),

@@ -315,7 +315,7 @@ extension IntervalJobPolicy {
 
 /// The family of a policy that runs a job every `<interval>` with a table
 /// of settings, `name:<interval>[,key=value,...]`.
-package enum IntervalJobFamily<Policy: IntervalJobPolicy>: DescribedFamily {
+package enum IntervalJobFamily<Policy: IntervalJobPolicy>: PolicyFamily {
   package typealias Configuration = IntervalSettings<Policy.Parameters>
 
   package static var info: FamilyInfo { Policy.family }
