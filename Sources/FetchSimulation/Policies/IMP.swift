@@ -345,7 +345,7 @@ package enum IMPFamily: PolicyFamily {
     let training = device.training
     let user = device.user
     let learning = device.learning
-    let shared = device.scope == .device ? device.services.impSpending : nil
+    let shared = device.scope == .device ? device.services.shared(IMPSpending.self) { IMPSpending() } : nil
     return { app, _ in
       IMPPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,

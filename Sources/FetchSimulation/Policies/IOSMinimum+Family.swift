@@ -19,7 +19,7 @@ extension IOSMinimumPolicy {
   /// One scheduler instance per app; at device scope every Minimum or
   /// Custom instance of the device draws on its one ``DeviceBudgetLedger``.
   static func makePolicies(_ params: IOSMinimumParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> IOSMinimumPolicy {
-    let ledger = device.scope == .device ? device.services.minimumLedger : nil
+    let ledger = device.scope == .device ? device.services.shared(DeviceBudgetLedger.self) { DeviceBudgetLedger() } : nil
     let training = device.training
     let user = device.user
     let learning = device.learning

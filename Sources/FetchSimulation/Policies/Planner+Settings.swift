@@ -157,7 +157,7 @@ package enum PlannerFamily: PolicyFamily {
         PlannerPolicy.fitDeviceModels(training)
       }
     // At device scope the apps draw on one budget (made once per device).
-    let shared = p.deviceBudget > 0 && device.scope == .device ? device.services.plannerBudget(p, training: training) : nil
+    let shared = p.deviceBudget > 0 && device.scope == .device ? device.services.shared(PlannerBudget.self, key: p) { PlannerBudget(params: p, training: training) } : nil
     return { app, _ in
       PlannerPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,

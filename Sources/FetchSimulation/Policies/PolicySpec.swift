@@ -191,25 +191,32 @@ public struct DeviceReplayInput {
   }
 }
 
-/// What the apps of one device share during one replay: the device-wide
-/// budgets of the OS scheduler and of IMP, made on first use.
+/// What the apps of one device share during one replay (the device-wide
+/// budgets of the OS scheduler, of IMP, of each planner setting), one
+/// value per type and key, made on first use: a family asks for its own
+/// type (``shared(_:key:_:)``), so a new family's device state needs no
+/// field here.
 package final class DeviceServices {
-  /// The iOS Minimum/Custom budgets of the device (``DeviceBudgetLedger``).
-  package private(set) lazy var minimumLedger = DeviceBudgetLedger()
-  /// IMP's daily spending of the device (``IMPSpending``).
-  package private(set) lazy var impSpending = IMPSpending()
-  /// The planner's device budgets, one per planner setting (``PlannerBudget``).
-  private var plannerBudgets: [PlannerParameters: PlannerBudget] = [:]
+  private struct Key: Hashable {
+    let type: ObjectIdentifier
+    let key: AnyHashable
+  }
+  private var values: [Key: AnyObject] = [:]
 
-  /// The device budget of the planner setting `p`, made on first use.
-  func plannerBudget(_ p: PlannerParameters, training: UserTrace) -> PlannerBudget {
-    if let b = plannerBudgets[p] { return b }
-    let b = PlannerBudget(params: p, training: training)
-    plannerBudgets[p] = b
-    return b
+  /// The device's one `T` for `key` (one per setting, say; `0` when the
+  /// type has one), made by `make` on first use.
+  package func shared<T: AnyObject>(
+    _ type: T.Type, key: some Hashable = 0, _ make: () -> T
+  ) -> T {
+    let k = Key(type: ObjectIdentifier(type), key: AnyHashable(key))
+    if let v = values[k] { return v as! T }
+    let v = make()
+    values[k] = v
+    return v
   }
 
-  init() {}
+  /// An empty store.
+  package init() {}
 }
 
 /// What a learning policy is trained on.
