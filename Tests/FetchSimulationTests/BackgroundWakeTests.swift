@@ -378,7 +378,7 @@ struct BackgroundWakeTests {
     }
     let (train, test) = t.split(at: t.start + 21 * 86_400)
     let habit = HabitFitter().fit(HabitSample(trace: train, app: 0, from: train.start, to: train.end), prior: nil)
-    let last = IOSMinimumPolicy.lastOpens(train, app: 0)
+    let last = OpenHistory.lastOpens(train, app: 0)
     return EveningHabit(test: test, habit: habit, last: (last.app, last.any), lastUse: StandbyQuota.lastUse(in: train, app: 0))
   }
 

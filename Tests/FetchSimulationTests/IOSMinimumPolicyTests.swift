@@ -267,15 +267,15 @@ struct IOSMinimumPolicyTests {
       var clock = LocalClock(trace.timeZone)
       var counts = WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }
       for e in trace.events where e.kind == .open && e.app == app { counts[min(23, Int(clock.hourOfDay(e.time)))] += 1 }
-      return IOSMinimumPolicy.cumulativeShares(counts)
+      return UsagePacing.cumulativeShares(counts)
     }
     let shared = TrainingPacing()
     for app in Int32(0)..<Int32(t.apps.count) {
-      #expect(shared.pace(train, app: app) == IOSMinimumPolicy.pacing(training: train, app: app))
-      #expect(IOSMinimumPolicy.pacing(training: train, app: app) == alone(train, app))
+      #expect(shared.pace(train, app: app) == UsagePacing.pacing(training: train, app: app))
+      #expect(UsagePacing.pacing(training: train, app: app) == alone(train, app))
     }
-    #expect(IOSMinimumPolicy.pacing(training: train, app: -1) == alone(train, -1))
-    #expect(shared.pace(test, app: 0) == IOSMinimumPolicy.pacing(training: test, app: 0))
+    #expect(UsagePacing.pacing(training: train, app: -1) == alone(train, -1))
+    #expect(shared.pace(test, app: 0) == UsagePacing.pacing(training: test, app: 0))
     #expect(shared.pace(train, app: 0) != shared.pace(test, app: 0))
   }
 

@@ -201,7 +201,7 @@ package enum AndroidPrefetchFamily: PolicyFamily {
     let history = DozeHistory(training)
     return { app, _ in
       let habit = HabitFitter().fit(training, app: app, population: learning?.population, fits: learning?.fits)
-      let last = IOSMinimumPolicy.lastOpens(training, app: app)
+      let last = OpenHistory.lastOpens(training, app: app)
       var policy = AndroidPrefetchPolicy(
         params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any,
         lastUse: StandbyQuota.lastUse(lastOpen: last.app, training: training))

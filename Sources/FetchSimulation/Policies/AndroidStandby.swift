@@ -143,7 +143,7 @@ package struct StandbyQuota: Sendable {
   /// The app's last open before the window of `training`, or the training
   /// trace's start when it has none.
   package static func lastUse(in training: UserTrace, app: Int32) -> Double {
-    lastUse(lastOpen: IOSMinimumPolicy.lastOpens(training, app: app).app, training: training)
+    lastUse(lastOpen: OpenHistory.lastOpens(training, app: app).app, training: training)
   }
 
   /// The last use given the app's last open in `training` (−∞: none).

@@ -169,9 +169,9 @@ package struct IMPPolicy: FetchPolicy {
     self.params = params
     self.world = world
     habit = fitter.fit(training, app: app, population: population, fits: fits)
-    (lastAnyOpen, lastAppOpen) = IOSMinimumPolicy.lastOpens(training, app: app)
+    (lastAnyOpen, lastAppOpen) = OpenHistory.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
-    pace = pacing?.pace(training, app: app) ?? IOSMinimumPolicy.pacing(training: training, app: app)
+    pace = pacing?.pace(training, app: app) ?? UsagePacing.pacing(training: training, app: app)
     energyBudgetJ = params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ
     dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
     let r = log(max(1, params.priceRange))
@@ -194,7 +194,7 @@ package struct IMPPolicy: FetchPolicy {
     // The device's pace: the mean of its IMP apps' usage profiles (one app
     // at replay.scope=app).
     var usage = 0.0
-    for p in spending.paces { usage += IOSMinimumPolicy.share(p, atHour: h) }
+    for p in spending.paces { usage += UsagePacing.share(p, atHour: h) }
     usage /= Double(spending.paces.count)
     let w = min(1, max(0, params.usagePacing))
     return min(1, max(0, (1 - w) * h / 24 + w * usage))
@@ -377,7 +377,7 @@ package final class IMPSpending {
   /// The time of the controller's first step, and the last period stepped.
   var origin = 0.0
   var lastPeriod = Int.min
-  /// The usage profile (``IOSMinimumPolicy/pacing(training:app:)``) of each app
+  /// The usage profile (``UsagePacing/pacing(training:app:)``) of each app
   /// that draws on this budget.
   var paces: [[Double]] = []
 

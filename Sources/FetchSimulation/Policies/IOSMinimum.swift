@@ -213,7 +213,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     ledger: DeviceBudgetLedger? = nil, pacing: TrainingPacing? = nil
   ) {
     let habit = fitter.fit(training, app: app, population: population, fits: fits)
-    let last = Self.lastOpens(training, app: app)
+    let last = OpenHistory.lastOpens(training, app: app)
     self.init(
       params: params, world: world, habit: habit, history: training, app: app, population: population,
       lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits, ledger: ledger, pacing: pacing)
@@ -248,27 +248,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     self.lastAnyOpen = lastAnyOpen
     lastSync = history.end
     rateEstimate = params.priorUpdatesPerHour / 3600
-    pace = pacing?.pace(history, app: app) ?? Self.pacing(training: history, app: app)
-  }
-
-  /// Times of the last open of any app and of `app` in `training` (−∞ if
-  /// none): the last ones in the (time-ordered) event list.
-  ///
-  /// - Complexity: O(events since the app's last open), scanning backwards.
-  static func lastOpens(_ training: UserTrace, app: Int32) -> (any: Double, app: Double) {
-    var lastApp = -Double.infinity, lastAny = -Double.infinity
-    var anySeen = false
-    for e in training.events.reversed() where e.kind == .open {
-      if !anySeen {
-        lastAny = e.time
-        anySeen = true
-      }
-      if e.app == app {
-        lastApp = e.time
-        break
-      }
-    }
-    return (lastAny, lastApp)
+    pace = pacing?.pace(history, app: app) ?? UsagePacing.pacing(training: history, app: app)
   }
 
   /// The habit model currently in use.

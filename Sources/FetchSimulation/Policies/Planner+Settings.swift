@@ -55,7 +55,7 @@ package struct PlannerParameters: SettingTable {
   /// time since the app's previous open (``PlannerBudget/gapPacing(_:apps:)``),
   /// so that the first open of a morning, which would see the night's age,
   /// releases the energy of the fetch it needs; 0: with the count of opens
-  /// (``IOSMinimumPolicy/pacing(training:app:)``).
+  /// (``UsagePacing/pacing(training:app:)``).
   package var paceByGap = 1.0
   /// Cost multiplier while charging. 1 by default: the budget and the
   /// results count the energy drawn on the charger as any other, and a
