@@ -40,7 +40,7 @@ let package = Package(
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"])]),
-    .target(name: "FetchLinearAlgebra", dependencies: ["CBLAS", "CLAPACKE"]),
+    .target(name: "FetchLinearAlgebra", dependencies: ["FetchSupport", "CBLAS", "CLAPACKE"]),
     // Helpers every layer shares (CSV reading and writing, the line reader,
     // atomic files, the located JSON reader, hashing, SplitMix64, quantiles,
     // parallelMap, searches): `package` access, not in the

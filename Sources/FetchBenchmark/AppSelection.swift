@@ -1,3 +1,4 @@
+import FetchSupport
 import FetchTraces
 import FetchWorld
 
@@ -110,7 +111,7 @@ public enum AppSelection: Sendable, Equatable, CustomStringConvertible {
 ///
 /// Match on ``code`` (a struct of named codes, so new codes do not break
 /// callers), show ``message``.
-public struct AppSelectionError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct AppSelectionError: CodedError {
   /// The category of a ``AppSelectionError``.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
     /// A stable kebab-case name.
@@ -132,14 +133,9 @@ public struct AppSelectionError: Error, CustomStringConvertible, Sendable, Equat
   /// The option at fault, `--apps`.
   public var location: InputLocation
 
-  init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
-    self.code = code
-    self.message = message
-    self.location = location
+  package init(code: Code, message: String, location: InputLocation) {
+    (self.code, self.message, self.location) = (code, message, location)
   }
-
-  /// The message.
-  public var description: String { message }
 }
 
 extension AppSelection {

@@ -41,7 +41,7 @@ package struct StaleAfterPolicy: FetchPolicy {
 
 /// `stale-after:<age>` (not registered: the benchmark's and the tests'
 /// Swift twin of the external rule).
-package enum StaleAfterFamily: DescribedFamily {
+package enum StaleAfterFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "stale-after", .interval, learning: .usage, style: PolicyStyle(color: "#777777", marker: .pentagon),
     summary: "fetch once the app's last open is <interval> old, and every <interval> while it stays unopened")

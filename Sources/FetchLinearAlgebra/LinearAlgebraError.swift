@@ -1,3 +1,5 @@
+import FetchSupport
+
 /// Why a linear-algebra routine could not produce a result.
 ///
 /// Match on ``code``; callers usually fall back, e.g. from a Cholesky solve to
@@ -9,7 +11,7 @@
 ///     } catch let e as LinearAlgebraError where e.code == .notPositiveDefinite {
 ///       beta = try LinearAlgebra.leastSquares(x, z)
 ///     }
-package struct LinearAlgebraError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct LinearAlgebraError: CodedError {
   /// The category of a ``LinearAlgebraError``; its description names it in words.
   package enum Code: String, Sendable, Hashable, CustomStringConvertible {
     /// Cholesky factorisation failed: the leading minor of order ``LinearAlgebraError/info``
@@ -32,15 +34,19 @@ package struct LinearAlgebraError: Error, Sendable, Equatable, CustomStringConve
 
   /// The category.
   package let code: Code
-  /// The LAPACK `info` value when LAPACK reported the problem, else `nil`.
-  package let info: Int?
   /// Details in words.
   package let message: String
+  /// The LAPACK `info` value when LAPACK reported the problem, else `nil`.
+  package var location: Int?
+  /// The LAPACK `info` value (the ``location``).
+  package var info: Int? { location }
+
+  package init(code: Code, message: String, location: Int?) {
+    (self.code, self.message, self.location) = (code, message, location)
+  }
 
   init(_ code: Code, info: Int? = nil, _ message: String) {
-    self.code = code
-    self.info = info
-    self.message = message
+    self.init(code: code, message: message, location: info)
   }
 
   package var description: String {

@@ -136,7 +136,7 @@ public struct PolicyScore: Sendable, Equatable {
 ///
 /// A public struct over an internal enum (like `LinearAlgebraError`): match
 /// on ``code``, show ``message``; new codes do not break callers.
-package struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct ScoringError: CodedError {
   enum Kind: Sendable, Hashable {
     case unknownBaseline
   }
@@ -163,13 +163,9 @@ package struct ScoringError: Error, CustomStringConvertible, Sendable, Equatable
   /// The summary table the request was checked against, and the option at fault.
   package var location: InputLocation
 
-  init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
-    self.code = code
-    self.message = message
-    self.location = location
+  package init(code: Code, message: String, location: InputLocation) {
+    (self.code, self.message, self.location) = (code, message, location)
   }
-
-  package var description: String { message }
 }
 
 /// Statistics over a run's `summary.csv` with users as the resampling unit:

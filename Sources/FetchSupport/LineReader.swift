@@ -14,9 +14,9 @@ import Foundation
 ///   time, ``nextShort()``); no allocation after `init`.
 ///
 /// `next()` is inlinable and its state exempt from dynamic exclusivity
-/// checks, so the reader costs its callers in other modules nothing per
-/// line (without both, `fetchlab validate` runs 7 % and 86 % slower on a
-/// 328 MB trace). A reader belongs to one thread at a time.
+/// checks, so the reader costs its callers in other modules no call per
+/// line (measured in docs/performance.md). A reader belongs to one thread
+/// at a time.
 package final class LineReader {
   /// Why reading stopped.
   package enum Failure: Error, Equatable {

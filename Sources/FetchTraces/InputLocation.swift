@@ -1,3 +1,5 @@
+import FetchSupport
+
 /// Where in the user's input a problem lies: a file, a 1-based line, and the
 /// field, key or command-line option at fault.
 ///
@@ -6,7 +8,7 @@
 /// user input carry one (``TraceFormatError/location``, `PolicySpecError`,
 /// `ExperimentError`, …) beside a stable code and a message, so programs can
 /// point at the spot without parsing the message.
-public struct InputLocation: Sendable, Hashable, CustomStringConvertible {
+public struct InputLocation: Sendable, Hashable, CustomStringConvertible, ErrorLocation {
   /// The file, or `nil` when the input did not come from a file.
   public var file: String?
   /// The 1-based line in ``file``, or `nil` when the problem concerns the whole input.
@@ -20,6 +22,9 @@ public struct InputLocation: Sendable, Hashable, CustomStringConvertible {
     self.line = line
     self.field = field
   }
+
+  /// Nothing is known.
+  package static var unknown: InputLocation { InputLocation() }
 
   /// True when nothing is known.
   package var isUnknown: Bool { file == nil && line == nil && field == nil }

@@ -92,4 +92,25 @@ struct LibraryAPITests {
     #expect(leak.status != 0)
     #expect(leak.messages.contains("'package' protection level"), "\(leak.messages)")
   }
+
+  @Test("docs/architecture.md's policy in another package is the embedding example's family, declared by one FamilyInfo")
+  func architectureFamilyIsTheExample() throws {
+    let page = try String(contentsOfFile: packageRoot + "/docs/architecture.md", encoding: .utf8)
+    let section = try #require(page.range(of: "## Adding a policy\n"))
+    let begin = try #require(page.range(of: "```swift\n", range: section.upperBound..<page.endIndex))
+    let end = try #require(page.range(of: "  // parse, describe, makePolicies", range: begin.upperBound..<page.endIndex))
+    let shown = String(page[begin.upperBound..<end.lowerBound])
+    #expect(shown.hasPrefix("enum MyAfterOpenFamily: PolicyFamily {\n  static let info = FamilyInfo("))
+    // The family's whole description is the one value: the example declares no other static property.
+    let example = try Self.example()
+    #expect(example.contains(shown), "architecture.md's family is not the compiled example's:\n\(shown)")
+    let family = try #require(example.range(of: "enum MyAfterOpenFamily"))
+    let declaration = example[family.lowerBound...]
+    let head = declaration[..<(declaration.range(of: "static func parse")?.lowerBound ?? declaration.endIndex)]
+    #expect(head.components(separatedBy: "static ").count == 2, "\(head)")
+    // Without its info the family does not conform: the requirement is public.
+    let bare = try Self.typecheck(example.replacingOccurrences(of: "  static let info = FamilyInfo(", with: "  static let unused = FamilyInfo("))
+    #expect(bare.status != 0)
+    #expect(bare.messages.contains("does not conform to protocol 'PolicyFamily'"), "\(bare.messages)")
+  }
 }

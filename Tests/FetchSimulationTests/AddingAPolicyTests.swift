@@ -19,11 +19,10 @@ struct AfterOpenPolicy: FetchPolicy {
 
 /// `after-open:<delay>`: everything FetchLab needs to know about the policy.
 enum AfterOpenFamily: PolicyFamily {
-  static let name = "after-open"
-  static let syntax = "after-open:<delay>"
-  static let example = "after-open:10m"
-  static let summary = "one fetch <delay> after each open of the app; a later open moves it"
-  static let style = PolicyStyle(color: "#44AA99", marker: .hexagon)
+  static let info = FamilyInfo(
+    "after-open", .other(":<delay>"), example: "after-open:10m",
+    style: PolicyStyle(color: "#44AA99", marker: .hexagon),
+    summary: "one fetch <delay> after each open of the app; a later open moves it")
 
   static func parse(_ argument: String?, spec: String) throws -> Double {
     guard let a = argument, let delay = parseDuration(a), delay >= 1 else {

@@ -80,7 +80,7 @@ struct AndroidPolicyTests {
 
   @Test("Doze defers WorkManager jobs to maintenance windows 1, 2, 4, 6 h apart")
   func dozeDefersWork() {
-    var p = WorkManagerPolicy(interval: 900)
+    var p = AndroidWorkManagerPolicy(interval: 900)
     let r = Self.run(&p, Self.nightTrace())
     // From the DeviceIdleController defaults: the screen goes off at 23:00:30; deep Doze
     // after 30 min + 4.5 min; idle 1 h, window 5 min, idle 2 h, window
@@ -112,7 +112,7 @@ struct AndroidPolicyTests {
 
   @Test("charging through the night: jobs keep their period")
   func chargingNight() {
-    var p = WorkManagerPolicy(interval: 900)
+    var p = AndroidWorkManagerPolicy(interval: 900)
     let r = Self.run(&p, Self.nightTrace(chargingNight: true))
     let from = Self.s0 + 23 * 3600 + 1800, to = Self.s0 + 39 * 3600
     let night = r.fetches.map(\.start).filter { $0 >= from && $0 < to }
@@ -124,13 +124,13 @@ struct AndroidPolicyTests {
 
   @Test("the period is clamped to 15 min and the flex to [5 min, period]")
   func clamping() {
-    #expect(WorkManagerPolicy(interval: 60).period == 900)
-    #expect(WorkManagerPolicy(interval: 3600).period == 3600)
-    var q = WorkManagerParameters()
+    #expect(AndroidWorkManagerPolicy(interval: 60).period == 900)
+    #expect(AndroidWorkManagerPolicy(interval: 3600).period == 3600)
+    var q = AndroidWorkManagerParameters()
     q.flexS = 10
-    #expect(WorkManagerPolicy(interval: 3600, params: q).flex == 300)
+    #expect(AndroidWorkManagerPolicy(interval: 3600, params: q).flex == 300)
     q.flexS = 10_000
-    #expect(WorkManagerPolicy(interval: 900, params: q).flex == 900)
+    #expect(AndroidWorkManagerPolicy(interval: 900, params: q).flex == 900)
   }
 
   @Test("unconstrained and awake, one run in each period's flex window", arguments: [60.0, 900, 1800])
@@ -139,10 +139,10 @@ struct AndroidPolicyTests {
     for seed in UInt64(1)...4 {
       let t = TestTraces.user(seed: seed, days: 2, opensPerHour: 3)
       for opportunistic in [0.0, 1.0] {
-        var q = WorkManagerParameters()
+        var q = AndroidWorkManagerParameters()
         q.dozeEnabled = 0
         q.opportunistic = opportunistic
-        var p = WorkManagerPolicy(interval: interval, params: q)
+        var p = AndroidWorkManagerPolicy(interval: interval, params: q)
         let starts = Self.run(&p, t).fetches.map(\.start)
         // Period k ends at start + (k + 1) · period; its run falls in its last 300 s.
         #expect(Double(starts.count) >= 2 * Self.day / period - 1 && Double(starts.count) <= 2 * Self.day / period)
@@ -155,7 +155,7 @@ struct AndroidPolicyTests {
         }
       }
       // With Doze the spacing only grows.
-      var p = WorkManagerPolicy(interval: interval)
+      var p = AndroidWorkManagerPolicy(interval: interval)
       let starts = Self.run(&p, t).fetches.map(\.start)
       for (x, y) in zip(starts, starts.dropFirst()) { #expect(y - x >= period - 300) }
     }
@@ -169,11 +169,11 @@ struct AndroidPolicyTests {
       TraceEvent(time: Self.s0, kind: .network, value: Self.lte),
       TraceEvent(time: Self.s0 + 12 * 3600, kind: .open, app: a, value: 1),
     ]
-    var q = WorkManagerParameters()
+    var q = AndroidWorkManagerParameters()
     q.dozeEnabled = 0
     q.opportunistic = 0
     for (period, count) in [(900.0, 96), (3600.0, 24)] {
-      var p = WorkManagerPolicy(interval: period, params: q)
+      var p = AndroidWorkManagerPolicy(interval: period, params: q)
       let starts = Self.run(&p, t).fetches.map(\.start)
       #expect(starts.count == count)
       // Each period [k·P, (k+1)·P) holds exactly one run.
@@ -183,15 +183,15 @@ struct AndroidPolicyTests {
 
   @Test("with unmetered=1 no fetch happens on cellular; a due job waits for WiFi")
   func unmetered() throws {
-    var q = try parseSettings("unmetered=1", policy: "android-workmanager:15m", defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys)
+    var q = try parseSettings("unmetered=1", policy: "android-workmanager:15m", defaults: AndroidWorkManagerParameters(), keys: AndroidWorkManagerParameters.keys)
     #expect(q.requiresUnmetered == 1)
     for seed in UInt64(1)...4 {
       let t = TestTraces.user(seed: seed, days: 3, opensPerHour: 2, networkChangesPerDay: 12)
-      var p = WorkManagerPolicy(interval: 900, params: q)
+      var p = AndroidWorkManagerPolicy(interval: 900, params: q)
       let r = Self.run(&p, t)
       #expect(!r.fetches.isEmpty)
       for f in r.fetches { #expect(f.network == .wifi) }
-      var free = WorkManagerPolicy(interval: 900)
+      var free = AndroidWorkManagerPolicy(interval: 900)
       #expect(Self.run(&free, t).fetches.contains { $0.network.isCellular })
     }
     // Due at 15 min on LTE; WiFi arrives at 2 h: it runs then, at once.
@@ -202,13 +202,13 @@ struct AndroidPolicyTests {
       TraceEvent(time: Self.s0 + 7200, kind: .network, value: Self.wifi),
     ]
     q.dozeEnabled = 0
-    var p = WorkManagerPolicy(interval: 900, params: q)
+    var p = AndroidWorkManagerPolicy(interval: 900, params: q)
     #expect(Self.run(&p, t).fetches.first?.start == Self.s0 + 7200)
   }
 
   @Test("with charging=1 jobs run only on the charger")
   func chargingConstraint() throws {
-    let q = try parseSettings("charging=1,flex=10m", policy: "android-workmanager:30m", defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys)
+    let q = try parseSettings("charging=1,flex=10m", policy: "android-workmanager:30m", defaults: AndroidWorkManagerParameters(), keys: AndroidWorkManagerParameters.keys)
     #expect(q.flexS == 600)
     var t = TestTraces.user(seed: 3, days: 3, opensPerHour: 2)
     var plugged: [Range<Double>] = []
@@ -218,7 +218,7 @@ struct AndroidPolicyTests {
       t.events += [TraceEvent(time: a, kind: .chargeStart), TraceEvent(time: b, kind: .chargeEnd)]
     }
     t.events.sort { $0.time < $1.time }
-    var p = WorkManagerPolicy(interval: 1800, params: q)
+    var p = AndroidWorkManagerPolicy(interval: 1800, params: q)
     let r = Self.run(&p, t)
     #expect(r.fetches.count >= 3 * 6 * 2 - 3)
     for f in r.fetches { #expect(plugged.contains { $0.contains(f.start) }) }
@@ -226,15 +226,15 @@ struct AndroidPolicyTests {
 
   @Test("settings: doze keys and nested standby keys")
   func settings() throws {
-    let w = try parseSettings("doze_idle=30m,doze=0,battery_not_low=1", policy: "x", defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys)
+    let w = try parseSettings("doze_idle=30m,doze=0,battery_not_low=1", policy: "x", defaults: AndroidWorkManagerParameters(), keys: AndroidWorkManagerParameters.keys)
     #expect(w.doze.idleS == 1800 && w.dozeEnabled == 0 && w.requiresBatteryNotLow == 1)
-    #expect(settingsSuffix(w, defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys, separator: ",") == ",battery_not_low=1,doze=0,doze_idle=30m")
-    let s = try parseSettings("interval=1h,rare_batches=5,flex=10m,unmetered=1", policy: "android-standby", defaults: StandbyParameters(), keys: StandbyParameters.keys)
+    #expect(settingsSuffix(w, defaults: AndroidWorkManagerParameters(), keys: AndroidWorkManagerParameters.keys, separator: ",") == ",battery_not_low=1,doze=0,doze_idle=30m")
+    let s = try parseSettings("interval=1h,rare_batches=5,flex=10m,unmetered=1", policy: "android-standby", defaults: AndroidStandbyParameters(), keys: AndroidStandbyParameters.keys)
     #expect(s.jobIntervalS == 3600 && s.quota.rareBatches == 5 && s.job.flexS == 600 && s.job.requiresUnmetered == 1)
     #expect(throws: PolicySpecError.self) {
-      try parseSettings("flex=1m", policy: "x", defaults: WorkManagerParameters(), keys: WorkManagerParameters.keys)
+      try parseSettings("flex=1m", policy: "x", defaults: AndroidWorkManagerParameters(), keys: AndroidWorkManagerParameters.keys)
     }
-    let names = StandbyParameters.keys.map(\.name)
+    let names = AndroidStandbyParameters.keys.map(\.name)
     #expect(Set(names).count == names.count)
   }
 
@@ -261,13 +261,13 @@ struct AndroidPolicyTests {
     return t.split(at: s0 + 7 * day)
   }
 
-  static func standby(_ app: String, charging: Bool = false, params: StandbyParameters = StandbyParameters()) -> (AppReplay, StandbyPolicy, UserTrace, UserTrace) {
+  static func standby(_ app: String, charging: Bool = false, params: AndroidStandbyParameters = AndroidStandbyParameters()) -> (AppReplay, AndroidStandbyPolicy, UserTrace, UserTrace) {
     var (train, test) = standbyTrace()
     if charging {
       test.events.insert(TraceEvent(time: test.start, kind: .chargeStart), at: 0)
     }
     let a = Int32(train.apps.firstIndex(of: app)!)
-    var p = StandbyPolicy(params: params, training: train, app: a)
+    var p = AndroidStandbyPolicy(params: params, training: train, app: a)
     p.logRuns = true
     let r = run(&p, test, app: a)
     return (r, p, train, test)

@@ -302,7 +302,7 @@ struct BackgroundWakeTests {
       var c = try BGAppRefreshFamily.parse("earliest=2h,location=\(location),price=0.03", spec: "x")
       c.minimum.energyBudgetPctPerDay = 5
       var p = BGAppRefreshPolicy(
-        scheduler: MinimumPolicy(params: c.scheduler, world: world, training: train, app: 0, population: nil),
+        scheduler: IOSMinimumPolicy(params: c.scheduler, world: world, training: train, app: 0, population: nil),
         locationLaunches: location == 1)
       p.scheduler.logDecisions = true
       let r = Self.run(&p, test, world: world)
@@ -378,7 +378,7 @@ struct BackgroundWakeTests {
     }
     let (train, test) = t.split(at: t.start + 21 * 86_400)
     let habit = HabitFitter().fit(HabitSample(trace: train, app: 0, from: train.start, to: train.end), prior: nil)
-    let last = MinimumPolicy.lastOpens(train, app: 0)
+    let last = OpenHistory.lastOpens(train, app: 0)
     return EveningHabit(test: test, habit: habit, last: (last.app, last.any), lastUse: StandbyQuota.lastUse(in: train, app: 0))
   }
 

@@ -75,18 +75,18 @@ struct FastPathTests {
       window.append((gap, new))
       if window.count > UpdateRateEvidence.capacity { window.removeFirst() }
       evidence.append(gap: gap, new: new)
-      let slow = MinimumPolicy.estimateRate(window, prior: 1.0 / 3600, from: estimate, maxSteps: 1)
+      let slow = IOSMinimumPolicy.estimateRate(window, prior: 1.0 / 3600, from: estimate, maxSteps: 1)
       estimate = evidence.estimate(prior: 1.0 / 3600, from: estimate)
       #expect(abs(estimate / slow - 1) < 1e-12, "observation \(k)")
     }
     // One step a time tracks the fully converged mode.
-    let mode = MinimumPolicy.estimateRate(window, prior: 1.0 / 3600)
+    let mode = IOSMinimumPolicy.estimateRate(window, prior: 1.0 / 3600)
     #expect(abs(estimate / mode - 1) < 1e-4)
   }
 
   @Test("shared habit fits equal separate fits, and are computed once")
   func fitCache() {
-    let trace = MinimumPolicyTests.user()
+    let trace = IOSMinimumPolicyTests.user()
     let cache = HabitFitCache()
     let fitter = HabitFitter()
     let sample = HabitSample(trace: trace, app: 0, from: trace.start, to: trace.start + 7 * 86_400)

@@ -33,11 +33,11 @@ struct OracleKnowledgeTests {
     return PreparedUser(trace: t, world: world)
   }
 
-  static func oracle(_ budget: OracleBudget, _ know: OracleKnowledge, _ user: PreparedUser, updates: [Double]) -> BudgetOraclePolicy {
-    var p = BudgetOracleParameters()
+  static func oracle(_ budget: OracleBudgetLimit, _ know: OracleKnowledge, _ user: PreparedUser, updates: [Double]) -> OracleBudgetPolicy {
+    var p = OracleBudgetParameters()
     p.knowledge = know
     let content = ContentTimeline(updates: updates.map { t0 + $0 }, world: world)
-    return BudgetOraclePolicy(budget: budget, user: user, app: 0, content: content, params: p)
+    return OracleBudgetPolicy(budget: budget, user: user, app: 0, content: content, params: p)
   }
 
   /// Opens 3600, 600, 7200, 60 and 10,800 s after the one before; the
@@ -75,7 +75,7 @@ struct OracleKnowledgeTests {
   func contentBlindGains() {
     let user = Self.user(opens: Self.opens)
     let content = ContentTimeline(updates: Self.updates.map { Self.t0 + $0 }, world: Self.world)
-    let planner = BudgetOraclePlanner(user: user, app: 0, content: content, knowsContent: false)
+    let planner = OracleBudgetPlanner(user: user, app: 0, content: content, knowsContent: false)
     #expect(planner.candidates.count == 5)
     let lambda = 1.0 / 3600
     let gains = planner.contentBlindGains(rate: lambda)

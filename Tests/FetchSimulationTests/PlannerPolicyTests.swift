@@ -405,7 +405,7 @@ struct PlannerPolicyTests {
     // A long night before the first open of the morning: its hour holds a
     // larger share than by the count of opens.
     let (train, _) = Self.sleeper().split(at: Self.sleeper().start + 7 * 86_400)
-    let byGap = PlannerBudget.gapPacing(train, apps: [0]), byCount = MinimumPolicy.pacing(training: train, app: 0)
+    let byGap = PlannerBudget.gapPacing(train, apps: [0]), byCount = UsagePacing.pacing(training: train, app: 0)
     #expect(byGap[7] - byGap[6] > 2 * (byCount[7] - byCount[6]), "\(byGap[7] - byGap[6]) against \(byCount[7] - byCount[6])")
   }
 

@@ -34,9 +34,9 @@ struct WorkManagerRadioTests {
       TraceEvent(time: open, kind: .open, app: dialer, value: 3 * 3600),
       TraceEvent(time: chatAt, kind: .open, app: chat, value: 60),
     ]
-    var q = WorkManagerParameters()
+    var q = AndroidWorkManagerParameters()
     q.dozeEnabled = 0
-    var p = WorkManagerPolicy(interval: 900, params: q)
+    var p = AndroidWorkManagerPolicy(interval: 900, params: q)
     let r = Self.run(&p, t)
     let inSession = r.fetches.filter { $0.start > open && $0.start < open + 3 * 3600 }
     #expect(inSession.count == 12)
@@ -64,10 +64,10 @@ struct WorkManagerRadioTests {
     var t = UserTrace(user: "u1", start: Self.s0, end: Self.s0 + Self.day)
     _ = t.appIndex("a")
     t.events = [TraceEvent(time: Self.s0, kind: .network, value: Double(NetworkKind.lte.rawValue))]
-    var p = WorkManagerPolicy(interval: 900)
+    var p = AndroidWorkManagerPolicy(interval: 900)
     p.read(history: history)
     #expect(Self.run(&p, t).fetches.first?.start == Self.s0 + 13_890)
-    var fresh = WorkManagerPolicy(interval: 900)
+    var fresh = AndroidWorkManagerPolicy(interval: 900)
     #expect(Self.run(&fresh, t).fetches.first.map { $0.start <= Self.s0 + 900 } == true)
     // A history that ends on the charger: unplugged only at the window start.
     h.events.append(TraceEvent(time: Self.s0 - 3600, kind: .chargeStart))

@@ -35,7 +35,7 @@ package struct TimelineRequest: Sendable, Equatable {
 
 /// A problem with a timeline request or its inputs (exit code 1): match on
 /// ``code``, show ``message``.
-package struct TimelineError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct TimelineError: CodedError {
   /// The category of a ``TimelineError``; its description is a stable
   /// kebab-case name.
   package enum Code: String, Sendable, Hashable, CustomStringConvertible {
@@ -56,18 +56,19 @@ package struct TimelineError: Error, CustomStringConvertible, Sendable, Equatabl
   /// The manifest at fault, when known.
   package var location: InputLocation
 
-  init(_ code: Code, _ message: String, file: String? = nil) {
-    self.code = code
-    self.message = message
-    self.location = InputLocation(file: file)
+  package init(code: Code, message: String, location: InputLocation) {
+    (self.code, self.message, self.location) = (code, message, location)
+  }
+
+  /// An error of `code` with `message` about `file`.
+  init(_ code: Code, _ message: String, file: String?) {
+    self.init(code, message, location: InputLocation(file: file))
   }
 
   /// A ``Code/badManifest`` error: `manifest: detail`.
   init(manifest: String, _ detail: String) {
     self.init(.badManifest, manifest + ": " + detail, file: manifest)
   }
-
-  package var description: String { message }
 }
 
 /// One user's day under a few policies, re-replayed from the run's trace

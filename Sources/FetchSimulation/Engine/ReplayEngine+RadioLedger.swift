@@ -110,7 +110,7 @@ extension ReplayEngine {
   /// fetches that started by `t`.
   ///
   /// `mutating` only so that it borrows the engine: called from the
-  /// engine's mutating methods, a non-mutating call copied all of it.
+  /// engine's mutating methods, a non-mutating call copies all of it.
   mutating func lastActivity(_ k: Int, at t: Double, after last: Double) -> Double {
     var last = last
     // Own intervals are sorted by start; none that starts more than the

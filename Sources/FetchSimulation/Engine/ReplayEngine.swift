@@ -15,9 +15,8 @@ import FetchWorld
 /// `+Invariants`.
 struct ReplayEngine {
   let u: PreparedUser
-  /// The world's scalars the engine reads (not the whole, large, world:
-  /// reading a field of a stored `WorldParameters` in a mutating method
-  /// copied all of it).
+  /// The world's scalars the engine reads (a small value: a mutating
+  /// method reading a field of a stored `WorldParameters` copies all of it).
   let w: ReplayWorld
   let options: ReplayOptions
   /// The apps' lanes, in the order of `apps`.

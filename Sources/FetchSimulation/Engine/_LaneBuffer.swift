@@ -1,7 +1,7 @@
 /// The engine's lanes in one allocation of fixed size, reached by pointer:
 /// an access (`lanes[j].x += 1`) is an offset, without the uniqueness and
-/// bounds checks of a mutation through an array (about 3 % of a
-/// `periodic:1h` replay). The engine is the only owner; lanes are never
+/// bounds checks of a mutation through an array (their cost is in
+/// docs/performance.md). The engine is the only owner; lanes are never
 /// added or removed.
 final class LaneBuffer {
   private let base: UnsafeMutablePointer<AppLane>

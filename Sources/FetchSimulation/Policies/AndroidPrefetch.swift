@@ -185,7 +185,7 @@ package struct AndroidPrefetchPolicy: FetchPolicy {
 }
 
 /// `android-prefetch[:threshold=<interval>,key=value,...]`.
-package enum AndroidPrefetchFamily: DescribedFamily {
+package enum AndroidPrefetchFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "android-prefetch", .settingsAfter("threshold=<interval>"), example: "android-prefetch:threshold=2h",
     learning: .habitModel, style: PolicyStyle(color: "#AA4499", marker: .asterisk),
@@ -201,7 +201,7 @@ package enum AndroidPrefetchFamily: DescribedFamily {
     let history = DozeHistory(training)
     return { app, _ in
       let habit = HabitFitter().fit(training, app: app, population: learning?.population, fits: learning?.fits)
-      let last = MinimumPolicy.lastOpens(training, app: app)
+      let last = OpenHistory.lastOpens(training, app: app)
       var policy = AndroidPrefetchPolicy(
         params: p, habit: habit, timeZone: tz, lastAppOpen: last.app, lastAnyOpen: last.any,
         lastUse: StandbyQuota.lastUse(lastOpen: last.app, training: training))

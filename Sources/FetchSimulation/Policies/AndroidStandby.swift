@@ -143,7 +143,7 @@ package struct StandbyQuota: Sendable {
   /// The app's last open before the window of `training`, or the training
   /// trace's start when it has none.
   package static func lastUse(in training: UserTrace, app: Int32) -> Double {
-    lastUse(lastOpen: MinimumPolicy.lastOpens(training, app: app).app, training: training)
+    lastUse(lastOpen: OpenHistory.lastOpens(training, app: app).app, training: training)
   }
 
   /// The last use given the app's last open in `training` (−∞: none).
@@ -213,30 +213,30 @@ package struct StandbyQuota: Sendable {
 }
 
 /// Knobs of the `android-standby` policy: the periodic job the app runs
-/// (as ``WorkManagerParameters``) and the bucket model that throttles it.
-package struct StandbyParameters: SettingTable {
+/// (as ``AndroidWorkManagerParameters``) and the bucket model that throttles it.
+package struct AndroidStandbyParameters: SettingTable {
   /// Period of the app's job, s (clamped to ≥ 15 min, V).
   package var jobIntervalS = 900.0
   /// The job's flex, constraints and Doze.
-  package var job = WorkManagerParameters()
+  package var job = AndroidWorkManagerParameters()
   /// Buckets and quotas.
   package var quota = StandbyQuotaParameters()
 
   package init() {}
 
   /// Names accepted in `android-standby:key=value`.
-  package static let keys: [SettingKey<StandbyParameters>] =
+  package static let keys: [SettingKey<AndroidStandbyParameters>] =
     [.init("interval", \.jobIntervalS, min: 1, duration: true, help: "period of the app's job")]
     + StandbyQuotaParameters.keys(at: \.quota)
-    + WorkManagerParameters.keys.map { k in
-      let job: WritableKeyPath<StandbyParameters, WorkManagerParameters> = \.job
+    + AndroidWorkManagerParameters.keys.map { k in
+      let job: WritableKeyPath<AndroidStandbyParameters, AndroidWorkManagerParameters> = \.job
       return SettingKey(
         k.name, job.appending(path: k.path), min: k.minimum, max: k.maximum, duration: k.isDuration, help: k.help)
     }
 }
 
 /// One run of the Standby policy's job, for inspection and tests.
-package struct StandbyRun: Sendable, Equatable {
+package struct AndroidStandbyRun: Sendable, Equatable {
   /// Start of the run, Unix s.
   package var time: Double
   /// The app's bucket then.
@@ -247,7 +247,7 @@ package struct StandbyRun: Sendable, Equatable {
 
 /// Android App Standby Buckets, `android-standby` (Android App Standby Buckets, baseline
 /// A2, with Doze, A3): the app runs a periodic job (default every 15 min,
-/// WorkManager rules: ``WorkManagerPolicy``) whose runs the system limits
+/// WorkManager rules: ``AndroidWorkManagerPolicy``) whose runs the system limits
 /// by the app's standby bucket.
 ///
 /// - **Bucket** from the time since the user last opened the app (in the
@@ -266,14 +266,14 @@ package struct StandbyRun: Sendable, Equatable {
 /// - Not modelled: alarms, FCM quotas, Rare's network cut outside windows,
 ///   the 4 h daily execution cap (a fetch lasts at most 30 s), expedited
 ///   jobs.
-package struct StandbyPolicy: FetchPolicy {
+package struct AndroidStandbyPolicy: FetchPolicy {
   /// The job's opportunistic rule reads the radio's state.
   package static var observesRadio: Bool { true }
-  package let params: StandbyParameters
+  package let params: AndroidStandbyParameters
   var job: AndroidPeriodicJob
   package private(set) var quota: StandbyQuota
   /// Every run, when `logRuns` is on.
-  package private(set) var runs: [StandbyRun] = []
+  package private(set) var runs: [AndroidStandbyRun] = []
   package var logRuns = false
 
   /// - Parameters:
@@ -282,7 +282,7 @@ package struct StandbyPolicy: FetchPolicy {
   ///   - app: the app index (the same in `training` and the replayed trace).
   /// - Parameter phase: where the job's first period ends, as a fraction
   ///   in (0, 1] of the period after the window start (``TimerPhase``).
-  package init(params: StandbyParameters = StandbyParameters(), training: UserTrace, app: Int32, phase: Double = 1) {
+  package init(params: AndroidStandbyParameters = AndroidStandbyParameters(), training: UserTrace, app: Int32, phase: Double = 1) {
     self.params = params
     job = AndroidPeriodicJob(period: params.jobIntervalS, params: params.job, phase: phase)
     job.history = DozeHistory(training)
@@ -300,7 +300,7 @@ package struct StandbyPolicy: FetchPolicy {
     let q = quota.freeAt(t, charging: ctx.isCharging)
     guard job.step(&ctx, notBefore: q) else { return }
     let run = quota.recordRun(at: t, charging: ctx.isCharging)
-    if logRuns { runs.append(StandbyRun(time: t, bucket: run.bucket, counted: run.counted)) }
+    if logRuns { runs.append(AndroidStandbyRun(time: t, bucket: run.bucket, counted: run.counted)) }
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {
@@ -327,14 +327,14 @@ package struct StandbyPolicy: FetchPolicy {
 }
 
 /// `android-standby[:key=value,...]`.
-package enum AndroidStandbyFamily: DescribedFamily {
+package enum AndroidStandbyFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "android-standby", .settings, learning: .usage, style: PolicyStyle(color: "#661100", marker: .cross),
     summary:
       "a 15 min job throttled by the App Standby bucket that follows the app's recent use, with QuotaController windows and batch quotas")
 
-  package static func makePolicies(_ p: StandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> StandbyPolicy {
+  package static func makePolicies(_ p: AndroidStandbyParameters, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> AndroidStandbyPolicy {
     let training = device.training
-    return { app, _ in StandbyPolicy(params: p, training: training, app: app, phase: device.timerPhase(app: app)) }
+    return { app, _ in AndroidStandbyPolicy(params: p, training: training, app: app, phase: device.timerPhase(app: app)) }
   }
 }

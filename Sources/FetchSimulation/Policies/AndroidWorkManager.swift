@@ -7,7 +7,7 @@ import FetchWorld
 /// Knobs of Android's WorkManager / JobScheduler periodic work (AndroidX
 /// documentation) and of the Doze model that defers it (AOSP DeviceIdleController). Flags are 0 (off) or
 /// any other value (on); durations are seconds.
-package struct WorkManagerParameters: SettingTable {
+package struct AndroidWorkManagerParameters: SettingTable {
   /// Flex window, s: each period's run may happen in its last `flex`
   /// seconds (V: minimum 5 min, which is the default here; clamped to
   /// [5 min, period]).
@@ -38,7 +38,7 @@ package struct WorkManagerParameters: SettingTable {
   package init() {}
 
   /// Names accepted in `android-workmanager:<interval>,key=value`.
-  package static let keys: [SettingKey<WorkManagerParameters>] = [
+  package static let keys: [SettingKey<AndroidWorkManagerParameters>] = [
     .init("flex", \.flexS, min: 300, duration: true, help: "flex window: each period's run may happen in its last <flex>"),
     .init("opportunistic", \.opportunistic, max: 1, help: "1: run in the flex window when the radio is already up, else at its end; 0: as soon as it opens"),
     .init("unmetered", \.requiresUnmetered, max: 1, help: "constraint: unmetered network (WiFi), 0 or 1"),
@@ -50,11 +50,11 @@ package struct WorkManagerParameters: SettingTable {
 }
 
 /// A periodic job under JobScheduler's rules: flex window, constraints and
-/// deep Doze; shared by ``WorkManagerPolicy`` and ``StandbyPolicy``.
+/// deep Doze; shared by ``AndroidWorkManagerPolicy`` and ``AndroidStandbyPolicy``.
 struct AndroidPeriodicJob: Sendable {
   let period: Double
   let flex: Double
-  let params: WorkManagerParameters
+  let params: AndroidWorkManagerParameters
   var doze: DozeState?
   /// The flex window of the next run: [eligibleAt, dueAt].
   var eligibleAt = Double.infinity
@@ -66,10 +66,10 @@ struct AndroidPeriodicJob: Sendable {
   /// The trace before the window, for Doze's clock at its start.
   var history: DozeHistory?
 
-  init(period: Double, params: WorkManagerParameters, phase: Double = 1) {
+  init(period: Double, params: AndroidWorkManagerParameters, phase: Double = 1) {
     self.phase = phase
-    self.period = max(period, WorkManagerPolicy.minimumPeriodS)
-    flex = min(max(params.flexS, WorkManagerPolicy.minimumFlexS), self.period)
+    self.period = max(period, AndroidWorkManagerPolicy.minimumPeriodS)
+    flex = min(max(params.flexS, AndroidWorkManagerPolicy.minimumFlexS), self.period)
     self.params = params
   }
 
@@ -160,7 +160,7 @@ struct AndroidPeriodicJob: Sendable {
 ///   event in the window (an open, a wake) that finds the radio already up
 ///   (transferring or in its tail, ``PolicyContext/radioTailS``; an
 ///   offline app's session is not enough) and at the window's end otherwise
-///   (``WorkManagerParameters/opportunistic``; 0 runs at the window start).
+///   (``AndroidWorkManagerParameters/opportunistic``; 0 runs at the window start).
 /// - **Constraints** (V; each off by default): unmetered network (WiFi),
 ///   connected, charging, battery not low. A job whose period has passed
 ///   waits for its constraints, then runs at once.
@@ -169,7 +169,7 @@ struct AndroidPeriodicJob: Sendable {
 ///   next maintenance window and runs at its start. An open or plugging in
 ///   exits Doze and a waiting job runs at once. Light Doze is not modelled.
 /// - No backoff: a failed fetch is not retried before the next period.
-package struct WorkManagerPolicy: IntervalJobPolicy {
+package struct AndroidWorkManagerPolicy: IntervalJobPolicy {
   /// The opportunistic rule reads the radio's state.
   package static var observesRadio: Bool { true }
   /// The family, `android-workmanager:<interval>[,key=value,...]`.
@@ -186,14 +186,14 @@ package struct WorkManagerPolicy: IntervalJobPolicy {
   package var period: Double { job.period }
   /// The flex window after clamping, s.
   package var flex: Double { job.flex }
-  package let params: WorkManagerParameters
+  package let params: AndroidWorkManagerParameters
   var job: AndroidPeriodicJob
 
   /// - Parameters:
   ///   - interval: the requested period, s (clamped to ≥ 15 min).
   ///   - phase: where the first period ends, as a fraction in (0, 1] of
   ///     the period after the window start (1: enqueued at the start).
-  package init(interval: Double, params: WorkManagerParameters = WorkManagerParameters(), phase: Double = 1) {
+  package init(interval: Double, params: AndroidWorkManagerParameters = AndroidWorkManagerParameters(), phase: Double = 1) {
     precondition(interval > 0, "WorkManager interval must be positive")
     self.params = params
     job = AndroidPeriodicJob(period: interval, params: params, phase: phase)
@@ -225,4 +225,4 @@ package struct WorkManagerPolicy: IntervalJobPolicy {
 }
 
 /// `android-workmanager:<interval>[,key=value,...]`.
-package typealias AndroidWorkManagerFamily = IntervalJobFamily<WorkManagerPolicy>
+package typealias AndroidWorkManagerFamily = IntervalJobFamily<AndroidWorkManagerPolicy>

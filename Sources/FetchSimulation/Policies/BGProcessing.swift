@@ -104,7 +104,7 @@ package struct BGProcessingPolicy: FetchPolicy {
 }
 
 /// `bg-processing[:requires_power=1,requires_network=1,key=value,...]`.
-package enum BGProcessingFamily: DescribedFamily {
+package enum BGProcessingFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "bg-processing", .settingsAfter("requires_power=0|1,requires_network=0|1"),
     example: "bg-processing:requires_network=0", style: PolicyStyle(color: "#DDCC77", marker: .openDiamond),

@@ -60,7 +60,7 @@ package struct ExternalPolicy: FetchPolicy {
 
 /// `external:cmd=<command>[,timeout=<d>][,key=value,...]`: decisions from
 /// a process that speaks the `external` protocol.
-package enum ExternalFamily: DescribedFamily {
+package enum ExternalFamily: PolicyFamily {
   /// The command, the reply timeout, and the settings passed through.
   package struct Configuration: Sendable, Hashable {
     /// A shell command line (`/bin/sh -c`), run in FetchLab's working directory.

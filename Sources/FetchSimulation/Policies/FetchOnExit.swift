@@ -136,7 +136,7 @@ package struct FetchOnExitPolicy: FetchPolicy {
 }
 
 /// `fetch-on-exit[:mode=ios6|ios7,key=value,...]`.
-package enum FetchOnExitFamily: DescribedFamily {
+package enum FetchOnExitFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "fetch-on-exit", .settingsAfter("mode=ios6|ios7"),
     example: "fetch-on-exit:mode=ios7", style: PolicyStyle(color: "#CC79A7", marker: .openSquare),

@@ -15,7 +15,7 @@ package struct IMPParameters: SettingTable {
   /// "Soon": the horizon of the predicted open probability, s (NV).
   package var horizonS = 900.0
   /// Value of a prefetch that the user sees as new content, J-equivalent
-  /// at the initial energy price (NV; as ``MinimumParameters/freshValueJ``).
+  /// at the initial energy price (NV; as ``IOSMinimumParameters/freshValueJ``).
   package var valueJ = 30.0
   /// Energy budget, % of the battery per local day (sweep
   /// 0.25–2 %; 0.5 % ≈ 234 J on an iPhone 15).
@@ -43,7 +43,7 @@ package struct IMPParameters: SettingTable {
   /// the goal, FetchLab's iOS model to the usage profile), or a mix.
   package var usagePacing = 1.0
   /// Prior of the content-update rate, per hour (Gamma mean); learned from
-  /// the app's own NewData / NoData results as in ``MinimumPolicy``.
+  /// the app's own NewData / NoData results as in ``IOSMinimumPolicy``.
   package var priorUpdatesPerHour = 1.0
 
   package init() {}
@@ -77,7 +77,7 @@ package struct IMPParameters: SettingTable {
 ///     fetch if benefit > cost and today's spending + this fetch fits both budgets
 ///
 /// - P(open) comes from a ``HabitModel`` fitted on the training trace and
-///   shrunk toward the population model, as for ``MinimumPolicy``.
+///   shrunk toward the population model, as for ``IOSMinimumPolicy``.
 /// - P(new) = 1 − e^(−λ̂Δ) for the time Δ since the last sync: IMP's learned
 ///   hit rate, here from the app's own NewData / NoData results through the
 ///   update-rate estimate λ̂.
@@ -171,9 +171,9 @@ package struct IMPPolicy: FetchPolicy {
     self.params = params
     self.world = world
     habit = fitter.fit(training, app: app, population: population, fits: fits)
-    (lastAnyOpen, lastAppOpen) = MinimumPolicy.lastOpens(training, app: app)
+    (lastAnyOpen, lastAppOpen) = OpenHistory.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
-    pace = pacing?.pace(training, app: app) ?? MinimumPolicy.pacing(training: training, app: app)
+    pace = pacing?.pace(training, app: app) ?? UsagePacing.pacing(training: training, app: app)
     energyBudgetJ = params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ
     dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
     let r = log(max(1, params.priceRange))
@@ -196,7 +196,7 @@ package struct IMPPolicy: FetchPolicy {
     // The device's pace: the mean of its IMP apps' usage profiles (one app
     // at replay.scope=app).
     var usage = 0.0
-    for p in spending.paces { usage += MinimumPolicy.share(p, atHour: h) }
+    for p in spending.paces { usage += UsagePacing.share(p, atHour: h) }
     usage /= Double(spending.paces.count)
     let w = min(1, max(0, params.usagePacing))
     return min(1, max(0, (1 - w) * h / 24 + w * usage))
@@ -337,7 +337,7 @@ package struct IMPPolicy: FetchPolicy {
 }
 
 /// `imp[:key=value,...]`.
-package enum IMPFamily: DescribedFamily {
+package enum IMPFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "imp", .settings, learning: .habitModel, style: PolicyStyle(color: "#777777", marker: .pentagon),
     summary:
@@ -349,7 +349,7 @@ package enum IMPFamily: DescribedFamily {
     let training = device.training
     let user = device.user
     let learning = device.learning
-    let shared = device.scope == .device ? device.services.impSpending : nil
+    let shared = device.scope == .device ? device.services.shared(IMPSpending.self) { IMPSpending() } : nil
     return { app, _ in
       IMPPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
@@ -381,7 +381,7 @@ package final class IMPSpending {
   /// The time of the controller's first step, and the last period stepped.
   var origin = 0.0
   var lastPeriod = Int.min
-  /// The usage profile (``MinimumPolicy/pacing(training:app:)``) of each app
+  /// The usage profile (``UsagePacing/pacing(training:app:)``) of each app
   /// that draws on this budget.
   var paces: [[Double]] = []
 

@@ -2,8 +2,8 @@ import FetchModels
 import FetchTraces
 import Foundation
 
-extension MinimumPolicy {
-  /// Sets ``nextRefit`` to the first ``MinimumParameters/refitHour`` local
+extension IOSMinimumPolicy {
+  /// Sets ``nextRefit`` to the first ``IOSMinimumParameters/refitHour`` local
   /// hour after `t` (∞ when refits are off).
   mutating func scheduleRefit(after t: Double) {
     guard params.refitHour < 24 else {
@@ -43,7 +43,7 @@ extension MinimumPolicy {
     }
   }
 
-  /// P(an open of the app within ``MinimumParameters/horizonS`` of `t`)
+  /// P(an open of the app within ``IOSMinimumParameters/horizonS`` of `t`)
   /// under the current habit model: read from the fit's shared
   /// probabilities when another setting has asked for it (the same bits),
   /// else from ``openMemo`` (and then kept for the others).
@@ -65,7 +65,7 @@ extension HabitFitter {
   /// The habit model of `app` fitted on all of `training`, shrunk toward
   /// `population`: through `fits` (the user's fits, shared by the policies
   /// replayed for this user; the same bits) when given, else directly. The
-  /// starting model of every habit-driven policy (``MinimumPolicy``,
+  /// starting model of every habit-driven policy (``IOSMinimumPolicy``,
   /// ``IMPPolicy``, ``AndroidPrefetchPolicy``).
   func fit(_ training: UserTrace, app: Int32, population: HabitModel?, fits: HabitFitCache?) -> HabitModel {
     let sample = HabitSample(trace: training, app: app, from: training.start, to: training.end)

@@ -50,18 +50,18 @@ struct UpdateRateEvidence {
     }
   }
 
-  /// One Newton step of ``MinimumPolicy/estimateRate(_:prior:from:maxSteps:)``
+  /// One Newton step of ``IOSMinimumPolicy/estimateRate(_:prior:from:maxSteps:)``
   /// from `start`: the policies re-estimate after every fetch, and one step
   /// per new observation tracks the mode (its error is squared at each step,
   /// ≈ 10⁻⁵ relative with 256 observations) at a third of the cost of
   /// iterating to convergence.
   func estimate(prior: Double, from start: Double) -> Double {
-    MinimumPolicy.estimateRate(
+    IOSMinimumPolicy.estimateRate(
       newGaps: newGaps[newStart...], noDataGap: noDataGap, prior: prior, from: start, maxSteps: 1)
   }
 }
 
-extension MinimumPolicy {
+extension IOSMinimumPolicy {
   /// Posterior mode of a Poisson update rate from censored observations: a
   /// fetch `gap` seconds after the last sync returns NewData with probability
   /// 1 − e^(−λ·gap). Gamma(2, 1/prior) prior; Newton steps on log λ from

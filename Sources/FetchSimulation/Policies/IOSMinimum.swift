@@ -7,7 +7,7 @@ import Foundation
 /// numbers (NV), so each is a parameter with a default chosen
 /// inside a plausible sweep, and `ios-minimum:key=value,...`
 /// overrides any of them.
-package struct MinimumParameters: SettingTable {
+package struct IOSMinimumParameters: SettingTable {
   /// Seconds between the system's periodic scheduling checks (NV).
   package var checkIntervalS = 300.0
   /// Rate limit: minimum seconds between two launches of the app (factor 7;
@@ -58,7 +58,7 @@ package struct MinimumParameters: SettingTable {
   package init() {}
 
   /// Names accepted in `ios-minimum:key=value`.
-  package static let keys: [SettingKey<MinimumParameters>] = [
+  package static let keys: [SettingKey<IOSMinimumParameters>] = [
     .check(\.checkIntervalS, help: "time between the scheduler's periodic checks"),
     .init("spacing", \.minSpacingS, duration: true, help: "rate limit: least time between two launches of the app"),
     .horizon(\.horizonS),
@@ -81,7 +81,7 @@ package struct MinimumParameters: SettingTable {
 }
 
 /// One decision of the Minimum scheduler, for `fetchlab predict`.
-package struct MinimumDecision: Sendable, Equatable {
+package struct IOSMinimumDecision: Sendable, Equatable {
   package var time: Double
   package var launched: Bool
   /// P(open within the horizon) from the habit model.
@@ -128,10 +128,10 @@ package struct MinimumDecision: Sendable, Equatable {
 /// app's launch credit, NoData and failures lower it (fewer launches).
 /// `ios-custom:<interval>` is the same scheduler with a floor of `interval`
 /// between launches.
-package struct MinimumPolicy: FetchPolicy {
+package struct IOSMinimumPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
-  let params: MinimumParameters
+  let params: IOSMinimumParameters
   let world: WorldParameters
   /// `world.batteryCapacityJ`, kept for the budget gate.
   let batteryCapacityJ: Double
@@ -190,7 +190,7 @@ package struct MinimumPolicy: FetchPolicy {
   var rateEstimate: Double
   var pendingGap = 0.0
   /// Decisions, when `logDecisions` is on.
-  package private(set) var decisions: [MinimumDecision] = []
+  package private(set) var decisions: [IOSMinimumDecision] = []
   package var logDecisions = false
   /// Whether ``nextCheck(after:fetchPending:)`` passes over checks that
   /// cannot have an effect (on by default; off, for tests, every check runs),
@@ -208,12 +208,12 @@ package struct MinimumPolicy: FetchPolicy {
   ///   - pacing: the apps' pacing, shared with other policies trained on
   ///     `training` (nil: computed here).
   package init(
-    params: MinimumParameters, world: WorldParameters, training: UserTrace, app: Int32,
+    params: IOSMinimumParameters, world: WorldParameters, training: UserTrace, app: Int32,
     population: HabitModel?, fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil,
     ledger: DeviceBudgetLedger? = nil, pacing: TrainingPacing? = nil
   ) {
     let habit = fitter.fit(training, app: app, population: population, fits: fits)
-    let last = Self.lastOpens(training, app: app)
+    let last = OpenHistory.lastOpens(training, app: app)
     self.init(
       params: params, world: world, habit: habit, history: training, app: app, population: population,
       lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits, ledger: ledger, pacing: pacing)
@@ -228,7 +228,7 @@ package struct MinimumPolicy: FetchPolicy {
   /// a model file) and the last open times before `history.end`; `history`
   /// holds what nightly refits learn from (it may have no events).
   package init(
-    params: MinimumParameters, world: WorldParameters, habit: HabitModel, history: UserTrace, app: Int32,
+    params: IOSMinimumParameters, world: WorldParameters, habit: HabitModel, history: UserTrace, app: Int32,
     population: HabitModel?, lastAppOpen: Double, lastAnyOpen: Double, fitter: HabitFitter = HabitFitter(),
     fits: HabitFitCache? = nil, ledger: DeviceBudgetLedger? = nil, pacing: TrainingPacing? = nil
   ) {
@@ -248,27 +248,7 @@ package struct MinimumPolicy: FetchPolicy {
     self.lastAnyOpen = lastAnyOpen
     lastSync = history.end
     rateEstimate = params.priorUpdatesPerHour / 3600
-    pace = pacing?.pace(history, app: app) ?? Self.pacing(training: history, app: app)
-  }
-
-  /// Times of the last open of any app and of `app` in `training` (−∞ if
-  /// none): the last ones in the (time-ordered) event list.
-  ///
-  /// - Complexity: O(events since the app's last open), scanning backwards.
-  static func lastOpens(_ training: UserTrace, app: Int32) -> (any: Double, app: Double) {
-    var lastApp = -Double.infinity, lastAny = -Double.infinity
-    var anySeen = false
-    for e in training.events.reversed() where e.kind == .open {
-      if !anySeen {
-        lastAny = e.time
-        anySeen = true
-      }
-      if e.app == app {
-        lastApp = e.time
-        break
-      }
-    }
-    return (lastAny, lastApp)
+    pace = pacing?.pace(history, app: app) ?? UsagePacing.pacing(training: history, app: app)
   }
 
   /// The habit model currently in use.
@@ -290,7 +270,7 @@ package struct MinimumPolicy: FetchPolicy {
     ctx.setTimer(at: nextCheck(after: ctx.now, fetchPending: ctx.fetchInFlight || ctx.request != nil))
   }
 
-  /// The next periodic check (``MinimumParameters/checkIntervalS`` after
+  /// The next periodic check (``IOSMinimumParameters/checkIntervalS`` after
   /// the one at `t`, which has just decided) whose decision can have an
   /// effect: the checks before it are passed over, since each would stop at
   /// a gate that nothing before it can open, changing nothing. A check is
@@ -298,14 +278,14 @@ package struct MinimumPolicy: FetchPolicy {
   /// day's budgets, this app's or the device's), before the time zone's
   /// next change of offset (``LocalClock/offsetSpan(at:)``), before the
   /// next refit (``refitIfDue(_:)`` runs at the check it was due by), and
-  /// either within ``MinimumParameters/minSpacingS`` of the last launch,
+  /// either within ``IOSMinimumParameters/minSpacingS`` of the last launch,
   /// or, with no fetch of this app pending (whose outcome changes the
   /// credit), past the day's released energy or launch budget
   /// (``budgetGate(local:day:)``): spending only grows through a day, the
   /// released share only with the local hour, and no launch can happen
   /// before such a check, since a launch needs those gates open, so they
   /// would be open at every check after it. The checks kept are among
-  /// those made every ``MinimumParameters/checkIntervalS``, at the same
+  /// those made every ``IOSMinimumParameters/checkIntervalS``, at the same
   /// times (the same sums), so results are unchanged. Every check is kept
   /// when decisions are logged.
   ///
@@ -396,7 +376,7 @@ package struct MinimumPolicy: FetchPolicy {
     }
     ledger?.roll(day: d, month: m)
     guard !ctx.fetchInFlight else { return }
-    var decision = MinimumDecision(
+    var decision = IOSMinimumDecision(
       time: t, launched: false, pOpen: 0, pNew: 0, expectedAgeS: 0, benefitJ: 0, costJ: 0, factor: .benefitBelowCost)
     defer { if logDecisions { decisions.append(decision) } }
     // The radio is nil exactly when offline; it is read below, after the gates.

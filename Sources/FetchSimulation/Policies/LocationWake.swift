@@ -142,7 +142,7 @@ package struct LocationWakePolicy: FetchPolicy {
 }
 
 /// `location-wake[:key=value,...]`.
-package enum LocationWakeFamily: DescribedFamily {
+package enum LocationWakeFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "location-wake", .settings, style: PolicyStyle(color: "#6699CC", marker: .octagon),
     summary:

@@ -9,7 +9,7 @@ package struct NeverPolicy: FetchPolicy {
 }
 
 /// `never`: iOS's default `backgroundFetchIntervalNever`.
-package enum NeverFamily: DescribedFamily {
+package enum NeverFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "never", .none, style: PolicyStyle(color: "#000000", marker: .square),
     summary: "never fetch in the background (iOS's default); costs exactly nothing")

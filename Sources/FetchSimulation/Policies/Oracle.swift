@@ -76,7 +76,7 @@ package struct OraclePolicy: FetchPolicy {
 }
 
 /// `oracle`: fetches at each content update (knows the future).
-package enum OracleFamily: DescribedFamily {
+package enum OracleFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "oracle", .none, style: PolicyStyle(color: "#009E73", marker: .diamond),
     summary:

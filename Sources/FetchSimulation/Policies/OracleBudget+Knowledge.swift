@@ -2,7 +2,7 @@ import FetchSupport
 import FetchTraces
 import FetchWorld
 
-/// What ``BudgetOraclePolicy`` knows of the future (`know=`); each is a
+/// What ``OracleBudgetPolicy`` knows of the future (`know=`); each is a
 /// reference for a scheduler that knows less.
 ///
 /// - ``opensAndContent``: the times of the app's opens and of its content
@@ -32,7 +32,7 @@ package enum OracleKnowledge: String, CaseIterable, Sendable, Hashable {
   case none
 }
 
-extension BudgetOraclePlanner {
+extension OracleBudgetPlanner {
   /// The periods ``OracleKnowledge/none`` chooses among, s.
   static let fixedPeriods: [Double] = [300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 10_800, 14_400, 21_600, 28_800, 43_200, 86_400]
   /// The phases tried per period, as eighths of it.
@@ -51,7 +51,7 @@ extension BudgetOraclePlanner {
   /// The content-blind choice: the candidates with the largest expected
   /// gain (count budget) or gain per estimated joule (energy budget), in
   /// that order while they fit; ties to the earlier candidate.
-  func selectContentBlind(budget: OracleBudget, total: Double, rate: Double) -> [Int] {
+  func selectContentBlind(budget: OracleBudgetLimit, total: Double, rate: Double) -> [Int] {
     guard total > 0, rate > 0 else { return [] }
     let gains = contentBlindGains(rate: rate)
     let costs: [Double]
@@ -85,7 +85,7 @@ extension BudgetOraclePlanner {
 
   /// The best fixed schedule in hindsight (``OracleKnowledge/none``) within
   /// `total` (fetches or J over the window); no ticks when none fits.
-  func bestFixedSchedule(budget: OracleBudget, total: Double) -> FixedSchedule {
+  func bestFixedSchedule(budget: OracleBudgetLimit, total: Double) -> FixedSchedule {
     let none = evaluate(ticks: [], period: 0, phase: 0)
     var best = none
     let start = user.trace.start, end = user.trace.end

@@ -3,11 +3,11 @@ import FetchSupport
 import FetchTraces
 import FetchWorld
 
-/// The budget of ``BudgetOraclePolicy``, per day of the replay window.
+/// The budget of ``OracleBudgetPolicy``, per day of the replay window.
 ///
 /// Spec strings: `oracle-budget:4` (fetches per day) and `oracle-budget:50J`
 /// (joules per day).
-package enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
+package enum OracleBudgetLimit: Sendable, Hashable, CustomStringConvertible {
   /// At most this many fetches per day of the window, on average.
   case fetchesPerDay(Double)
   /// At most this much fetch energy (CPU and marginal radio) drawn from
@@ -44,8 +44,8 @@ package enum OracleBudget: Sendable, Hashable, CustomStringConvertible {
   }
 }
 
-/// Knobs of ``BudgetOraclePolicy`` (`oracle-budget:<budget>[,key=value]`).
-package struct BudgetOracleParameters: SettingTable {
+/// Knobs of ``OracleBudgetPolicy`` (`oracle-budget:<budget>[,key=value]`).
+package struct OracleBudgetParameters: SettingTable {
   /// Largest dynamic program (budget × candidates², cells) solved exactly
   /// for a count budget without foreground refresh; beyond it (or at 0) the
   /// greedy is used. 10^7 cells take about 0.5 s in a debug build.
@@ -56,7 +56,7 @@ package struct BudgetOracleParameters: SettingTable {
   package init() {}
 
   /// Names accepted in `oracle-budget:<budget>,key=value`.
-  package static let keys: [SettingKey<BudgetOracleParameters>] = [.init("exact_limit", \.exactWorkLimit, max: 1e8, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
+  package static let keys: [SettingKey<OracleBudgetParameters>] = [.init("exact_limit", \.exactWorkLimit, max: 1e8, help: "largest dynamic program (cells) solved exactly for a count budget; beyond it, greedy")]
 }
 
 /// The best fetch schedule under a budget, given full knowledge of the
@@ -85,7 +85,7 @@ package struct BudgetOracleParameters: SettingTable {
 /// - *Count budget, refresh off*: a fetch helps every open up to the next
 ///   fetch. Solved **exactly** by dynamic programming over the candidates
 ///   (O(B·m²) for m candidates, each dominated candidate removed), or by the
-///   greedy below when that exceeds ``BudgetOracleParameters/exactWorkLimit``.
+///   greedy below when that exceeds ``OracleBudgetParameters/exactWorkLimit``.
 /// - *Energy budget*: a knapsack. Each candidate's cost is its estimated
 ///   energy given the background radio activity alone (``PreparedUser``'s
 ///   busy intervals, ``RadioModel/marginalEnergy(of:background:from:own:from:lo:hi:)``, the fetch's expected
@@ -110,8 +110,8 @@ package struct BudgetOracleParameters: SettingTable {
 ///
 /// The guarantees are exact with server failures off: random failures are
 /// not foreseen.
-package struct BudgetOraclePolicy: FetchPolicy {
-  package let budget: OracleBudget
+package struct OracleBudgetPolicy: FetchPolicy {
+  package let budget: OracleBudgetLimit
   /// The budget over the whole window (fetches or J).
   package let totalBudget: Double
   /// The opens the plan fetches for, Unix s, in time order.
@@ -139,12 +139,12 @@ package struct BudgetOraclePolicy: FetchPolicy {
   ///   - app: the app whose content is fetched.
   ///   - content: the app's update times.
   package init(
-    budget: OracleBudget, user: PreparedUser, app: Int32, content: ContentTimeline,
-    params: BudgetOracleParameters = BudgetOracleParameters()
+    budget: OracleBudgetLimit, user: PreparedUser, app: Int32, content: ContentTimeline,
+    params: OracleBudgetParameters = OracleBudgetParameters()
   ) {
     self.budget = budget
     knowledge = params.knowledge
-    let planner = BudgetOraclePlanner(user: user, app: app, content: content, knowsContent: params.knowledge == .opensAndContent)
+    let planner = OracleBudgetPlanner(user: user, app: app, content: content, knowsContent: params.knowledge == .opensAndContent)
     totalBudget = budget.total(days: user.trace.days)
     if params.knowledge == .none {
       let s = planner.bestFixedSchedule(budget: budget, total: totalBudget)
@@ -199,8 +199,8 @@ package struct BudgetOraclePolicy: FetchPolicy {
   }
 }
 
-/// The candidates and selection algorithms of ``BudgetOraclePolicy``.
-struct BudgetOraclePlanner {
+/// The candidates and selection algorithms of ``OracleBudgetPolicy``.
+struct OracleBudgetPlanner {
   /// One possible fetch: completing at (or just before) open `open`.
   struct Candidate {
     var open: Int
@@ -543,10 +543,10 @@ struct BudgetOraclePlanner {
 
 /// `oracle-budget:<N>` / `oracle-budget:<X>J`: the best schedule under a
 /// budget, given the future.
-package enum OracleBudgetFamily: DescribedFamily {
+package enum OracleBudgetFamily: PolicyFamily {
   package struct Configuration: Sendable, Hashable {
-    package var budget: OracleBudget
-    package var parameters: BudgetOracleParameters
+    package var budget: OracleBudgetLimit
+    package var parameters: OracleBudgetParameters
   }
 
   package static let info = FamilyInfo(
@@ -557,15 +557,15 @@ package enum OracleBudgetFamily: DescribedFamily {
 
   /// `know=opens+content|opens|none`, among the table's settings.
   static let know = ChoiceSetting(
-    name: "know", path: \BudgetOracleParameters.knowledge,
+    name: "know", path: \OracleBudgetParameters.knowledge,
     help: "what it knows of the future: opens+content (when the app is opened and when its content changes), opens (the opens only: content-blind, the content model's rate), none (a timer: the best fixed period and phase in hindsight)")
 
-  package static var settings: [PolicySettingInfo] { [know.info] + BudgetOracleParameters.settingInfos }
+  package static var settings: [PolicySettingInfo] { [know.info] + OracleBudgetParameters.settingInfos }
 
   package static func parse(_ argument: String?, spec: String) throws -> Configuration {
     guard let a = argument else { throw PolicySpecError(.missingArgument, "policy 'oracle-budget' needs an argument, e.g. oracle-budget:4") }
     let (budget, rest) = splitArgumentAndSettings(a)
-    guard let b = OracleBudget(argument: budget) else {
+    guard let b = OracleBudgetLimit(argument: budget) else {
       throw PolicySpecError(
         .badValue,
         "policy '\(spec)': bad budget '\(budget)' (fetches per day up to 86400, e.g. oracle-budget:4, or joules per day, e.g. oracle-budget:50J)"
@@ -581,8 +581,8 @@ package enum OracleBudgetFamily: DescribedFamily {
       + c.parameters.settingsSuffix(separator: ",")
   }
   package static func fetchSpacingBound(_ c: Configuration) -> Double? { nil }
-  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> BudgetOraclePolicy {
-    { BudgetOraclePolicy(budget: c.budget, user: device.user, app: $0, content: $1, params: c.parameters) }
+  package static func makePolicies(_ c: Configuration, _ device: DeviceReplayInput) -> (Int32, ContentTimeline) -> OracleBudgetPolicy {
+    { OracleBudgetPolicy(budget: c.budget, user: device.user, app: $0, content: $1, params: c.parameters) }
   }
 
 }

@@ -15,7 +15,7 @@ import FetchWorld
 /// over a rank, a rank over `*`. Parts may not be `per-app` themselves.
 /// The canonical form lists names, then ranks, then `*`, each part in its
 /// own canonical form.
-package enum PerAppFamily: DescribedFamily {
+package enum PerAppFamily: PolicyFamily {
   /// Which app a part applies to.
   package enum AppSelector: Sendable, Hashable, Comparable {
     case name(String)

@@ -31,7 +31,7 @@ package struct PeriodicPolicy: FetchPolicy {
 }
 
 /// `periodic:<interval>[,phase=<d>]`: a plain timer.
-package enum PeriodicFamily: DescribedFamily {
+package enum PeriodicFamily: PolicyFamily {
   /// The interval, s, and the first fetch's offset from the window start
   /// (`nil`: the app's own phase, ``TimerPhase``; equal to the interval:
   /// aligned with every other app).

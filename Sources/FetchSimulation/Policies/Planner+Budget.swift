@@ -53,7 +53,7 @@ package final class PlannerBudget {
   }
 
   /// Adds `app`, whose count pacing is `appPace`
-  /// (``MinimumPolicy/pacing(training:app:)``), to the apps that share
+  /// (``UsagePacing/pacing(training:app:)``), to the apps that share
   /// this budget, and paces the budget by all of them.
   ///
   /// - Complexity: O(training events) (apps join before the replay).
@@ -75,10 +75,10 @@ package final class PlannerBudget {
       pace = params.paceByGap > 0 ? Self.gapPacing(training, apps: apps) : appPace
       dayStartHour = params.dayStartHour >= 0 ? params.dayStartHour : Self.quietHour(appPace)
     } else {
-      let counts = MinimumPolicy.pacing(training: training, apps: apps)
+      let counts = UsagePacing.pacing(training: training, apps: apps)
       var hourly = [Double](repeating: 0, count: 24)
       for c in counts { for h in 0..<24 { hourly[h] += c[h] - (h > 0 ? c[h - 1] : 0) } }
-      let countPace = MinimumPolicy.cumulativeShares(hourly)
+      let countPace = UsagePacing.cumulativeShares(hourly)
       pace = params.paceByGap > 0 ? Self.gapPacing(training, apps: apps) : countPace
       dayStartHour = params.dayStartHour >= 0 ? params.dayStartHour : Self.quietHour(countPace)
     }
@@ -90,8 +90,8 @@ package final class PlannerBudget {
   func released(at t: Double) -> Double {
     let s = dayStartHour
     let h = clock.hourOfDay(t)
-    let a = MinimumPolicy.share(pace, atHour: s)
-    let c = h >= s ? MinimumPolicy.share(pace, atHour: h) - a : 1 - a + MinimumPolicy.share(pace, atHour: h)
+    let a = UsagePacing.share(pace, atHour: s)
+    let c = h >= s ? UsagePacing.share(pace, atHour: h) - a : 1 - a + UsagePacing.share(pace, atHour: h)
     return min(1, params.paceSlack + c)
   }
 
@@ -151,7 +151,7 @@ package final class PlannerBudget {
   /// without background fetches, so an hour whose opens follow long quiet
   /// periods (the first open of a morning) releases more of the day's
   /// budget than its count of opens would. Pseudo-opens as in
-  /// ``MinimumPolicy/pacing(training:app:)`` (the population's hourly
+  /// ``UsagePacing/pacing(training:app:)`` (the population's hourly
   /// shares × 24 per app), each weighing the mean weight of the opens.
   ///
   /// - Complexity: O(training events + apps).
@@ -172,12 +172,12 @@ package final class PlannerBudget {
     }
     let mean = n > 0 ? total / n : 1
     let k = Double(max(1, apps.count))
-    return MinimumPolicy.cumulativeShares(zip(weights, WorldParameters.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean * k })
+    return UsagePacing.cumulativeShares(zip(weights, WorldParameters.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean * k })
   }
 
   /// The start of the local hour with the fewest opens (`pace`: cumulative
   /// shares by the end of each hour, as
-  /// ``MinimumPolicy/pacing(training:app:)``, whose population
+  /// ``UsagePacing/pacing(training:app:)``, whose population
   /// pseudo-counts keep every hour's share positive), 0–23; the first such
   /// hour on ties.
   ///

@@ -55,7 +55,7 @@ package struct PlannerParameters: SettingTable {
   /// time since the app's previous open (``PlannerBudget/gapPacing(_:apps:)``),
   /// so that the first open of a morning, which would see the night's age,
   /// releases the energy of the fetch it needs; 0: with the count of opens
-  /// (``MinimumPolicy/pacing(training:app:)``).
+  /// (``UsagePacing/pacing(training:app:)``).
   package var paceByGap = 1.0
   /// Cost multiplier while charging. 1 by default: the budget and the
   /// results count the energy drawn on the charger as any other, and a
@@ -129,7 +129,7 @@ package struct PlannerParameters: SettingTable {
 }
 
 /// `planner[:budget=<J/day>,key=value,...]`: the planning scheduler.
-package enum PlannerFamily: DescribedFamily {
+package enum PlannerFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "planner", .settingsAfter("budget=<J/day>"), example: "planner:budget=5",
     learning: .habitModel, style: PolicyStyle(color: "#0072B2", marker: .hexagon),
@@ -171,7 +171,7 @@ package enum PlannerFamily: DescribedFamily {
         PlannerPolicy.fitDeviceModels(training)
       }
     // At device scope the apps draw on one budget (made once per device).
-    let shared = p.deviceBudget > 0 && device.scope == .device ? device.services.plannerBudget(p, training: training) : nil
+    let shared = p.deviceBudget > 0 && device.scope == .device ? device.services.shared(PlannerBudget.self, key: p) { PlannerBudget(params: p, training: training) } : nil
     let truth = p.models == .truth ? learning?.truth : nil
     precondition(p.models == .learned || truth != nil, "planner:models=true replayed without the generator's truth")
     return { app, _ in

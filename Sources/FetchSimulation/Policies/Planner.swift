@@ -26,15 +26,15 @@ package struct PlannerDecision: Sendable, Equatable {
 }
 
 /// A scheduler that plans with the learned models: the learned counterpart
-/// of the budgeted oracle (``BudgetOraclePolicy``).
+/// of the budgeted oracle (``OracleBudgetPolicy``).
 ///
 /// At each decision point (every ``PlannerParameters/checkIntervalS`` and at
-/// the opportunities of ``MinimumPolicy``: another app's open, a wake,
+/// the opportunities of ``IOSMinimumPolicy``: another app's open, a wake,
 /// plugging in, joining WiFi) it looks ahead over the horizon in bins:
 ///
 /// 1. **When will the app be opened?** The habit model (ios-minimum's: the
 ///    same fit, shrunk toward the population, refitted nightly; kept in a
-///    ``MinimumPolicy`` value) gives the intensity in each bin assuming no
+///    ``IOSMinimumPolicy`` value) gives the intensity in each bin assuming no
 ///    open before it, hence the distribution of the next open.
 /// 2. **What is a fetch worth?** For a fetch at candidate time s and an
 ///    open at o ≥ s, the gain is U(o − s) − U(o − last sync), with U the
@@ -67,7 +67,7 @@ package struct PlannerPolicy: FetchPolicy {
   /// ios-minimum's habit machinery: the habit model and its nightly refits,
   /// the open history and recency, the update-rate estimate, the last sync
   /// and the pacing of budgets by the user's opens by hour.
-  var habit: MinimumPolicy
+  var habit: IOSMinimumPolicy
   /// The generator's truth in place of the habit model and the learned
   /// update rate (`models=true`), nil for the learned planner.
   let truth: PlannerTruth?
@@ -113,11 +113,11 @@ package struct PlannerPolicy: FetchPolicy {
     budget: PlannerBudget? = nil, truth: PlannerTruth? = nil
   ) {
     self.truth = truth
-    var mp = MinimumParameters()
+    var mp = IOSMinimumParameters()
     mp.checkIntervalS = params.checkIntervalS
     mp.refitHour = params.refitHour
     mp.priorUpdatesPerHour = params.priorUpdatesPerHour
-    habit = MinimumPolicy(
+    habit = IOSMinimumPolicy(
       params: mp, world: world, training: training, app: app, population: population, fits: fits, pacing: pacing)
     // Room for two decisions' look-ahead points, one slot per step.
     let bins = max(1, Int((params.horizonS / params.stepS).rounded(.down)))

@@ -1,10 +1,10 @@
-/// What help texts, `docs/policies.md` and charts say about a built-in
-/// family, in one value: its name, how its argument is written (from which
-/// the syntax and the default example follow), what it models, whether it
-/// learns, and its chart style.
-package struct FamilyInfo: Sendable {
+/// What help texts, `docs/policies.md` and charts say about a family, in
+/// one value (``PolicyFamily/info``): its name, how its argument is written
+/// (from which the syntax and the default example follow), what it models,
+/// whether it learns, and its chart style.
+public struct FamilyInfo: Sendable {
   /// How a family's argument is written after `name`.
-  package enum Argument: Sendable {
+  public enum Argument: Sendable {
     /// No argument: `name`.
     case none
     /// Settings only: `name[:key=value,...]`.
@@ -19,7 +19,7 @@ package struct FamilyInfo: Sendable {
   }
 
   /// What a family learns from the training part of each user's window.
-  package enum Learning: Sendable {
+  public enum Learning: Sendable {
     /// Nothing.
     case nothing
     /// Usage, without a habit model.
@@ -37,7 +37,7 @@ package struct FamilyInfo: Sendable {
 
   /// A family's description; `example` defaults to the name alone, or to
   /// `name:1h` for an interval argument.
-  package init(
+  public init(
     _ name: String, _ argument: Argument, example: String? = nil, learning: Learning = .nothing, style: PolicyStyle,
     summary: String
   ) {
@@ -60,27 +60,25 @@ package struct FamilyInfo: Sendable {
   }
 }
 
-/// A family described by one ``FamilyInfo``: its name, syntax, example,
-/// summary, learning and style follow from ``info``.
-package protocol DescribedFamily: PolicyFamily {
-  /// The family's description.
-  static var info: FamilyInfo { get }
-}
-
-extension DescribedFamily {
-  package static var name: String { info.name }
-  package static var syntax: String { info.syntax }
-  package static var example: String { info.example }
-  package static var summary: String { info.summary }
+extension PolicyFamily {
+  /// ``info``'s name.
+  public static var name: String { info.name }
+  /// ``info``'s syntax.
+  public static var syntax: String { info.syntax }
+  /// ``info``'s example.
+  public static var example: String { info.example }
+  /// ``info``'s summary.
+  public static var summary: String { info.summary }
   /// Whether ``info`` says the family learns anything.
-  package static var learns: Bool {
+  public static var learns: Bool {
     if case .nothing = info.learning { return false }
     return true
   }
   /// Whether ``info`` says the family fits a habit model.
-  package static var usesHabitModel: Bool {
+  public static var usesHabitModel: Bool {
     if case .habitModel = info.learning { return true }
     return false
   }
-  package static var style: PolicyStyle { info.style }
+  /// ``info``'s chart style.
+  public static var style: PolicyStyle { info.style }
 }

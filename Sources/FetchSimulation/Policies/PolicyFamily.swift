@@ -25,22 +25,14 @@ public protocol PolicyFamily: Sendable {
   /// The behaviour the family replays, one instance per app.
   associatedtype Policy: FetchPolicy
 
-  /// The name before `:` in a policy string, e.g. `periodic`.
-  static var name: String { get }
-  /// The accepted forms, e.g. `periodic:<interval>[,phase=<d>]`.
-  static var syntax: String { get }
-  /// A canonical example that the registry test parses and replays.
-  static var example: String { get }
-  /// One sentence: what the family models (help text and docs).
-  static var summary: String { get }
+  /// The family's name (before `:` in a policy string, e.g. `periodic`),
+  /// how its argument is written, a canonical example that the registry
+  /// test parses and replays, one sentence on what it models, what it
+  /// learns and how charts draw it; ``name``, ``syntax``, ``example``,
+  /// ``summary``, ``learns``, ``usesHabitModel`` and ``style`` read it.
+  static var info: FamilyInfo { get }
   /// The `key=value` settings the family accepts, with their meaning.
   static var settings: [PolicySettingInfo] { get }
-  /// Whether the family learns from a training period.
-  static var learns: Bool { get }
-  /// Whether the family fits a habit model (and so wants the population model).
-  static var usesHabitModel: Bool { get }
-  /// How charts draw the family.
-  static var style: PolicyStyle { get }
 
   /// Parses the text after `name:` (`nil` when there is no `:`); `spec` is
   /// the whole policy string, for error messages.
@@ -76,10 +68,6 @@ public protocol PolicyFamily: Sendable {
 extension PolicyFamily {
   /// No settings.
   public static var settings: [PolicySettingInfo] { [] }
-  /// Does not learn.
-  public static var learns: Bool { false }
-  /// Fits no habit model.
-  public static var usesHabitModel: Bool { false }
   /// 50 fetches a (user, app) day.
   public static func expectedFetchesPerDay(_ configuration: Configuration) -> Double { 50 }
   /// 15 min.

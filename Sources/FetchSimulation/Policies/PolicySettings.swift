@@ -113,7 +113,7 @@ package struct SettingKey<P>: @unchecked Sendable {
 extension SettingKey {
   /// `refit_hour`: local hour of the nightly habit-model refit, 0–24 (24:
   /// never); the same setting in every scheduler that keeps its habit
-  /// model through ``MinimumPolicy``.
+  /// model through ``IOSMinimumPolicy``.
   static func refitHour(_ path: WritableKeyPath<P, Double>) -> SettingKey {
     SettingKey("refit_hour", path, max: 24, help: "local hour of the nightly habit-model refit (24: never)")
   }
@@ -315,7 +315,7 @@ extension IntervalJobPolicy {
 
 /// The family of a policy that runs a job every `<interval>` with a table
 /// of settings, `name:<interval>[,key=value,...]`.
-package enum IntervalJobFamily<Policy: IntervalJobPolicy>: DescribedFamily {
+package enum IntervalJobFamily<Policy: IntervalJobPolicy>: PolicyFamily {
   package typealias Configuration = IntervalSettings<Policy.Parameters>
 
   package static var info: FamilyInfo { Policy.family }

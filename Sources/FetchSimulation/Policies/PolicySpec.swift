@@ -74,13 +74,10 @@ public struct PolicySpec: Sendable, Hashable, CustomStringConvertible {
   package var usesMinimumScheduler: Bool { family == IOSMinimumFamily.self || family == IOSCustomFamily.self }
 
   /// Whether a run of `policies` should share open probabilities between
-  /// its Minimum-scheduler settings: when it has three or more. A shared
-  /// probability costs a lookup, and a store when missed, and pays when
-  /// about one ask in six finds another setting's answer. Two settings
-  /// seldom ask at the same checks (the bench's `ios-minimum` and
-  /// `ios-custom:1h`: 14 % of asks answered on 20 synthetic users, a small
-  /// net cost); a sweep's 12 prices, 68 % (a net saving of about 9 % of instructions).
-  /// Results are the same either way.
+  /// its Minimum-scheduler settings: when it has three or more (a shared
+  /// probability costs a lookup, and a store when missed; the measurements
+  /// behind the threshold are in docs/performance.md). Results are the
+  /// same either way.
   package static func sharesOpenProbabilities(_ policies: [PolicySpec]) -> Bool {
     policies.lazy.filter(\.usesMinimumScheduler).count >= 3
   }
@@ -194,25 +191,32 @@ public struct DeviceReplayInput {
   }
 }
 
-/// What the apps of one device share during one replay: the device-wide
-/// budgets of the OS scheduler and of IMP, made on first use.
+/// What the apps of one device share during one replay (the device-wide
+/// budgets of the OS scheduler, of IMP, of each planner setting), one
+/// value per type and key, made on first use: a family asks for its own
+/// type (``shared(_:key:_:)``), so a new family's device state needs no
+/// field here.
 package final class DeviceServices {
-  /// The iOS Minimum/Custom budgets of the device (``DeviceBudgetLedger``).
-  package private(set) lazy var minimumLedger = DeviceBudgetLedger()
-  /// IMP's daily spending of the device (``IMPSpending``).
-  package private(set) lazy var impSpending = IMPSpending()
-  /// The planner's device budgets, one per planner setting (``PlannerBudget``).
-  private var plannerBudgets: [PlannerParameters: PlannerBudget] = [:]
+  private struct Key: Hashable {
+    let type: ObjectIdentifier
+    let key: AnyHashable
+  }
+  private var values: [Key: AnyObject] = [:]
 
-  /// The device budget of the planner setting `p`, made on first use.
-  func plannerBudget(_ p: PlannerParameters, training: UserTrace) -> PlannerBudget {
-    if let b = plannerBudgets[p] { return b }
-    let b = PlannerBudget(params: p, training: training)
-    plannerBudgets[p] = b
-    return b
+  /// The device's one `T` for `key` (one per setting, say; `0` when the
+  /// type has one), made by `make` on first use.
+  package func shared<T: AnyObject>(
+    _ type: T.Type, key: some Hashable = 0, _ make: () -> T
+  ) -> T {
+    let k = Key(type: ObjectIdentifier(type), key: AnyHashable(key))
+    if let v = values[k] { return v as! T }
+    let v = make()
+    values[k] = v
+    return v
   }
 
-  init() {}
+  /// An empty store.
+  package init() {}
 }
 
 /// What a learning policy is trained on.
@@ -292,7 +296,7 @@ package final class DeviceModelsCache: @unchecked Sendable {
 ///
 ///     do { spec = try PolicySpec(parsing: text) }
 ///     catch let e as PolicySpecError where e.code == .unknownPolicy { … }
-public struct PolicySpecError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct PolicySpecError: CodedError {
   /// The category of a ``PolicySpecError``.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
     /// A stable kebab-case name, e.g. `unknown-policy`.
@@ -322,18 +326,12 @@ public struct PolicySpecError: Error, CustomStringConvertible, Sendable, Equatab
   /// when the caller read it from one.
   public var location: InputLocation
 
-  /// An error of `code` with `message`.
-  package init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
-    self.code = code
-    self.message = message
-    self.location = location
+  package init(code: Code, message: String, location: InputLocation) {
+    (self.code, self.message, self.location) = (code, message, location)
   }
 
   /// An ``Code-swift.struct/invalid`` error with `message`.
   public init(_ message: String) { self.init(.invalid, message) }
-
-  /// The message.
-  public var description: String { message }
 }
 
 /// Parses `90`, `90s`, `15m`, `1h30m`, `1.5h`, `2d` into seconds; `nil` if malformed.

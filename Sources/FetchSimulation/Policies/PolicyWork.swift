@@ -96,7 +96,7 @@ public struct SettingWork: Sendable, Equatable {
 
 extension IOSMinimumFamily {
   /// An open probability over the horizon at each check.
-  package static func settingWork(_ p: MinimumParameters) -> SettingWork? {
+  package static func settingWork(_ p: IOSMinimumParameters) -> SettingWork? {
     .openProbability(horizon: p.horizonS, check: p.checkIntervalS)
   }
 }
@@ -111,7 +111,7 @@ extension IOSCustomFamily {
 extension BGAppRefreshFamily {
   /// As `ios-minimum` (its scheduler), deciding at location wakes too
   /// when they are launch moments.
-  package static func settingWork(_ c: BGAppRefreshConfiguration) -> SettingWork? {
+  package static func settingWork(_ c: BGAppRefreshParameters) -> SettingWork? {
     .openProbability(
       horizon: c.minimum.horizonS, check: c.minimum.checkIntervalS,
       decidesAt: SettingWork.schedulerOpportunities.union(c.locationLaunches > 0 ? [.location] : []))

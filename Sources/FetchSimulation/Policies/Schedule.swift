@@ -29,7 +29,7 @@ package struct SchedulePolicy: FetchPolicy {
 /// `schedule:file=<path>`: fetch requests from a CSV file of `user,app,time`
 /// rows (Unix s or ISO 8601 with an offset), e.g. a schedule another tool
 /// computed offline.
-package enum ScheduleFamily: DescribedFamily {
+package enum ScheduleFamily: PolicyFamily {
   /// One request and the file line it came from.
   package struct Request: Sendable, Hashable {
     package var time: Double

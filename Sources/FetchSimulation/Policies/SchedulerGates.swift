@@ -1,6 +1,6 @@
 import FetchTraces
 
-/// Why a habit-driven system scheduler (``MinimumPolicy``, ``PlannerPolicy``)
+/// Why a habit-driven system scheduler (``IOSMinimumPolicy``, ``PlannerPolicy``)
 /// did or did not launch the app at a decision point.
 ///
 /// The gates and budgets are shared; each scheduler weighs a launch in its

@@ -243,7 +243,7 @@ package struct SilentPushPolicy: FetchPolicy {
 }
 
 /// `silent-push[:key=value,...]`.
-package enum SilentPushFamily: DescribedFamily {
+package enum SilentPushFamily: PolicyFamily {
   package static let info = FamilyInfo(
     "silent-push", .settings, style: PolicyStyle(color: "#882255", marker: .plus),
     summary:

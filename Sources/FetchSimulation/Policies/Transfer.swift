@@ -63,7 +63,7 @@ package struct TransferPolicy: FetchPolicy {
 }
 
 /// `transfer:<discretionary|immediate>[,key=value,...]`.
-package enum TransferFamily: DescribedFamily {
+package enum TransferFamily: PolicyFamily {
   /// How items are handed over, and what launches the handler.
   package struct Configuration: Sendable, Hashable {
     package var transfer: TransferSettings

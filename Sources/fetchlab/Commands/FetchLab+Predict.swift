@@ -129,7 +129,7 @@ extension FetchLab {
         lastAny = max(lastAny, e.time)
         if e.app == appIndex { lastApp = max(lastApp, e.time) }
       }
-      var p = MinimumPolicy(
+      var p = IOSMinimumPolicy(
         params: params, world: world, habit: am.habit, history: history, app: appIndex, population: file.population,
         lastAppOpen: lastApp, lastAnyOpen: lastAny)
       p.logDecisions = true
@@ -168,7 +168,7 @@ extension FetchLab.Predict {
   /// the launches, the share of paths on WiFi / on the charger at the hour's
   /// start, and the mean age at the hour's opens.
   func forecast(
-    file: ModelFile, um: ModelFile.UserModels, am: ModelFile.AppModel, params: MinimumParameters,
+    file: ModelFile, um: ModelFile.UserModels, am: ModelFile.AppModel, params: IOSMinimumParameters,
     world: WorldParameters, t0: Double, t1: Double
   ) throws {
     let start = max(t0, um.splitTime)
@@ -187,7 +187,7 @@ extension FetchLab.Predict {
         seed: StableHash.combine(seed, UInt64(path)))
       let window = UserTrace(user: user, timeZone: um.timeZone, start: start, end: t1, apps: names, events: events)
       let history = UserTrace(user: user, timeZone: um.timeZone, start: um.splitTime, end: start, apps: names)
-      var p = MinimumPolicy(
+      var p = IOSMinimumPolicy(
         params: params, world: world, habit: am.habit, history: history, app: appIndex, population: file.population,
         lastAppOpen: am.lastOpen ?? -.infinity, lastAnyOpen: um.lastOpenAny ?? -.infinity)
       let prepared = PreparedUser(trace: window, world: world)
@@ -268,6 +268,6 @@ private func printTable(_ header: [String], _ rows: [[String]], csv: Bool) {
 
 /// The Minimum scheduler's parameters of an `ios-minimum` or `ios-custom`
 /// spec; nil for other policies.
-private func minimumParameters(_ spec: PolicySpec) -> MinimumParameters? {
+private func minimumParameters(_ spec: PolicySpec) -> IOSMinimumParameters? {
   spec.configuration(of: IOSMinimumFamily.self) ?? spec.configuration(of: IOSCustomFamily.self)?.parameters
 }

@@ -1,7 +1,7 @@
 import Foundation
 import FetchTraces
 
-/// ``MinimumPolicy/pacing(training:app:)`` of every app of one training
+/// ``UsagePacing/pacing(training:app:)`` of every app of one training
 /// window, computed in one pass over it when first asked and shared by the
 /// policies replayed with one ``LearningContext`` (each `ios-minimum` and
 /// `ios-custom` setting, each `planner` and each `imp` paces every app the
@@ -27,10 +27,10 @@ package final class TrainingPacing: @unchecked Sendable {
     defer { lock.unlock() }
     if window == nil {
       window = key
-      paces = MinimumPolicy.pacing(training: training, apps: (0..<training.apps.count).map(Int32.init))
+      paces = UsagePacing.pacing(training: training, apps: (0..<training.apps.count).map(Int32.init))
     }
     guard let window, window == key, app >= 0, Int(app) < paces.count else {
-      return MinimumPolicy.pacing(training: training, app: app)
+      return UsagePacing.pacing(training: training, app: app)
     }
     return paces[Int(app)]
   }

@@ -29,7 +29,7 @@ private struct CompletionScript: FetchPolicy {
 }
 
 @Suite("Budgeted oracle")
-struct BudgetOracleTests {
+struct OracleBudgetTests {
   static let seeds: [UInt64] = Array(1...10)
 
   static func world(refresh: Bool = true) -> WorldParameters {
@@ -72,16 +72,16 @@ struct BudgetOracleTests {
 
   @Test("budget arguments parse and print canonically")
   func parsing() {
-    #expect(OracleBudget(argument: "4") == .fetchesPerDay(4))
-    #expect(OracleBudget(argument: "2.5") == .fetchesPerDay(2.5))
-    #expect(OracleBudget(argument: "50J") == .joulesPerDay(50))
-    for s in ["4", "2.5", "50J", "0.5J", "0"] { #expect(OracleBudget(argument: s)?.description == s) }
-    for s in ["", "J", "x", "-1", "4j", "inf", "nanJ", "4 J"] { #expect(OracleBudget(argument: s) == nil, "\(s)") }
-    #expect(OracleBudget.fetchesPerDay(2.5).total(days: 3) == 7)
-    #expect(OracleBudget.fetchesPerDay(1).total(days: 3) == 3)
-    #expect(OracleBudget.joulesPerDay(10).total(days: 2.5) == 25)
-    let keys = BudgetOracleParameters.keys
-    #expect((try? parseSettings("exact_limit=0", policy: "oracle-budget:4,exact_limit=0", defaults: BudgetOracleParameters(), keys: keys))?.exactWorkLimit == 0)
+    #expect(OracleBudgetLimit(argument: "4") == .fetchesPerDay(4))
+    #expect(OracleBudgetLimit(argument: "2.5") == .fetchesPerDay(2.5))
+    #expect(OracleBudgetLimit(argument: "50J") == .joulesPerDay(50))
+    for s in ["4", "2.5", "50J", "0.5J", "0"] { #expect(OracleBudgetLimit(argument: s)?.description == s) }
+    for s in ["", "J", "x", "-1", "4j", "inf", "nanJ", "4 J"] { #expect(OracleBudgetLimit(argument: s) == nil, "\(s)") }
+    #expect(OracleBudgetLimit.fetchesPerDay(2.5).total(days: 3) == 7)
+    #expect(OracleBudgetLimit.fetchesPerDay(1).total(days: 3) == 3)
+    #expect(OracleBudgetLimit.joulesPerDay(10).total(days: 2.5) == 25)
+    let keys = OracleBudgetParameters.keys
+    #expect((try? parseSettings("exact_limit=0", policy: "oracle-budget:4,exact_limit=0", defaults: OracleBudgetParameters(), keys: keys))?.exactWorkLimit == 0)
   }
 
   @Test("with B fetches its mean age beats every policy using at most B fetches", arguments: seeds)
@@ -91,7 +91,7 @@ struct BudgetOracleTests {
     let oracle = Self.run(OraclePolicy(user: user, app: 0, content: content), user, content)
     let periodic = [7200.0, 14_400, 21_600, 43_200, 86_400, 172_800].map { Self.run(PeriodicPolicy(interval: $0), user, content) }
     for perDay in [0.5, 1, 2, 4, 8] {
-      let policy = BudgetOraclePolicy(budget: .fetchesPerDay(perDay), user: user, app: 0, content: content)
+      let policy = OracleBudgetPolicy(budget: .fetchesPerDay(perDay), user: user, app: 0, content: content)
       let b = Int(policy.totalBudget)
       #expect(policy.isExact)
       let r = Self.run(policy, user, content)
@@ -116,7 +116,7 @@ struct BudgetOracleTests {
       let (user, content) = Self.setup(seed: seed, refresh: refresh)
       let oracle = Self.run(OraclePolicy(user: user, app: 0, content: content), user, content)
       let perDay = Double(oracle.summary.fetches) / user.trace.days + 0.01
-      let policy = BudgetOraclePolicy(budget: .fetchesPerDay(perDay), user: user, app: 0, content: content)
+      let policy = OracleBudgetPolicy(budget: .fetchesPerDay(perDay), user: user, app: 0, content: content)
       let r = Self.run(policy, user, content)
       #expect(r.summary.fetches <= oracle.summary.fetches)
       #expect(r.opens.map(\.ageS) == oracle.opens.map(\.ageS), "refresh \(refresh)")
@@ -128,7 +128,7 @@ struct BudgetOracleTests {
     let (user, content) = Self.setup(seed: seed)
     var lastAge = Double.infinity
     for perDay in [0.0, 1, 2, 5, 10, 20, 50, 200] {
-      let policy = BudgetOraclePolicy(budget: .joulesPerDay(perDay), user: user, app: 0, content: content)
+      let policy = OracleBudgetPolicy(budget: .joulesPerDay(perDay), user: user, app: 0, content: content)
       let r = Self.run(policy, user, content)
       let total = perDay * user.trace.days
       #expect(policy.plannedEnergyJ <= total + 1e-9)
@@ -142,7 +142,7 @@ struct BudgetOracleTests {
       #expect(age <= lastAge + 1e-6, "\(perDay) J/day: \(age) s > \(lastAge) s")
       lastAge = age
     }
-    #expect(BudgetOraclePolicy(budget: .joulesPerDay(0), user: user, app: 0, content: content).plannedOpens.isEmpty)
+    #expect(OracleBudgetPolicy(budget: .joulesPerDay(0), user: user, app: 0, content: content).plannedOpens.isEmpty)
   }
 
   /// The budget is battery energy: on the charger the whole window, a
@@ -156,7 +156,7 @@ struct BudgetOracleTests {
     let w = Self.world()
     let user = PreparedUser(trace: trace, world: w)
     let content = ContentTimeline(trace: trace, app: 0, world: w, seed: seed)
-    let free = BudgetOraclePolicy(budget: .joulesPerDay(0), user: user, app: 0, content: content)
+    let free = OracleBudgetPolicy(budget: .joulesPerDay(0), user: user, app: 0, content: content)
     let oracle = Self.run(OraclePolicy(user: user, app: 0, content: content), user, content)
     #expect(!free.plannedOpens.isEmpty && free.plannedEnergyJ == 0)
     let r = Self.run(free, user, content)
@@ -167,12 +167,12 @@ struct BudgetOracleTests {
   @Test("without foreground refresh the dynamic program is exact and beats the greedy and timers", arguments: seeds)
   func noRefresh(seed: UInt64) {
     let (user, content) = Self.setup(seed: seed, refresh: false)
-    var greedyOnly = BudgetOracleParameters()
+    var greedyOnly = OracleBudgetParameters()
     greedyOnly.exactWorkLimit = 0
     let periodic = [14_400.0, 21_600, 43_200, 86_400].map { Self.run(PeriodicPolicy(interval: $0), user, content) }
     for perDay in [1.0, 2, 4] {
-      let exact = BudgetOraclePolicy(budget: .fetchesPerDay(perDay), user: user, app: 0, content: content)
-      let greedy = BudgetOraclePolicy(
+      let exact = OracleBudgetPolicy(budget: .fetchesPerDay(perDay), user: user, app: 0, content: content)
+      let greedy = OracleBudgetPolicy(
         budget: .fetchesPerDay(perDay), user: user, app: 0, content: content, params: greedyOnly)
       #expect(exact.isExact)
       #expect(exact.plannedTotalAgeS <= greedy.plannedTotalAgeS + 1e-6)
@@ -189,7 +189,7 @@ struct BudgetOracleTests {
   @Test("the dynamic program equals brute force on small cases", arguments: seeds)
   func bruteForce(seed: UInt64) {
     let (user, content) = Self.setup(seed: seed, days: 1, opensPerHour: 0.4, refresh: false)
-    let planner = BudgetOraclePlanner(user: user, app: 0, content: content)
+    let planner = OracleBudgetPlanner(user: user, app: 0, content: content)
     let m = planner.candidates.count
     guard m <= 16 else { return }
     for budget in 1...4 {
@@ -210,16 +210,16 @@ struct BudgetOracleTests {
     let w = Self.world()
     let user = PreparedUser(trace: t, world: w)
     let content = ContentTimeline(trace: t, app: 0, world: w, seed: 1)
-    for b in [OracleBudget.fetchesPerDay(1e300), .joulesPerDay(1e300), .fetchesPerDay(0)] {
-      let p = BudgetOraclePolicy(budget: b, user: user, app: 0, content: content)
+    for b in [OracleBudgetLimit.fetchesPerDay(1e300), .joulesPerDay(1e300), .fetchesPerDay(0)] {
+      let p = OracleBudgetPolicy(budget: b, user: user, app: 0, content: content)
       #expect(p.plannedOpens.isEmpty && p.plannedTotalAgeS == 0)
       #expect(Self.run(p, user, content).summary.fetches == 0)
     }
     let (u2, c2) = Self.setup(seed: 3)
-    let none = BudgetOraclePolicy(budget: .fetchesPerDay(0), user: u2, app: 0, content: c2)
+    let none = OracleBudgetPolicy(budget: .fetchesPerDay(0), user: u2, app: 0, content: c2)
     #expect(none.plannedOpens.isEmpty)
     #expect(Self.run(none, u2, c2).opens.map(\.ageS) == Self.run(NeverPolicy(), u2, c2).opens.map(\.ageS))
-    let all = BudgetOraclePolicy(budget: .fetchesPerDay(1e300), user: u2, app: 0, content: c2)
-    #expect(all.isExact && all.plannedOpens.count <= BudgetOraclePlanner(user: u2, app: 0, content: c2).candidates.count)
+    let all = OracleBudgetPolicy(budget: .fetchesPerDay(1e300), user: u2, app: 0, content: c2)
+    #expect(all.isExact && all.plannedOpens.count <= OracleBudgetPlanner(user: u2, app: 0, content: c2).candidates.count)
   }
 }

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// Match on ``code`` (a struct of named codes, so new codes do not break
 /// callers), show ``message``.
-public struct ExperimentError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct ExperimentError: CodedError {
   /// The category of an ``ExperimentError``.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
     /// A stable kebab-case name.
@@ -42,7 +42,7 @@ public struct ExperimentError: Error, CustomStringConvertible, Sendable, Equatab
 
   /// An error of `code`; `message` with control characters escaped (names
   /// from input files may hold them).
-  package init(_ code: Code, _ message: String, location: InputLocation = InputLocation()) {
+  package init(code: Code, message: String, location: InputLocation) {
     self.code = code
     self.message = escaped(message)
     self.location = location
@@ -50,7 +50,4 @@ public struct ExperimentError: Error, CustomStringConvertible, Sendable, Equatab
 
   /// An ``Code-swift.struct/other`` error with `message`.
   package init(_ message: String) { self.init(.other, message) }
-
-  /// The message.
-  public var description: String { message }
 }

@@ -8,7 +8,7 @@ import Testing
 @testable import FetchSimulation
 
 @Suite("iOS Minimum policy")
-struct MinimumPolicyTests {
+struct IOSMinimumPolicyTests {
   @Test("policy strings parse and print canonically")
   func parsing() throws {
     #expect(try PolicySpec(parsing: "ios-minimum").description == "ios-minimum")
@@ -37,9 +37,9 @@ struct MinimumPolicyTests {
       let gap = 300 + rng.uniform() * 7200
       ev.append((gap, rng.uniform() < -expm1(-lambda * gap)))
     }
-    let est = MinimumPolicy.estimateRate(ev, prior: 1.0 / 3600)
+    let est = IOSMinimumPolicy.estimateRate(ev, prior: 1.0 / 3600)
     #expect(abs(est / lambda - 1) < 0.1, "estimate \(est * 3600)/h")
-    #expect(abs(MinimumPolicy.estimateRate([], prior: 1.0 / 3600) * 3600 - 1) < 1e-6)
+    #expect(abs(IOSMinimumPolicy.estimateRate([], prior: 1.0 / 3600) * 3600 - 1) < 1e-6)
   }
 
   /// A week-long user who opens app "a" every evening and uses other apps
@@ -165,7 +165,7 @@ struct MinimumPolicyTests {
       func replay(passingOver: Bool) -> (DeviceReplay, Int) {
         let fits = HabitFitCache(trace: phone.trace), ledger = DeviceBudgetLedger()
         var ps = phone.apps.map {
-          var p = MinimumPolicy(
+          var p = IOSMinimumPolicy(
             params: params, world: world, training: phone.train, app: $0, population: nil, fits: fits, ledger: ledger)
           p.passesOverGatedChecks = passingOver
           return p
@@ -223,13 +223,13 @@ struct MinimumPolicyTests {
 
   @Test("the checks passed over end at the first one a gate may not stop, a new local day or a due refit")
   func nextCheckBounds() throws {
-    var params = MinimumParameters()
+    var params = IOSMinimumParameters()
     params.minSpacingS = 7200
     let training = TestTraces.user(seed: 1, days: 2, opensPerHour: 1)
     let day = 19_700
     let ten = Double(day) * 86_400 + 10 * 3600, late = ten + 13 * 3600  // 10:00 and 23:00 UTC
-    func policy(lastLaunch: Double = -.infinity, launches: Int = 0) -> MinimumPolicy {
-      var p = MinimumPolicy(params: params, world: WorldParameters(), training: training, app: 0, population: nil)
+    func policy(lastLaunch: Double = -.infinity, launches: Int = 0) -> IOSMinimumPolicy {
+      var p = IOSMinimumPolicy(params: params, world: WorldParameters(), training: training, app: 0, population: nil)
       p.day = day
       p.lastLaunch = lastLaunch
       p.launchesToday = launches
@@ -267,15 +267,15 @@ struct MinimumPolicyTests {
       var clock = LocalClock(trace.timeZone)
       var counts = WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }
       for e in trace.events where e.kind == .open && e.app == app { counts[min(23, Int(clock.hourOfDay(e.time)))] += 1 }
-      return MinimumPolicy.cumulativeShares(counts)
+      return UsagePacing.cumulativeShares(counts)
     }
     let shared = TrainingPacing()
     for app in Int32(0)..<Int32(t.apps.count) {
-      #expect(shared.pace(train, app: app) == MinimumPolicy.pacing(training: train, app: app))
-      #expect(MinimumPolicy.pacing(training: train, app: app) == alone(train, app))
+      #expect(shared.pace(train, app: app) == UsagePacing.pacing(training: train, app: app))
+      #expect(UsagePacing.pacing(training: train, app: app) == alone(train, app))
     }
-    #expect(MinimumPolicy.pacing(training: train, app: -1) == alone(train, -1))
-    #expect(shared.pace(test, app: 0) == MinimumPolicy.pacing(training: test, app: 0))
+    #expect(UsagePacing.pacing(training: train, app: -1) == alone(train, -1))
+    #expect(shared.pace(test, app: 0) == UsagePacing.pacing(training: test, app: 0))
     #expect(shared.pace(train, app: 0) != shared.pace(test, app: 0))
   }
 
@@ -283,11 +283,11 @@ struct MinimumPolicyTests {
   func boundIsExact(price: Double) throws {
     let t = Self.user()
     let (train, test) = t.split(at: t.start + 7 * 86_400)
-    var params = MinimumParameters()
+    var params = IOSMinimumParameters()
     params.energyPrice = price
     let world = WorldParameters()
-    func replay(logging: Bool) -> (AppReplay, [MinimumDecision]) {
-      var p = MinimumPolicy(
+    func replay(logging: Bool) -> (AppReplay, [IOSMinimumDecision]) {
+      var p = IOSMinimumPolicy(
         params: params, world: world, training: train, app: 0, population: nil, fits: HabitFitCache(trace: t))
       // With the log on, every decision asks the habit model.
       p.logDecisions = logging
