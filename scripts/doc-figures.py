@@ -242,7 +242,40 @@ def render_background_wakes(_):
     return "".join(out)
 
 
+BENCH = "docs/bench/bench-users300.csv"
+
+
+def render_speed(_):
+    """The speed section from this version's committed `fetchlab bench` run (300 users)."""
+    b = {r["metric"]: float(r["value"]) for r in rows(REPO / BENCH)}
+    body = []
+    for name, label in [("never", "`never`"), ("periodic_1h", "`periodic:1h`"), ("oracle", "`oracle`"),
+                        ("ios_minimum", "`ios-minimum`"), ("imp", "`imp`"), ("planner", "`planner`")]:
+        key = f"replay_{name}_policy_user_days_per_core_s"
+        if key not in b:
+            continue
+        vs = b.get(key + "_vs_baseline")
+        body.append([label, f"{b[key]:,.0f}", "" if vs is None else f"{vs:.2f}×"])
+    out = [f"`fetchlab bench --users 300 --compare docs/bench/bench-0.7.0-users300.csv` on 2 cores (`{BENCH}`): "
+           "replay speed per policy, and against 0.7.0's run on the same population.\n\n",
+           table(["policy", "policy-user-days per CPU-s", "against 0.7.0"], body)]
+    facts = []
+    if "ingest_hashed_mb_per_s" in b:
+        facts.append(f"ingestion with the input's SHA-256 at {b['ingest_hashed_mb_per_s']:.0f} MB/s")
+    if "speedup_jobs_2" in b:
+        facts.append(f"`--jobs 2` {b['speedup_jobs_2']:.2f}× faster than `--jobs 1`")
+    if "experiment_wall_s" in b:
+        facts.append(f"a default-style experiment in {b['experiment_wall_s']:.1f} s")
+    if "external_pipe_slowdown" in b:
+        facts.append(f"a Python policy over the pipe {b['external_pipe_slowdown']:.1f}× the time of the same rule in Swift")
+    if "peak_rss" in b:
+        facts.append(f"peak memory {b['peak_rss']:.0f} MB")
+    out.append("\n" + "; ".join(facts) + ".\n")
+    return "".join(out)
+
+
 RENDERERS = {
+    "speed": render_speed,
     "background-wakes": render_background_wakes,
     "default-run": render_default_run,
     "default-key": render_default_key,
