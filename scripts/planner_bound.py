@@ -38,8 +38,9 @@ Both count fetches and the Poisson expectation of fresh opens; they do not
 replay the radio, so they compare with a replay's figures only through
 `ride-j` (state it when quoting them). With `--run DIR --dataset NAME` (a
 run of `experiments/planner.json`) each row also gives the budgeted
-oracle's fresh share at its energy (interpolated between the
-`oracle-budget:<X>J` runs, as `scripts/planner_table.py` does) and the share
+oracle's fresh share at its energy (on the frontier of the
+`oracle-budget:<X>J` runs: linear, never below a cheaper point, the best
+point's beyond the last, the rule of `oracle_gap.csv`) and the share
 of the gap from `never` (here the closed form above) to it that the row
 closes.
 """

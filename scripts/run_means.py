@@ -1,7 +1,7 @@
 """What the table scripts (planner_table.py, timer_matches.py,
 planner_bound.py) read from a run directory: the pooled figures averaged
-over replications, the budgeted oracle's frontier, and `fetchlab compare`'s
-paired differences. Standard library only, so the scripts run without the
+over replications, the budgeted oracle's frontier, the gap to it
+(oracle_gap.csv), and `fetchlab compare`'s paired differences. Standard library only, so the scripts run without the
 Python package.
 """
 import collections, csv, os, subprocess
@@ -37,6 +37,14 @@ def fresh_on_frontier(frontier, energy, never):
             return max(best, f0 + (f1 - f0) * (energy - e0) / (e1 - e0))
         best = max(best, f1)
     return best
+
+
+def oracle_gaps(run, axis_suffix="energy_j_per_day"):
+    """{(dataset, policy): oracle_gap.csv row} of RUN/oracle_gap.csv on the
+    energy axis (the run's energy basis): the gap to the budgeted oracle's
+    whole frontier, as `fetchlab run` and `fetchlab score` write it."""
+    with open(os.path.join(run, "oracle_gap.csv")) as f:
+        return {(r["dataset"], r["policy"]): r for r in csv.DictReader(f) if r["budget_metric"].endswith(axis_suffix)}
 
 
 def paired(run, fetchlab, baseline, metrics=("fresh_ratio", "mean_age_s")):

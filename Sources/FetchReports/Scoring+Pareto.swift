@@ -126,10 +126,52 @@ package struct OracleGapRow: Sendable, Equatable {
   /// The configuration's fetches or joules per day.
   package let budgetValue: Double
   package let meanAgeS: Double
-  /// The budgeted oracles' mean age interpolated at ``budgetValue``.
+  /// The budgeted oracle's frontier (``OracleFrontier``) of mean age at ``budgetValue``.
   package let oracleMeanAgeS: Double?
+  package let freshRatio: Double
+  /// The frontier's fresh share at ``budgetValue``.
+  package let oracleFreshRatio: Double?
+  /// `never`'s fresh share, when the run has it.
+  package let neverFreshRatio: Double?
   /// `meanAgeS − oracleMeanAgeS` (≥ 0 when the oracle is optimal).
   package var gapS: Double? { oracleMeanAgeS.map { meanAgeS - $0 } }
+  /// The share of the gap in fresh share from `never` to the oracle's
+  /// frontier that the configuration closes: `(fresh − never) / (oracle −
+  /// never)`; nil without `never` or where the frontier is no fresher.
+  package var freshGapClosed: Double? {
+    guard let n = neverFreshRatio, let o = oracleFreshRatio, o > n else { return nil }
+    return (freshRatio - n) / (o - n)
+  }
+}
+
+/// The budgeted oracle's frontier along one axis (fetches or joules per
+/// day): every `oracle-budget` setting of the run, whatever its budget,
+/// and `never` (the oracle with a budget of 0) when it ran. Between measured
+/// points the value is linear, never worse than at a cheaper point; beyond
+/// the most expensive point it is the best point's (an oracle given more
+/// budget may leave it unspent); below the cheapest point it is undefined.
+package struct OracleFrontier: Sendable, Equatable {
+  package let sweep: LinearSweep
+  /// Whether a larger value is better (`fresh_ratio`).
+  package let higherIsBetter: Bool
+
+  package init(_ points: [(x: Double, y: Double)], higherIsBetter: Bool) {
+    sweep = LinearSweep(points)
+    self.higherIsBetter = higherIsBetter
+  }
+
+  /// The frontier's value at `x`; nil below its cheapest point or without points.
+  package func value(at x: Double) -> Double? {
+    let xs = sweep.xs, ys = sweep.ys
+    guard let first = xs.first, x >= first else { return nil }
+    func better(_ a: Double, _ b: Double) -> Double { higherIsBetter ? max(a, b) : min(a, b) }
+    var best = ys[0]  // the best of ys[0...i]
+    for i in xs.indices.dropLast() {
+      if x <= xs[i + 1] { return better(best, ys[i] + (x - xs[i]) / (xs[i + 1] - xs[i]) * (ys[i + 1] - ys[i])) }
+      best = better(best, ys[i + 1])
+    }
+    return best
+  }
 }
 
 extension Scoring {
@@ -194,25 +236,32 @@ extension Scoring {
     return rows
   }
 
-  /// The gap in mean age to the budgeted oracle. For each budget kind with
-  /// `oracle-budget:*` configurations in a dataset, their mean age is
-  /// interpolated along the axis (measured fetches or joules per day) at
-  /// every other configuration's value, energies on `basis`. Empty when no
+  /// The gap in mean age and fresh share to the budgeted oracle. For each
+  /// budget kind with `oracle-budget:*` configurations in a dataset, the
+  /// oracle's frontier (``OracleFrontier``: all of them and `never`) is
+  /// read along the axis (measured fetches or joules per day) at every
+  /// other configuration's value, energies on `basis`. Empty when no
   /// budgeted oracle ran.
   package static func oracleGaps(_ scores: [PolicyScore], basis: EnergyBasis = .standard) -> [OracleGapRow] {
     var rows: [OracleGapRow] = []
     for (dataset, group) in byDataset(scores) {
+      let never = group.first { $0.policy == "never" }
       for budget in [OracleGapRow.Budget.fetches, .energy] {
         let oracles = group.filter { OracleGapRow.Budget(policy: $0.policy) == budget }
         guard !oracles.isEmpty else { continue }
         let axis = budget.axis(basis)
-        let sweep = LinearSweep(oracles.map { (x: $0[axis].mean, y: $0[.mean_age_s].mean) })
+        func frontier(_ m: ScoreMetric) -> OracleFrontier {
+          let points = (oracles + [never].compactMap { $0 }).map { (x: $0[axis].mean, y: $0[m].mean) }
+          return OracleFrontier(points, higherIsBetter: m.higherIsBetter)
+        }
+        let age = frontier(.mean_age_s), fresh = frontier(.fresh_ratio)
         for g in group where OracleGapRow.Budget(policy: g.policy) == nil {
           let x = g[axis].mean
           rows.append(
             OracleGapRow(
               dataset: dataset, budget: budget, axis: axis, policy: g.policy, budgetValue: x,
-              meanAgeS: g[.mean_age_s].mean, oracleMeanAgeS: sweep.value(at: x)))
+              meanAgeS: g[.mean_age_s].mean, oracleMeanAgeS: age.value(at: x), freshRatio: g[.fresh_ratio].mean,
+              oracleFreshRatio: fresh.value(at: x), neverFreshRatio: never?[.fresh_ratio].mean))
         }
       }
     }
@@ -259,5 +308,5 @@ extension EnergyBasis {
 /// Columns of `oracle_gap.csv` (see ``writeScores(runDir:resamples:jobs:energy:)``).
 package enum OracleGapColumn: String, CaseIterable, Sendable {
   case dataset, budget_metric, policy, budget_value, mean_age_s, budget_oracle_mean_age_s
-  case gap_to_budget_oracle_mean_age_s
+  case gap_to_budget_oracle_mean_age_s, fresh_ratio, budget_oracle_fresh_ratio, fresh_gap_closed
 }

@@ -308,9 +308,10 @@ public enum Scoring {
 ///   interpolated at each configuration's energy (empty outside the
 ///   family's range).
 /// - `oracle_gap.csv` (energies on the `energy` basis): `dataset, budget_metric, policy, budget_value,
-///   mean_age_s, budget_oracle_mean_age_s, gap_to_budget_oracle_mean_age_s`
-///   (header only without an `oracle-budget:*` configuration; the sweep is
-///   the oracle that knows opens and content, `know=` variants are rows).
+///   mean_age_s, budget_oracle_mean_age_s, gap_to_budget_oracle_mean_age_s, fresh_ratio,
+///   budget_oracle_fresh_ratio, fresh_gap_closed` (``OracleGapRow``; header
+///   only without an `oracle-budget:*` configuration; the frontier is every
+///   budget of the oracle that knows opens and content, `know=` variants are rows).
 /// - `loss_split.csv`: the learning and foresight losses per budget
 ///   (``Scoring/lossSplit(_:resamples:)``; header only without a model oracle).
 ///
@@ -365,7 +366,7 @@ public func writeScores(
     try gaps.write(
       CSV.line([
         named(r.dataset), r.axis.rawValue, r.policy, cell(r.budgetValue), cell(r.meanAgeS),
-        cell(r.oracleMeanAgeS), cell(r.gapS),
+        cell(r.oracleMeanAgeS), cell(r.gapS), cell(r.freshRatio), cell(r.oracleFreshRatio), cell(r.freshGapClosed),
       ]))
   }
   let split = try AtomicTextFile(path: runDir + "/loss_split.csv")

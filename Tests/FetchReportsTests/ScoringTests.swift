@@ -108,7 +108,7 @@ struct ParetoTests {
     #expect(minimum.compactMap(\.meanAgeS) == [700])
   }
 
-  @Test("gap to the budgeted oracle: its sweep by fetches/day interpolated at each other configuration's fetches")
+  @Test("gap to the budgeted oracle: its frontier by fetches/day (never at 0) read at each other configuration's fetches")
   func oracleGap() throws {
     let scores = Scoring.score(try SummaryTable(text: Self.sweepSummary), resamples: 50)
     let gaps = Scoring.oracleGaps(scores)
@@ -118,11 +118,56 @@ struct ParetoTests {
     #expect(g["periodic:4h"]?.oracleMeanAgeS == 200)  // halfway from (2, 400) to (10, 0)
     #expect(g["periodic:4h"]?.gapS == 400)
     #expect(g["ios-minimum:price=0.1,spacing=30m"]?.gapS == 600)  // 700 - oracle at 8/day (100)
-    #expect(g["never"]?.gapS == nil)  // 0 fetches/day: below the sweep
-    #expect(g["periodic:1h"]?.gapS == nil)  // 24/day: above it
+    #expect(g["never"]?.gapS == 0)  // 0 fetches/day: never is the frontier's first point
+    #expect(g["periodic:1h"]?.gapS == 120)  // 24/day: beyond the frontier, its best point (0 s)
+    // Fresh share at 6/day: halfway from (2, 0.9) to (10, 1): 0.95; closed (0.7 − 0.5) / (0.95 − 0.5).
+    #expect(try #require(g["periodic:4h"]?.oracleFreshRatio).isApproximatelyEqual(0.95))
+    #expect(try #require(g["periodic:4h"]?.freshGapClosed).isApproximatelyEqual(0.2 / 0.45))
+    #expect(try #require(g["periodic:1h"]?.freshGapClosed).isApproximatelyEqual(0.8))  // (0.9 − 0.5) / (1 − 0.5)
+    #expect(g["never"]?.freshGapClosed == nil)  // the frontier is never's own share at 0: no gap
     #expect(OracleGapRow.Budget(policy: "oracle-budget:50J") == .energy)
     #expect(OracleGapRow.Budget(policy: "oracle-budget:6") == .fetches)
     #expect(OracleGapRow.Budget(policy: "oracle") == nil)
+  }
+
+  /// A frontier past 10 J: oracle-budget:5J/10J/20J/50J at 3 / 5 / 8.5 / 9
+  /// J/day, fresh 0.8 / 0.9 / 0.985 / 0.98, mean age 300 / 100 / 10 / 20 s;
+  /// never 0.5 fresh, 3600 s at 0 J (1000 opens, so the fresh shares are whole counts).
+  static let wideFrontier: String = {
+    var s = summaryHeader
+    for u in ["u1", "u2"] {
+      s += summaryRow(u, "news", "never", opens: 1000, energy: 0, meanAge: 3600, fresh: 0.5)
+      s += summaryRow(u, "news", "oracle-budget:5J", opens: 1000, energy: 3, meanAge: 300, fresh: 0.8)
+      s += summaryRow(u, "news", "oracle-budget:10J", opens: 1000, energy: 5, meanAge: 100, fresh: 0.9)
+      s += summaryRow(u, "news", "oracle-budget:20J", opens: 1000, energy: 8.5, meanAge: 10, fresh: 0.985)
+      s += summaryRow(u, "news", "oracle-budget:50J", opens: 1000, energy: 9, meanAge: 20, fresh: 0.98)
+      s += summaryRow(u, "news", "planner", opens: 1000, energy: 7, meanAge: 200, fresh: 0.8)
+      s += summaryRow(u, "news", "planner:budget=20", opens: 1000, energy: 8.8, meanAge: 150, fresh: 0.85)
+      s += summaryRow(u, "news", "planner:budget=100", opens: 1000, energy: 30, meanAge: 50, fresh: 0.9)
+    }
+    return s
+  }()
+
+  @Test("gap against the whole frontier: budgets above 10 J count, never worse than a cheaper point, flat beyond")
+  func oracleGapWholeFrontier() throws {
+    let gaps = Scoring.oracleGaps(Scoring.score(try SummaryTable(text: Self.wideFrontier), resamples: 50))
+    let g = Dictionary(uniqueKeysWithValues: gaps.filter { $0.budget == .energy }.map { ($0.policy, $0) })
+    // 7 J/day: between 10J (5, 0.9) and 20J (8.5, 0.985): 0.9 + 2/3.5 × 0.085; age 100 − 2/3.5 × 90.
+    let p = try #require(g["planner"])
+    #expect(try #require(p.oracleFreshRatio).isApproximatelyEqual(0.9 + 2 / 3.5 * 0.085))
+    #expect(try #require(p.oracleMeanAgeS).isApproximatelyEqual(100 - 2 / 3.5 * 90))
+    #expect(try #require(p.freshGapClosed).isApproximatelyEqual(0.3 / (0.4 + 2 / 3.5 * 0.085)))
+    // 8.8 J/day: between 20J and 50J the line falls to 0.982 / rises to 16 s; the cheaper 20J point holds.
+    let q = try #require(g["planner:budget=20"])
+    #expect(try #require(q.oracleFreshRatio).isApproximatelyEqual(0.985))
+    #expect(q.oracleMeanAgeS == 10)
+    // 30 J/day: beyond the frontier's last point, its best: 0.985, 10 s.
+    let r = try #require(g["planner:budget=100"])
+    #expect(try #require(r.oracleFreshRatio).isApproximatelyEqual(0.985))
+    #expect(r.gapS == 40)
+    #expect(try #require(r.freshGapClosed).isApproximatelyEqual(0.4 / 0.485))
+    #expect(OracleFrontier([], higherIsBetter: true).value(at: 1) == nil)
+    #expect(OracleFrontier([(x: 2, y: 0.9)], higherIsBetter: true).value(at: 1) == nil)  // below the cheapest point
   }
 
   @Test("pareto rows: 3 staleness x 4 cost planes per configuration, fresh_ratio maximised")
