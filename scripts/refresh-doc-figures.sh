@@ -7,9 +7,13 @@
 #      (robustness.csv, policies.csv);
 #   3. experiments/large-content.json and background-wakes.json ->
 #      notebooks-export/<name>-data/ (pooled.csv, policies.csv);
-#   4. the README's chart (docs/images/staleness-energy-ubiqlog.svg) from
-#      the default run's report;
+#   4. the README's chart (docs/images/staleness-energy-ubiqlog.svg): the
+#      default run's chart of the families the README discusses (report --policies, on a copy);
 #   5. python3 scripts/doc-figures.py: the blocks from those files.
+# The README's speed block reads docs/bench/bench-users300.csv, which this
+# script does not remake (timings want a quiet machine):
+#   fetchlab bench --users 300 --compare docs/bench/bench-0.7.0-users300.csv --out results/bench
+#   cp results/bench/bench.csv docs/bench/bench-users300.csv
 # The runs are resumable (results/<name>), so a second call is quick.
 # python/tests/test_doc_figures.py fails until this has run after a change
 # of the outputs.
@@ -18,8 +22,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/export-notebooks.sh >&2
-cp notebooks-export/default-data/plots/staleness-energy-ubiqlog.svg docs/images/
 fetchlab=.build/release/fetchlab
+chart=$(mktemp -d)
+trap 'rm -rf "$chart"' EXIT
+cp -r results/default "$chart/run"
+readme_policies=$(python3 -c '
+import csv
+keep = ("never", "oracle", "periodic", "tailender", "ios-minimum", "imp", "planner")
+rows = csv.DictReader(open("results/default/policies.csv", encoding="utf-8"))
+print(",".join(r["policy"] for r in rows if r["dataset"] == "ubiqlog" and (r["family"] in keep
+      or (r["family"] == "oracle-budget" and r["policy"].endswith("J")))))')
+$fetchlab report "$chart/run" --no-timeline --policies "$readme_policies" > /dev/null
+cp "$chart/run/plots/staleness-energy-ubiqlog.svg" docs/images/
 for name in robustness large-content background-wakes; do
   $fetchlab run "experiments/$name.json" --out "results/$name" >&2
   data="notebooks-export/$name-data"

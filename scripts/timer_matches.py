@@ -8,7 +8,9 @@ default benchmark (or any run with timers and learning policies):
 A timer setting (periodic, tailender, android-workmanager, imp) is
 *matched* when some learning setting (planner, ios-minimum, ios-custom,
 android-standby, android-prefetch, bg-app-refresh) spends no more energy
-per app-day and is at least as fresh and as young (mean age), pooled over
+per app-day (on the run's energy basis, `energy_basis` in manifest.json:
+battery energy by default, total energy for runs made with `--energy total`)
+and is at least as fresh and as young (mean age), pooled over
 users and averaged over replications. For each match the table gives the
 cheapest such setting and the paired per-user differences learner - timer
 (`fetchlab compare`, 95 % bootstrap CIs): "better" when the CI is on the
@@ -17,15 +19,17 @@ matches is listed with the setting that comes closest: the one at or below
 its energy with the smallest shortfall in fresh share plus age (each as a
 share of the timer's value).
 """
-import collections, sys
+import collections, json, os, sys
 from run_means import paired, pooled_means
 
 run = sys.argv[1]
+with open(os.path.join(run, "manifest.json"), encoding="utf-8") as f:
+    E = "energy_j_per_day" if json.load(f).get("energy_basis") == "total" else "battery_energy_j_per_day"
 fetchlab = sys.argv[2] if len(sys.argv) > 2 else "fetchlab"
 TIMERS = ("periodic:", "tailender:", "android-workmanager:", "imp")
 LEARNERS = ("planner", "ios-minimum", "ios-custom", "android-standby", "android-prefetch", "bg-app-refresh")
 
-mean = pooled_means(run)
+mean = pooled_means(run, ("energy_j_per_day", "battery_energy_j_per_day", "fresh_ratio", "mean_age_s"))
 datasets = sorted({d for d, _ in mean})
 
 
@@ -49,12 +53,12 @@ for q in timers:
         if (ds, q) not in mean:
             continue
         t = mean[(ds, q)]
-        below = [p for (d, p) in mean if d == ds and family_of(p, LEARNERS) and mean[(d, p)]["energy_j_per_day"] <= t["energy_j_per_day"]]
+        below = [p for (d, p) in mean if d == ds and family_of(p, LEARNERS) and mean[(d, p)][E] <= t[E]]
         match = [p for p in below if mean[(ds, p)]["fresh_ratio"] >= t["fresh_ratio"] and mean[(ds, p)]["mean_age_s"] <= t["mean_age_s"]]
         count[(ds, bool(match))] += 1
-        head = f"| {ds} | `{q}` | {t['energy_j_per_day']:.1f} | {t['fresh_ratio']:.3f} | {t['mean_age_s']:.0f} |"
+        head = f"| {ds} | `{q}` | {t[E]:.1f} | {t['fresh_ratio']:.3f} | {t['mean_age_s']:.0f} |"
         if match:
-            p = min(match, key=lambda p: mean[(ds, p)]["energy_j_per_day"])
+            p = min(match, key=lambda p: mean[(ds, p)][E])
             label = f"`{p}`"
         elif below:
             def shortfall(p):
@@ -65,7 +69,7 @@ for q in timers:
         else:
             print(head + " none (no learning setting this cheap) | | | |")
             continue
-        print(head + f" {label} | {mean[(ds, p)]['energy_j_per_day']:.1f} | "
+        print(head + f" {label} | {mean[(ds, p)][E]:.1f} | "
               + cell(diffs[(ds, p, "fresh_ratio")], "{:+.3f}") + " | " + cell(diffs[(ds, p, "mean_age_s")], "{:+.0f}") + " |")
 print()
 for ds in datasets:
