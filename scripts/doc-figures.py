@@ -138,12 +138,19 @@ def render_default_key(_):
     return "".join(out)
 
 
-def render_default_all(_):
-    data, order = pooled("default-data")
-    out = [f"Every configuration of the run, per app, {AVERAGE} (`notebooks-export/default-data/pooled.csv`).\n"]
+def every_configuration(run, intro, heading):
+    """`intro`, then per dataset under `heading(name)` the table of every configuration of `run`."""
+    data, order = pooled(run)
+    out = [intro]
     for d, name in DATASETS.items():
-        out.append(f"\n#### {name}\n\n" + policy_table(data, order, d, policies_of(order, d)))
+        out.append(heading(name) + policy_table(data, order, d, policies_of(order, d)))
     return "".join(out)
+
+
+def render_default_all(_):
+    return every_configuration(
+        "default-data", f"Every configuration of the run, per app, {AVERAGE} (`notebooks-export/default-data/pooled.csv`).\n",
+        lambda name: f"\n#### {name}\n\n")
 
 
 def render_default_charger(_):
@@ -235,11 +242,9 @@ def render_large_content(_):
 
 
 def render_background_wakes(_):
-    data, order = pooled("background-wakes-data")
-    out = [f"Per app, {AVERAGE} (`notebooks-export/background-wakes-data/pooled.csv`).\n"]
-    for d, name in DATASETS.items():
-        out.append(f"\n{name}:\n\n" + policy_table(data, order, d, policies_of(order, d)))
-    return "".join(out)
+    return every_configuration(
+        "background-wakes-data", f"Per app, {AVERAGE} (`notebooks-export/background-wakes-data/pooled.csv`).\n",
+        lambda name: f"\n{name}:\n\n")
 
 
 BENCH = "docs/bench/bench-users300.csv"
@@ -257,7 +262,8 @@ def render_speed(_):
         vs = b.get(key + "_vs_baseline")
         body.append([label, f"{b[key]:,.0f}", "" if vs is None else f"{vs:.2f}×"])
     out = [f"`fetchlab bench --users 300 --compare docs/bench/bench-0.7.0-users300.csv` on 2 cores (`{BENCH}`): "
-           "replay speed per policy, and against 0.7.0's run on the same population.\n\n",
+           "replay speed per policy in one run, and its ratio to 0.7.0's recorded run on the same population "
+           "(single runs of one binary differ by up to 40 % on this noisy machine; compare with interleaved pairs).\n\n",
            table(["policy", "policy-user-days per CPU-s", "against 0.7.0"], body)]
     facts = []
     if "ingest_hashed_mb_per_s" in b:
