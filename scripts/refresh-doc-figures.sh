@@ -8,7 +8,8 @@
 #   3. experiments/large-content.json and background-wakes.json ->
 #      notebooks-export/<name>-data/ (pooled.csv, policies.csv);
 #   4. the README's chart (docs/images/staleness-energy-ubiqlog.svg): the
-#      default run's chart of the families the README discusses (report --policies, on a copy);
+#      default run's chart of the families the README discusses (report --policies
+#      on a copy of the three files its charts read, so results/default keeps its own report);
 #   5. python3 scripts/doc-figures.py: the blocks from those files.
 # The README's speed block reads docs/bench/bench-users300.csv, which this
 # script does not remake (timings want a quiet machine):
@@ -25,7 +26,8 @@ bash scripts/export-notebooks.sh >&2
 fetchlab=.build/release/fetchlab
 chart=$(mktemp -d)
 trap 'rm -rf "$chart"' EXIT
-cp -r results/default "$chart/run"
+mkdir "$chart/run"
+cp results/default/{policies.csv,pareto.csv,manifest.json} "$chart/run/"
 readme_policies=$(python3 -c '
 import csv
 keep = ("never", "oracle", "periodic", "tailender", "ios-minimum", "imp", "planner")

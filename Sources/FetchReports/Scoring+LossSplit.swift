@@ -1,3 +1,4 @@
+import FetchSimulation
 import FetchSupport
 
 /// One row of `loss_split.csv`: at one budget, a scheduler against the
@@ -37,10 +38,11 @@ package struct LossSplitRow: Sendable, Equatable {
 
 extension Scoring {
   /// The budget of `planner[:budget=B][,models=true]` (no other setting),
-  /// J per app-day, and whether it plans with the truth; nil otherwise.
+  /// J per app-day (the planner's own default without `budget=`), and
+  /// whether it plans with the truth; nil otherwise.
   package static func plannerBudget(_ policy: String) -> (budget: Double, truth: Bool)? {
     guard policy == "planner" || policy.hasPrefix("planner:") else { return nil }
-    var budget = 10.0, truth = false
+    var budget = PlannerParameters().budgetJPerDay, truth = false
     for item in policy.dropFirst("planner:".count).split(separator: ",") where policy != "planner" {
       let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
       guard kv.count == 2 else { return nil }
@@ -76,6 +78,8 @@ extension Scoring {
         }
       }
       let never = table.values(dataset: dataset, policy: "never")
+      var neverSlot: [String: Int] = [:]
+      for (i, u) in (never?.users ?? []).enumerated() { neverSlot[u] = i }
       for b in truth.keys.sorted() {
         let oracle = truth[b]!
         let pairs: [(LossSplitRow.Loss, String, String)] =
@@ -95,7 +99,7 @@ extension Scoring {
             let s = PairedComparison.summarize(
               policy: matched.map { rv[m][$0.0] }, baseline: matched.map { pv[m][$0.1] }, higherIsBetter: m.higherIsBetter,
               tolerance: m.declaration.tieTolerance, resamples: resamples, using: &rng)
-            let n = never.map { v in nanMean(matched.compactMap { _, j in v.users.firstIndex(of: pv.users[j]).map { v[m][$0] } }) }
+            let n = never.map { v in nanMean(matched.compactMap { _, j in neverSlot[pv.users[j]].map { v[m][$0] } }) }
             rows.append(
               LossSplitRow(
                 dataset: dataset, budget: b, loss: loss, policy: policy, reference: reference, metric: m, paired: s,

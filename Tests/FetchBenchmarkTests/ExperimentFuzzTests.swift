@@ -32,30 +32,14 @@ indirect enum FuzzJSON {
     switch self {
     case .object(let ms):
       if ms.isEmpty { return "{}" }
-      return "{" + ms.map { nl + FuzzJSON.quote($0.0) + ": " + $0.1.text(pretty: pretty, indent: indent + "  ") }
+      return "{" + ms.map { nl + JSONText.quoted($0.0) + ": " + $0.1.text(pretty: pretty, indent: indent + "  ") }
         .joined(separator: ",") + end + "}"
     case .array(let a):
       if a.isEmpty { return "[]" }
       return "[" + a.map { nl + $0.text(pretty: pretty, indent: indent + "  ") }.joined(separator: ",") + end + "]"
-    case .string(let s): return FuzzJSON.quote(s)
+    case .string(let s): return JSONText.quoted(s)
     case .raw(let r): return r
     }
-  }
-
-  static func quote(_ s: String) -> String {
-    var out = "\""
-    for u in s.unicodeScalars {
-      switch u {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
-      default: out.unicodeScalars.append(u)
-      }
-    }
-    return out + "\""
   }
 }
 
