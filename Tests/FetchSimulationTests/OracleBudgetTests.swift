@@ -162,6 +162,11 @@ struct OracleBudgetTests {
     let r = Self.run(free, user, content)
     #expect(Self.totalAge(r) <= Self.totalAge(oracle) + 1e-6, "\(Self.totalAge(r)) s against the oracle's \(Self.totalAge(oracle)) s")
     #expect(r.summary.energyJ > 0 && r.summary.chargingEnergyJ == r.summary.energyJ)
+    // The best timer in hindsight prices its ticks the same way.
+    var timer = OracleBudgetParameters()
+    timer.knowledge = .none
+    let fixed = OracleBudgetPolicy(budget: .joulesPerDay(0), user: user, app: 0, content: content, params: timer)
+    #expect((fixed.fixedSchedule?.period ?? 0) > 0 && fixed.plannedEnergyJ == 0)
   }
 
   @Test("without foreground refresh the dynamic program is exact and beats the greedy and timers", arguments: seeds)

@@ -105,8 +105,9 @@ extension OracleBudgetPlanner {
     return best
   }
 
-  /// The completion time, version and estimated energy of a fetch started
-  /// at `t` (nil offline), from the background radio activity alone.
+  /// The completion time, version and estimated budget energy (nothing on
+  /// the charger) of a fetch started at `t` (nil offline), from the
+  /// background radio activity alone.
   func tickFetch(at t: Double) -> (end: Double, version: Int, energyJ: Double)? {
     let net = user.network(at: t)
     guard let k = PreparedUser.interface(net), let radio = w.radio(for: net) else { return nil }
@@ -114,7 +115,7 @@ extension OracleBudgetPlanner {
     let guess = radio.transferTime(downBytes: responseBytes(version: serverVersion(at: t)), upBytes: w.requestBytes)
     let e = t + promotion + guess.up + w.serverLatencyS + guess.down
     let v = serverVersion(at: e)
-    return (e, v, energy(start: t, end: e, version: v))
+    return (e, v, budgetEnergy(start: t, end: e, version: v))
   }
 
   /// The realised utility, total age and energy of fetches started at

@@ -249,7 +249,7 @@ struct OracleBudgetPlanner {
       guard v > 0 || !knowsContent else { continue }
       candidates.append(Candidate(
         open: k, start: s, end: c, version: v,
-        energyJ: user.isCharging(at: s) ? 0 : energy(start: s, end: c, version: v),
+        energyJ: budgetEnergy(start: s, end: c, version: v),
         wake: max(notBefore, s - 1)))
     }
   }
@@ -313,6 +313,13 @@ struct OracleBudgetPlanner {
       d = segStart
     }
     return nil
+  }
+
+  /// What a fetch over [s, e] bringing `version` costs the budget, J: its
+  /// ``energy(start:end:version:)``, or nothing when it starts on the
+  /// charger (the budget is the battery's).
+  func budgetEnergy(start s: Double, end e: Double, version v: Int) -> Double {
+    user.isCharging(at: s) ? 0 : energy(start: s, end: e, version: v)
   }
 
   /// Energy of a fetch over [s, e] bringing `version`, given the background
