@@ -280,7 +280,45 @@ def render_speed(_):
     return "".join(out)
 
 
+def render_loss_split(_):
+    """The references and the loss split (notebooks-export/model-oracle-data)."""
+    data, _ = pooled("model-oracle-data")
+    split = {(r["budget_j_per_day"], r["loss"]): r for r in rows(EXPORT / "model-oracle-data" / "loss_split.csv")
+             if r["dataset"] == "synthetic" and r["metric"] == "fresh_ratio"}
+    fresh = lambda p: data[("synthetic", p)]["fresh_ratio"]
+    never = fresh("never")
+
+    def loss(budget, kind):
+        r = split.get((budget, kind))
+        if r is None:
+            return "–"
+        d, lo, hi = (float(r[k]) for k in ("reference_minus_policy", "reference_minus_policy_lo", "reference_minus_policy_hi"))
+        return f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+    body = []
+    for budget in sorted({b for b, _ in split}, key=float):
+        learning, foresight = split.get((budget, "learning")), split.get((budget, "foresight"))
+        planner, model = (learning["policy"], learning["reference"]) if learning else (None, foresight["policy"])
+        blind = foresight["reference"] if foresight else None
+        share = (fresh(planner) - never) / (fresh(model) - never) if planner and fresh(model) != never else float("nan")
+        blind_cell = f"{fresh(blind):.3f} ({num(data[('synthetic', blind)]['battery_energy_j_per_day'])})" if blind else "–"
+        body.append([budget, f"{fresh(planner):.3f}" if planner else "–", f"{fresh(model):.3f}", loss(budget, "learning"),
+                     f"{share:.2f}" if planner else "–", blind_cell, loss(budget, "foresight")])
+    ten = {k: data[("synthetic", f"oracle-budget:10J{k}")] for k in ("", ",know=opens", ",know=none")}
+    also = ", ".join(f"`oracle-budget:10J{k}` {v['fresh_ratio']:.3f} fresh at {num(v['battery_energy_j_per_day'])} J/day"
+                     for k, v in ten.items())
+    return (f"`experiments/model-oracle.json` (synthetic seed 1, 100 users × 28 days, the last 25 % scored, 3 "
+            f"replications; `notebooks-export/model-oracle-data/`): fresh shares and battery J/day per app, {AVERAGE}; "
+            f"the losses are `loss_split.csv`'s paired per-user differences (reference − policy) with 95 % bootstrap "
+            f"intervals; `never` is {never:.3f} fresh.\n\n"
+            + table(["budget, J/app-day", "planner fresh", "model oracle fresh", "learning loss [95 % CI]",
+                     "planner's share of the model oracle's gain over never", "`know=opens` fresh (J/day)",
+                     "foresight loss [95 % CI]"], body)
+            + f"\nThe same run: {also}.\n")
+
+
 RENDERERS = {
+    "loss-split": render_loss_split,
     "speed": render_speed,
     "background-wakes": render_background_wakes,
     "default-run": render_default_run,
