@@ -9,9 +9,11 @@ import FetchTraces
 /// per-user means with CIs instead ("user-mean"), where every user weighs
 /// the same.
 package enum ComparisonTable {
-  /// Renders one row per policy: fetches, energy, data and staleness at open.
+  /// Renders one row per policy: fetches, energy (battery energy, what runs
+  /// rank on by default, then the total with the charger's share), data and
+  /// staleness at open.
   package static func render(_ aggs: [PolicyAggregate], capacityJ: Double) -> String {
-    let header = ["policy", "pairs", "opens", "fetch/day", "new%", "J/day", "%batt/day", "cell MB/day",
+    let header = ["policy", "pairs", "opens", "fetch/day", "new%", "batt J/day", "total J/day", "%batt/day", "cell MB/day",
                   "pooled fresh%", "pooled mean age", "p50 age", "p90 age"]
     var rows = [header]
     for a in aggs {
@@ -19,7 +21,8 @@ package enum ComparisonTable {
       let newDataRatio = p.fetches > 0 ? Double(p.newData) / Double(p.fetches) : 0
       rows.append([
         a.policy, String(a.pairs), String(p.opens), fixed(p.fetchesPerDay, 1), fixed(100 * newDataRatio, 1),
-        fixed(p.energyJPerDay, 1), fixed(p.batteryPctPerDay(capacityJ: capacityJ), 3),
+        fixed(Metric.perDay(Metric.batteryEnergy.value(p), days: p.days), 1), fixed(p.energyJPerDay, 1),
+        fixed(p.batteryPctPerDay(capacityJ: capacityJ), 3),
         fixed(p.cellularBytesPerDay / 1e6, 2), fixed(100 * p.freshRatio, 1), humanDuration(p.meanAgeS),
         humanDuration(p.p50AgeS), humanDuration(p.p90AgeS),
       ])

@@ -66,6 +66,22 @@ struct ZeroOpensTests {
     #expect(ComparisonTable.render([a], capacityJ: 1000).contains(" - "))
   }
 
+  @Test("the CLI table gives battery and total energy: 30 J over 2 days, 10 J of it on the charger, is 10.0 and 15.0 J/day")
+  func batteryAndTotalEnergy() throws {
+    var a = PolicyAggregate(policy: "p")
+    var s = AppSummary()
+    s.days = 2
+    s.energyJ = 30
+    s.chargingEnergyJ = 10
+    a.add(summary: s)
+    let lines = ComparisonTable.render([a], capacityJ: 1000).split(separator: "\n")
+    let header = lines[0].split(separator: "  ").map { $0.trimmingCharacters(in: .whitespaces) }
+    let row = lines[1].split(separator: " ").map(String.init)
+    // The row's cells are single words but for the policy name: index by the header.
+    let cells = Dictionary(uniqueKeysWithValues: zip(header, row).map { ($0, $1) })
+    #expect(cells["batt J/day"] == "10.0" && cells["total J/day"] == "15.0")
+  }
+
   @Test("pooled-over-opens and mean-over-users figures carry different names")
   func pooledAndUserMeanNames() {
     // The CLI table pools over opens; the report's headline averages users.
