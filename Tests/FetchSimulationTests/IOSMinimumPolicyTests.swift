@@ -272,6 +272,8 @@ struct IOSMinimumPolicyTests {
     let shared = TrainingPacing()
     for app in Int32(0)..<Int32(t.apps.count) {
       #expect(shared.pace(train, app: app) == UsagePacing.pacing(training: train, app: app))
+      #expect(UsagePacing.pacing(training: train, app: app, shared: shared) == alone(train, app))
+      #expect(UsagePacing.pacing(training: train, app: app, shared: nil) == alone(train, app))
       #expect(UsagePacing.pacing(training: train, app: app) == alone(train, app))
     }
     #expect(UsagePacing.pacing(training: train, app: -1) == alone(train, -1))

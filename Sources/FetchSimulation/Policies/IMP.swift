@@ -165,7 +165,7 @@ package struct IMPPolicy: FetchPolicy {
     habit = HabitTracker(
       training: training, app: app, population: population, fitter: fitter, fits: fits, refitHour: 24,
       priorUpdatesPerHour: params.priorUpdatesPerHour, refreshesAtOpen: world.refreshesAtOpen, sharesOpens: false)
-    pace = pacing?.pace(training, app: app) ?? UsagePacing.pacing(training: training, app: app)
+    pace = UsagePacing.pacing(training: training, app: app, shared: pacing)
     energyBudgetJ = params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ
     dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
     let r = log(max(1, params.priceRange))

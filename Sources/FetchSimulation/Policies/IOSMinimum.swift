@@ -206,7 +206,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.habit = habit
     let history = habit.training
-    pace = pacing?.pace(history, app: app) ?? UsagePacing.pacing(training: history, app: app)
+    pace = UsagePacing.pacing(training: history, app: app, shared: pacing)
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {

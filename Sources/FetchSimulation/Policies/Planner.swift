@@ -129,8 +129,7 @@ package struct PlannerPolicy: FetchPolicy {
     transitions = TransitionModel(training, app: app, window: params.pairWindowS)
     clock = LocalClock(training.timeZone)
     self.budget = budget ?? PlannerBudget(params: params, training: training)
-    let pace = pacing?.pace(training, app: app) ?? UsagePacing.pacing(training: training, app: app)
-    self.budget.join(app, appPace: pace)
+    self.budget.join(app, appPace: UsagePacing.pacing(training: training, app: app, shared: pacing))
   }
 
   /// The device models of the training window (WiFi, offline, plugged),
