@@ -195,6 +195,8 @@ package struct IOSMinimumPolicy: FetchPolicy {
     self.init(params: params, world: world, habit: tracker, app: app, ledger: nil, pacing: nil)
   }
 
+  /// A scheduler deciding from `habit`, its budgets paced by `app`'s opens
+  /// in the tracker's training window.
   init(
     params: IOSMinimumParameters, world: WorldParameters, habit: HabitTracker, app: Int32,
     ledger: DeviceBudgetLedger?, pacing: TrainingPacing?
@@ -205,8 +207,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     batteryCapacityJ = world.batteryCapacityJ
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.habit = habit
-    let history = habit.training
-    pace = UsagePacing.pacing(training: history, app: app, shared: pacing)
+    pace = UsagePacing.pacing(training: habit.training, app: app, shared: pacing)
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {

@@ -112,7 +112,7 @@ package struct PlannerPolicy: FetchPolicy {
     budget: PlannerBudget? = nil, truth: PlannerTruth? = nil
   ) {
     self.truth = truth
-    // The planner reads intensities, not ``HabitTracker/probabilityOfOpen(at:within:)``.
+    // The planner reads the model's intensities, never probabilityOfOpen: no shared probabilities.
     habit = HabitTracker(
       training: training, app: app, population: population, fits: fits, refitHour: params.refitHour,
       priorUpdatesPerHour: params.priorUpdatesPerHour, refreshesAtOpen: world.refreshesAtOpen, sharesOpens: false)

@@ -23,7 +23,7 @@ package struct HabitTracker {
   let refitHour: Double
   /// Prior mean of the update rate, per s.
   let priorRate: Double
-  /// Whether the user's open of the app syncs it (``FetchWorld/WorldParameters/refreshesAtOpen``).
+  /// Whether the user's open of the app syncs it (``WorldParameters/refreshesAtOpen``).
   let refreshesAtOpen: Bool
   /// The habit model currently in use.
   package private(set) var model: HabitModel
