@@ -111,6 +111,22 @@ extension Scoring {
     return rows
   }
 
+  /// The paired mean loss (reference − policy) of `loss` on `metric` that
+  /// `rows` give the learned planner `policy` at its budget: the learning
+  /// loss is its own row's, the foresight loss the row of the model oracle
+  /// at the same budget. Nil when the run has no such pair.
+  ///
+  /// - Complexity: O(rows).
+  package static func loss(
+    _ loss: LossSplitRow.Loss, _ metric: ScoreMetric, of policy: String, dataset: String, in rows: [LossSplitRow]
+  ) -> Double? {
+    guard let (budget, truth) = plannerBudget(policy), !truth else { return nil }
+    return rows.first { r in
+      r.dataset == dataset && r.loss == loss && r.metric == metric && r.budget == budget
+        && (loss == .foresight || r.policy == policy)
+    }?.paired.meanDifference
+  }
+
   /// `loss_split.csv`'s lines (header first; ``LossSplitColumn``), the
   /// dataset named by `named`.
   package static func lossSplitLines(_ rows: [LossSplitRow], named: (String) -> String) -> [String] {

@@ -309,4 +309,5 @@ extension EnergyBasis {
 package enum OracleGapColumn: String, CaseIterable, Sendable {
   case dataset, budget_metric, policy, budget_value, mean_age_s, budget_oracle_mean_age_s
   case gap_to_budget_oracle_mean_age_s, fresh_ratio, budget_oracle_fresh_ratio, fresh_gap_closed
+  case learning_loss_fresh_ratio, learning_loss_mean_age_s, foresight_loss_fresh_ratio, foresight_loss_mean_age_s
 }

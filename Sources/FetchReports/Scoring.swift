@@ -309,9 +309,14 @@ public enum Scoring {
 ///   family's range).
 /// - `oracle_gap.csv` (energies on the `energy` basis): `dataset, budget_metric, policy, budget_value,
 ///   mean_age_s, budget_oracle_mean_age_s, gap_to_budget_oracle_mean_age_s, fresh_ratio,
-///   budget_oracle_fresh_ratio, fresh_gap_closed` (``OracleGapRow``; header
-///   only without an `oracle-budget:*` configuration; the frontier is every
-///   budget of the oracle that knows opens and content, `know=` variants are rows).
+///   budget_oracle_fresh_ratio, fresh_gap_closed, learning_loss_fresh_ratio,
+///   learning_loss_mean_age_s, foresight_loss_fresh_ratio, foresight_loss_mean_age_s`
+///   (``OracleGapRow``; header only without an `oracle-budget:*`
+///   configuration; the frontier is every budget of the oracle that knows
+///   opens and content, `know=` variants are rows). The four loss columns,
+///   on a learned planner's row when the run has its model oracle (and, for
+///   foresight, the content-blind oracle) at the same budget, are the
+///   paired mean losses of `loss_split.csv` (``Scoring/loss(_:_:of:dataset:in:)``).
 /// - `loss_split.csv`: the learning and foresight losses per budget
 ///   (``Scoring/lossSplit(_:resamples:)``; header only without a model oracle).
 ///
@@ -360,17 +365,22 @@ public func writeScores(
       ]))
   }
 
+  let losses = Scoring.lossSplit(table, resamples: resamples)
   let gaps = try AtomicTextFile(path: runDir + "/oracle_gap.csv")
   try gaps.write(OracleGapColumn.headerLine)
   for r in Scoring.oracleGaps(scores, basis: energy) {
+    let split = [LossSplitRow.Loss.learning, .foresight].flatMap { l in
+      [ScoreMetric.fresh_ratio, .mean_age_s].map { cell(Scoring.loss(l, $0, of: r.policy, dataset: r.dataset, in: losses)) }
+    }
     try gaps.write(
-      CSV.line([
-        named(r.dataset), r.axis.rawValue, r.policy, cell(r.budgetValue), cell(r.meanAgeS),
-        cell(r.oracleMeanAgeS), cell(r.gapS), cell(r.freshRatio), cell(r.oracleFreshRatio), cell(r.freshGapClosed),
-      ]))
+      CSV.line(
+        [
+          named(r.dataset), r.axis.rawValue, r.policy, cell(r.budgetValue), cell(r.meanAgeS),
+          cell(r.oracleMeanAgeS), cell(r.gapS), cell(r.freshRatio), cell(r.oracleFreshRatio), cell(r.freshGapClosed),
+        ] + split))
   }
   let split = try AtomicTextFile(path: runDir + "/loss_split.csv")
-  for line in Scoring.lossSplitLines(Scoring.lossSplit(table, resamples: resamples), named: named) { try split.write(line) }
+  for line in Scoring.lossSplitLines(losses, named: named) { try split.write(line) }
   for f in [policies, pareto, matched, gaps, split] { try f.commit() }
   return scores
 }

@@ -518,6 +518,15 @@ struct LossSplitTests {
     #expect(Scoring.plannerBudget("planner:budget=5,age_weight=0") == nil)
     #expect(Scoring.contentBlindBudget("oracle-budget:10J,know=opens") == 10)
     #expect(Scoring.contentBlindBudget("oracle-budget:10J") == nil)
+    // oracle_gap.csv's loss columns: the learned planner's row carries its
+    // learning loss and the model oracle's foresight loss at its budget.
+    #expect(Scoring.loss(.learning, .fresh_ratio, of: "planner:budget=5", dataset: "", in: rows) == learning.paired.meanDifference)
+    #expect(Scoring.loss(.learning, .mean_age_s, of: "planner:budget=5", dataset: "", in: rows) == -100)
+    #expect(Scoring.loss(.foresight, .fresh_ratio, of: "planner:budget=5", dataset: "", in: rows) == foresight.paired.meanDifference)
+    #expect(Scoring.loss(.foresight, .mean_age_s, of: "planner:budget=5", dataset: "", in: rows) == rows[3].paired.meanDifference)
+    #expect(Scoring.loss(.learning, .fresh_ratio, of: "planner:budget=20", dataset: "", in: rows) == nil)
+    #expect(Scoring.loss(.foresight, .fresh_ratio, of: "planner:budget=5,models=true", dataset: "", in: rows) == nil)
+    #expect(Scoring.loss(.learning, .fresh_ratio, of: "planner:budget=5", dataset: "other", in: rows) == nil)
   }
 
   @Test("the oracle-gap sweep is the oracle that knows opens and content; know= variants are rows against it")
