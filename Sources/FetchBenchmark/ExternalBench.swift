@@ -97,8 +97,8 @@ package let externalPipeMetricNames = [
 /// The `external` pipe's speed: the rule of ``StaleAfterPolicy`` (1 h)
 /// replayed on the bundled UbiqLog trace (`datasets/ubiqlog/ubiqlog-opens.csv`
 /// from the working directory; else the bench's trace) over the pipe to
-/// `python3` (``pythonInterpreter()``) and in Swift, with the bench's jobs and split, in
-/// ``externalPipePairs`` interleaved pairs (pipe, Swift, pipe, …) so that
+/// `python3` (``pythonInterpreter()``) and in Swift, with the bench's jobs
+/// and split, in ``externalPipePairs`` interleaved pairs (pipe, Swift, …) so that
 /// a drift of the machine's speed hits both alike: the decisions and their
 /// rate, and the median of each time and of the pairs' ratios. Two ratios:
 /// the replay alone (reading, replay and the policies' decisions; target
