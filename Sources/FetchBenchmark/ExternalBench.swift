@@ -10,9 +10,10 @@ import Foundation
 /// fetch when the app's last open is `ageS` seconds old, and again every
 /// `ageS` while it stays unopened (an open restarts the wait). The Python
 /// twin is ``StaleAfterFamily/pythonSource``: asked only at the window's
-/// start and at its own ask-again times, it reads the opens since its last
-/// decision from the message and moves its time on when one came, so it
-/// fetches when this rule does and their replays are the same.
+/// start and at its own ask-again times, and told only of opens (not of
+/// its fetches' outcomes), it reads the opens since its last decision from
+/// the message and moves its time on when one came, so it fetches when
+/// this rule does and their replays are the same.
 package struct StaleAfterPolicy: FetchPolicy {
   package static var observedEvents: ObservedEvents { .all }
   let ageS: Double
@@ -82,8 +83,8 @@ package enum StaleAfterFamily: PolicyFamily {
         elif t == "device":
             tr = m["training"]["opens"]
             last = {a: (tr[a][-1] if tr[a] else float("-inf")) for a in m["apps"]}
-        elif t == "hello":  # protocol version 2, asked at no open and no fetch end
-            out.write('{"version":2,"ask":[]}\n'); out.flush()
+        elif t == "hello":  # version 3: asked at no open and no fetch end, told of opens only
+            out.write('{"version":3,"ask":[],"tell":["opens"]}\n'); out.flush()
     """#
 }
 
@@ -96,8 +97,8 @@ package let externalPipeMetricNames = [
 /// The `external` pipe's speed: the rule of ``StaleAfterPolicy`` (1 h)
 /// replayed on the bundled UbiqLog trace (`datasets/ubiqlog/ubiqlog-opens.csv`
 /// from the working directory; else the bench's trace) over the pipe to
-/// `python3` and in Swift, with the bench's jobs and split, in
-/// ``externalPipePairs`` interleaved pairs (pipe, Swift, pipe, …) so that
+/// `python3` (``pythonInterpreter()``) and in Swift, with the bench's jobs
+/// and split, in ``externalPipePairs`` interleaved pairs (pipe, Swift, …) so that
 /// a drift of the machine's speed hits both alike: the decisions and their
 /// rate, and the median of each time and of the pairs' ratios. Two ratios:
 /// the replay alone (reading, replay and the policies' decisions; target
@@ -114,7 +115,7 @@ package func externalPipeMetrics(_ config: BenchConfiguration, progress: (BenchP
     try? FileManager.default.removeItem(atPath: script)
     try? FileManager.default.removeItem(atPath: scratch)
   }
-  let external = try PolicySpec(parsing: "external:cmd=python3 " + script + " 3600")
+  let external = try PolicySpec(parsing: "external:cmd=" + pythonInterpreter() + " " + script + " 3600")
   let swift = PolicySpec(StaleAfterFamily.self, 3600)
   func time(_ spec: PolicySpec, whole: Bool) throws -> Double {
     let cfg = RunConfiguration(
@@ -164,6 +165,28 @@ package func externalPipeMetrics(_ config: BenchConfiguration, progress: (BenchP
     .init(name: "external_pipe_run_s", value: median(pipeRun), unit: "s"),
     .init(name: "external_pipe_run_slowdown", value: median(zip(pipeRun, ruleRun).map(/)), unit: "x"),
   ]
+}
+
+/// The interpreter that `python3` starts (its `sys.executable`), so that
+/// the timing holds no version manager's launcher: a pyenv shim runs a
+/// shell and a dozen processes before Python, 0.2 s of every process's
+/// start on the project's 2-core machine, against 0.1 s for Python
+/// itself. `python3` when it cannot be asked, or when the path holds a
+/// character that a policy string or the shell would change.
+private func pythonInterpreter() -> String {
+  let p = Process()
+  p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+  p.arguments = ["python3", "-c", "import sys; print(sys.executable)"]
+  let out = Pipe()
+  p.standardOutput = out
+  p.standardError = FileHandle.nullDevice
+  guard (try? p.run()) != nil else { return "python3" }
+  let data = out.fileHandleForReading.readDataToEndOfFile()
+  p.waitUntilExit()
+  let path = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+  let plain = path.unicodeScalars.allSatisfy { $0.isASCII && !",;'\" \\$`|&<>()*?!#~".unicodeScalars.contains($0) }
+  guard p.terminationStatus == 0, path.hasPrefix("/"), plain else { return "python3" }
+  return path
 }
 
 /// The interleaved pairs of runs of ``externalPipeMetrics(_:progress:)``.

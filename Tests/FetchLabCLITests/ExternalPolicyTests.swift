@@ -149,7 +149,7 @@ struct ExternalPolicyTests {
   @Test("a process that speaks another protocol version is refused at the handshake")
   func version() throws {
     try expectFailure(
-      answeringHandshake(#"{"version": 3}"#), ["speaks another protocol version", "FetchLab speaks version 1 or 2", "the handshake"])
+      answeringHandshake(#"{"version": 4}"#), ["speaks another protocol version", "FetchLab speaks version 1 or 2 or 3", "the handshake"])
   }
 
   @Test("a handshake whose ask is not a list of optional opportunities is refused")
@@ -157,6 +157,15 @@ struct ExternalPolicyTests {
     try expectFailure(
       answeringHandshake(#"{"version": 2, "ask": ["timer"]}"#),
       ["sent a handshake reply that does not parse", "that is not a list of", "the handshake"])
+  }
+
+  @Test("a handshake whose tell is not a list of notes, or comes before version 3, is refused")
+  func badTell() throws {
+    try expectFailure(
+      answeringHandshake(#"{"version": 3, "ask": [], "tell": ["network"]}"#),
+      ["sent a handshake reply that does not parse", "has an \"tell\" that is not a list of \"opens\", \"outcomes\""])
+    try expectFailure(
+      answeringHandshake(#"{"version": 2, "tell": ["opens"]}"#), ["(\"tell\" is protocol version 3's)"])
   }
 
   @Test("a version 2 process asked at no open replays as one asked at every open, and is asked less")
@@ -277,6 +286,66 @@ struct ExternalPolicyTests {
     #expect(compared > 10 && e0 == e1, "\(compared) early decisions")
     #expect(told > 10, "\(told) outcomes told after the fact")
     #expect(logs[0] != logs[1], "the traces differ after the cut, so later messages must")
+  }
+
+  @Test("version 3's messages leave out only what holds its default, and what the process chose not to be told")
+  func compactMessages() throws {
+    let d = scratch()
+    // User a with a battery that runs low (the low_battery gate) and a
+    // charger, both in the replayed last quarter of the day.
+    let trace = fiveUserTrace
+      .replacingOccurrences(
+        of: "a,1767590000,network,,wifi\n",
+        with: "a,1767585000,battery,,80\na,1767590000,network,,wifi\na,1767595000,battery,,15\n")
+      .replacingOccurrences(
+        of: "a,1767640000,open,news,15\n", with: "a,1767640000,open,news,15\na,1767645000,charge_start,,\na,1767650000,charge_end,,\n")
+    #expect(trace.contains("charge_end") && trace.contains("battery,,15"))
+    let t = try write(trace, d, "t.csv")
+    var logs: [[[String: Any]]] = []
+    var outputs: [[String: Data]] = []
+    for (k, hello) in [#"{"version": 2, "ask": []}"#, #"{"version": 3, "ask": [], "tell": ["opens"]}"#].enumerated() {
+      let log = d + "/log\(k).jsonl"
+      // The same path for both, so that the policy strings are the same.
+      _ = try policyScript(d, "rec.py", """
+        import json, sys
+        log = open(\(jsonLiteral(log)), "a")
+        for line in sys.stdin:
+            log.write(line); log.flush()
+            m = json.loads(line)
+            if m["type"] == "hello":
+                print('\(hello)', flush=True)
+            elif m["type"] == "decide":
+                print(json.dumps({"fetch": m["now"] % 7200 < 3600, "next": m["now"] + 1800}), flush=True)
+
+        """)
+      let r = try CLI.run(
+        ["run", "--trace", t, "--policy", "external:cmd=python3 \(d)/rec.py", "--out", d + "/o\(k)", "--jobs", "1"],
+        environment: env)
+      #expect(r.status == 0, "\(r.stderr)")
+      var res = results(d + "/o\(k)")
+      res["manifest.json"] = nil
+      outputs.append(res)
+      logs.append(
+        try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").compactMap {
+          try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["type"] as? String == "decide" })
+    }
+    #expect(!outputs[0].isEmpty && outputs[0] == outputs[1])
+    #expect(logs[0].count == logs[1].count && logs[0].count > 20, "\(logs[0].count) against \(logs[1].count)")
+    // Version 2's message, less what version 3 leaves out, is version 3's.
+    var outcomes = 0
+    for (m2, m3) in zip(logs[0], logs[1]) {
+      var m = m2.filter { !["device", "budget", "outcomes"].contains($0.key) && !($0.value is NSNull) }
+      outcomes += (m2["outcomes"] as? [Any])?.count ?? 0
+      for key in ["charging", "fetch_in_flight"] where (m[key] as? Bool) == false { m[key] = nil }
+      let gates = (m["gates"] as? [String: Bool] ?? [:]).filter(\.value)
+      m["gates"] = gates.isEmpty ? nil : gates
+      #expect(NSDictionary(dictionary: m) == NSDictionary(dictionary: m3), "\(m2) against \(m3)")
+    }
+    #expect(outcomes > 5, "\(outcomes) outcomes told to version 2")
+    for key in ["charging", "battery_pct", "gates"] {
+      #expect(logs[1].contains { $0[key] != nil }, "no version 3 message has \(key)")
+    }
   }
 }
 

@@ -20,5 +20,5 @@ for line in sys.stdin.buffer:
     elif t == "device":
         tr = m["training"]["opens"]
         last = {a: (tr[a][-1] if tr[a] else float("-inf")) for a in m["apps"]}
-    elif t == "hello":  # protocol version 2, asked at no open and no fetch end
-        out.write('{"version":2,"ask":[]}\n'); out.flush()
+    elif t == "hello":  # version 3: asked at no open and no fetch end, told of opens only
+        out.write('{"version":3,"ask":[],"tell":["opens"]}\n'); out.flush()

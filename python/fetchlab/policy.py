@@ -20,7 +20,7 @@ or not, and when to be asked again::
         serve(StaleAfterAnHour)
 
 and ``fetchlab run --trace t.csv --policy "external:cmd=python3 stale.py"``.
-:func:`serve` speaks the protocol (version 2, ``docs/external-protocol.md``)
+:func:`serve` speaks the protocol (version 3, ``docs/external-protocol.md``)
 on stdin and stdout and makes one instance per (device, app), so a policy's
 state never leaks from one phone to another and the results do not depend
 on ``--jobs``. Nothing from the future is in an observation.
@@ -30,7 +30,10 @@ says so with the class attribute ``ask`` (default ``("open", "fetch_done")``):
 ``ask = ()`` is asked only at the window's start and at its own ask-again
 times, and finds the opens and fetch outcomes since its last decision in
 ``obs.opens`` and ``obs.outcomes`` all the same. Each decision is a round
-trip over the pipe, so asking less makes a run faster.
+trip over the pipe, so asking less makes a run faster. A policy that does
+not read ``obs.outcomes`` (or ``obs.opens``) may also leave it out of the
+class attribute ``tell`` (default ``("opens", "outcomes")``): FetchLab then
+does not send it, and each message is smaller to parse.
 """
 
 from __future__ import annotations
@@ -42,9 +45,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, List, Optional, Tuple, Type, Union
 
 PROTOCOL = "fetchlab-external"
-VERSION = 2
+VERSION = 3
 #: The protocol versions this module speaks.
-VERSIONS = (1, 2)
+VERSIONS = (1, 2, 3)
 
 __all__ = ["PROTOCOL", "VERSION", "KEEP", "Decision", "Device", "Observation", "Policy", "serve"]
 
@@ -96,7 +99,10 @@ class Observation:
     ``result`` of ``new_data``/``no_data``/``failed``, ``bytes``,
     ``energy_j``, ``network``) or ``None``; ``opens``: the app's opens in the
     window so far (the training part's are in ``Device.training_opens``);
-    ``outcomes``: its fetches' outcomes so far.
+    ``outcomes``: its fetches' outcomes so far (each list only if the
+    policy's ``tell`` has it or its ``ask`` has the matching opportunity).
+    ``raw``: the message as sent (from version 3 without the fields that
+    hold their default, which the attributes fill in).
     """
 
     __slots__ = ("why", "now", "local_hour", "weekday", "utc_offset_s", "network", "charging", "battery_pct",
@@ -110,11 +116,14 @@ class Observation:
         self.weekday = m["weekday"]
         self.utc_offset_s = m["utc_offset_s"]
         self.network = m["network"]
-        self.charging = m["charging"]
-        self.battery_pct = m["battery_pct"]
-        self.fetch_in_flight = m["fetch_in_flight"]
-        self.budget = m["budget"]
-        self.gates = m["gates"]
+        # Version 3 leaves out what holds its default: false, unknown, none.
+        self.charging = m.get("charging", False)
+        self.battery_pct = m.get("battery_pct")
+        self.fetch_in_flight = m.get("fetch_in_flight", False)
+        self.budget = m.get("budget")
+        g = m.get("gates")
+        self.gates = {"offline": False, "low_battery": False} if g is None else {
+            "offline": g.get("offline", False), "low_battery": g.get("low_battery", False)}
         self.outcome = m.get("outcome")
         self.opens = opens
         self.outcomes = outcomes
@@ -130,10 +139,13 @@ class Policy:
     with it). Override :meth:`setup` to learn from the training part.
     ``ask`` (a class attribute): the optional decision opportunities the
     policy wants, among ``"open"`` and ``"fetch_done"``; those it leaves
-    out reach it in the next observation's ``opens`` and ``outcomes``.
+    out reach it in the next observation's ``opens`` and ``outcomes``,
+    if ``tell`` (a class attribute, among ``"opens"`` and ``"outcomes"``)
+    has them.
     """
 
     ask: Tuple[str, ...] = ("open", "fetch_done")
+    tell: Tuple[str, ...] = ("opens", "outcomes")
 
     def __init__(self, device: Device, app: str, settings: Dict[str, str]):
         self.device = device
@@ -207,7 +219,7 @@ def serve(policy: Type[Policy], stdin: Optional[IO[str]] = None, stdout: Optiona
             app = m["app"]
             slot = instances.get(app)
             if slot is None:
-                if device is None or device.id != m["device"]:
+                if device is None or device.id != m.get("device", device.id):
                     raise RuntimeError("a decision for a device that was not announced")
                 slot = instances[app] = (policy(device, app, settings), [], [])
             inst, opens, outcomes = slot
@@ -229,11 +241,15 @@ def serve(policy: Type[Policy], stdin: Optional[IO[str]] = None, stdout: Optiona
             instances = {}
         elif t == "hello":
             offered = m.get("versions", [m.get("version")])
-            if VERSION not in offered:
-                raise RuntimeError(f"FetchLab speaks protocol versions {offered}, this serve() {VERSION}")
+            spoken = [v for v in (3, 2) if v in offered]
+            if not spoken:
+                raise RuntimeError(f"FetchLab speaks protocol versions {offered}, this serve() 2 or {VERSION}")
             settings = dict(m.get("settings", {}))
             ask = [a for a in ("open", "fetch_done") if a in policy.ask]
-            write('{"protocol":"%s","version":%d,"ask":%s}\n' % (PROTOCOL, VERSION, json.dumps(ask)))
+            reply = {"protocol": PROTOCOL, "version": spoken[0], "ask": ask}
+            if spoken[0] >= 3:
+                reply["tell"] = [n for n in ("opens", "outcomes") if n in policy.tell]
+            write(json.dumps(reply, separators=(",", ":")) + "\n")
             flush()
         else:
             raise RuntimeError(f"unknown message type {t!r}")

@@ -118,3 +118,24 @@ def test_a_fetchlab_that_does_not_offer_version_2_is_refused():
     with pytest.raises(RuntimeError, match="protocol versions"):
         exchange(Recorder, [{"type": "hello", "protocol": "fetchlab-external", "version": 1, "seed": 7,
                              "timeout_s": 30, "settings": {}}])
+
+
+def test_version_3_says_what_to_tell_and_fills_in_what_a_compact_message_leaves_out():
+    seen = []
+
+    class OpensOnly(Policy):
+        ask = ()
+        tell = ("opens",)
+
+        def decide(self, obs):
+            seen.append((obs.charging, obs.battery_pct, obs.fetch_in_flight, obs.budget, obs.gates, list(obs.opens)))
+            return self.wait_until(obs.now + 3600)
+
+    hello = dict(HELLO, version=3, versions=[1, 2, 3])
+    compact = {"type": "decide", "app": "news", "why": "timer", "now": 4600.0, "local_hour": 1.0, "weekday": 0,
+               "utc_offset_s": 0.0, "network": "offline", "opens": [1500.0], "gates": {"offline": True}}
+    replies = exchange(OpensOnly, [hello, device("u1", []), decide("u1", 1000.0, "start"), compact,
+                                   dict(compact, now=8200.0, charging=True, battery_pct=50.0, opens=[5000.0])])
+    assert replies[0] == {"protocol": "fetchlab-external", "version": 3, "ask": [], "tell": ["opens"]}
+    assert seen[1] == (False, None, False, None, {"offline": True, "low_battery": False}, [1500.0])
+    assert seen[2] == (True, 50.0, False, None, {"offline": True, "low_battery": False}, [1500.0, 5000.0])

@@ -14,8 +14,11 @@ import Foundation
 /// and stdout one end of a Unix socket pair (written with `MSG_NOSIGNAL`,
 /// so a child that exits is an error, never a SIGPIPE of FetchLab), its
 /// stderr an unlinked temporary file whose tail errors quote. Every wait
-/// is bounded by ``timeoutS``; a reply line is bounded by ``maxLineBytes``;
-/// output nobody asked for is an error (a flood).
+/// is bounded by ``timeoutS`` (the socket's send and receive timeouts, so
+/// that a decision costs three system calls: a non-blocking check for
+/// unasked output, the write, and a read that waits for the reply); a
+/// reply line is bounded by ``maxLineBytes``; output nobody asked for is
+/// an error (a flood).
 ///
 /// Used by one thread at a time (the pool hands it out).
 final class ExternalProcess: @unchecked Sendable {
@@ -65,7 +68,7 @@ final class ExternalProcess: @unchecked Sendable {
       closed = true
       throw ExternalPolicyError(.spawn, command: command, detail: "cannot start /bin/sh: \(String(cString: strerror(status)))")
     }
-    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    setTimeouts(timeoutS)
   }
 
   deinit { terminate() }
@@ -95,17 +98,31 @@ final class ExternalProcess: @unchecked Sendable {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
   }
 
-  /// Waits until `fd` is ready for `events` or `deadline` passes.
-  /// - Returns: whether it is ready.
-  private func wait(_ events: Int16, until deadline: Double) -> Bool {
-    while true {
-      let left = deadline - Self.monotonic()
-      guard left > 0 else { return false }
-      var p = pollfd(fd: fd, events: events, revents: 0)
-      let r = poll(&p, 1, Int32(min(left * 1000, 2_000_000_000).rounded(.up)))
-      if r > 0 { return true }
-      if r < 0 && errno != EINTR { return true }
+  /// The socket's send and receive timeouts now, s (``setTimeouts(_:)``).
+  private var socketTimeoutS = -1.0
+
+  /// Sets the socket's send and receive timeouts to `seconds` (at least
+  /// 1 ms), so that one blocking call waits at most that long; a system
+  /// call only when they change.
+  private func setTimeouts(_ seconds: Double) {
+    let s = max(seconds, 0.001)
+    guard s != socketTimeoutS else { return }
+    socketTimeoutS = s
+    var tv = timeval(tv_sec: Int(s), tv_usec: Int((s - s.rounded(.down)) * 1e6))
+    for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+      _ = setsockopt(fd, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
+  }
+
+  /// Whether a blocking call that failed with the current errno ran out
+  /// of time (or was interrupted) before `deadline`: then the caller
+  /// tries again with the time left.
+  private func retry(until deadline: Double) -> Bool {
+    guard errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK else { return false }
+    let left = deadline - Self.monotonic()
+    guard left > 0 else { return false }
+    setTimeouts(left)
+    return true
   }
 
   /// Writes `line` and a line feed.
@@ -117,6 +134,7 @@ final class ExternalProcess: @unchecked Sendable {
     var bytes = Array(line.utf8)
     bytes.append(10)
     let deadline = Self.monotonic() + timeoutS
+    setTimeouts(timeoutS)
     var off = 0
     while off < bytes.count {
       let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + off, bytes.count - off, Int32(MSG_NOSIGNAL)) }
@@ -124,23 +142,19 @@ final class ExternalProcess: @unchecked Sendable {
         off += n
         continue
       }
-      if n < 0 && errno == EINTR { continue }
-      if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-        guard wait(Int16(POLLOUT), until: deadline) else {
-          throw ExternalPolicyError(.timeout, command: command, detail: "did not read its input within \(formatDuration(timeoutS)) (timeout)")
-        }
-        continue
+      if n < 0 && retry(until: deadline) { continue }
+      if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+        throw ExternalPolicyError(.timeout, command: command, detail: "did not read its input within \(formatDuration(timeoutS)) (timeout)")
       }
       throw exitError(reading: false)
     }
   }
 
   /// Output that arrived unasked: an error (the child floods), or its exit.
+  /// One non-blocking read, which finds nothing when all is well.
   private func checkNoPendingOutput() throws {
     guard head == buffer.count else { throw floodError() }
-    var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    guard poll(&p, 1, 0) > 0 else { return }
-    let n = read(fd, &scratch, scratch.count)
+    let n = recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT))
     if n > 0 {
       buffer.append(contentsOf: scratch[0..<n])
       throw floodError()
@@ -154,6 +168,7 @@ final class ExternalProcess: @unchecked Sendable {
   func readLine(timeoutS limit: Double? = nil) throws -> String {
     let timeoutS = limit ?? self.timeoutS
     let deadline = Self.monotonic() + timeoutS
+    setTimeouts(timeoutS)
     var searched = head
     while true {
       if let nl = buffer[searched...].firstIndex(of: 10) {
@@ -169,18 +184,19 @@ final class ExternalProcess: @unchecked Sendable {
       }
       searched = buffer.count
       if buffer.count - head > maxLineBytes { throw floodError() }
-      // Wait first: a reply is hardly ever there already, so a read before
-      // the wait would be one more system call per decision.
-      guard wait(Int16(POLLIN), until: deadline) else {
-        throw ExternalPolicyError(.timeout, command: command, detail: "sent no reply within \(formatDuration(timeoutS)) (timeout)")
-      }
+      // One blocking read, bounded by the socket's receive timeout: a
+      // reply is hardly ever there at once, and a wait (poll) before the
+      // read would be one more system call per decision.
       let n = read(fd, &scratch, scratch.count)
       if n > 0 {
         buffer.append(contentsOf: scratch[0..<n])
         continue
       }
       if n == 0 { throw exitError(reading: true) }
-      if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
+      if retry(until: deadline) { continue }
+      if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+        throw ExternalPolicyError(.timeout, command: command, detail: "sent no reply within \(formatDuration(timeoutS)) (timeout)")
+      }
       throw exitError(reading: true)
     }
   }
@@ -237,7 +253,7 @@ final class ExternalProcess: @unchecked Sendable {
   func terminate(graceS: Double = 2) {
     guard !closed else { return }
     closed = true
-    if fd >= 0 { close(fd) }
+    closeInput()
     if pid > 0 {
       var status: Int32 = 0
       let deadline = Self.monotonic() + graceS
@@ -256,6 +272,14 @@ final class ExternalProcess: @unchecked Sendable {
       }
     }
     if stderrFD >= 0 { close(stderrFD) }
+  }
+
+  /// Closes FetchLab's end of the socket: the child reads end of input
+  /// (``terminate(graceS:)`` then waits for it to exit). Closing every
+  /// idle process's end first lets them exit side by side.
+  func closeInput() {
+    if fd >= 0 { close(fd) }
+    fd = -1
   }
 
   /// Kills the child's process group at once (after a protocol error).

@@ -51,7 +51,10 @@ package final class ExternalProcessPool: @unchecked Sendable {
       pools.removeAll()
       return ps
     }
-    for p in all { p.closeIdle() }
+    let idle = all.flatMap { $0.retire() }
+    // End of input to all first, so that they exit side by side.
+    for p in idle { p.closeInput() }
+    for p in idle { p.terminate() }
   }
 
   nonisolated(unsafe) private static var decisions = 0
@@ -67,14 +70,14 @@ package final class ExternalProcessPool: @unchecked Sendable {
 
   private var retired = false
 
-  private func closeIdle() {
-    let ps = lock.withLock {
+  /// Takes no more processes back, and hands over the idle ones.
+  private func retire() -> [ExternalProcess] {
+    lock.withLock {
       retired = true
       let ps = idle
       idle.removeAll()
       return ps
     }
-    for p in ps { p.terminate() }
   }
 
   /// An idle process, or a new one after its handshake.

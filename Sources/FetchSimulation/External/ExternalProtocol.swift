@@ -2,7 +2,7 @@ import FetchSupport
 import FetchTraces
 import Foundation
 
-/// The `external` protocol's messages (version 2, version 1 still
+/// The `external` protocol's messages (version 3, versions 1 and 2 still
 /// accepted; JSON lines; the reference is `docs/external-protocol.md`):
 /// what FetchLab writes, and the parsing of what the process answers.
 ///
@@ -12,9 +12,9 @@ import Foundation
 /// A session's length, later events and content updates never cross.
 enum ExternalMessage {
   /// The protocol's newest version, the one FetchLab offers.
-  static let version = 2
+  static let version = 3
   /// The versions a process may answer the handshake with.
-  static let versions = [1, 2]
+  static let versions = [1, 2, 3]
 
   /// The handshake, first line of every process: the protocol, its
   /// versions, the run's seed and the policy's own settings.
@@ -64,23 +64,46 @@ enum ExternalMessage {
     var isEmpty: Bool { opens.isEmpty && outcomes.isEmpty }
   }
 
+  /// The fixed start of an app's `decide` messages: `{"type":"decide",`
+  /// then, before version 3, `"device":…,`, then `"app":…`.
+  static func decidePrefix(user: String, app: String, version: Int) -> String {
+    "{\"type\":\"decide\"," + (version >= 3 ? "" : "\"device\":" + JSONText.quoted(user) + ",") + "\"app\":"
+      + JSONText.quoted(app)
+  }
+
   /// A decision opportunity; the reply is `{"fetch": bool, "next": t|null}`.
-  /// `prefix` is the fixed `{"type":"decide","device":…,"app":…` part;
-  /// `notes` go out as `opens` and `outcomes` when there are any.
+  /// `prefix` is ``decidePrefix(user:app:version:)``; `notes` go out as
+  /// `opens` and `outcomes` when there are any. `compact` (version 3)
+  /// leaves out what holds its default: `charging` and `fetch_in_flight`
+  /// when false, `battery_pct` while unknown, `budget` while the OS gives
+  /// none (always, here), and each gate that does not hold (`gates` with
+  /// it when none does); the reader's JSON parse is most of a decision's
+  /// cost in the process, and grows with the fields.
   static func decide(
     prefix: String, reason: Reason, ctx: PolicyContext, clock: inout LocalClock, lowBatteryPct: Double,
-    outcome: FetchOutcome?, notes: Notes = Notes()
+    outcome: FetchOutcome?, notes: Notes = Notes(), compact: Bool = false
   ) -> String {
     let t = ctx.now
     let offset = clock.local(t) - t
-    let battery = ctx.batteryPct.map(jsonNumber) ?? "null"
     let low = ctx.batteryPct.map { $0 < lowBatteryPct && !ctx.isCharging } ?? false
+    let offline = ctx.network == .offline
     var m = prefix + ",\"why\":\"" + reason.rawValue + "\",\"now\":" + jsonNumber(t) + ",\"local_hour\":"
       + jsonNumber(clock.hourOfDay(t)) + ",\"weekday\":\(clock.dayOfWeek(t)),\"utc_offset_s\":" + jsonNumber(offset)
-      + ",\"network\":\"" + ctx.network.description + "\",\"charging\":" + (ctx.isCharging ? "true" : "false")
-      + ",\"battery_pct\":" + battery + ",\"fetch_in_flight\":" + (ctx.fetchInFlight ? "true" : "false")
-      + ",\"budget\":null,\"gates\":{\"offline\":" + (ctx.network == .offline ? "true" : "false")
-      + ",\"low_battery\":" + (low ? "true" : "false") + "}"
+      + ",\"network\":\"" + ctx.network.description + "\""
+    if compact {
+      if ctx.isCharging { m += ",\"charging\":true" }
+      if let b = ctx.batteryPct { m += ",\"battery_pct\":" + jsonNumber(b) }
+      if ctx.fetchInFlight { m += ",\"fetch_in_flight\":true" }
+      if offline || low {
+        m += ",\"gates\":{" + (offline ? "\"offline\":true" : "") + (offline && low ? "," : "")
+          + (low ? "\"low_battery\":true" : "") + "}"
+      }
+    } else {
+      m += ",\"charging\":" + (ctx.isCharging ? "true" : "false") + ",\"battery_pct\":"
+        + (ctx.batteryPct.map(jsonNumber) ?? "null") + ",\"fetch_in_flight\":" + (ctx.fetchInFlight ? "true" : "false")
+        + ",\"budget\":null,\"gates\":{\"offline\":" + (offline ? "true" : "false") + ",\"low_battery\":"
+        + (low ? "true" : "false") + "}"
+    }
     if let o = outcome { m += ",\"outcome\":" + object(o) }
     if !notes.opens.isEmpty { m += ",\"opens\":[" + notes.opens.map(jsonNumber).joined(separator: ",") + "]" }
     if !notes.outcomes.isEmpty { m += ",\"outcomes\":[" + notes.outcomes.map(object).joined(separator: ",") + "]" }
@@ -95,15 +118,20 @@ enum ExternalMessage {
   }
 }
 
-/// What a process chose at the handshake: the version it speaks and, from
-/// version 2, the optional decision opportunities it wants (`ask`); the
-/// window's start and its own ask-again times are always asked.
+/// What a process chose at the handshake: the version it speaks, from
+/// version 2 the optional decision opportunities it wants (`ask`; the
+/// window's start and its own ask-again times are always asked), and from
+/// version 3 which of those it is not asked at it is told of (`tell`).
 struct ExternalHandshake: Equatable {
   var version = ExternalMessage.version
   /// Asked at each open of the app (else told of it in the next message).
   var asksOpen = true
   /// Asked at each end of one of its fetches (else told in the next message).
   var asksFetchDone = true
+  /// Told of the opens it is not asked at (`opens` of the next message).
+  var tellsOpens = true
+  /// Told of the fetch ends it is not asked at (`outcomes` of the next message).
+  var tellsOutcomes = true
 }
 
 /// A reply to a decision: fetch now or not, and when to ask again.
@@ -164,9 +192,13 @@ struct ExternalReply: Equatable {
 
   /// The reasons a version 2 process may list in the handshake's `ask`.
   static let askable = ["open", "fetch_done"]
+  /// The notes a version 3 process may list in the handshake's `tell`.
+  static let tellable = ["opens", "outcomes"]
 
   /// Checks the handshake's reply: `{"version": 1}`, or `{"version": 2}`
-  /// with an optional `"ask": [...]` of ``askable`` reasons.
+  /// with an optional `"ask": [...]` of ``askable`` reasons, or
+  /// `{"version": 3}` with `ask` and an optional `"tell": [...]` of
+  /// ``tellable`` notes.
   static func checkHello(_ line: String, command: String) throws -> ExternalHandshake {
     let offered = ExternalMessage.versions.map(String.init).joined(separator: " or ")
     guard let o = object(line) else {
@@ -179,17 +211,31 @@ struct ExternalReply: Equatable {
         detail: "speaks another protocol version: it answered the handshake with \(JSONText.quoted(line)); FetchLab speaks version \(offered)")
     }
     var h = ExternalHandshake(version: k)
-    guard let ask = o["ask"] else { return h }
-    guard k >= 2, let list = ask as? [Any], list.allSatisfy({ ($0 as? String).map(askable.contains) == true }) else {
+    if let ask = try names(o, "ask", of: askable, since: 2, version: k, line: line, command: command) {
+      h.asksOpen = ask.contains("open")
+      h.asksFetchDone = ask.contains("fetch_done")
+    }
+    if let tell = try names(o, "tell", of: tellable, since: 3, version: k, line: line, command: command) {
+      h.tellsOpens = tell.contains("opens")
+      h.tellsOutcomes = tell.contains("outcomes")
+    }
+    return h
+  }
+
+  /// The handshake reply's list `key` of names among `allowed` (a key of
+  /// protocol version `since` on), or nil when it has none.
+  private static func names(
+    _ o: [String: Any], _ key: String, of allowed: [String], since: Int, version k: Int, line: String, command: String
+  ) throws -> Set<String>? {
+    guard let value = o[key] else { return nil }
+    guard k >= since, let list = value as? [Any], list.allSatisfy({ ($0 as? String).map(allowed.contains) == true }) else {
       throw ExternalPolicyError(
         .badReply, command: command,
-        detail: "sent a handshake reply that does not parse: \(JSONText.quoted(line)) has an \"ask\" that is not a list of "
-          + askable.map { "\"\($0)\"" }.joined(separator: ", ") + (k >= 2 ? "" : " (\"ask\" is protocol version 2's)"))
+        detail: "sent a handshake reply that does not parse: \(JSONText.quoted(line)) has an \"\(key)\" that is not a list of "
+          + allowed.map { "\"\($0)\"" }.joined(separator: ", ")
+          + (k >= since ? "" : " (\"\(key)\" is protocol version \(since)'s)"))
     }
-    let names = Set(list.compactMap { $0 as? String })
-    h.asksOpen = names.contains("open")
-    h.asksFetchDone = names.contains("fetch_done")
-    return h
+    return Set(list.compactMap { $0 as? String })
   }
 
   private static func object(_ line: String) -> [String: Any]? {

@@ -8,10 +8,11 @@ import FetchWorld
 /// ask-again time it asked for, the end of each of its fetches) FetchLab
 /// writes what an app on the phone could see to the process and applies
 /// its answer, fetch now or not, and when to ask again (protocol version
-/// 2, `docs/external-protocol.md`). A process may choose at its handshake
+/// 3, `docs/external-protocol.md`). A process may choose at its handshake
 /// not to be asked at opens or fetch ends: it is then told of them in its
 /// next message (``ExternalMessage/Notes``), after the fact, as an app
-/// woken by its own timer reads its usage log.
+/// woken by its own timer reads its usage log, unless it chose not to
+/// be told of them either.
 ///
 /// The engine shows it every event so that the device state (network,
 /// charging, battery) is current; the process hears only of the app's own
@@ -19,7 +20,7 @@ import FetchWorld
 package struct ExternalPolicy: FetchPolicy {
   package static var observedEvents: ObservedEvents { .all }
   let session: ExternalSession
-  /// `{"type":"decide","device":…,"app":…`.
+  /// ``ExternalMessage/decidePrefix(user:app:version:)``.
   let prefix: String
   let appName: String
   var clock: LocalClock
@@ -31,19 +32,21 @@ package struct ExternalPolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     guard event.kind == .open && event.app == ctx.app else { return }
-    if session.handshake.asksOpen { decide(.open, &ctx) } else { notes.opens.append(event.time) }
+    let h = session.handshake
+    if h.asksOpen { decide(.open, &ctx) } else if h.tellsOpens { notes.opens.append(event.time) }
   }
 
   package mutating func timerFired(_ ctx: inout PolicyContext) { decide(.timer, &ctx) }
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
-    if session.handshake.asksFetchDone { decide(.fetchDone, &ctx, outcome) } else { notes.outcomes.append(outcome) }
+    let h = session.handshake
+    if h.asksFetchDone { decide(.fetchDone, &ctx, outcome) } else if h.tellsOutcomes { notes.outcomes.append(outcome) }
   }
 
   private mutating func decide(_ reason: ExternalMessage.Reason, _ ctx: inout PolicyContext, _ outcome: FetchOutcome? = nil) {
     let m = ExternalMessage.decide(
       prefix: prefix, reason: reason, ctx: ctx, clock: &clock, lowBatteryPct: Self.lowBatteryPct, outcome: outcome,
-      notes: notes)
+      notes: notes, compact: session.handshake.version >= 3)
     if !notes.isEmpty { notes = ExternalMessage.Notes() }
     guard let r = session.ask(m, now: ctx.now, app: appName) else {
       ctx.cancelTimer()
@@ -168,11 +171,11 @@ package enum ExternalFamily: PolicyFamily {
         user: trace.user, seed: rng.next() & (1 << 53 - 1), timeZone: trace.timeZone.description,
         windowStart: trace.start, apps: names, training: (training.start, training.end, opens)))
     let clock = LocalClock(trace.timeZone)
+    let version = session.handshake.version
     return { app, _ in
       let name = trace.apps[Int(app)]
       return ExternalPolicy(
-        session: session,
-        prefix: "{\"type\":\"decide\",\"device\":" + JSONText.quoted(trace.user) + ",\"app\":" + JSONText.quoted(name),
+        session: session, prefix: ExternalMessage.decidePrefix(user: trace.user, app: name, version: version),
         appName: name, clock: clock)
     }
   }
