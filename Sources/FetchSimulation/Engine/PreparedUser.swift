@@ -47,12 +47,12 @@ package final class PreparedUser: Sendable {
   package init(trace: UserTrace, world: WorldParameters, apps: [Int32] = [], modelled: [Int32] = [], seed: UInt64 = 1) {
     self.trace = trace
     self.world = world
-    let radios = ReplayRadios(world)
+    let radios = ReplayRadios(world.radios)
     self.radios = radios
     var times = [trace.start]
-    var kinds = [world.defaultNetwork]
+    var kinds = [world.radios.defaultNetwork]
     var busy: [[BusyInterval]] = [[], []]
-    var sessions = SessionActivity(world, seed: seed, trace: trace, modelled: modelled.isEmpty ? apps : modelled)
+    var sessions = SessionActivity(world.sessions, seed: seed, trace: trace, modelled: modelled.isEmpty ? apps : modelled)
     var charging: [BusyInterval] = []
     var pluggedAt: Double?
     var opens = [[TraceEvent]](repeating: [], count: trace.apps.count)

@@ -67,10 +67,10 @@ struct ReplayEngine {
     self.options = options
     let t = user.trace
     var pct: Double?
-    if w.initialBatteryPct >= 0 { pct = w.initialBatteryPct }
+    if w.device.initialBatteryPct >= 0 { pct = w.device.initialBatteryPct }
     sampledPct = pct
     network = user.netKinds[0]
-    let failing = user.world.failureProbability > 0
+    let failing = user.world.fetch.failureProbability > 0
     lanes = LaneBuffer(count: apps.count) { i in
       let app = apps[i], content = contents[i]
       var ctx = PolicyContext(
@@ -96,7 +96,7 @@ struct ReplayEngine {
     self.laneOf = laneOf
     appOpens =
       apps.count == 1 ? user.opens(of: apps[0]) : apps == user.deviceApps ? user.deviceOpens : mergeOpens(apps.map { user.opens(of: $0) })
-    busy = w.shareUserRadio ? user.busy : [[], []]
+    busy = w.replay.shareUserRadio ? user.busy : [[], []]
     radios = user.radios
   }
 

@@ -116,7 +116,14 @@ package struct IMPPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: IMPParameters
-  let world: WorldParameters
+  /// The radios a launch is priced on.
+  let radios: RadioSet
+  /// Request and response sizes and the server's latency.
+  let fetch: FetchExchange
+  /// The CPU's share of a launch.
+  let device: DeviceEnergy
+  /// ``WorldParameters/refreshesAtOpen``.
+  let refreshesAtOpen: Bool
   let habit: HabitModel
   var clock: LocalClock
   /// Cumulative share of the app's training opens by the end of each local hour.
@@ -169,12 +176,15 @@ package struct IMPPolicy: FetchPolicy {
         && params.initialEnergyPrice.isFinite && params.initialDataPrice.isFinite,
       "IMP needs a positive decision period and positive, finite initial prices")
     self.params = params
-    self.world = world
+    radios = world.radios
+    fetch = world.fetch
+    device = world.device
+    refreshesAtOpen = world.refreshesAtOpen
     habit = fitter.fit(training, app: app, population: population, fits: fits)
     (lastAnyOpen, lastAppOpen) = OpenHistory.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
     pace = pacing?.pace(training, app: app) ?? UsagePacing.pacing(training: training, app: app)
-    energyBudgetJ = params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ
+    energyBudgetJ = params.energyBudgetPctPerDay / 100 * device.batteryCapacityJ
     dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
     let r = log(max(1, params.priceRange))
     let e0 = log(params.initialEnergyPrice), d0 = log(params.initialDataPrice)
@@ -268,7 +278,7 @@ package struct IMPPolicy: FetchPolicy {
       lastAnyOpen = event.time
       if event.app == ctx.app {
         lastAppOpen = event.time
-        if world.refreshesAtOpen { lastSync = event.time }
+        if refreshesAtOpen { lastSync = event.time }
       }
     }
     if isDecisionOpportunity(event, ctx) { decide(&ctx) }
@@ -297,23 +307,23 @@ package struct IMPPolicy: FetchPolicy {
 
   /// Expected response bytes given P(new).
   func expectedBytes(pNew: Double) -> Double {
-    world.requestBytes + pNew * world.newDataMedianBytes + (1 - pNew) * world.noDataBytes
+    fetch.requestBytes + pNew * fetch.newDataMedianBytes + (1 - pNew) * fetch.noDataBytes
   }
 
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
     rollDay(at: t)
-    guard !ctx.fetchInFlight, let radio = world.radio(for: ctx.network) else { return }
+    guard !ctx.fetchInFlight, let radio = radios.radio(for: ctx.network) else { return }
     let since = max(0, t - lastSync)
     let pNew = -expm1(-rateEstimate * since)
     let bytes = expectedBytes(pNew: pNew)
-    let down = bytes - world.requestBytes
-    let x = radio.transferTime(downBytes: down, upBytes: world.requestBytes)
-    var energy = world.cpuWakeEnergyJ
-      + world.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + world.serverLatencyS)
+    let down = bytes - fetch.requestBytes
+    let x = radio.transferTime(downBytes: down, upBytes: fetch.requestBytes)
+    var energy = device.cpuWakeEnergyJ
+      + device.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + fetch.serverLatencyS)
       + radio.marginalEnergyEstimate(
-        afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: world.requestBytes,
-        extraConnectedS: world.serverLatencyS)
+        afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: fetch.requestBytes,
+        extraConnectedS: fetch.serverLatencyS)
     let cellular = ctx.network.isCellular ? bytes : 0
     // Budgets exhausted: IMP's prohibitive price. The energy budget is the
     // battery's: energy from the charger neither counts nor costs.

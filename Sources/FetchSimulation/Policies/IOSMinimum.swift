@@ -132,8 +132,15 @@ package struct IOSMinimumPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: IOSMinimumParameters
-  let world: WorldParameters
-  /// `world.batteryCapacityJ`, kept for the budget gate.
+  /// The radios a launch is priced on.
+  let radios: RadioSet
+  /// Request and response sizes and the server's latency.
+  let fetch: FetchExchange
+  /// The CPU's share of a launch.
+  let device: DeviceEnergy
+  /// ``WorldParameters/refreshesAtOpen``.
+  let refreshesAtOpen: Bool
+  /// `device.batteryCapacityJ`, kept for the budget gate.
   let batteryCapacityJ: Double
   let fitter: HabitFitter
   let population: HabitModel?
@@ -235,8 +242,11 @@ package struct IOSMinimumPolicy: FetchPolicy {
     self.fits = fits
     self.ledger = ledger
     self.params = params
-    self.world = world
-    batteryCapacityJ = world.batteryCapacityJ
+    radios = world.radios
+    fetch = world.fetch
+    device = world.device
+    refreshesAtOpen = world.refreshesAtOpen
+    batteryCapacityJ = device.batteryCapacityJ
     self.fitter = fitter
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.population = population
@@ -324,7 +334,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
       lastAnyOpen = event.time
       if event.app == ctx.app {
         lastAppOpen = event.time
-        if world.refreshesAtOpen { lastSync = event.time }
+        if refreshesAtOpen { lastSync = event.time }
       }
     }
     return isDecisionOpportunity(event, ctx)
@@ -349,7 +359,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     case .failed:
       credit *= params.failedFactor
     }
-    if outcome.end - outcome.start > world.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
+    if outcome.end - outcome.start > fetch.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
     credit = min(2, max(0.25, credit))
     if outcome.result != .failed {
       rateEstimate = evidence.estimate(prior: params.priorUpdatesPerHour / 3600, from: rateEstimate)
@@ -390,7 +400,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
       decision.factor = gate
       return
     }
-    let expectedBytes = world.requestBytes + world.newDataMedianBytes
+    let expectedBytes = fetch.requestBytes + fetch.newDataMedianBytes
     if ctx.network.isCellular,
       !dataBudget.permits(
         bytes: expectedBytes, at: t, clock: &clock, spentThisMonth: ledger?.cellularThisMonth ?? cellularThisMonth)
@@ -403,11 +413,11 @@ package struct IOSMinimumPolicy: FetchPolicy {
     // E[(t − X)⁺] for the first update X after the last sync, X − sync ~ Exp(λ̂).
     decision.expectedAgeS = max(0, since - decision.pNew / rateEstimate)
     let value = decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour
-    let radio = world.radio(for: ctx.network)!
-    var cost = world.cpuWakeEnergyJ
+    let radio = radios.radio(for: ctx.network)!
+    var cost = device.cpuWakeEnergyJ
       + radio.marginalEnergyEstimate(
-        afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + world.noDataBytes * (1 - decision.pNew),
-        upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
+        afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + fetch.noDataBytes * (1 - decision.pNew),
+        upBytes: fetch.requestBytes, extraConnectedS: fetch.serverLatencyS)
     // The energy budget holds the launch it would pay for: spent plus this
     // launch's estimate, so a day ends over it by at most one launch's
     // estimate error.

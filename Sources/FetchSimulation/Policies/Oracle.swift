@@ -54,7 +54,7 @@ package struct OraclePolicy: FetchPolicy {
     deadline = d
     // Wake early enough for any fetch (two budgets, room for stepping back
     // one network segment); the engine times the start exactly.
-    ctx.setTimer(at: max(ctx.now, d - 2 * user.world.fetchBudgetS))
+    ctx.setTimer(at: max(ctx.now, d - 2 * user.world.fetch.fetchBudgetS))
   }
 
   package mutating func start(_ ctx: inout PolicyContext) { schedule(&ctx) }

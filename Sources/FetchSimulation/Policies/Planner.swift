@@ -63,7 +63,12 @@ package struct PlannerPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: PlannerParameters
-  let world: WorldParameters
+  /// The radios a launch is priced on.
+  let radios: RadioSet
+  /// Request and response sizes and the server's latency.
+  let fetch: FetchExchange
+  /// The CPU's share of a launch.
+  let device: DeviceEnergy
   /// ios-minimum's habit machinery: the habit model and its nightly refits,
   /// the open history and recency, the update-rate estimate, the last sync
   /// and the pacing of budgets by the user's opens by hour.
@@ -124,7 +129,9 @@ package struct PlannerPolicy: FetchPolicy {
     habit.openMemo = HabitOpenMemo(slots: 2 * bins, quantum: params.stepS)
     utilityMemo = UtilityMemo(slots: 2 * bins, quantum: params.stepS)
     self.params = params
-    self.world = world
+    radios = world.radios
+    fetch = world.fetch
+    device = world.device
     if params.useDeviceModels > 0, let m = deviceModels {
       outlook = DeviceOutlook(models: m, fallback: DeviceModels(), options: DeviceModelOptions(), history: training)
     }
@@ -282,10 +289,10 @@ extension PlannerPolicy {
     let lambda = max(truth?.updateRate(at: t) ?? habit.rateEstimate, 1e-12)
     let since = max(0, t - habit.lastSync)
     let pNew = -expm1(-lambda * since)
-    let down = (world.requestBytes + world.newDataMedianBytes) * pNew + world.noDataBytes * (1 - pNew)
+    let down = (fetch.requestBytes + fetch.newDataMedianBytes) * pNew + fetch.noDataBytes * (1 - pNew)
     // The budget is the battery's: energy drawn while charging does not
     // count against it; the price sees it × `charging_cost`.
-    let energyNow = launchEnergy(world.radio(for: ctx.network)!, gap: ctx.radioQuietGapS, downBytes: down)
+    let energyNow = launchEnergy(radios.radio(for: ctx.network)!, gap: ctx.radioQuietGapS, downBytes: down)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
     let budgeted = ctx.isCharging ? 0 : energyNow
     decision.costNowJ = costNow
@@ -304,9 +311,9 @@ extension PlannerPolicy {
   /// a quiet gap of `gap` s.
   @inline(__always)
   private func launchEnergy(_ radio: RadioProfile, gap: Double, downBytes down: Double) -> Double {
-    world.cpuWakeEnergyJ
+    device.cpuWakeEnergyJ
       + radio.marginalEnergyEstimate(
-        afterQuietGap: gap, downBytes: down, upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
+        afterQuietGap: gap, downBytes: down, upBytes: fetch.requestBytes, extraConnectedS: fetch.serverLatencyS)
   }
 
   /// 1. The next open's distribution over the horizon's bins from `t`
@@ -365,10 +372,10 @@ extension PlannerPolicy {
   ) -> (net: Double, k: Int, value: Double, cost: Double) {
     let t = ctx.now, step = params.stepS, K = v.count
     let onWiFi = ctx.network == .wifi
-    let cellular = world.radio(for: ctx.network.isCellular ? ctx.network : .cellular)!
+    let cellular = radios.radio(for: ctx.network.isCellular ? ctx.network : .cellular)!
     let cIdle = launchEnergy(cellular, gap: .infinity, downBytes: now.downBytes)
     let cBusy = launchEnergy(cellular, gap: 0, downBytes: now.downBytes)
-    let cWiFi = launchEnergy(world.wifi, gap: .infinity, downBytes: now.downBytes)
+    let cWiFi = launchEnergy(radios.wifi, gap: .infinity, downBytes: now.downBytes)
     let odds = outlook?.probabilities(from: t)
     decision.pWiFi = odds?.wifi
     decision.pPlugged = odds?.plugged
