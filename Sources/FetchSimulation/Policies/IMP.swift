@@ -116,12 +116,8 @@ package struct IMPPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: IMPParameters
-  /// The radios a launch is priced on.
-  let radios: RadioSet
-  /// Request and response sizes and the server's latency.
-  let fetch: FetchExchange
-  /// The CPU's share of a launch.
-  let device: DeviceEnergy
+  /// The radios, the exchange and the CPU a launch is priced on.
+  let launch: LaunchPricing
   /// ``WorldParameters/refreshesAtOpen``.
   let refreshesAtOpen: Bool
   let habit: HabitModel
@@ -176,15 +172,13 @@ package struct IMPPolicy: FetchPolicy {
         && params.initialEnergyPrice.isFinite && params.initialDataPrice.isFinite,
       "IMP needs a positive decision period and positive, finite initial prices")
     self.params = params
-    radios = world.radios
-    fetch = world.fetch
-    device = world.device
+    launch = LaunchPricing(world)
     refreshesAtOpen = world.refreshesAtOpen
     habit = fitter.fit(training, app: app, population: population, fits: fits)
     (lastAnyOpen, lastAppOpen) = OpenHistory.lastOpens(training, app: app)
     clock = LocalClock(training.timeZone)
     pace = pacing?.pace(training, app: app) ?? UsagePacing.pacing(training: training, app: app)
-    energyBudgetJ = params.energyBudgetPctPerDay / 100 * device.batteryCapacityJ
+    energyBudgetJ = params.energyBudgetPctPerDay / 100 * launch.device.batteryCapacityJ
     dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
     let r = log(max(1, params.priceRange))
     let e0 = log(params.initialEnergyPrice), d0 = log(params.initialDataPrice)
@@ -307,23 +301,23 @@ package struct IMPPolicy: FetchPolicy {
 
   /// Expected response bytes given P(new).
   func expectedBytes(pNew: Double) -> Double {
-    fetch.requestBytes + pNew * fetch.newDataMedianBytes + (1 - pNew) * fetch.noDataBytes
+    launch.fetch.requestBytes + pNew * launch.fetch.newDataMedianBytes + (1 - pNew) * launch.fetch.noDataBytes
   }
 
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
     rollDay(at: t)
-    guard !ctx.fetchInFlight, let radio = radios.radio(for: ctx.network) else { return }
+    guard !ctx.fetchInFlight, let radio = launch.radios.radio(for: ctx.network) else { return }
     let since = max(0, t - lastSync)
     let pNew = -expm1(-rateEstimate * since)
     let bytes = expectedBytes(pNew: pNew)
-    let down = bytes - fetch.requestBytes
-    let x = radio.transferTime(downBytes: down, upBytes: fetch.requestBytes)
-    var energy = device.cpuWakeEnergyJ
-      + device.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + fetch.serverLatencyS)
+    let down = bytes - launch.fetch.requestBytes
+    let x = radio.transferTime(downBytes: down, upBytes: launch.fetch.requestBytes)
+    var energy = launch.device.cpuWakeEnergyJ
+      + launch.device.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + launch.fetch.serverLatencyS)
       + radio.marginalEnergyEstimate(
-        afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: fetch.requestBytes,
-        extraConnectedS: fetch.serverLatencyS)
+        afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: launch.fetch.requestBytes,
+        extraConnectedS: launch.fetch.serverLatencyS)
     let cellular = ctx.network.isCellular ? bytes : 0
     // Budgets exhausted: IMP's prohibitive price. The energy budget is the
     // battery's: energy from the charger neither counts nor costs.

@@ -132,15 +132,11 @@ package struct IOSMinimumPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: IOSMinimumParameters
-  /// The radios a launch is priced on.
-  let radios: RadioSet
-  /// Request and response sizes and the server's latency.
-  let fetch: FetchExchange
-  /// The CPU's share of a launch.
-  let device: DeviceEnergy
+  /// The radios, the exchange and the CPU a launch is priced on.
+  let launch: LaunchPricing
   /// ``WorldParameters/refreshesAtOpen``.
   let refreshesAtOpen: Bool
-  /// `device.batteryCapacityJ`, kept for the budget gate.
+  /// `launch.device.batteryCapacityJ`, kept for the budget gate.
   let batteryCapacityJ: Double
   let fitter: HabitFitter
   let population: HabitModel?
@@ -242,11 +238,9 @@ package struct IOSMinimumPolicy: FetchPolicy {
     self.fits = fits
     self.ledger = ledger
     self.params = params
-    radios = world.radios
-    fetch = world.fetch
-    device = world.device
+    launch = LaunchPricing(world)
     refreshesAtOpen = world.refreshesAtOpen
-    batteryCapacityJ = device.batteryCapacityJ
+    batteryCapacityJ = launch.device.batteryCapacityJ
     self.fitter = fitter
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.population = population
@@ -359,7 +353,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     case .failed:
       credit *= params.failedFactor
     }
-    if outcome.end - outcome.start > fetch.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
+    if outcome.end - outcome.start > launch.fetch.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
     credit = min(2, max(0.25, credit))
     if outcome.result != .failed {
       rateEstimate = evidence.estimate(prior: params.priorUpdatesPerHour / 3600, from: rateEstimate)
@@ -400,7 +394,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
       decision.factor = gate
       return
     }
-    let expectedBytes = fetch.requestBytes + fetch.newDataMedianBytes
+    let expectedBytes = launch.fetch.requestBytes + launch.fetch.newDataMedianBytes
     if ctx.network.isCellular,
       !dataBudget.permits(
         bytes: expectedBytes, at: t, clock: &clock, spentThisMonth: ledger?.cellularThisMonth ?? cellularThisMonth)
@@ -413,11 +407,10 @@ package struct IOSMinimumPolicy: FetchPolicy {
     // E[(t − X)⁺] for the first update X after the last sync, X − sync ~ Exp(λ̂).
     decision.expectedAgeS = max(0, since - decision.pNew / rateEstimate)
     let value = decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour
-    let radio = radios.radio(for: ctx.network)!
-    var cost = device.cpuWakeEnergyJ
-      + radio.marginalEnergyEstimate(
-        afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + fetch.noDataBytes * (1 - decision.pNew),
-        upBytes: fetch.requestBytes, extraConnectedS: fetch.serverLatencyS)
+    let radio = launch.radios.radio(for: ctx.network)!
+    var cost = launch.energyJ(
+      on: radio, afterQuietGap: ctx.radioQuietGapS,
+      downBytes: expectedBytes * decision.pNew + launch.fetch.noDataBytes * (1 - decision.pNew))
     // The energy budget holds the launch it would pay for: spent plus this
     // launch's estimate, so a day ends over it by at most one launch's
     // estimate error.

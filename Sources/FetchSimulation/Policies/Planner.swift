@@ -63,12 +63,8 @@ package struct PlannerPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: PlannerParameters
-  /// The radios a launch is priced on.
-  let radios: RadioSet
-  /// Request and response sizes and the server's latency.
-  let fetch: FetchExchange
-  /// The CPU's share of a launch.
-  let device: DeviceEnergy
+  /// The radios, the exchange and the CPU a launch is priced on.
+  let launch: LaunchPricing
   /// ios-minimum's habit machinery: the habit model and its nightly refits,
   /// the open history and recency, the update-rate estimate, the last sync
   /// and the pacing of budgets by the user's opens by hour.
@@ -129,9 +125,7 @@ package struct PlannerPolicy: FetchPolicy {
     habit.openMemo = HabitOpenMemo(slots: 2 * bins, quantum: params.stepS)
     utilityMemo = UtilityMemo(slots: 2 * bins, quantum: params.stepS)
     self.params = params
-    radios = world.radios
-    fetch = world.fetch
-    device = world.device
+    launch = LaunchPricing(world)
     if params.useDeviceModels > 0, let m = deviceModels {
       outlook = DeviceOutlook(models: m, fallback: DeviceModels(), options: DeviceModelOptions(), history: training)
     }
@@ -289,10 +283,10 @@ extension PlannerPolicy {
     let lambda = max(truth?.updateRate(at: t) ?? habit.rateEstimate, 1e-12)
     let since = max(0, t - habit.lastSync)
     let pNew = -expm1(-lambda * since)
-    let down = (fetch.requestBytes + fetch.newDataMedianBytes) * pNew + fetch.noDataBytes * (1 - pNew)
+    let down = (launch.fetch.requestBytes + launch.fetch.newDataMedianBytes) * pNew + launch.fetch.noDataBytes * (1 - pNew)
     // The budget is the battery's: energy drawn while charging does not
     // count against it; the price sees it × `charging_cost`.
-    let energyNow = launchEnergy(radios.radio(for: ctx.network)!, gap: ctx.radioQuietGapS, downBytes: down)
+    let energyNow = launch.energyJ(on: launch.radios.radio(for: ctx.network)!, afterQuietGap: ctx.radioQuietGapS, downBytes: down)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
     let budgeted = ctx.isCharging ? 0 : energyNow
     decision.costNowJ = costNow
@@ -304,16 +298,6 @@ extension PlannerPolicy {
     let price = budget.price(share: share)
     decision.price = price
     return FetchNow(share: share, lambda: lambda, since: since, pNew: pNew, downBytes: down, cost: costNow, price: price)
-  }
-
-  /// Estimated marginal energy of a launch, J: the CPU wake plus the
-  /// radio's marginal energy for `downBytes` down and the request up after
-  /// a quiet gap of `gap` s.
-  @inline(__always)
-  private func launchEnergy(_ radio: RadioProfile, gap: Double, downBytes down: Double) -> Double {
-    device.cpuWakeEnergyJ
-      + radio.marginalEnergyEstimate(
-        afterQuietGap: gap, downBytes: down, upBytes: fetch.requestBytes, extraConnectedS: fetch.serverLatencyS)
   }
 
   /// 1. The next open's distribution over the horizon's bins from `t`
@@ -372,10 +356,10 @@ extension PlannerPolicy {
   ) -> (net: Double, k: Int, value: Double, cost: Double) {
     let t = ctx.now, step = params.stepS, K = v.count
     let onWiFi = ctx.network == .wifi
-    let cellular = radios.radio(for: ctx.network.isCellular ? ctx.network : .cellular)!
-    let cIdle = launchEnergy(cellular, gap: .infinity, downBytes: now.downBytes)
-    let cBusy = launchEnergy(cellular, gap: 0, downBytes: now.downBytes)
-    let cWiFi = launchEnergy(radios.wifi, gap: .infinity, downBytes: now.downBytes)
+    let cellular = launch.radios.radio(for: ctx.network.isCellular ? ctx.network : .cellular)!
+    let cIdle = launch.energyJ(on: cellular, afterQuietGap: .infinity, downBytes: now.downBytes)
+    let cBusy = launch.energyJ(on: cellular, afterQuietGap: 0, downBytes: now.downBytes)
+    let cWiFi = launch.energyJ(on: launch.radios.wifi, afterQuietGap: .infinity, downBytes: now.downBytes)
     let odds = outlook?.probabilities(from: t)
     decision.pWiFi = odds?.wifi
     decision.pPlugged = odds?.plugged
