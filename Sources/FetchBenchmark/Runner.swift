@@ -478,7 +478,7 @@ package struct PreparedReplay: Sendable {
   }
 
   /// The replays of every selected app under `policies`, at the world's
-  /// ``WorldParameters/replayScope``.
+  /// ``ReplaySwitches/scope``.
   package func replay(_ policies: [PolicySpec], _ config: RunConfiguration) -> UserResult {
     guard !apps.isEmpty else { return UserResult(trace: user.trace, apps: apps, replays: [], coverage: coverage) }
     let devices = policies.map {

@@ -188,7 +188,7 @@ extension PreparedUser {
 // the replay itself.
 extension PreparedUser {
   /// The network timeline: each change with the time it takes effect; the
-  /// first entry is the window start (``WorldParameters/defaultNetwork``
+  /// first entry is the window start (``RadioSet/defaultNetwork``
   /// unless the trace sets a network there).
   package var networkChanges: [(time: Double, network: NetworkKind)] {
     Array(zip(netTimes, netKinds)).map { (time: $0.0, network: $0.1) }

@@ -73,7 +73,7 @@ extension ReplayEngine {
 
   /// Works out lane `j`'s fetch starting at `s`: its completion, failure,
   /// bytes and energy, and puts it on the device radio.
-  /// `budget` replaces ``WorldParameters/fetchBudgetS`` for this fetch.
+  /// `budget` replaces ``FetchExchange/fetchBudgetS`` for this fetch.
   mutating func plan(_ j: Int, start s: Double, completion forced: Double?, budget: Double? = nil) -> InFlight {
     let seg = u.networkIndex(at: s, hint: &netHint)
     let net = u.netKinds[seg]

@@ -12,7 +12,7 @@ extension ReplayEngine {
   ///   fetch ends no earlier than it starts.
   /// - Radio: no fetch in flight; each interface's list of device fetches
   ///   sorted by start.
-  /// - Budgets: no fetch runs longer than ``WorldParameters/fetchBudgetS``
+  /// - Budgets: no fetch runs longer than ``FetchExchange/fetchBudgetS``
   ///   (or the longest budget a policy asked for);
   ///   the fetch energy since the last battery sample is non-negative.
   /// - Charges: fetches = new data + no data + failed; the summary's energy

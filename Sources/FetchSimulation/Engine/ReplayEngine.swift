@@ -15,8 +15,7 @@ import FetchWorld
 /// `+Invariants`.
 struct ReplayEngine {
   let u: PreparedUser
-  /// The world's scalars the engine reads (a small value: a mutating
-  /// method reading a field of a stored `WorldParameters` copies all of it).
+  /// The pieces of the world the engine reads (``ReplayWorld``).
   let w: ReplayWorld
   let options: ReplayOptions
   /// The apps' lanes, in the order of `apps`.
@@ -26,7 +25,7 @@ struct ReplayEngine {
   /// The opens of the replayed apps, in time order (apps in lane order at equal times).
   let appOpens: [TraceEvent]
   /// Background radio activity (the user's sessions and other apps' wakes)
-  /// per interface; empty when ``WorldParameters/shareUserRadio`` is off.
+  /// per interface; empty when ``ReplaySwitches/shareUserRadio`` is off.
   let busy: [[BusyInterval]]
 
   // Device state.
