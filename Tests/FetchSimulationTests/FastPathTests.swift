@@ -75,12 +75,12 @@ struct FastPathTests {
       window.append((gap, new))
       if window.count > UpdateRateEvidence.capacity { window.removeFirst() }
       evidence.append(gap: gap, new: new)
-      let slow = IOSMinimumPolicy.estimateRate(window, prior: 1.0 / 3600, from: estimate, maxSteps: 1)
+      let slow = UpdateRateEvidence.estimateRate(window, prior: 1.0 / 3600, from: estimate, maxSteps: 1)
       estimate = evidence.estimate(prior: 1.0 / 3600, from: estimate)
       #expect(abs(estimate / slow - 1) < 1e-12, "observation \(k)")
     }
     // One step a time tracks the fully converged mode.
-    let mode = IOSMinimumPolicy.estimateRate(window, prior: 1.0 / 3600)
+    let mode = UpdateRateEvidence.estimateRate(window, prior: 1.0 / 3600)
     #expect(abs(estimate / mode - 1) < 1e-4)
   }
 

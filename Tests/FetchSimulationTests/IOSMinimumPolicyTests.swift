@@ -37,9 +37,9 @@ struct IOSMinimumPolicyTests {
       let gap = 300 + rng.uniform() * 7200
       ev.append((gap, rng.uniform() < -expm1(-lambda * gap)))
     }
-    let est = IOSMinimumPolicy.estimateRate(ev, prior: 1.0 / 3600)
+    let est = UpdateRateEvidence.estimateRate(ev, prior: 1.0 / 3600)
     #expect(abs(est / lambda - 1) < 0.1, "estimate \(est * 3600)/h")
-    #expect(abs(IOSMinimumPolicy.estimateRate([], prior: 1.0 / 3600) * 3600 - 1) < 1e-6)
+    #expect(abs(UpdateRateEvidence.estimateRate([], prior: 1.0 / 3600) * 3600 - 1) < 1e-6)
   }
 
   /// A week-long user who opens app "a" every evening and uses other apps
@@ -241,7 +241,7 @@ struct IOSMinimumPolicyTests {
     #expect(p.checksPassedOver == 23)
     // No later than a due refit, nor past local midnight.
     p = policy(lastLaunch: ten)
-    p.nextRefit = ten + 1000
+    p.habit.nextRefit = ten + 1000
     #expect(p.nextCheck(after: ten, fetchPending: false) == ten + 1200)
     p = policy(lastLaunch: late)
     #expect(p.nextCheck(after: late, fetchPending: false) == late + 3600)
@@ -272,6 +272,8 @@ struct IOSMinimumPolicyTests {
     let shared = TrainingPacing()
     for app in Int32(0)..<Int32(t.apps.count) {
       #expect(shared.pace(train, app: app) == UsagePacing.pacing(training: train, app: app))
+      #expect(UsagePacing.pacing(training: train, app: app, shared: shared) == alone(train, app))
+      #expect(UsagePacing.pacing(training: train, app: app, shared: nil) == alone(train, app))
       #expect(UsagePacing.pacing(training: train, app: app) == alone(train, app))
     }
     #expect(UsagePacing.pacing(training: train, app: -1) == alone(train, -1))

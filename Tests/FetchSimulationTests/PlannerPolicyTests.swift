@@ -429,7 +429,7 @@ struct PlannerPolicyTests {
     }
     // The default starts the day at the quiet hour of the pacing.
     let q = PlannerPolicy(params: PlannerParameters(), world: IMPPolicyTests.world, training: train, app: 0, population: nil)
-    #expect(q.budget.dayStartHour == PlannerBudget.quietHour(q.habit.pace))
+    #expect(q.budget.dayStartHour == PlannerBudget.quietHour(UsagePacing.pacing(training: train, app: 0)))
   }
 
   /// Two weeks on LTE of a user who sleeps from about 22:00 to 07:40: the

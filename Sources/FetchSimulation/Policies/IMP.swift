@@ -118,30 +118,20 @@ package struct IMPPolicy: FetchPolicy {
   let params: IMPParameters
   /// The radios, the exchange and the CPU a launch is priced on.
   let launch: LaunchPricing
-  /// ``WorldParameters/refreshesAtOpen``.
-  let refreshesAtOpen: Bool
-  let habit: HabitModel
-  var clock: LocalClock
+  /// The habit model (never refitted), the recency, the last sync and the
+  /// update-rate estimate (its clock is this scheduler's).
+  var habit: HabitTracker
   /// Cumulative share of the app's training opens by the end of each local hour.
   let pace: [Double]
   let energyBudgetJ: Double
   let dataBudgetBytes: Double
   let logPriceBounds: (energy: ClosedRange<Double>, data: ClosedRange<Double>)
-  var lastAppOpen = -Double.infinity
-  var lastAnyOpen = -Double.infinity
-  var lastSync: Double
   /// The day's spending: the device's at `replay.scope=device` (shared by
   /// its apps' IMP instances), else the app's own.
   let spending: IMPSpending
   /// Local day in which the fetch in flight started; one that finishes
   /// after midnight is not charged to the new day.
   var launchDay = Int.min
-  /// Update-rate evidence from the last fetches.
-  var evidence = UpdateRateEvidence()
-  var rateEstimate: Double
-  var pendingGap = 0.0
-  /// The habit model's intensities at the last decisions' points.
-  var openMemo = HabitOpenMemo()
   /// Whether a decision skips the habit model when even P(open) = 1 would
   /// not pay (exact; false, for tests, asks it every time).
   package var skipsHopeless = true
@@ -173,11 +163,10 @@ package struct IMPPolicy: FetchPolicy {
       "IMP needs a positive decision period and positive, finite initial prices")
     self.params = params
     launch = LaunchPricing(world)
-    refreshesAtOpen = world.refreshesAtOpen
-    habit = fitter.fit(training, app: app, population: population, fits: fits)
-    (lastAnyOpen, lastAppOpen) = OpenHistory.lastOpens(training, app: app)
-    clock = LocalClock(training.timeZone)
-    pace = pacing?.pace(training, app: app) ?? UsagePacing.pacing(training: training, app: app)
+    habit = HabitTracker(
+      training: training, app: app, population: population, fitter: fitter, fits: fits, refitHour: 24,
+      priorUpdatesPerHour: params.priorUpdatesPerHour, refreshesAtOpen: world.refreshesAtOpen, sharesOpens: false)
+    pace = UsagePacing.pacing(training: training, app: app, shared: pacing)
     energyBudgetJ = params.energyBudgetPctPerDay / 100 * launch.device.batteryCapacityJ
     dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
     let r = log(max(1, params.priceRange))
@@ -190,13 +179,11 @@ package struct IMPPolicy: FetchPolicy {
       spending.logDataBase = d0
     }
     spending.paces.append(pace)
-    lastSync = training.end
-    rateEstimate = params.priorUpdatesPerHour / 3600
   }
 
   /// Share of the day's budget the pace allows by local time `t`, in [0, 1].
   mutating func pacedShare(at t: Double) -> Double {
-    let h = clock.hourOfDay(t)
+    let h = habit.clock.hourOfDay(t)
     // The device's pace: the mean of its IMP apps' usage profiles (one app
     // at replay.scope=app).
     var usage = 0.0
@@ -208,7 +195,7 @@ package struct IMPPolicy: FetchPolicy {
 
   /// Starts a new local day's budgets when `t` is in a later day.
   mutating func rollDay(at t: Double) {
-    let d = Int((clock.local(t) / 86_400).rounded(.down))
+    let d = Int((habit.clock.local(t) / 86_400).rounded(.down))
     if d != spending.day {
       spending.day = d
       spending.energyJ = 0
@@ -255,9 +242,8 @@ package struct IMPPolicy: FetchPolicy {
   func clamp(_ x: Double, _ r: ClosedRange<Double>) -> Double { min(r.upperBound, max(r.lowerBound, x)) }
 
   package mutating func start(_ ctx: inout PolicyContext) {
-    lastSync = max(lastSync, ctx.now)
+    habit.start(&ctx, firstCheckAfter: params.checkIntervalS)
     rollDay(at: ctx.now)
-    ctx.setTimer(at: ctx.now + params.checkIntervalS)
   }
 
   package mutating func timerFired(_ ctx: inout PolicyContext) {
@@ -268,13 +254,7 @@ package struct IMPPolicy: FetchPolicy {
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
-    if event.kind == .open {
-      lastAnyOpen = event.time
-      if event.app == ctx.app {
-        lastAppOpen = event.time
-        if refreshesAtOpen { lastSync = event.time }
-      }
-    }
+    habit.record(event, app: ctx.app)
     if isDecisionOpportunity(event, ctx) { decide(&ctx) }
   }
 
@@ -284,19 +264,7 @@ package struct IMPPolicy: FetchPolicy {
       spending.energyJ += outcome.batteryEnergyJ
       if outcome.network.isCellular { spending.cellularBytes += outcome.bytes }
     }
-    switch outcome.result {
-    case .newData:
-      evidence.append(gap: pendingGap, new: true)
-      lastSync = outcome.end
-    case .noData:
-      evidence.append(gap: pendingGap, new: false)
-      lastSync = outcome.end
-    case .failed:
-      break
-    }
-    if outcome.result != .failed {
-      rateEstimate = evidence.estimate(prior: params.priorUpdatesPerHour / 3600, from: rateEstimate)
-    }
+    habit.learn(from: outcome)
   }
 
   /// Expected response bytes given P(new).
@@ -308,8 +276,8 @@ package struct IMPPolicy: FetchPolicy {
     let t = ctx.now
     rollDay(at: t)
     guard !ctx.fetchInFlight, let radio = launch.radios.radio(for: ctx.network) else { return }
-    let since = max(0, t - lastSync)
-    let pNew = -expm1(-rateEstimate * since)
+    let since = max(0, t - habit.lastSync)
+    let pNew = -expm1(-habit.rateEstimate * since)
     let bytes = expectedBytes(pNew: pNew)
     let down = bytes - launch.fetch.requestBytes
     let x = radio.transferTime(downBytes: down, upBytes: launch.fetch.requestBytes)
@@ -329,12 +297,10 @@ package struct IMPPolicy: FetchPolicy {
     // ≥ 0, rounding is monotone): at or below the cost, no need to ask the
     // habit model.
     if skipsHopeless && params.valueJ >= 0 && !(pNew * params.valueJ > cost) { return }
-    let pOpen = openMemo.probabilityOfOpen(
-      habit, within: params.horizonS, from: t, clock: &clock,
-      recency: Recency(sinceAppOpenS: t - lastAppOpen, sinceAnyOpenS: t - lastAnyOpen))
+    let pOpen = habit.probabilityOfOpen(at: t, within: params.horizonS)
     let benefit = pOpen * pNew * params.valueJ
     guard benefit > cost else { return }
-    pendingGap = since
+    habit.launched(at: t)
     launchDay = spending.day
     ctx.requestFetch()
   }

@@ -134,36 +134,12 @@ package struct IOSMinimumPolicy: FetchPolicy {
   let params: IOSMinimumParameters
   /// The radios, the exchange and the CPU a launch is priced on.
   let launch: LaunchPricing
-  /// ``WorldParameters/refreshesAtOpen``.
-  let refreshesAtOpen: Bool
   /// `launch.device.batteryCapacityJ`, kept for the budget gate.
   let batteryCapacityJ: Double
-  let fitter: HabitFitter
-  let population: HabitModel?
-  /// Fits shared with the run's other learning policies (nil: fit alone).
-  let fits: HabitFitCache?
-  var habit: HabitModel
-  var clock: LocalClock
-  /// The trace before the replay (shared with the other policies, not copied).
-  let training: UserTrace
-  /// Opens seen in the replay, in order, and the time of the last.
-  var seenOpens: [TraceEvent] = []
-  var seenEnd: Double
-  /// Opens seen so far (training part and the replay), for nightly refits:
-  /// the training trace with the opens seen since.
-  ///
-  /// - Complexity: O(training events + opens seen): a copy, made only for
-  ///   fits the shared cache's design tables do not cover.
-  var history: UserTrace {
-    var h = training
-    h.events.append(contentsOf: seenOpens)
-    h.end = seenEnd
-    return h
-  }
-  var lastAppOpen = -Double.infinity
-  var lastAnyOpen = -Double.infinity
+  /// The habit model and its nightly refits, the open history, the last
+  /// sync and the update-rate estimate (its clock is this scheduler's).
+  var habit: HabitTracker
   var lastLaunch = -Double.infinity
-  var lastSync: Double
   var credit = 1.0
   var day = Int.min
   var energyToday = 0.0
@@ -175,23 +151,8 @@ package struct IOSMinimumPolicy: FetchPolicy {
   let dataBudget: DataBudget
   /// The device's shared budgets (nil: this app's own, above).
   let ledger: DeviceBudgetLedger?
-  var nextRefit = Double.infinity
-  /// End of the training window when the habit model was fitted on it
-  /// through `fits`: nightly refits are then the cache's fast refits from
-  /// that fit (``HabitFitCache/refit(_:base:prior:fitter:)``); nil: full
-  /// refits warm-started from the current model.
-  var refitBase: Double?
-  /// The habit model's intensities at the last checks' points (reset at each refit).
-  var openMemo = HabitOpenMemo()
-  /// The current fit's open probabilities, shared with the other Minimum
-  /// settings replayed with `fits` (nil: not shared).
-  var sharedOpens: SharedOpenProbabilities?
   /// Cumulative share of the app's opens by the end of each local hour.
   let pace: [Double]
-  /// Update-rate evidence from the last fetches.
-  var evidence = UpdateRateEvidence()
-  var rateEstimate: Double
-  var pendingGap = 0.0
   /// Decisions, when `logDecisions` is on.
   package private(set) var decisions: [IOSMinimumDecision] = []
   package var logDecisions = false
@@ -215,16 +176,10 @@ package struct IOSMinimumPolicy: FetchPolicy {
     population: HabitModel?, fitter: HabitFitter = HabitFitter(), fits: HabitFitCache? = nil,
     ledger: DeviceBudgetLedger? = nil, pacing: TrainingPacing? = nil
   ) {
-    let habit = fitter.fit(training, app: app, population: population, fits: fits)
-    let last = OpenHistory.lastOpens(training, app: app)
-    self.init(
-      params: params, world: world, habit: habit, history: training, app: app, population: population,
-      lastAppOpen: last.app, lastAnyOpen: last.any, fitter: fitter, fits: fits, ledger: ledger, pacing: pacing)
-    if let fits {
-      refitBase = training.end
-      sharedOpens = fits.openProbabilities(
-        user: training.user, app: app, from: training.start, to: training.end, base: training.end, fitter: fitter)
-    }
+    let habit = HabitTracker(
+      training: training, app: app, population: population, fitter: fitter, fits: fits, refitHour: params.refitHour,
+      priorUpdatesPerHour: params.priorUpdatesPerHour, refreshesAtOpen: world.refreshesAtOpen)
+    self.init(params: params, world: world, habit: habit, app: app, ledger: ledger, pacing: pacing)
   }
 
   /// A scheduler that starts from an already fitted habit model (e.g. from
@@ -232,44 +187,36 @@ package struct IOSMinimumPolicy: FetchPolicy {
   /// holds what nightly refits learn from (it may have no events).
   package init(
     params: IOSMinimumParameters, world: WorldParameters, habit: HabitModel, history: UserTrace, app: Int32,
-    population: HabitModel?, lastAppOpen: Double, lastAnyOpen: Double, fitter: HabitFitter = HabitFitter(),
-    fits: HabitFitCache? = nil, ledger: DeviceBudgetLedger? = nil, pacing: TrainingPacing? = nil
+    population: HabitModel?, lastAppOpen: Double, lastAnyOpen: Double
   ) {
-    self.fits = fits
+    let tracker = HabitTracker(
+      model: habit, history: history, population: population, lastAppOpen: lastAppOpen, lastAnyOpen: lastAnyOpen,
+      refitHour: params.refitHour, priorUpdatesPerHour: params.priorUpdatesPerHour,
+      refreshesAtOpen: world.refreshesAtOpen)
+    self.init(params: params, world: world, habit: tracker, app: app, ledger: nil, pacing: nil)
+  }
+
+  /// A scheduler deciding from `habit`, its budgets paced by `app`'s opens
+  /// in the tracker's training window.
+  init(
+    params: IOSMinimumParameters, world: WorldParameters, habit: HabitTracker, app: Int32,
+    ledger: DeviceBudgetLedger?, pacing: TrainingPacing?
+  ) {
     self.ledger = ledger
     self.params = params
     launch = LaunchPricing(world)
-    refreshesAtOpen = world.refreshesAtOpen
     batteryCapacityJ = launch.device.batteryCapacityJ
-    self.fitter = fitter
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
-    self.population = population
     self.habit = habit
-    training = history
-    seenEnd = history.end
-    clock = LocalClock(history.timeZone)
-    self.lastAppOpen = lastAppOpen
-    self.lastAnyOpen = lastAnyOpen
-    lastSync = history.end
-    rateEstimate = params.priorUpdatesPerHour / 3600
-    pace = pacing?.pace(history, app: app) ?? UsagePacing.pacing(training: history, app: app)
-  }
-
-  /// The habit model currently in use.
-  package var habitModel: HabitModel { habit }
-
-  func recency(at t: Double) -> Recency {
-    Recency(sinceAppOpenS: t - lastAppOpen, sinceAnyOpenS: t - lastAnyOpen)
+    pace = UsagePacing.pacing(training: habit.training, app: app, shared: pacing)
   }
 
   package mutating func start(_ ctx: inout PolicyContext) {
-    lastSync = max(lastSync, ctx.now)
-    scheduleRefit(after: ctx.now)
-    ctx.setTimer(at: ctx.now + params.checkIntervalS)
+    habit.start(&ctx, firstCheckAfter: params.checkIntervalS)
   }
 
   package mutating func timerFired(_ ctx: inout PolicyContext) {
-    refitIfDue(&ctx)
+    habit.refitIfDue(at: ctx.now, app: ctx.app)
     decide(&ctx)
     ctx.setTimer(at: nextCheck(after: ctx.now, fetchPending: ctx.fetchInFlight || ctx.request != nil))
   }
@@ -281,7 +228,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
   /// passed over when it falls on the same local day as `t` (so it rolls no
   /// day's budgets, this app's or the device's), before the time zone's
   /// next change of offset (``LocalClock/offsetSpan(at:)``), before the
-  /// next refit (``refitIfDue(_:)`` runs at the check it was due by), and
+  /// next refit (``HabitTracker/refitIfDue(at:app:)`` runs at the check it was due by), and
   /// either within ``IOSMinimumParameters/minSpacingS`` of the last launch,
   /// or, with no fetch of this app pending (whose outcome changes the
   /// credit), past the day's released energy or launch budget
@@ -299,8 +246,8 @@ package struct IOSMinimumPolicy: FetchPolicy {
     var next = t + params.checkIntervalS
     guard passesOverGatedChecks && !logDecisions else { return next }
     // The offset holds until `until`: there `clock.local(next)` is `next + offset`.
-    let (offset, until) = clock.offsetSpan(at: t)
-    let stop = min(nextRefit, until)
+    let (offset, until) = habit.clock.offsetSpan(at: t)
+    let stop = min(habit.nextRefit, until)
     while next < stop {
       let local = next + offset
       let d = Int((local / 86_400).rounded(.down))
@@ -322,15 +269,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
   /// syncs); returns whether it is an opportunity to decide (another app's
   /// open, a wake, plugging in, joining WiFi).
   mutating func record(_ event: TraceEvent, _ ctx: PolicyContext) -> Bool {
-    if event.kind == .open {
-      seenOpens.append(event)
-      seenEnd = event.time
-      lastAnyOpen = event.time
-      if event.app == ctx.app {
-        lastAppOpen = event.time
-        if refreshesAtOpen { lastSync = event.time }
-      }
-    }
+    habit.record(event, app: ctx.app)
     return isDecisionOpportunity(event, ctx)
   }
 
@@ -342,28 +281,19 @@ package struct IOSMinimumPolicy: FetchPolicy {
       if outcome.network.isCellular { ledger.cellularThisMonth += outcome.bytes }
     }
     switch outcome.result {
-    case .newData:
-      credit *= params.newDataFactor
-      evidence.append(gap: pendingGap, new: true)
-      lastSync = outcome.end
-    case .noData:
-      credit *= params.noDataFactor
-      evidence.append(gap: pendingGap, new: false)
-      lastSync = outcome.end
-    case .failed:
-      credit *= params.failedFactor
+    case .newData: credit *= params.newDataFactor
+    case .noData: credit *= params.noDataFactor
+    case .failed: credit *= params.failedFactor
     }
     if outcome.end - outcome.start > launch.fetch.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
     credit = min(2, max(0.25, credit))
-    if outcome.result != .failed {
-      rateEstimate = evidence.estimate(prior: params.priorUpdatesPerHour / 3600, from: rateEstimate)
-    }
+    habit.learn(from: outcome)
   }
 
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
     // Local day and month for the budgets.
-    let local = clock.local(t)
+    let local = habit.clock.local(t)
     let d = Int((local / 86_400).rounded(.down))
     if d != day {
       day = d
@@ -397,15 +327,15 @@ package struct IOSMinimumPolicy: FetchPolicy {
     let expectedBytes = launch.fetch.requestBytes + launch.fetch.newDataMedianBytes
     if ctx.network.isCellular,
       !dataBudget.permits(
-        bytes: expectedBytes, at: t, clock: &clock, spentThisMonth: ledger?.cellularThisMonth ?? cellularThisMonth)
+        bytes: expectedBytes, at: t, clock: &habit.clock, spentThisMonth: ledger?.cellularThisMonth ?? cellularThisMonth)
     {
       decision.factor = .dataBudget
       return
     }
-    let since = max(0, t - lastSync)
-    decision.pNew = -expm1(-rateEstimate * since)
+    let since = max(0, t - habit.lastSync)
+    decision.pNew = -expm1(-habit.rateEstimate * since)
     // E[(t − X)⁺] for the first update X after the last sync, X − sync ~ Exp(λ̂).
-    decision.expectedAgeS = max(0, since - decision.pNew / rateEstimate)
+    decision.expectedAgeS = max(0, since - decision.pNew / habit.rateEstimate)
     let value = decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour
     let radio = launch.radios.radio(for: ctx.network)!
     var cost = launch.energyJ(
@@ -425,7 +355,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     // for value ≥ 0 (rounding is monotone): below the cost, the habit model
     // need not be asked.
     if !logDecisions && value >= 0 && !(credit * value >= decision.costJ) { return }
-    decision.pOpen = probabilityOfOpen(at: t)
+    decision.pOpen = habit.probabilityOfOpen(at: t, within: params.horizonS)
     decision.benefitJ = decision.pOpen * credit * value
     guard decision.benefitJ >= decision.costJ else { return }
     decision.launched = true
@@ -433,7 +363,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     lastLaunch = t
     launchesToday += 1
     ledger?.launchesToday += 1
-    pendingGap = t - lastSync
+    habit.launched(at: t)
     ctx.requestFetch()
   }
 }

@@ -34,8 +34,8 @@ package struct PlannerDecision: Sendable, Equatable {
 ///
 /// 1. **When will the app be opened?** The habit model (ios-minimum's: the
 ///    same fit, shrunk toward the population, refitted nightly; kept in a
-///    ``IOSMinimumPolicy`` value) gives the intensity in each bin assuming no
-///    open before it, hence the distribution of the next open.
+///    ``HabitTracker``) gives the intensity in each bin assuming no open
+///    before it, hence the distribution of the next open.
 /// 2. **What is a fetch worth?** For a fetch at candidate time s and an
 ///    open at o ≥ s, the gain is U(o − s) − U(o − last sync), with U the
 ///    expected `fresh · P(fresh) − age weight · E[age]` under the learned
@@ -65,10 +65,9 @@ package struct PlannerPolicy: FetchPolicy {
   let params: PlannerParameters
   /// The radios, the exchange and the CPU a launch is priced on.
   let launch: LaunchPricing
-  /// ios-minimum's habit machinery: the habit model and its nightly refits,
-  /// the open history and recency, the update-rate estimate, the last sync
-  /// and the pacing of budgets by the user's opens by hour.
-  var habit: IOSMinimumPolicy
+  /// The habit model and its nightly refits, the open history and recency,
+  /// the update-rate estimate and the last sync.
+  var habit: HabitTracker
   /// The generator's truth in place of the habit model and the learned
   /// update rate (`models=true`), nil for the learned planner.
   let truth: PlannerTruth?
@@ -114,12 +113,10 @@ package struct PlannerPolicy: FetchPolicy {
     budget: PlannerBudget? = nil, truth: PlannerTruth? = nil
   ) {
     self.truth = truth
-    var mp = IOSMinimumParameters()
-    mp.checkIntervalS = params.checkIntervalS
-    mp.refitHour = params.refitHour
-    mp.priorUpdatesPerHour = params.priorUpdatesPerHour
-    habit = IOSMinimumPolicy(
-      params: mp, world: world, training: training, app: app, population: population, fits: fits, pacing: pacing)
+    // The planner reads the model's intensities, never probabilityOfOpen: no shared probabilities.
+    habit = HabitTracker(
+      training: training, app: app, population: population, fits: fits, refitHour: params.refitHour,
+      priorUpdatesPerHour: params.priorUpdatesPerHour, refreshesAtOpen: world.refreshesAtOpen, sharesOpens: false)
     // Room for two decisions' look-ahead points, one slot per step.
     let bins = max(1, Int((params.horizonS / params.stepS).rounded(.down)))
     habit.openMemo = HabitOpenMemo(slots: 2 * bins, quantum: params.stepS)
@@ -133,7 +130,7 @@ package struct PlannerPolicy: FetchPolicy {
     transitions = TransitionModel(training, app: app, window: params.pairWindowS)
     clock = LocalClock(training.timeZone)
     self.budget = budget ?? PlannerBudget(params: params, training: training)
-    self.budget.join(app, appPace: habit.pace)
+    self.budget.join(app, appPace: UsagePacing.pacing(training: training, app: app, shared: pacing))
   }
 
   /// The device models of the training window (WiFi, offline, plugged),
@@ -149,28 +146,25 @@ package struct PlannerPolicy: FetchPolicy {
     return try? DeviceModels.fitUser(points, population: population ?? DeviceModels(), options: options)
   }
 
-  /// The habit model currently in use.
-  package var habitModel: HabitModel { habit.habit }
-
   package mutating func start(_ ctx: inout PolicyContext) {
-    habit.start(&ctx)
+    habit.start(&ctx, firstCheckAfter: params.checkIntervalS)
   }
 
   package mutating func timerFired(_ ctx: inout PolicyContext) {
-    habit.refitIfDue(&ctx)
+    habit.refitIfDue(at: ctx.now, app: ctx.app)
     decide(&ctx)
     ctx.setTimer(at: ctx.now + params.checkIntervalS)
   }
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
-    let opportunity = habit.record(event, ctx)
+    habit.record(event, app: ctx.app)
     if event.kind == .open && event.app != ctx.app { otherOpen = (event.app, event.time) }
     outlook?.observe(event)
-    if opportunity { decide(&ctx) }
+    if isDecisionOpportunity(event, ctx) { decide(&ctx) }
   }
 
   package mutating func fetchFinished(_ outcome: FetchOutcome, _ ctx: inout PolicyContext) {
-    habit.fetchFinished(outcome, &ctx)
+    habit.learn(from: outcome)
     budget.finish(estimate: launchEstimate, energyJ: outcome.batteryEnergyJ)
   }
 
@@ -194,7 +188,7 @@ package struct PlannerPolicy: FetchPolicy {
     decision.factor = .launched
     lastLaunch = t
     budget.launch(estimate: launchEstimate)
-    habit.pendingGap = t - habit.lastSync
+    habit.launched(at: t)
     ctx.requestFetch()
   }
 }
@@ -320,7 +314,7 @@ extension PlannerPolicy {
       let mid = (Double(j) + 0.5) * step
       rho[j] =
         if let truth { truth.openIntensity(at: t + mid) } else {
-          habit.openMemo.intensity(habit.habit, at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
+          habit.openMemo.intensity(habit.model, at: t + mid, clock: &habit.clock, recency: recency.advanced(by: mid))
         }
       survivals[j] = survivalMemo.survival(rho[j], step: step)
       base[j] = utilityMemo.utility(

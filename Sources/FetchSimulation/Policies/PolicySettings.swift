@@ -113,7 +113,7 @@ package struct SettingKey<P>: @unchecked Sendable {
 extension SettingKey {
   /// `refit_hour`: local hour of the nightly habit-model refit, 0–24 (24:
   /// never); the same setting in every scheduler that keeps its habit
-  /// model through ``IOSMinimumPolicy``.
+  /// model in a ``HabitTracker``.
   static func refitHour(_ path: WritableKeyPath<P, Double>) -> SettingKey {
     SettingKey("refit_hour", path, max: 24, help: "local hour of the nightly habit-model refit (24: never)")
   }

@@ -4,18 +4,22 @@ import FetchSupport
 /// A decimal option value (``DecimalText``: no hexadecimal, `inf` or
 /// `nan`), for `@Option(transform:)`; `name` is the option, for the error.
 func decimalArgument(_ text: String, _ name: String) throws -> Double {
-  guard let x = DecimalText.finite(text) else {
-    throw ValidationError("\(name): expected a decimal number such as 0.75, found '\(text.prefix(40))'")
-  }
-  return x
+  try numberArgument(text, name, expected: "a decimal number such as 0.75") { DecimalText.finite($0) }
 }
 
 /// A duration option value (``DurationText``: `90`, `90s`, `15m`, `1h30m`;
 /// a bare number is seconds), for `@Option(transform:)`.
 func durationArgument(_ text: String, _ name: String) throws -> Double {
-  guard let x = DurationText.parse(text) else {
-    throw ValidationError("\(name): expected a duration such as 1800, 30m or 1h30m, found '\(text.prefix(40))'")
-  }
+  try numberArgument(text, name, expected: "a duration such as 1800, 30m or 1h30m") { DurationText.parse($0) }
+}
+
+/// `parse(text)`, or an error naming the option `name`, what it `expected`
+/// and the start of what it found (at most 40 characters: a stray file
+/// name or paste stays readable).
+private func numberArgument(
+  _ text: String, _ name: String, expected: String, _ parse: (String) -> Double?
+) throws -> Double {
+  guard let x = parse(text) else { throw ValidationError("\(name): expected \(expected), found '\(text.prefix(40))'") }
   return x
 }
 

@@ -12,6 +12,12 @@ package enum UsagePacing {
     pacing(training: training, apps: [app])[0]
   }
 
+  /// ``pacing(training:app:)``, read from `shared` (the pacing of every
+  /// app of the training window, the same bits) when given.
+  static func pacing(training: UserTrace, app: Int32, shared: TrainingPacing?) -> [Double] {
+    shared?.pace(training, app: app) ?? pacing(training: training, app: app)
+  }
+
   /// ``pacing(training:app:)`` of each of `apps`, in one pass over the
   /// training events (each app's counts summed in event order, so the
   /// same bits as one app's pass).

@@ -1,9 +1,10 @@
 import Foundation
 
-/// The fetch outcomes that inform an update-rate estimate: the last
-/// ``capacity`` (gap since the last sync, NewData or not) pairs, kept as the
-/// NewData gaps in order and the running total of the NoData gaps, so that an
-/// estimate costs O(NewData entries) and adding one costs O(1) amortised.
+/// The fetch outcomes that inform an update-rate estimate (``HabitTracker``):
+/// the last ``capacity`` (gap since the last sync, NewData or not) pairs,
+/// kept as the NewData gaps in order and the running total of the NoData
+/// gaps, so that an estimate costs O(NewData entries) and adding one costs
+/// O(1) amortised.
 struct UpdateRateEvidence {
   /// Observations kept, the most recent.
   static let capacity = 256
@@ -50,18 +51,18 @@ struct UpdateRateEvidence {
     }
   }
 
-  /// One Newton step of ``IOSMinimumPolicy/estimateRate(_:prior:from:maxSteps:)``
+  /// One Newton step of ``estimateRate(_:prior:from:maxSteps:)``
   /// from `start`: the policies re-estimate after every fetch, and one step
   /// per new observation tracks the mode (its error is squared at each step,
   /// ≈ 10⁻⁵ relative with 256 observations) at a third of the cost of
   /// iterating to convergence.
   func estimate(prior: Double, from start: Double) -> Double {
-    IOSMinimumPolicy.estimateRate(
+    Self.estimateRate(
       newGaps: newGaps[newStart...], noDataGap: noDataGap, prior: prior, from: start, maxSteps: 1)
   }
 }
 
-extension IOSMinimumPolicy {
+extension UpdateRateEvidence {
   /// Posterior mode of a Poisson update rate from censored observations: a
   /// fetch `gap` seconds after the last sync returns NewData with probability
   /// 1 − e^(−λ·gap). Gamma(2, 1/prior) prior; Newton steps on log λ from
