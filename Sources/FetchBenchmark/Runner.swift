@@ -267,12 +267,12 @@ package func checkReplayBudget(
   let selected = config.apps.select(in: u)
   for app in selected {
     let name = u.apps[Int(app)]
-    let updates = config.world.contentSource == .trace ? 0 : config.world.updateRate(app: name) * w
+    let updates = config.world.content.source == .trace ? 0 : config.world.content.updateRate(app: name) * w
     guard updates <= cap else {
-      let rate = config.world.appRatePerHour[name] != nil ? "content.app_rate_per_hour.\(name)" : "content.rate_per_hour"
+      let rate = config.world.content.appRatePerHour[name] != nil ? "content.app_rate_per_hour.\(name)" : "content.rate_per_hour"
       throw fail(
         "about \(ResourceLimits.countText(updates)) content updates of app '\(name)' in its \(CSV.number(days, decimals: 1))-day "
-          + "window (\(rate) = \(CSV.number(config.world.updateRate(app: name) * 3600))/h), over \(limitText)")
+          + "window (\(rate) = \(CSV.number(config.world.content.updateRate(app: name) * 3600))/h), over \(limitText)")
     }
     maxUpdates = max(maxUpdates, updates)
   }
@@ -468,7 +468,7 @@ package struct PreparedReplay: Sendable {
     apps = config.apps.select(in: trace)
     coverage = UserCoverage(trace: trace, scored: test, selected: apps)
     user = PreparedUser(
-      trace: test, world: config.world, apps: config.world.replayScope == .device ? apps : [], modelled: apps,
+      trace: test, world: config.world, apps: config.world.replay.scope == .device ? apps : [], modelled: apps,
       seed: config.seed)
     contents = apps.map { ContentTimeline(trace: test, app: $0, world: config.world, seed: config.seed) }
     let fits = HabitFitCache(trace: trace, sharesOpenProbabilities: PolicySpec.sharesOpenProbabilities(config.policies))
@@ -478,12 +478,12 @@ package struct PreparedReplay: Sendable {
   }
 
   /// The replays of every selected app under `policies`, at the world's
-  /// ``WorldParameters/replayScope``.
+  /// ``ReplaySwitches/scope``.
   package func replay(_ policies: [PolicySpec], _ config: RunConfiguration) -> UserResult {
     guard !apps.isEmpty else { return UserResult(trace: user.trace, apps: apps, replays: [], coverage: coverage) }
     let devices = policies.map {
       $0.replay(
-        user: user, apps: apps, contents: contents, scope: config.world.replayScope, seed: config.seed,
+        user: user, apps: apps, contents: contents, scope: config.world.replay.scope, seed: config.seed,
         recordEvents: config.recordEvents, learning: $0.learns ? learning : nil)
     }
     let replays = apps.indices.map { a in devices.map { $0.apps[a] } }

@@ -168,7 +168,7 @@ public struct PolicyContext: Sendable {
 
   /// Asks for a background fetch starting now that must finish within
   /// `seconds` of background time (a location wake's ~10 s, a background
-  /// task's minutes) instead of ``WorldParameters/fetchBudgetS``: a fetch
+  /// task's minutes) instead of ``FetchExchange/fetchBudgetS``: a fetch
   /// still running then is cut (failure `budget`).
   package mutating func requestFetch(withinS seconds: Double) {
     request = .within(max(0, seconds))

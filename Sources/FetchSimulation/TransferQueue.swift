@@ -132,11 +132,11 @@ extension ReplayEngine {
       lanes[x.lane].summary.transferEnergyJ += c.energyJ
       lanes[x.lane].summary.energyJ += c.energyJ
       if c.network.isCellular {
-        lanes[x.lane].summary.transferCellularBytes += c.bytes + w.requestBytes
-        lanes[x.lane].summary.cellularBytes += c.bytes + w.requestBytes
+        lanes[x.lane].summary.transferCellularBytes += c.bytes + w.fetch.requestBytes
+        lanes[x.lane].summary.cellularBytes += c.bytes + w.fetch.requestBytes
       } else {
-        lanes[x.lane].summary.transferWifiBytes += c.bytes + w.requestBytes
-        lanes[x.lane].summary.wifiBytes += c.bytes + w.requestBytes
+        lanes[x.lane].summary.transferWifiBytes += c.bytes + w.fetch.requestBytes
+        lanes[x.lane].summary.wifiBytes += c.bytes + w.fetch.requestBytes
       }
       lanes[x.lane].summary.transferChunks += 1
       if options.recordEvents {
@@ -204,8 +204,8 @@ extension ReplayEngine {
     let under = promotionUnderWay(k, at: s, radio)
     let waiting = s >= under.from && s < under.to ? under.to - s : 0
     let promoS = max(radio.promotion(afterGap: quietGap(k, at: s)).timeS, waiting)
-    let x = radio.transferTime(downBytes: remaining, upBytes: w.requestBytes)
-    let downStart = s + promoS + x.up + w.serverLatencyS
+    let x = radio.transferTime(downBytes: remaining, upBytes: w.fetch.requestBytes)
+    let downStart = s + promoS + x.up + w.fetch.serverLatencyS
     var end = downStart + x.down
     var bytes = remaining
     var downS = x.down
@@ -217,7 +217,7 @@ extension ReplayEngine {
     let iv = BusyInterval(start: s, end: end)
     let radioJ = marginalEnergy(k, net, iv) + radio.throughputEnergy(downS: downS, upS: min(x.up, end - s))
     addOwn(k, iv, now: s)
-    let energy = w.cpuWakeEnergyJ + w.cpuActivePowerW * (end - s) + radioJ
+    let energy = w.device.cpuWakeEnergyJ + w.device.cpuActivePowerW * (end - s) + radioJ
     return TransferChunk(start: s, end: end, bytes: bytes, energyJ: energy, network: net)
   }
 }

@@ -31,7 +31,7 @@ public struct ContentTimeline: Sendable {
     // One pass over the events: the app's update rows (unless the content
     // is the model's) and its opens' times (for ``versionsAtOpens``).
     var openTimes: [Double] = []
-    let readsUpdates = world.contentSource != .model
+    let readsUpdates = world.content.source != .model
     for e in trace.events where e.app == app {
       if e.kind == .open {
         openTimes.append(e.time)
@@ -43,20 +43,20 @@ public struct ContentTimeline: Sendable {
     // A trace with `update` rows for the app decides for its whole window,
     // including a held-out part that holds none of them.
     let traceHasRows = !fromTrace.isEmpty || trace.splitUpdateApps.contains(app)
-    if world.contentSource == .trace || (world.contentSource == .auto && traceHasRows) {
+    if world.content.source == .trace || (world.content.source == .auto && traceHasRows) {
       updates = fromTrace
       self.fromTrace = true
     } else {
       itemBytes = []
       var rng = SplitMix64(seed: seed, keys: "content", trace.user, name)
       updates = ContentTimeline.sample(
-        rate: world.updateRate(app: name), model: world.contentModel, profile: world.diurnalProfile,
+        rate: world.content.updateRate(app: name), model: world.content.model, profile: world.content.diurnalProfile,
         from: trace.start, to: trace.end, timeZone: trace.timeZone, using: &rng)
       self.fromTrace = false
     }
     let sizeSeed = StableHash.combine(seed, StableHash.combine(StableHash.fnv1a(trace.user), StableHash.fnv1a(name)))
     var sizes = ContentTimeline.responseSizes(
-      versions: updates.count, seed: sizeSeed, medianBytes: world.newDataMedianBytes, sigma: world.newDataSigma)
+      versions: updates.count, seed: sizeSeed, medianBytes: world.fetch.newDataMedianBytes, sigma: world.fetch.newDataSigma)
     ContentTimeline.overrideSizes(&sizes, items: itemBytes)
     responseBytes = sizes
     var atOpens: [Int32] = []
@@ -75,7 +75,7 @@ public struct ContentTimeline: Sendable {
     self.updates = updates
     fromTrace = true
     var sizes = ContentTimeline.responseSizes(
-      versions: updates.count, seed: seed, medianBytes: world.newDataMedianBytes, sigma: world.newDataSigma)
+      versions: updates.count, seed: seed, medianBytes: world.fetch.newDataMedianBytes, sigma: world.fetch.newDataSigma)
     ContentTimeline.overrideSizes(&sizes, items: itemBytes)
     responseBytes = sizes
     versionsAtOpens = []

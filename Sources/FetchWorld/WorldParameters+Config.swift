@@ -72,7 +72,7 @@ extension WorldParameters {
       let v = p.value(in: self)
       return v == p.value(in: d) ? nil : "\(p.name)=\(v)"
     }
-    out += appRatePerHour.keys.sorted().map { "\(Self.appRatePrefix)\($0)=\(CSV.number(appRatePerHour[$0]!))" }
+    out += content.appRatePerHour.keys.sorted().map { "\(Self.appRatePrefix)\($0)=\(CSV.number(content.appRatePerHour[$0]!))" }
     return out
   }
 }

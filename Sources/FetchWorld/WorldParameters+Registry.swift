@@ -115,7 +115,7 @@ extension WorldParameters {
       }
     }
     let aro = "AT&T ARO lte.conf (V)"
-    radio("lte", \.lte, tailStages: ["tail"], [
+    radio("lte", \.radios.lte, tailStages: ["tail"], [
       "*": aro,
       "connected_w": aro + "; Huang et al. 2012 paper: 1.288 W (M)",
       "down_mbps": "Huang et al. MobiSys 2012 median LTE downlink (V abstract)",
@@ -123,7 +123,7 @@ extension WorldParameters {
       "tail_s": "ARO long-DRX 10 s + inactivity 0.1 s + short DRX ≈ 10.12 s (V); paper 11.576 s (M); carriers vary: sweep 5–15 s",
       "tail_w": "ARO tail base power (V)",
     ])
-    radio("3g", \.umts3g, tailStages: ["dch_tail", "fach_tail"], [
+    radio("3g", \.radios.umts3g, tailStages: ["dch_tail", "fach_tail"], [
       "promotion_s": "ARO i997 IDLE→DCH average (V; Qian et al. IMC 2010)",
       "promotion_w": "D: middle of the ARO promotion power range 0.30–0.65 W (V), below DCH power as a promotion's signalling is",
       "connected_w": "PowerTutor HTC Dream DCH 570 mW (V)",
@@ -138,51 +138,51 @@ extension WorldParameters {
       "fach_tail_promotion_w": "D: middle of the ARO promotion power range 0.30–0.65 W (V), below DCH power",
     ])
     let huangWiFi = "Huang et al. MobiSys 2012 WiFi model (M)"
-    radio("wifi", \.wifi, tailStages: ["tail"], [
+    radio("wifi", \.radios.wifi, tailStages: ["tail"], [
       "*": huangWiFi,
       "tail_s": huangWiFi + "; ARO WiFi tail 0.25 s agrees (V)",
       "down_mbps": "NV placeholder", "up_mbps": "NV placeholder",
     ])
     let nr = fiveGSources
-    radio("5g_nsa_low_band", \.nr5gNSALowBand, tailStages: ["tail"], nr.lowBand)
-    radio("5g_nsa_mmwave", \.nr5gNSAmmWave, tailStages: ["tail"], nr.mmWave)
-    radio("5g_sa", \.nr5gSA, tailStages: ["tail", "inactive"], nr.sa)
+    radio("5g_nsa_low_band", \.radios.nr5gNSALowBand, tailStages: ["tail"], nr.lowBand)
+    radio("5g_nsa_mmwave", \.radios.nr5gNSAmmWave, tailStages: ["tail"], nr.mmWave)
+    radio("5g_sa", \.radios.nr5gSA, tailStages: ["tail", "inactive"], nr.sa)
     let techs: [(String, NetworkKind)] = [("lte", .lte), ("3g", .umts3g), ("5g", .nr5g)]
-    r.append(.word("network.default_cellular", \.defaultCellular, techs, "choice (LTE is the common case)"))
-    r.append(.word("network.5g", \.fiveG, FiveGDeployment.allCases.map { ($0.rawValue, $0) },
+    r.append(.word("network.default_cellular", \.radios.defaultCellular, techs, "choice (LTE is the common case)"))
+    r.append(.word("network.5g", \.radios.fiveG, FiveGDeployment.allCases.map { ($0.rawValue, $0) },
                    "choice: the measured deployment the 5g network is (Narayanan et al., SIGCOMM 2021); NSA low-band, the most widespread"))
-    r.append(.word("network.default", \.defaultNetwork, NetworkKind.allCases.map { ($0.description, $0) },
+    r.append(.word("network.default", \.radios.defaultNetwork, NetworkKind.allCases.map { ($0.description, $0) },
                    "assumption for traces without network rows (UbiqLog has none): cellular is the energy-conservative case"))
-    r.append(.number("device.cpu_wake_j", \.cpuWakeEnergyJ, "J", pos, "D: with device.cpu_active_w a typical 100 kB LTE fetch (≈ 0.65 s) costs the CPU ≈ 1 J, the geometric middle of 0.5–2 J per 1–3 s wake (NV: no measured iPhone number; PowerTutor, Zhang et al. CODES+ISSS 2010); sweep 0.3–2 J"))
-    r.append(.number("device.cpu_active_w", \.cpuActivePowerW, "W", pos, "PowerTutor HTC Dream CPU at 100 % ≈ 434 mW (V)"))
-    r.append(.number("device.location_monitoring_w", \.locationMonitoringW, "W", 0...1, "NV: an app's share of the OS's region and significant-change monitoring is unmeasured (the positioning runs for all apps at once); each location wake that starts no fetch is charged device.cpu_wake_j; sweep 0–5 mW (5 mW ≈ 430 J/day)"))
-    r.append(.number("device.battery_wh", \.batteryCapacityWh, "Wh", 1e-3...1e3, "iPhone 15: 12.981 Wh (S, regulatory listing, MacRumors 2023-09-15)"))
-    r.append(.number("device.initial_battery_pct", \.initialBatteryPct, "%", -1...100, "assumption; -1 = unknown until the first battery row"))
-    r.append(.number("fetch.new_data_median_bytes", \.newDataMedianBytes, "B", pos, "100 KB, the worked example of the LTE/3G/WiFi energy models above (D); NV"))
-    r.append(.number("fetch.new_data_sigma", \.newDataSigma, "-", 0...5, "NV: log-normal spread of response sizes"))
-    r.append(.number("fetch.no_data_bytes", \.noDataBytes, "B", pos, "NV: HTTP 304 with headers"))
-    r.append(.number("fetch.request_bytes", \.requestBytes, "B", pos, "NV: request with headers"))
-    r.append(.number("fetch.server_latency_s", \.serverLatencyS, "s", 0...3600, "NV: server time plus round trip"))
-    r.append(.number("fetch.open_handshake_rtts", \.openHandshakeRTTs, "-", 0...10, "TCP handshake 1 RTT (RFC 9293, V) + TLS 1.3 full handshake 1 RTT (RFC 8446, V) before a launch's first request on a new connection; TLS 1.2 takes 2 (RFC 5246, V): sweep 2–3; only the foreground wait counts them"))
-    r.append(.number("fetch.rtt_lte_s", \.rtt.lteS, "s", 0...60, "NV: ≈ 70 ms LTE round trip, as Huang et al. MobiSys 2012 (4GTest) report (M, not checked here)"))
-    r.append(.number("fetch.rtt_3g_s", \.rtt.umts3gS, "s", 0...60, "NV: ≈ 200 ms UMTS/HSPA round trip, as Huang et al. MobiSys 2012 (4GTest) report for 3G (M, not checked here)"))
-    r.append(.number("fetch.rtt_wifi_s", \.rtt.wifiS, "s", 0...60, "NV: ≈ 50 ms WiFi round trip to a typical server (M, Huang et al. MobiSys 2012)"))
-    r.append(.number("fetch.rtt_5g_s", \.rtt.nr5gS, "s", 0...60, "NV placeholder: below LTE's; sweep with the 5G profile"))
-    r.append(.number("fetch.budget_s", \.fetchBudgetS, "s", 1e-3...86_400, "Apple: ~30 s per background launch (V, Apple background fetch and BGTaskScheduler documentation)"))
-    r.append(.number("fetch.failure_probability", \.failureProbability, "-", 0...1, "NV: server-side failures; sweep"))
-    r.append(.word("content.source", \.contentSource, ContentSource.allCases.map { ($0.rawValue, $0) }, "choice"))
-    r.append(.word("content.model", \.contentModel, ContentModelKind.allCases.map { ($0.rawValue, $0) }, "Poisson changes as in Cho & Garcia-Molina (SIGMOD 2000, TODS 2003)"))
-    r.append(.number("content.rate_per_hour", \.contentRatePerHour, "1/h", 0...maxRatePerHour, "NV; the closed-form checks use λ = 1/h"))
+    r.append(.number("device.cpu_wake_j", \.device.cpuWakeEnergyJ, "J", pos, "D: with device.cpu_active_w a typical 100 kB LTE fetch (≈ 0.65 s) costs the CPU ≈ 1 J, the geometric middle of 0.5–2 J per 1–3 s wake (NV: no measured iPhone number; PowerTutor, Zhang et al. CODES+ISSS 2010); sweep 0.3–2 J"))
+    r.append(.number("device.cpu_active_w", \.device.cpuActivePowerW, "W", pos, "PowerTutor HTC Dream CPU at 100 % ≈ 434 mW (V)"))
+    r.append(.number("device.location_monitoring_w", \.device.locationMonitoringW, "W", 0...1, "NV: an app's share of the OS's region and significant-change monitoring is unmeasured (the positioning runs for all apps at once); each location wake that starts no fetch is charged device.cpu_wake_j; sweep 0–5 mW (5 mW ≈ 430 J/day)"))
+    r.append(.number("device.battery_wh", \.device.batteryCapacityWh, "Wh", 1e-3...1e3, "iPhone 15: 12.981 Wh (S, regulatory listing, MacRumors 2023-09-15)"))
+    r.append(.number("device.initial_battery_pct", \.device.initialBatteryPct, "%", -1...100, "assumption; -1 = unknown until the first battery row"))
+    r.append(.number("fetch.new_data_median_bytes", \.fetch.newDataMedianBytes, "B", pos, "100 KB, the worked example of the LTE/3G/WiFi energy models above (D); NV"))
+    r.append(.number("fetch.new_data_sigma", \.fetch.newDataSigma, "-", 0...5, "NV: log-normal spread of response sizes"))
+    r.append(.number("fetch.no_data_bytes", \.fetch.noDataBytes, "B", pos, "NV: HTTP 304 with headers"))
+    r.append(.number("fetch.request_bytes", \.fetch.requestBytes, "B", pos, "NV: request with headers"))
+    r.append(.number("fetch.server_latency_s", \.fetch.serverLatencyS, "s", 0...3600, "NV: server time plus round trip"))
+    r.append(.number("fetch.open_handshake_rtts", \.fetch.openHandshakeRTTs, "-", 0...10, "TCP handshake 1 RTT (RFC 9293, V) + TLS 1.3 full handshake 1 RTT (RFC 8446, V) before a launch's first request on a new connection; TLS 1.2 takes 2 (RFC 5246, V): sweep 2–3; only the foreground wait counts them"))
+    r.append(.number("fetch.rtt_lte_s", \.fetch.rtt.lteS, "s", 0...60, "NV: ≈ 70 ms LTE round trip, as Huang et al. MobiSys 2012 (4GTest) report (M, not checked here)"))
+    r.append(.number("fetch.rtt_3g_s", \.fetch.rtt.umts3gS, "s", 0...60, "NV: ≈ 200 ms UMTS/HSPA round trip, as Huang et al. MobiSys 2012 (4GTest) report for 3G (M, not checked here)"))
+    r.append(.number("fetch.rtt_wifi_s", \.fetch.rtt.wifiS, "s", 0...60, "NV: ≈ 50 ms WiFi round trip to a typical server (M, Huang et al. MobiSys 2012)"))
+    r.append(.number("fetch.rtt_5g_s", \.fetch.rtt.nr5gS, "s", 0...60, "NV placeholder: below LTE's; sweep with the 5G profile"))
+    r.append(.number("fetch.budget_s", \.fetch.fetchBudgetS, "s", 1e-3...86_400, "Apple: ~30 s per background launch (V, Apple background fetch and BGTaskScheduler documentation)"))
+    r.append(.number("fetch.failure_probability", \.fetch.failureProbability, "-", 0...1, "NV: server-side failures; sweep"))
+    r.append(.word("content.source", \.content.source, ContentSource.allCases.map { ($0.rawValue, $0) }, "choice"))
+    r.append(.word("content.model", \.content.model, ContentModelKind.allCases.map { ($0.rawValue, $0) }, "Poisson changes as in Cho & Garcia-Molina (SIGMOD 2000, TODS 2003)"))
+    r.append(.number("content.rate_per_hour", \.content.ratePerHour, "1/h", 0...maxRatePerHour, "NV; the closed-form checks use λ = 1/h"))
     for h in 0..<24 {
-      r.append(.number("content.diurnal_profile.\(h)", \.diurnalProfile[h], "-", 0...1e6,
+      r.append(.number("content.diurnal_profile.\(h)", \.content.diurnalProfile[h], "-", 0...1e6,
                        "UbiqLog share of opens by hour (D, computed from the UbiqLog dataset), used as an update-intensity shape (NV)"))
     }
-    r.append(.flag("replay.foreground_refresh", \.foregroundRefresh, "default: an open refreshes in the foreground, not charged to the policy"))
-    r.append(.word("replay.scope", \.replayScope, ReplayScope.allCases.map { ($0.rawValue, $0) },
+    r.append(.flag("replay.foreground_refresh", \.replay.foregroundRefresh, "default: an open refreshes in the foreground, not charged to the policy"))
+    r.append(.word("replay.scope", \.replay.scope, ReplayScope.allCases.map { ($0.rawValue, $0) },
                    "device: a phone has one radio and one walk over its apps; app: each app alone, as in per-app models"))
-    r.append(.flag("replay.share_user_radio", \.shareUserRadio,
+    r.append(.flag("replay.share_user_radio", \.replay.shareUserRadio,
                    "on: the radio is physically shared with the user's sessions; off: per-flow models in papers do not share"))
-    r.append(.word("replay.transfer", \.instantTransfers, [("timed", false), ("instant", true)],
+    r.append(.word("replay.transfer", \.replay.instantTransfers, [("timed", false), ("instant", true)],
                    "timed: content is as of the response; instant: as of the start (analytic models), energy still counts the duration"))
     r.append(.word("session.network", \.sessions.model, SessionNetworkModel.allCases.map { ($0.rawValue, $0) },
                    "category: networked apps' sessions use the network in bursts (Tadrous & Sabharwal WiOpt 2016, M; Falaki et al. IMC 2010, M); whole: every session keeps the radio connected (upper bound); open: one burst per open"))
@@ -198,7 +198,7 @@ extension WorldParameters {
                      "neutral: 0 adds nothing to the trace's wake rows (UbiqLog has none, though most radio energy is spent screen-off: Huang et al. IMC 2012, M); the synthetic population draws 2.5/h (NV): sweep 0–5/h"))
     r.append(.number("session.background_wake_s", \.sessions.backgroundWakeS, "s", 0.01...3600,
                      "NV: radio activity of one background transfer, the mean of the synthetic population's 1–10 s wakes"))
-    r.append(.word("replay.timer_phase", \.alignedTimers, [("seeded", false), ("aligned", true)],
+    r.append(.word("replay.timer_phase", \.replay.alignedTimers, [("seeded", false), ("aligned", true)],
                    "neutral: seeded gives each (user, app) its own timer phase, drawn independently from the seed; aligned fires all apps' timers together (perfect OS batching)"))
     return r
   }()
@@ -218,7 +218,7 @@ extension WorldParameters {
       guard x <= Self.maxRatePerHour else {
         return "\(CSV.number(x)) is outside 0...\(CSV.number(Self.maxRatePerHour)) (updates per hour)"
       }
-      appRatePerHour[app] = x
+      content.appRatePerHour[app] = x
       return nil
     }
     guard let p = Self.registry.first(where: { $0.name == name }) else {

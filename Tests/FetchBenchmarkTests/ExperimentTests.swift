@@ -260,9 +260,9 @@ struct ExperimentFileTests {
       "t.radio.lte.tail_s-5.replay.foreground_refresh-true", "t.radio.lte.tail_s-5.replay.foreground_refresh-false",
       "t.radio.lte.tail_s-15.replay.foreground_refresh-true", "t.radio.lte.tail_s-15.replay.foreground_refresh-false",
     ])
-    #expect(e.datasets.map { $0.world?.lte.tailDurationS } == [5, 5, 15, 15])
-    #expect(e.datasets.map { $0.world?.foregroundRefresh } == [true, false, true, false])
-    #expect(e.datasets.allSatisfy { $0.world?.fetchBudgetS == 20 })
+    #expect(e.datasets.map { $0.world?.radios.lte.tailDurationS } == [5, 5, 15, 15])
+    #expect(e.datasets.map { $0.world?.replay.foregroundRefresh } == [true, false, true, false])
+    #expect(e.datasets.allSatisfy { $0.world?.fetch.fetchBudgetS == 20 })
     #expect(e.world.overrides() == ["fetch.budget_s=20"])
   }
 

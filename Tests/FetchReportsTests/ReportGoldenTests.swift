@@ -57,7 +57,7 @@ struct ReportGoldenTests {
   @Test("replay.scope=app reproduces the per-app golden results")
   func appScope() throws {
     var w = WorldParameters()
-    w.replayScope = .app
+    w.replay.scope = .app
     let out = try runTiny(jobs: 1, batch: 64, world: w)
     let update = ProcessInfo.processInfo.environment["FETCHLAB_UPDATE_GOLDEN"] == "1"
     let sourceGolden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")

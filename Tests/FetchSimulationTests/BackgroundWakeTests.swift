@@ -34,9 +34,9 @@ struct BackgroundWakeTests {
   /// server latency plus 1000 B of response, for hand-computed times.
   static func world(latency: Double = 0) -> WorldParameters {
     var w = TestTraces.instantWorld
-    w.serverLatencyS = latency
-    w.foregroundRefresh = false
-    w.failureProbability = 0
+    w.fetch.serverLatencyS = latency
+    w.replay.foregroundRefresh = false
+    w.fetch.failureProbability = 0
     return w
   }
 
@@ -144,7 +144,7 @@ struct BackgroundWakeTests {
       Self.loc(2500, LocationChange(.enter, region: 1)),  // spacing: dropped, one CPU wake while charging
     ]
     var w = Self.world()
-    w.locationMonitoringW = 0.002
+    w.device.locationMonitoringW = 0.002
     let spec = "location-wake:significant=0,spacing=10m"
     var p = LocationWakePolicy(params: try LocationWakeFamily.parse("significant=0,spacing=10m", spec: spec))
     let r = Self.run(&p, Self.trace(rows), world: w)
@@ -176,7 +176,7 @@ struct BackgroundWakeTests {
       #expect(d > 100 && d < 100.01)
       // CPU for the awake time used (the wake and active power over its
       // duration) plus the radio, busy the whole time.
-      #expect(f.energyJ >= w.cpuWakeEnergyJ + w.cpuActivePowerW * d + w.wifi.connectedPowerW * d - 1e-9)
+      #expect(f.energyJ >= w.device.cpuWakeEnergyJ + w.device.cpuActivePowerW * d + w.radios.wifi.connectedPowerW * d - 1e-9)
     }
     // Over the task's time: cut at 600 s.
     var q = FetchOnExitPolicy(params: try FetchOnExitFamily.parse("task_time=50s", spec: "fetch-on-exit:task_time=50s"))

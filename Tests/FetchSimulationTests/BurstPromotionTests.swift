@@ -18,7 +18,7 @@ struct BurstPromotionTests {
   /// changes, so every fetch is a NoData exchange.
   static func user(_ network: NetworkKind) -> (PreparedUser, WorldParameters) {
     var w = WorldParameters()
-    w.contentSource = .trace
+    w.content.source = .trace
     var t = UserTrace(user: "u1", start: t0, end: t0 + 3 * 3600)
     let whatsapp = t.appIndex("com.whatsapp")
     let a = t.appIndex("a")
@@ -46,7 +46,7 @@ struct BurstPromotionTests {
   @Test("3G: a fetch in the same instant as a burst on an idle radio lasts the 2 s promotion")
   func sameInstant3G() throws {
     let (f, w) = try Self.fetch(.umts3g)
-    let r = w.umts3g
+    let r = w.radios.umts3g
     // At Unix times of 1.8e9 s a double resolves 2.4e-7 s: microsecond checks.
     // Promotion 2 s, 1,000 B up at 0.5 Mbps, 0.3 s server, 2,000 B down at 1 Mbps.
     let up: Double = 1000 * 8 / 0.5e6
@@ -57,21 +57,21 @@ struct BurstPromotionTests {
     // plus its 1 s (3 s), past the fetch's end: the fetch adds no radio
     // time, only its CPU (3G has no throughput term).
     #expect(r.promotionTimeS + w.sessions.burstS > duration)
-    let expected: Double = w.cpuWakeEnergyJ + w.cpuActivePowerW * duration
+    let expected: Double = w.device.cpuWakeEnergyJ + w.device.cpuActivePowerW * duration
     #expect(abs(f.energyJ - expected) < 1e-6, "\(f.energyJ) J against \(expected) J")
   }
 
   @Test("LTE: the same fetch lasts 0.563 s and costs 0.948 J")
   func sameInstantLTE() throws {
     let (f, w) = try Self.fetch(.lte)
-    let r = w.lte
+    let r = w.radios.lte
     let up: Double = 1000 * 8 / 6e6
     let down: Double = 2000 * 8 / 13e6
     let duration: Double = 0.26 + up + 0.3 + down
     #expect(abs(f.end - f.start - duration) < 1e-6, "\(f.end - f.start) s")
     #expect(abs(duration - 0.563) < 5e-4)
     let throughput: Double = r.downlinkWPerMbps * 13 * down + r.uplinkWPerMbps * 6 * up
-    let expected: Double = w.cpuWakeEnergyJ + w.cpuActivePowerW * duration + throughput
+    let expected: Double = w.device.cpuWakeEnergyJ + w.device.cpuActivePowerW * duration + throughput
     #expect(abs(f.energyJ - expected) < 1e-6, "\(f.energyJ) J against \(expected) J")
     #expect(abs(f.energyJ - 0.948) < 5e-4)
   }

@@ -12,7 +12,7 @@ struct DeviceBudgetTests {
   /// Every fetch launch of a replay, by app, with the UTC day it started on.
   static func replay(_ spec: String, seed: UInt64, scope: ReplayScope) throws -> [[FetchRecord]] {
     var w = WorldParameters()
-    w.defaultNetwork = .lte
+    w.radios.defaultNetwork = .lte
     let t = TestTraces.user(seed: seed, days: 3, opensPerHour: 1.5, networkChangesPerDay: 3)
     let user = PreparedUser(trace: t, world: w)
     let apps: [Int32] = [0, 1]
@@ -50,7 +50,7 @@ struct DeviceBudgetTests {
   func energyBudget(seed: UInt64) throws {
     let pct = 0.05
     let spec = "ios-minimum:launches=500,energy_budget_pct=\(pct)," + Self.fixedCredit
-    let budget = pct / 100 * WorldParameters().batteryCapacityJ
+    let budget = pct / 100 * WorldParameters().device.batteryCapacityJ
     let device = try Self.replay(spec, seed: seed, scope: .device)
     let alone = try Self.replay(spec, seed: seed, scope: .app)
     // A launch needs the energy of the day's finished fetches below the

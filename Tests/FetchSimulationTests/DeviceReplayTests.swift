@@ -17,13 +17,13 @@ struct DeviceReplayTests {
   /// CPU per fetch, no sharing with user activity, instantaneous transfers.
   static var specWorld: WorldParameters {
     var w = ReplayEnergyTests.workedExampleWorld(.lte)
-    w.lte.connectedPowerW = 1.288
-    w.lte.tail[0].durationS = 11.576
-    w.cpuWakeEnergyJ = 1
-    w.shareUserRadio = false
-    w.instantTransfers = true
-    w.replayScope = .app
-    w.alignedTimers = true
+    w.radios.lte.connectedPowerW = 1.288
+    w.radios.lte.tail[0].durationS = 11.576
+    w.device.cpuWakeEnergyJ = 1
+    w.replay.shareUserRadio = false
+    w.replay.instantTransfers = true
+    w.replay.scope = .app
+    w.replay.alignedTimers = true
     return w
   }
 
@@ -59,7 +59,7 @@ struct DeviceReplayTests {
     #expect(n.opens.map(\.ageS) == [50, 50, 0, 100, 1300])
     #expect(n.opens.map(\.aoiS) == [150, 150, 3500, 4900, 2300])
     #expect(n.fetches.isEmpty && n.summary.energyJ == 0)
-    w.foregroundRefresh = false
+    w.replay.foregroundRefresh = false
     #expect(try Self.run("periodic:1h,phase=0", w).opens.map(\.ageS) == [50, 150, 0, 100, 0])
     #expect(try Self.run("never", w).opens.map(\.ageS) == [50, 150, 3600, 5000, 7200])
     // The default phase is one interval: the first fetch an hour in.
@@ -116,7 +116,7 @@ struct DeviceReplayTests {
       let name = net == .nr5g ? "radio.5g_nsa_low_band.tail_s" : "radio.lte.tail_s"
       #expect(w.set(name, to: .number(s)) == nil)
     }
-    let radio = w.radio(for: net)!
+    let radio = w.radios.radio(for: net)!
     let t = UserTrace(user: "x", start: 0, end: 10_000, apps: ["a"], events: [])
     let first = ReplayEnergyTests.fetchEnergies(w, at: [100], trace: t)
     #expect(first.count == 1)
@@ -141,8 +141,8 @@ struct DeviceReplayTests {
   @Test("two apps on one device with aligned timers share the promotion and the tail; app scope charges each in full")
   func tailSharedAcrossApps() {
     var w = ReplayEnergyTests.workedExampleWorld(.lte)
-    w.cpuWakeEnergyJ = 1
-    w.alignedTimers = true
+    w.device.cpuWakeEnergyJ = 1
+    w.replay.alignedTimers = true
     let t = UserTrace(user: "x", start: 0, end: 4 * 3600, apps: ["a", "b"], events: [])
     let user = PreparedUser(trace: t, world: w)
     let contents = [ContentTimeline(updates: [], world: w), ContentTimeline(updates: [], world: w)]
@@ -150,7 +150,7 @@ struct DeviceReplayTests {
       user: user, apps: [0, 1], contents: contents, scope: .device, seed: 1, recordEvents: true)
     let apps = PolicySpec.periodic(interval: 3600).replay(
       user: user, apps: [0, 1], contents: contents, scope: .app, seed: 1, recordEvents: true)
-    let alone = w.lte.isolatedTransferEnergy(downBytes: 100_000) + 1
+    let alone = w.radios.lte.isolatedTransferEnergy(downBytes: 100_000) + 1
     let second = 0.16 * 0.05197 * 5 + 1  // throughput inside the first's busy time, and the CPU wake
     #expect(device.apps[0].fetches.count == 3 && device.apps[1].fetches.count == 3)
     for f in device.apps[0].fetches { #expect(abs(f.energyJ - alone) < 1e-9) }
@@ -164,7 +164,7 @@ struct DeviceReplayTests {
   @Test("independent apps' timers start at their own seeded phases: stable across policies and settings, new with the seed")
   func seededPhases() throws {
     var w = ReplayEnergyTests.workedExampleWorld(.lte)
-    w.cpuWakeEnergyJ = 1
+    w.device.cpuWakeEnergyJ = 1
     let t = UserTrace(user: "x", start: 0, end: 4 * 3600, apps: ["a", "b"], events: [])
     let user = PreparedUser(trace: t, world: w)
     let contents = [ContentTimeline(updates: [], world: w), ContentTimeline(updates: [], world: w)]
@@ -186,12 +186,12 @@ struct DeviceReplayTests {
     // Apart by more than a tail, each pays in full: no free batching.
     let d = try PolicySpec(parsing: "periodic:1h").replay(
       user: user, apps: [0, 1], contents: contents, scope: .device, seed: 1, recordEvents: true)
-    let alone = w.lte.isolatedTransferEnergy(downBytes: 100_000) + 1
+    let alone = w.radios.lte.isolatedTransferEnergy(downBytes: 100_000) + 1
     if abs(hourly[0] - hourly[1]) > 20 {
       #expect(abs(d.summary.energyJ - Double(d.summary.fetches) * alone) < 1e-6)
     }
     var aligned = w
-    aligned.alignedTimers = true
+    aligned.replay.alignedTimers = true
     let a = try PolicySpec(parsing: "periodic:1h").replay(
       user: PreparedUser(trace: t, world: aligned), apps: [0, 1], contents: contents, scope: .device, seed: 1, recordEvents: true)
     #expect(a.apps.map { $0.fetches[0].start } == [3600, 3600])
@@ -203,10 +203,10 @@ struct DeviceReplayTests {
     arguments: ["periodic:20m", "tailender:30m", "oracle", "periodic:7m,phase=0"])
   func chargesTelescope(spec: String) throws {
     var w = ReplayEnergyTests.workedExampleWorld(.lte)
-    w.lte.downlinkWPerMbps = 0
-    w.lte.uplinkWPerMbps = 0
-    w.foregroundRefresh = false
-    w.contentSource = .model
+    w.radios.lte.downlinkWPerMbps = 0
+    w.radios.lte.uplinkWPerMbps = 0
+    w.replay.foregroundRefresh = false
+    w.content.source = .model
     let t = TestTraces.user(seed: 4, days: 2, opensPerHour: 2, sessionS: 20)
     let user = PreparedUser(trace: t, world: w)
     let apps: [Int32] = [0, 1]
@@ -216,16 +216,16 @@ struct DeviceReplayTests {
     #expect(fetches.count > 10)
     let bg = user.backgroundBusy(cellular: true)
     let all = (bg + fetches.map { BusyInterval(start: $0.start, end: $0.end) }).sorted { $0.start < $1.start }
-    let direct = w.lte.energy(ofSorted: all) - w.lte.energy(ofSorted: bg)
+    let direct = w.radios.lte.energy(ofSorted: all) - w.radios.lte.energy(ofSorted: bg)
     #expect(abs(r.summary.energyJ - direct) < 1e-6 * max(1, direct), "\(spec): charges \(r.summary.energyJ) vs device \(direct)")
   }
 
   @Test("the wait: stale open on LTE from idle, fresh open, open during a tail")
   func waits() throws {
     var w = ReplayEnergyTests.workedExampleWorld(.lte)
-    w.serverLatencyS = 0.3
-    w.requestBytes = 1000
-    w.shareUserRadio = false
+    w.fetch.serverLatencyS = 0.3
+    w.fetch.requestBytes = 1000
+    w.replay.shareUserRadio = false
     var t = UserTrace(user: "x", timeZone: .utc, start: 0, end: 10_000)
     let a = t.appIndex("a")
     t.events = [
@@ -236,7 +236,7 @@ struct DeviceReplayTests {
     var p = ScriptedPolicy(times: [2994])
     let user = PreparedUser(trace: t, world: w)
     let r = replay(&p, user: user, app: 0, content: ContentTimeline(trace: t, app: 0, world: w, seed: 1))
-    let up = 1000 * 8 / (w.lte.uplinkMbps * 1e6)
+    let up = 1000 * 8 / (w.radios.lte.uplinkMbps * 1e6)
     // A launch's TCP and TLS 1.3 handshakes: 2 LTE round trips of 70 ms.
     let setup = 2 * 0.07
     let fromIdle = 0.26 + setup + up + 0.3 + 0.16
@@ -263,7 +263,7 @@ struct DeviceReplayTests {
     #expect(r2.waits.count == 2 && r2.zeroWaits == 1)
     #expect(abs(r2.waits[0] - fromIdle) < 1e-12 && abs(r2.waits[1] - inTail) < 1e-12)
     // Foreground energy from idle: the whole isolated transfer, not charged to the policy.
-    let idleJ = w.lte.marginalEnergyEstimate(afterQuietGap: .infinity, downBytes: 100_000, upBytes: 1000, extraConnectedS: 0.3 + setup)
+    let idleJ = w.radios.lte.marginalEnergyEstimate(afterQuietGap: .infinity, downBytes: 100_000, upBytes: 1000, extraConnectedS: 0.3 + setup)
     #expect(abs(never.summary.foregroundEnergyJ - 2 * idleJ) < 1e-9)
     #expect(never.summary.foregroundRefreshes == 2 && never.summary.energyJ == 0)
     #expect(never.summary.foregroundCellularBytes == 2 * 101_000)
@@ -287,7 +287,7 @@ struct DeviceReplayTests {
     t.events = [TraceEvent(time: 3600, kind: .update, app: a), TraceEvent(time: 3600, kind: .open, app: a, value: 10)]
     var w = Self.specWorld
     // The worked example's transfer alone, without a launch's handshakes.
-    w.openHandshakeRTTs = 0
+    w.fetch.openHandshakeRTTs = 0
     let r = try Self.run("never", w, t)
     #expect(r.opens.map(\.ageS) == [0])
     #expect(r.summary.foregroundRefreshes == 1)
@@ -308,7 +308,7 @@ struct DeviceReplayTests {
     let charging = r.fetches.filter { $0.start < 6 * 3600 }.map(\.energyJ).reduce(0, +)
     #expect(r.fetches.count == 23 && charging > 0, "\(r.fetches.map(\.start))")
     #expect(abs(r.summary.chargingEnergyJ - charging) < 1e-9)
-    let capacity = w.batteryCapacityJ
+    let capacity = w.device.batteryCapacityJ
     #expect(abs(r.summary.batteryPctPerDay(capacityJ: capacity) - (r.summary.energyJ - charging) / capacity * 100) < 1e-12)
     #expect(abs(r.summary.chargingEnergyJPerDay - charging) < 1e-9)
   }

@@ -37,7 +37,7 @@ struct FastPathTests {
   @Test("replaying only the app's opens gives the same results as replaying every event", arguments: 1...8)
   func appOpensOnly(seed: UInt64) {
     var world = WorldParameters()
-    world.failureProbability = 0.05
+    world.fetch.failureProbability = 0.05
     let trace = TestTraces.user(seed: seed, days: 5, opensPerHour: 1.5, networkChangesPerDay: 12)
     let user = PreparedUser(trace: trace, world: world)
     let content = ContentTimeline(trace: trace, app: 0, world: world, seed: seed)
@@ -165,7 +165,7 @@ struct DesignTableTests {
   func forkedEnergySum(seed: UInt64) {
     var rng = SplitMix64(seed: seed, keys: "energy-sum")
     let w = WorldParameters()
-    for profile in [w.lte, w.umts3g, w.nr5g, w.wifi] {
+    for profile in [w.radios.lte, w.radios.umts3g, w.radios.nr5g, w.radios.wifi] {
       profile.withModel { radio in forkedEnergySum(radio, profile, &rng) }
     }
   }

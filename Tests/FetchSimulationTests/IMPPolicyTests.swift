@@ -34,7 +34,7 @@ struct IMPPolicyTests {
 
   static var world: WorldParameters {
     var w = WorldParameters()
-    w.contentRatePerHour = 2
+    w.content.ratePerHour = 2
     return w
   }
 
@@ -89,7 +89,7 @@ struct IMPPolicyTests {
   func budgets(energyPct: Double, dataMB: Double) {
     let (r, _) = Self.run(Self.params(energyPct: energyPct, dataMB: dataMB))
     #expect(r.summary.fetches > 0)
-    let budgetJ = energyPct / 100 * Self.world.batteryCapacityJ
+    let budgetJ = energyPct / 100 * Self.world.device.batteryCapacityJ
     var energy: [Int: Double] = [:], bytes: [Int: Double] = [:]
     for f in r.fetches {
       let day = Int((f.start / 86_400).rounded(.down))  // UTC trace
@@ -133,7 +133,7 @@ struct IMPPolicyTests {
       &p, user: PreparedUser(trace: test, world: Self.world), app: 0,
       content: ContentTimeline(trace: test, app: 0, world: Self.world, seed: 7))
     #expect(r.summary.fetches > 0)
-    #expect(r.summary.energyJPerDay <= IMPParameters().energyBudgetPctPerDay / 100 * Self.world.batteryCapacityJ + 12)
+    #expect(r.summary.energyJPerDay <= IMPParameters().energyBudgetPctPerDay / 100 * Self.world.device.batteryCapacityJ + 12)
     #expect(p.energyPrice.isFinite && p.dataPrice.isFinite)
   }
 

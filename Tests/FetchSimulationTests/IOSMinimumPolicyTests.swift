@@ -101,7 +101,7 @@ struct IOSMinimumPolicyTests {
     // A launch is allowed when the spending plus the expected bytes fit, so
     // the total may pass the allowance by one response's excess over that.
     let w = WorldParameters()
-    let excess = max(0, (r.fetches.map(\.bytes).max() ?? 0) - (w.requestBytes + w.newDataMedianBytes))
+    let excess = max(0, (r.fetches.map(\.bytes).max() ?? 0) - (w.fetch.requestBytes + w.fetch.newDataMedianBytes))
     #expect(cellular <= monthly * 19 / 31 + excess + 1)
     #expect(r.summary.cellularBytes == cellular)
   }
@@ -265,7 +265,7 @@ struct IOSMinimumPolicyTests {
     // One app's pacing counted on its own, as the scheduler first did.
     func alone(_ trace: UserTrace, _ app: Int32) -> [Double] {
       var clock = LocalClock(trace.timeZone)
-      var counts = WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }
+      var counts = ContentUpdates.ubiqlogHourlyShare.map { $0 * 24 }
       for e in trace.events where e.kind == .open && e.app == app { counts[min(23, Int(clock.hourOfDay(e.time)))] += 1 }
       return UsagePacing.cumulativeShares(counts)
     }

@@ -15,9 +15,9 @@ struct OpenExchangeTests {
   /// LTE all day, trace-driven content, one size for every response.
   static func world(_ exchange: OpenExchange = .always) -> WorldParameters {
     var w = WorldParameters()
-    w.defaultNetwork = .lte
-    w.contentSource = .trace
-    w.newDataSigma = 0
+    w.radios.defaultNetwork = .lte
+    w.content.source = .trace
+    w.fetch.newDataSigma = 0
     w.sessions.openExchange = exchange
     return w
   }
@@ -54,7 +54,7 @@ struct OpenExchangeTests {
     #expect(r.summary.meanWaitS.isClose(to: expected), "\(r.summary.meanWaitS) s")
     // No handshakes: the old wait.
     var w0 = w
-    w0.openHandshakeRTTs = 0
+    w0.fetch.openHandshakeRTTs = 0
     #expect(Self.never(w0, updates: [Self.openAt - 100]).summary.meanWaitS.isClose(to: expected - 0.14))
   }
 

@@ -34,9 +34,9 @@ struct OracleBudgetTests {
 
   static func world(refresh: Bool = true) -> WorldParameters {
     var w = WorldParameters()
-    w.foregroundRefresh = refresh
-    w.contentRatePerHour = 1.5
-    w.failureProbability = 0
+    w.replay.foregroundRefresh = refresh
+    w.content.ratePerHour = 1.5
+    w.fetch.failureProbability = 0
     return w
   }
 

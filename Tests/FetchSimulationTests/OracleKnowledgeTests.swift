@@ -17,9 +17,9 @@ struct OracleKnowledgeTests {
   /// at its start plus 1000 B of transfer.
   static var world: WorldParameters {
     var w = TestTraces.instantWorld
-    w.foregroundRefresh = true
-    w.failureProbability = 0
-    w.contentRatePerHour = 1
+    w.replay.foregroundRefresh = true
+    w.fetch.failureProbability = 0
+    w.content.ratePerHour = 1
     return w
   }
 

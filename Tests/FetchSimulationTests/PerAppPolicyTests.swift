@@ -10,7 +10,7 @@ import Testing
 struct PerAppPolicyTests {
   static func device(seed: UInt64, network: NetworkKind = .lte) -> (PreparedUser, [Int32], [ContentTimeline]) {
     var w = WorldParameters()
-    w.defaultNetwork = network
+    w.radios.defaultNetwork = network
     let t = TestTraces.user(seed: seed, days: 3, opensPerHour: 1, networkChangesPerDay: 3)
     let apps: [Int32] = [0, 1]
     return (PreparedUser(trace: t, world: w), apps, apps.map { ContentTimeline(trace: t, app: $0, world: w, seed: seed) })
@@ -72,7 +72,7 @@ struct PerAppPolicyTests {
   @Test("ios-minimum's energy budget holds the next launch: no device-day passes it by more than a quarter of a fetch", arguments: 1...4)
   func minimumEnergyGate(seed: UInt64) throws {
     let pct = 0.1
-    let budget = pct / 100 * WorldParameters().batteryCapacityJ
+    let budget = pct / 100 * WorldParameters().device.batteryCapacityJ
     let device = try Self.replay("ios-minimum:price=0.01,energy_budget_pct=\(pct)", seed: seed)
     let all = device.apps.flatMap(\.fetches)
     #expect(all.count > 10)
@@ -89,7 +89,7 @@ struct PerAppPolicyTests {
   func impDeviceBudget(seed: UInt64) throws {
     let pct = 0.05
     let spec = "imp:energy_budget_pct=\(pct),data_budget_mb=1000"
-    let budget = pct / 100 * WorldParameters().batteryCapacityJ
+    let budget = pct / 100 * WorldParameters().device.batteryCapacityJ
     let device = try Self.replay(spec, seed: seed)
     let alone = try Self.replay(spec, seed: seed, scope: .app)
     let all = device.apps.flatMap(\.fetches)

@@ -395,7 +395,7 @@ struct PlannerPolicyTests {
     let a = t.appIndex("a")
     t.events = [TraceEvent(time: 3600, kind: .open, app: a, value: 1), TraceEvent(time: 36_000, kind: .open, app: a, value: 1)]
     let pace = PlannerBudget.gapPacing(t, apps: [a])
-    let prior = WorldParameters.ubiqlogHourlyShare
+    let prior = ContentUpdates.ubiqlogHourlyShare
     let mean = (86_400 + 32_400) / 2.0
     let total = 86_400 + 32_400 + 24 * mean
     #expect(abs(pace[0] - 24 * mean * prior[0] / total) < 1e-12)

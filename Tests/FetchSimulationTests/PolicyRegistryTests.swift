@@ -70,7 +70,7 @@ struct PolicyRegistryTests {
   @Test("every family replays a device: finite costs, the apps' charges sum to the device's, never costs zero")
   func everyFamilyReplays() throws {
     var w = WorldParameters()
-    w.defaultNetwork = .lte
+    w.radios.defaultNetwork = .lte
     let t = TestTraces.user(seed: 11, days: 3, opensPerHour: 1, networkChangesPerDay: 4)
     let user = PreparedUser(trace: t, world: w)
     let apps: [Int32] = [0, 1]

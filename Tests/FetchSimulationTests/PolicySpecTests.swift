@@ -57,7 +57,7 @@ struct PolicySpecTests {
     let spec = try PolicySpec(parsing: s)
     let trace = TestTraces.user(seed: 17, days: 10, opensPerHour: 1.5, networkChangesPerDay: 6)
     var w = WorldParameters()
-    w.contentRatePerHour = 2
+    w.content.ratePerHour = 2
     let (train, test) = trace.split(at: trace.start + 5 * 86_400)
     let user = PreparedUser(trace: test, world: w)
     let content = ContentTimeline(trace: test, app: 0, world: w, seed: 2)

@@ -12,9 +12,9 @@ struct PromotionTests {
   /// 3G, the defaults but instantaneous server and tiny responses.
   static var world: WorldParameters {
     var w = WorldParameters()
-    w.defaultNetwork = .umts3g
-    w.contentSource = .trace
-    w.shareUserRadio = false
+    w.radios.defaultNetwork = .umts3g
+    w.content.source = .trace
+    w.replay.shareUserRadio = false
     return w
   }
 
@@ -40,16 +40,16 @@ struct PromotionTests {
     #expect(abs(a.end - a.start - duration) < 1e-6 && abs(b.end - b.start - duration) < 1e-6, "\(a.end - a.start), \(b.end - b.start)")
     // The second's radio rides the first's (it adds no radio time); its CPU
     // runs for the whole wait: the wake plus active power for the duration.
-    let cpu = w.cpuWakeEnergyJ + w.cpuActivePowerW * duration
+    let cpu = w.device.cpuWakeEnergyJ + w.device.cpuActivePowerW * duration
     #expect(abs(b.energyJ - cpu) < 1e-6, "\(b.energyJ) J against \(cpu) J")
   }
 
   @Test("on random aligned timers no fetch that starts on a quiet radio ends before its promotion", arguments: [NetworkKind.umts3g, .lte, .nr5g])
   func noFetchBeatsItsPromotion(network: NetworkKind) throws {
     var w = Self.world
-    w.defaultNetwork = network
-    w.alignedTimers = true
-    let promotion = w.radio(for: network)!.promotionTimeS
+    w.radios.defaultNetwork = network
+    w.replay.alignedTimers = true
+    let promotion = w.radios.radio(for: network)!.promotionTimeS
     for (apps, spec) in [(2, "periodic:1h"), (3, "periodic:30m"), (4, "per-app:a0=periodic:15m;*=periodic:1h")] {
       let r = try Self.replay(spec, w, apps: apps)
       let fetches = r.apps.flatMap(\.fetches).sorted { $0.start < $1.start }
@@ -63,7 +63,7 @@ struct PromotionTests {
   @Test("the oracle still shows every open fresh when another app's fetch is promoting the radio as its own must start")
   func oracleAroundPromotions() throws {
     var w = WorldParameters()
-    w.defaultNetwork = .lte
+    w.radios.defaultNetwork = .lte
     for seed in UInt64(1)...6 {
       // Two apps opened together: their oracle fetches want the same radio moments.
       var t = UserTrace(user: "u\(seed)", start: 1_767_571_200, end: 1_767_571_200 + 86_400, apps: ["a", "b"], events: [])

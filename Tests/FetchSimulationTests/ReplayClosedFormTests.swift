@@ -31,8 +31,8 @@ struct ReplayClosedFormTests {
     arguments: [(1.0, 1800.0), (2.0, 3600.0), (0.5, 900.0), (4.0, 600.0)])
   func engineMatchesClosedForm(ratePerHour: Double, interval: Double) {
     var world = TestTraces.instantWorld
-    world.foregroundRefresh = false
-    world.contentRatePerHour = ratePerHour
+    world.replay.foregroundRefresh = false
+    world.content.ratePerHour = ratePerHour
     let days = 300.0
     let trace = TestTraces.user(seed: 7, days: days, opensPerHour: 3)
     let user = PreparedUser(trace: trace, world: world)
@@ -56,7 +56,7 @@ struct ReplayClosedFormTests {
   @Test("never: age grows as the time since the first missed update; F̄ = e^(−λt) decays")
   func neverIsAlwaysStaleEventually() {
     var world = TestTraces.instantWorld
-    world.foregroundRefresh = false
+    world.replay.foregroundRefresh = false
     let trace = TestTraces.user(seed: 3, days: 5, opensPerHour: 2)
     let user = PreparedUser(trace: trace, world: world)
     let content = ContentTimeline(trace: trace, app: 0, world: world, seed: 1)

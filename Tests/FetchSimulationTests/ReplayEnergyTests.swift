@@ -14,17 +14,17 @@ struct ReplayEnergyTests {
   /// request, latency or CPU cost, on `network`.
   static func workedExampleWorld(_ network: NetworkKind) -> WorldParameters {
     var w = WorldParameters()
-    w.defaultNetwork = network
-    w.serverLatencyS = 0
-    w.requestBytes = 0
-    w.newDataMedianBytes = 100_000
-    w.newDataSigma = 0
-    w.noDataBytes = 100_000
-    w.cpuWakeEnergyJ = 0
-    w.cpuActivePowerW = 0
-    w.lte.downlinkMbps = 5
-    w.wifi.downlinkMbps = 5
-    w.contentSource = .trace
+    w.radios.defaultNetwork = network
+    w.fetch.serverLatencyS = 0
+    w.fetch.requestBytes = 0
+    w.fetch.newDataMedianBytes = 100_000
+    w.fetch.newDataSigma = 0
+    w.fetch.noDataBytes = 100_000
+    w.device.cpuWakeEnergyJ = 0
+    w.device.cpuActivePowerW = 0
+    w.radios.lte.downlinkMbps = 5
+    w.radios.wifi.downlinkMbps = 5
+    w.content.source = .trace
     return w
   }
 
@@ -44,12 +44,12 @@ struct ReplayEnergyTests {
     #expect(abs(aro[0] - 11.3) < 0.05, "ARO: \(aro[0]) J")
     // Closed form: 0.26·1.21 + 0.16·(1.2 + 0.05197·5) + 10.12·1.06
     #expect(abs(aro[0] - (0.26 * 1.21 + 0.16 * (1.2 + 0.05197 * 5) + 10.12 * 1.06)) < 1e-9)
-    w.lte.tail[0].durationS = 11.576
-    w.lte.connectedPowerW = 1.28804
+    w.radios.lte.tail[0].durationS = 11.576
+    w.radios.lte.connectedPowerW = 1.28804
     let paper = Self.fetchEnergies(w, at: [100])
     #expect(abs(paper[0] - 12.8) < 0.05, "paper: \(paper[0]) J")
     // 1 % of an iPhone 15 battery is ≈ 467 J (12.981 Wh, iPhone 15 regulatory listing).
-    #expect(abs(w.batteryCapacityJ / 100 - 467) < 1)
+    #expect(abs(w.device.batteryCapacityJ / 100 - 467) < 1)
   }
 
   @Test("isolated WiFi fetch ≈ 0.17 J; 3G promotion + tails = 2 s × 0.475 W + 5 s × 0.57 W + 12 s × 0.401 W = 8.612 J")
@@ -57,7 +57,7 @@ struct ReplayEnergyTests {
     let wifi = Self.fetchEnergies(Self.workedExampleWorld(.wifi), at: [100])
     #expect(abs(wifi[0] - 0.17) < 0.01, "WiFi: \(wifi[0]) J")
     let w = WorldParameters()
-    let umts = w.umts3g.promotionTimeS * w.umts3g.promotionPowerW + w.umts3g.tailEnergy(gap: .infinity)
+    let umts = w.radios.umts3g.promotionTimeS * w.radios.umts3g.promotionPowerW + w.radios.umts3g.tailEnergy(gap: .infinity)
     #expect(abs(umts - 8.612) < 1e-9, "3G: \(umts) J")
   }
 
@@ -65,7 +65,7 @@ struct ReplayEnergyTests {
   func engineMatchesProfile() {
     let w = Self.workedExampleWorld(.lte)
     let e = Self.fetchEnergies(w, at: [100])[0]
-    #expect(abs(e - w.lte.isolatedTransferEnergy(downBytes: 100_000)) < 1e-9)
+    #expect(abs(e - w.radios.lte.isolatedTransferEnergy(downBytes: 100_000)) < 1e-9)
   }
 
   @Test("tail sharing: two LTE fetches 1 s apart cost far less than twice one")
@@ -93,7 +93,7 @@ struct ReplayEnergyTests {
     var p = ScriptedPolicy(times: [100])
     let r = replay(&p, user: user, app: 1, content: ContentTimeline(updates: [], world: w))
     let shared = r.fetches[0].energyJ
-    let alone = w.lte.isolatedTransferEnergy(downBytes: 100_000)
+    let alone = w.radios.lte.isolatedTransferEnergy(downBytes: 100_000)
     #expect(shared < 0.35 * alone, "in-tail fetch \(shared) J vs isolated \(alone) J")
     // Exactly: the 1.74 s of tail before it (the session's 3 s ran after its
     // 0.26 s promotion), no promotion, 0.16 s connected, then the tail
@@ -125,7 +125,7 @@ struct ReplayEnergyTests {
     let r = replay(&p, user: PreparedUser(trace: t, world: w), app: 0, content: ContentTimeline(updates: [], world: w))
     #expect(r.fetches.count == times.count)
     let intervals = r.fetches.map { BusyInterval(start: $0.start, end: $0.end) }
-    let direct = w.lte.energy(ofSorted: intervals) + Double(times.count) * 0.16 * 0.05197 * 5
+    let direct = w.radios.lte.energy(ofSorted: intervals) + Double(times.count) * 0.16 * 0.05197 * 5
     #expect(abs(r.fetches.map(\.energyJ).reduce(0, +) - direct) < 1e-9)
     // Fetches inside the 10.12 s tail of the previous one skip the promotion.
     #expect(r.fetches.map { ($0.end - $0.start) > 0.3 } == [true, false, false, true, false, true])

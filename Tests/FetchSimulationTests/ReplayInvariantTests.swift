@@ -11,9 +11,9 @@ struct ReplayInvariantTests {
 
   static func world(refresh: Bool, serverFailures: Double = 0.05) -> WorldParameters {
     var w = WorldParameters()
-    w.foregroundRefresh = refresh
-    w.contentRatePerHour = 1.5
-    w.failureProbability = serverFailures
+    w.replay.foregroundRefresh = refresh
+    w.content.ratePerHour = 1.5
+    w.fetch.failureProbability = serverFailures
     return w
   }
 
@@ -67,7 +67,7 @@ struct ReplayInvariantTests {
       }
       for f in r.fetches {
         #expect(f.energyJ >= 0 && f.bytes >= 0 && f.end >= f.start)
-        #expect(f.end - f.start <= w.fetchBudgetS + 1e-9)
+        #expect(f.end - f.start <= w.fetch.fetchBudgetS + 1e-9)
         #expect((f.result == .failed) == !f.failure.isEmpty)
         if f.network == .offline { #expect(f.result == .failed && f.bytes == 0) }
       }
@@ -83,7 +83,7 @@ struct ReplayInvariantTests {
   func periodicMonotone() {
     let trace = TestTraces.user(seed: 5, days: 10, opensPerHour: 2)
     var w = WorldParameters()
-    w.foregroundRefresh = false
+    w.replay.foregroundRefresh = false
     let user = PreparedUser(trace: trace, world: w)
     let content = ContentTimeline(trace: trace, app: 0, world: w, seed: 5)
     let rs = [14_400.0, 3600, 900].map {
@@ -96,7 +96,7 @@ struct ReplayInvariantTests {
   @Test("foreground refresh resets staleness at each open without charging the policy")
   func foregroundRefresh() {
     var w = WorldParameters()
-    w.contentSource = .trace
+    w.content.source = .trace
     var t = UserTrace(user: "x", start: 0, end: 1000)
     _ = t.appIndex("a")
     t.events = [
@@ -110,7 +110,7 @@ struct ReplayInvariantTests {
     #expect(on.opens.map(\.ageS) == [100, 0])
     #expect(on.opens.map(\.aoiS) == [200, 200])
     #expect(on.summary.energyJ == 0)
-    w.foregroundRefresh = false
+    w.replay.foregroundRefresh = false
     let off = replay(&p, user: PreparedUser(trace: t, world: w), app: 0, content: content)
     #expect(off.opens.map(\.ageS) == [100, 200])
   }
@@ -125,7 +125,7 @@ struct ReplayInvariantTests {
       TraceEvent(time: 500, kind: .network, value: Double(NetworkKind.wifi.rawValue)),
       TraceEvent(time: 500.05, kind: .network, value: Double(NetworkKind.lte.rawValue)),
     ]
-    w.umts3g.downlinkMbps = 0.01  // 100 KB takes 80 s > 30 s budget
+    w.radios.umts3g.downlinkMbps = 0.01  // 100 KB takes 80 s > 30 s budget
     var p = ScriptedPolicy(times: [100, 300, 500])
     let r = replay(&p, user: PreparedUser(trace: t, world: w), app: 0, content: ContentTimeline(updates: [], world: w))
     #expect(r.fetches.map(\.failure) == ["offline", "budget", "network_change"])
@@ -185,7 +185,7 @@ struct ReplayInvariantTests {
     late[0].fetches[1].start = late[0].fetches[0].start - 1
     #expect(engine.invariantViolations(late).contains { $0.contains("out of order") })
     var overBudget = result.apps
-    overBudget[1].fetches[0].end = overBudget[1].fetches[0].start + w.fetchBudgetS + 1
+    overBudget[1].fetches[0].end = overBudget[1].fetches[0].start + w.fetch.fetchBudgetS + 1
     #expect(engine.invariantViolations(overBudget).contains { $0.contains("exceeds the fetch budget") })
   }
 }

@@ -19,7 +19,7 @@ struct SessionNetworkTests {
   /// (which would lengthen each burst that starts on a quiet radio).
   static func busy(_ t: UserTrace, _ w: WorldParameters, modelled: [Int32] = [], seed: UInt64 = 1) -> [BusyInterval] {
     var w = w
-    w.lte.promotionTimeS = 0
+    w.radios.lte.promotionTimeS = 0
     return PreparedUser(trace: t, world: w, modelled: modelled, seed: seed).backgroundBusy(cellular: true)
   }
 
@@ -174,7 +174,7 @@ struct SessionNetworkTests {
   func sharesByApp() {
     let w = WorldParameters()
     let t = Self.trace([("com.android.camera", 0, 10), ("com.android.chrome", 100, 10), ("game", 200, 10), ("game", 300, 10)])
-    var a = SessionActivity(w, seed: 1, trace: t, modelled: [2])
+    var a = SessionActivity(w.sessions, seed: 1, trace: t, modelled: [2])
     #expect(a.shares.count == t.apps.count && a.shares.allSatisfy(\.isNaN), "nothing asked before the first open")
     for e in t.events where e.app != 2 { a.activity(of: e) { _ in } }
     #expect(a.shares[0] == w.sessions.share(app: "com.android.camera"))

@@ -166,7 +166,7 @@ struct SilentPushPolicyTests {
     let r = Self.run(t, updates: [10_000])
     #expect(r.replay.fetches.isEmpty && r.policy.stats.consumedInForeground == 1)
     var w = WorldParameters()
-    w.foregroundRefresh = false
+    w.replay.foregroundRefresh = false
     let r2 = Self.run(t, updates: [10_000], world: w)
     #expect(r2.replay.fetches.map(\.start) == [10_100])
   }

@@ -43,14 +43,14 @@ enum TestTraces {
   /// near-instant, for closed-form checks.
   static var instantWorld: WorldParameters {
     var w = WorldParameters()
-    w.defaultNetwork = .wifi
-    w.serverLatencyS = 0
-    w.requestBytes = 0
-    w.noDataBytes = 0
-    w.newDataSigma = 0
-    w.newDataMedianBytes = 1000
-    w.wifi.promotionTimeS = 0
-    w.contentSource = .model
+    w.radios.defaultNetwork = .wifi
+    w.fetch.serverLatencyS = 0
+    w.fetch.requestBytes = 0
+    w.fetch.noDataBytes = 0
+    w.fetch.newDataSigma = 0
+    w.fetch.newDataMedianBytes = 1000
+    w.radios.wifi.promotionTimeS = 0
+    w.content.source = .model
     return w
   }
 }

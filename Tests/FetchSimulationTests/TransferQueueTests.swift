@@ -19,17 +19,17 @@ struct TransferQueueTests {
   /// β, throughput term and tail remain, so every figure is by hand.
   static var world: WorldParameters {
     var w = WorldParameters()
-    w.defaultNetwork = .lte
-    w.serverLatencyS = 0
-    w.requestBytes = 0
-    w.noDataBytes = 0
-    w.cpuWakeEnergyJ = 0
-    w.cpuActivePowerW = 0
-    w.shareUserRadio = false
+    w.radios.defaultNetwork = .lte
+    w.fetch.serverLatencyS = 0
+    w.fetch.requestBytes = 0
+    w.fetch.noDataBytes = 0
+    w.device.cpuWakeEnergyJ = 0
+    w.device.cpuActivePowerW = 0
+    w.replay.shareUserRadio = false
     // The hand calculations put the first timer fetch one interval in.
-    w.alignedTimers = true
-    w.foregroundRefresh = false
-    w.contentSource = .trace
+    w.replay.alignedTimers = true
+    w.replay.foregroundRefresh = false
+    w.content.source = .trace
     return w
   }
 
@@ -196,8 +196,8 @@ struct TransferQueueTests {
   @Test("an item below min_bytes is the handler's: transfer replays exactly as silent-push")
   func smallItemsStayInTheHandler() throws {
     var w = Self.world
-    w.requestBytes = 500
-    w.cpuWakeEnergyJ = 0.3
+    w.fetch.requestBytes = 500
+    w.device.cpuWakeEnergyJ = 0.3
     let t = TestTraces.user(seed: 7, days: 3, opensPerHour: 1, networkChangesPerDay: 6)
     let user = PreparedUser(trace: t, world: w)
     let content = ContentTimeline(updates: stride(from: t.start + 500, to: t.end, by: 3 * 3600).map { $0 }, world: w)
@@ -254,8 +254,8 @@ struct TransferQueueTests {
   @Test("with the fetch trigger, an item below min_bytes is the handler's: transfer replays exactly as periodic", arguments: ["1h", "20m"])
   func smallItemsReplayAsPeriodic(interval: String) throws {
     var w = Self.world
-    w.requestBytes = 500
-    w.cpuWakeEnergyJ = 0.3
+    w.fetch.requestBytes = 500
+    w.device.cpuWakeEnergyJ = 0.3
     let t = TestTraces.user(seed: 9, days: 3, opensPerHour: 1, networkChangesPerDay: 6)
     let user = PreparedUser(trace: t, world: w)
     let content = ContentTimeline(updates: stride(from: t.start + 500, to: t.end, by: 2 * 3600).map { $0 }, world: w)
@@ -277,7 +277,7 @@ struct TransferQueueTests {
   @Test("gates hold on random traces: discretionary transfers before their deadline never use cellular; handler fetches stay within 30 s; bytes never exceed the items")
   func gatesHoldOnRandomTraces() throws {
     var w = Self.world
-    w.requestBytes = 0
+    w.fetch.requestBytes = 0
     for seed in UInt64(1)...12 {
       var t = TestTraces.user(seed: seed, days: 4, opensPerHour: 0.5, networkChangesPerDay: 10)
       let a = t.appIndex("pod")
@@ -305,7 +305,7 @@ struct TransferQueueTests {
         let r = try PolicySpec(parsing: spec).replay(user: user, app: a, content: content, seed: 1, recordEvents: true)
         let s = r.summary
         if spec.hasSuffix("30d") { #expect(s.transferCellularBytes == 0, "seed \(seed): \(spec)") }
-        #expect(r.fetches.allSatisfy { $0.end - $0.start <= w.fetchBudgetS + 1e-6 })
+        #expect(r.fetches.allSatisfy { $0.end - $0.start <= w.fetch.fetchBudgetS + 1e-6 })
         #expect(s.transferCellularBytes + s.transferWifiBytes <= items.reduce(0, +) + 1e-3, "seed \(seed): \(spec)")
         #expect(s.transfersCompleted <= s.transfersQueued && s.delivered <= s.updates)
       }
@@ -335,14 +335,14 @@ extension TransferQueueTests {
   @Test("fetch and transfer charges telescope on one device radio: their sum is E(all activity) − E(user activity)", arguments: ["transfer:immediate", "transfer:discretionary,deadline=3h"])
   func chargesTelescope(spec: String) throws {
     var w = ReplayEnergyTests.workedExampleWorld(.lte)
-    w.foregroundRefresh = false
-    w.cpuWakeEnergyJ = 0
-    w.cpuActivePowerW = 0
+    w.replay.foregroundRefresh = false
+    w.device.cpuWakeEnergyJ = 0
+    w.device.cpuActivePowerW = 0
     // Throughput terms are outside E; set them to 0 to compare radio energy alone.
-    w.lte.downlinkWPerMbps = 0
-    w.lte.uplinkWPerMbps = 0
-    w.wifi.downlinkWPerMbps = 0
-    w.wifi.uplinkWPerMbps = 0
+    w.radios.lte.downlinkWPerMbps = 0
+    w.radios.lte.uplinkWPerMbps = 0
+    w.radios.wifi.downlinkWPerMbps = 0
+    w.radios.wifi.uplinkWPerMbps = 0
     var t = TestTraces.user(seed: 5, days: 2, opensPerHour: 2, sessionS: 20)
     // LTE, with four offline hours-long gaps (one interface: every chunk on LTE).
     var extra: [TraceEvent] = []
@@ -368,7 +368,7 @@ extension TransferQueueTests {
     intervals += chunks.map { BusyInterval(start: $0.start, end: $0.end) }
     let bg: [BusyInterval] = user.backgroundBusy(cellular: true)
     let all: [BusyInterval] = (bg + intervals).sorted { $0.start < $1.start }
-    let direct = w.lte.energy(ofSorted: all) - w.lte.energy(ofSorted: bg)
+    let direct = w.radios.lte.energy(ofSorted: all) - w.radios.lte.energy(ofSorted: bg)
     #expect(abs(r.summary.energyJ - direct) < 1e-6 * max(1, direct), "\(spec): charges \(r.summary.energyJ) vs device \(direct)")
   }
 }

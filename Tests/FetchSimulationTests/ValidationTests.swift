@@ -21,8 +21,8 @@ struct ValidationTests {
     let aroForm: Double = 0.26 * 1.21 + 0.16 * (1.2 + 0.05197 * 5) + 10.12 * 1.06
     #expect(abs(aro - aroForm) < 1e-9)
     #expect(abs(aro - 11.275) < 5e-4, "\(aro)")
-    w.lte.tail[0].durationS = 11.576
-    w.lte.connectedPowerW = 1.28804
+    w.radios.lte.tail[0].durationS = 11.576
+    w.radios.lte.connectedPowerW = 1.28804
     let paper = ReplayEnergyTests.fetchEnergies(w, at: [100])[0]
     let paperForm: Double = 0.26 * 1.21 + 0.16 * (1.28804 + 0.05197 * 5) + 11.576 * 1.06
     #expect(abs(paper - paperForm) < 1e-9)
@@ -48,14 +48,14 @@ struct ValidationTests {
   /// bytes, 0.05 s server time) and the CPU costs nothing: radio energy only.
   static var keepaliveWorld: WorldParameters {
     var w = WorldParameters()
-    w.defaultNetwork = .lte
-    w.contentSource = .trace
-    w.serverLatencyS = 0.05
-    w.requestBytes = 0
-    w.noDataBytes = 0
-    w.cpuWakeEnergyJ = 0
-    w.cpuActivePowerW = 0
-    w.shareUserRadio = false
+    w.radios.defaultNetwork = .lte
+    w.content.source = .trace
+    w.fetch.serverLatencyS = 0.05
+    w.fetch.requestBytes = 0
+    w.fetch.noDataBytes = 0
+    w.device.cpuWakeEnergyJ = 0
+    w.device.cpuActivePowerW = 0
+    w.replay.shareUserRadio = false
     return w
   }
 
@@ -92,26 +92,26 @@ struct ValidationTests {
   @Test("5G timers: NSA low-band 10.2 s, NSA mmWave 11.2 s, SA 10.2 s CONNECTED then RRC_INACTIVE until 15 s; idle → LTE anchor 0.32 s")
   func fiveGTimers() {
     let w = WorldParameters()
-    #expect(w.nr5gNSALowBand.tailDurationS == 10.2)
-    #expect(w.nr5gNSAmmWave.tailDurationS == 11.2)
-    #expect(w.nr5gSA.tail.map(\.durationS) == [10.2, 4.8])
-    #expect(abs(w.nr5gSA.tailDurationS - 15) < 1e-12)
+    #expect(w.radios.nr5gNSALowBand.tailDurationS == 10.2)
+    #expect(w.radios.nr5gNSAmmWave.tailDurationS == 11.2)
+    #expect(w.radios.nr5gSA.tail.map(\.durationS) == [10.2, 4.8])
+    #expect(abs(w.radios.nr5gSA.tailDurationS - 15) < 1e-12)
     // The mean of RRC-Power's three idle → 4G promotions.
     let promotion: Double = (0.36 + 0.32 + 0.29) / 3
-    for r in [w.nr5gNSALowBand, w.nr5gNSAmmWave, w.nr5gSA] {
+    for r in [w.radios.nr5gNSALowBand, w.radios.nr5gNSAmmWave, w.radios.nr5gSA] {
       #expect(abs(r.promotionTimeS - promotion) < 0.005)
       #expect(r.promotion(afterGap: 1).timeS == 0, "no promotion inside CONNECTED")
       #expect(r.promotion(afterGap: 20).timeS == r.promotionTimeS)
     }
     // SA: a fetch 12 s after the last resumes from INACTIVE in 0.02 s; NSA
     // low-band, idle by then, promotes in 0.32 s.
-    #expect(w.nr5gSA.promotion(afterGap: 12).timeS == 0.02)
-    #expect(w.nr5gNSALowBand.promotion(afterGap: 12).timeS == w.nr5gNSALowBand.promotionTimeS)
+    #expect(w.radios.nr5gSA.promotion(afterGap: 12).timeS == 0.02)
+    #expect(w.radios.nr5gNSALowBand.promotion(afterGap: 12).timeS == w.radios.nr5gNSALowBand.promotionTimeS)
     // The `5g` network is NSA low-band unless network.5g says otherwise.
-    #expect(w.radio(for: .nr5g) == w.nr5gNSALowBand)
+    #expect(w.radios.radio(for: .nr5g) == w.radios.nr5gNSALowBand)
     var sa = w
     #expect(sa.set("network.5g", to: .word("sa")) == nil)
-    #expect(sa.radio(for: .nr5g) == w.nr5gSA)
+    #expect(sa.radio(for: .nr5g) == w.radios.nr5gSA)
   }
 
   @Test("5G powers: whole-device downlink LTE 2.754 W + 14.55 mW/Mbps, NSA low-band 2.925 + 13.52, mmWave 5.136 + 1.81, over a 2.357 W baseline")
@@ -119,7 +119,7 @@ struct ValidationTests {
     let w = WorldParameters()
     // The artifact's fits (intercept W, slope W/Mbps), as the profiles give
     // them back with the baseline added.
-    for (r, intercept, slope) in [(w.nr5gNSALowBand, 2.925, 0.01352), (w.nr5gNSAmmWave, 5.136, 0.00181)] {
+    for (r, intercept, slope) in [(w.radios.nr5gNSALowBand, 2.925, 0.01352), (w.radios.nr5gNSAmmWave, 5.136, 0.00181)] {
       #expect(abs(r.connectedPowerW + Self.baselineW - intercept) < 5e-4)
       #expect(abs(r.downlinkWPerMbps - slope) < 5e-6)
       for mbps in [10.0, 100, 1000] {
@@ -130,10 +130,10 @@ struct ValidationTests {
     }
     // mmWave's radio draws about five times low-band's; low-band's is about
     // 1.4 times the artifact's own LTE (2.754 − 2.357 = 0.397 W).
-    #expect(abs(w.nr5gNSAmmWave.connectedPowerW / w.nr5gNSALowBand.connectedPowerW - 4.89) < 0.01)
-    #expect(abs(w.nr5gNSALowBand.connectedPowerW / (2.754 - Self.baselineW) - 1.43) < 0.01)
+    #expect(abs(w.radios.nr5gNSAmmWave.connectedPowerW / w.radios.nr5gNSALowBand.connectedPowerW - 4.89) < 0.01)
+    #expect(abs(w.radios.nr5gNSALowBand.connectedPowerW / (2.754 - Self.baselineW) - 1.43) < 0.01)
     // 100 kB from idle on each (down at the profile's rate): the energies quoted in docs/validation.md.
-    let quoted: [(RadioProfile, Double)] = [(w.nr5gNSALowBand, 5.991), (w.nr5gNSAmmWave, 32.018), (w.nr5gSA, 5.991)]
+    let quoted: [(RadioProfile, Double)] = [(w.radios.nr5gNSALowBand, 5.991), (w.radios.nr5gNSAmmWave, 32.018), (w.radios.nr5gSA, 5.991)]
     for (r, e) in quoted {
       let x = r.isolatedTransferEnergy(downBytes: 100_000)
       #expect(abs(x - e) < 5e-4, "\(x) J")
@@ -209,12 +209,12 @@ struct ValidationTests {
   /// exchange `bytes` down.
   static func tailEnderWorld(bytes: Double) -> WorldParameters {
     var w = WorldParameters()
-    w.defaultNetwork = .umts3g
-    w.contentSource = .trace
-    w.cpuWakeEnergyJ = 0
-    w.cpuActivePowerW = 0
-    w.shareUserRadio = false
-    w.noDataBytes = bytes
+    w.radios.defaultNetwork = .umts3g
+    w.content.source = .trace
+    w.device.cpuWakeEnergyJ = 0
+    w.device.cpuActivePowerW = 0
+    w.replay.shareUserRadio = false
+    w.fetch.noDataBytes = bytes
     return w
   }
 
@@ -230,9 +230,9 @@ struct ValidationTests {
   ///
   /// - Complexity: O(n²).
   static func offlineLowerBound(arrivals a: [Double], deadline: Double, world w: WorldParameters) -> Double {
-    let r = w.umts3g
-    let x = r.transferTime(downBytes: w.noDataBytes, upBytes: w.requestBytes)
-    let exchange = x.up + w.serverLatencyS + x.down
+    let r = w.radios.umts3g
+    let x = r.transferTime(downBytes: w.fetch.noDataBytes, upBytes: w.fetch.requestBytes)
+    let exchange = x.up + w.fetch.serverLatencyS + x.down
     let episode: Double = r.promotionTimeS * r.promotionPowerW + r.connectedPowerW * exchange + r.tailEnergy(gap: .infinity)
     let lowest = r.tail.map(\.powerW).min() ?? 0
     var best = [0.0] + [Double](repeating: .infinity, count: a.count)
@@ -266,7 +266,7 @@ struct ValidationTests {
     let user = PreparedUser(trace: t, world: w)
     var energies: [Double] = []
     for sendNow in [true, false] {
-      var p = QueuedRequests(arrivals: a, deadline: deadline, sendNow: sendNow, tailS: w.umts3g.tailDurationS)
+      var p = QueuedRequests(arrivals: a, deadline: deadline, sendNow: sendNow, tailS: w.radios.umts3g.tailDurationS)
       let r = replay(&p, user: user, app: 0, content: ContentTimeline(updates: [], world: w))
       // Every request went, once, within its deadline (plus a running exchange).
       let carried = p.sent.flatMap { $0 }
@@ -307,9 +307,9 @@ struct ValidationTests {
   @Test("the offline bound is exact on small cases: one request, two far apart, two within one deadline")
   func offlineBoundSmallCases() {
     let w = Self.tailEnderWorld(bytes: 10_000)
-    let r = w.umts3g
-    let x = r.transferTime(downBytes: 10_000, upBytes: w.requestBytes)
-    let exchange: Double = x.up + w.serverLatencyS + x.down
+    let r = w.radios.umts3g
+    let x = r.transferTime(downBytes: 10_000, upBytes: w.fetch.requestBytes)
+    let exchange: Double = x.up + w.fetch.serverLatencyS + x.down
     let one: Double = r.promotionTimeS * r.promotionPowerW + r.connectedPowerW * exchange + r.tailEnergy(gap: .infinity)
     #expect(abs(Self.offlineLowerBound(arrivals: [100], deadline: 600, world: w) - one) < 1e-9)
     #expect(abs(Self.offlineLowerBound(arrivals: [100, 5000], deadline: 600, world: w) - 2 * one) < 1e-9)

@@ -44,7 +44,7 @@ struct ContentSplitTests {
   @Test("content.source = model still ignores the rows in either part")
   func modelIgnoresRows() throws {
     var world = WorldParameters()
-    world.contentSource = .model
+    world.content.source = .model
     let (_, test) = Self.trace().split(at: 7.5 * 86_400)
     let held = ContentTimeline(trace: test, app: 0, world: world, seed: 1)
     #expect(!held.fromTrace && !held.updates.isEmpty)

@@ -40,9 +40,9 @@ struct WorldParametersTests {
       }
       """)
     let w = try WorldParameters.load(configPath: path)
-    #expect(w.lte.tail[0].durationS == 11.576 && w.lte.connectedPowerW == 1.28804)
-    #expect(!w.foregroundRefresh && w.defaultNetwork == .wifi && w.contentModel == .diurnal)
-    #expect(w.appRatePerHour["news"] == 3 && w.diurnalProfile[23] == 2)
+    #expect(w.radios.lte.tail[0].durationS == 11.576 && w.radios.lte.connectedPowerW == 1.28804)
+    #expect(!w.replay.foregroundRefresh && w.radios.defaultNetwork == .wifi && w.content.model == .diurnal)
+    #expect(w.content.appRatePerHour["news"] == 3 && w.content.diurnalProfile[23] == 2)
     #expect(w.overrides().contains("radio.lte.tail_s=11.576"))
   }
 
@@ -86,7 +86,7 @@ struct RadioProfileTests {
 
   @Test("tail energy is monotone and saturates at the full tail")
   func tailEnergy() {
-    let r = w.umts3g
+    let r = w.radios.umts3g
     var last = -1.0
     for g in stride(from: 0.0, through: 30, by: 0.5) {
       let e = r.tailEnergy(gap: g)
@@ -101,7 +101,7 @@ struct RadioProfileTests {
 
   @Test("merging: one interval inside another costs nothing extra; disjoint far apart cost twice")
   func energyOfSets() {
-    let r = w.lte
+    let r = w.radios.lte
     let a = BusyInterval(start: 0, end: 10)
     let one = r.energy(ofSorted: [a])
     #expect(abs(r.energy(ofSorted: [a, BusyInterval(start: 2, end: 3)]) - one) < 1e-12)
@@ -118,12 +118,12 @@ struct ContentModelTests {
     var rng = SplitMix64(seed: 9)
     let days = 400.0
     let p = ContentTimeline.sample(
-      rate: 2.0 / 3600, model: .poisson, profile: WorldParameters.ubiqlogHourlyShare, from: 0, to: days * 86_400,
+      rate: 2.0 / 3600, model: .poisson, profile: ContentUpdates.ubiqlogHourlyShare, from: 0, to: days * 86_400,
       timeZone: .utc, using: &rng)
     let expected = 2.0 * 24 * days
     #expect(abs(Double(p.count) - expected) < 5 * expected.squareRoot())
     let d = ContentTimeline.sample(
-      rate: 2.0 / 3600, model: .diurnal, profile: WorldParameters.ubiqlogHourlyShare, from: 0, to: days * 86_400,
+      rate: 2.0 / 3600, model: .diurnal, profile: ContentUpdates.ubiqlogHourlyShare, from: 0, to: days * 86_400,
       timeZone: .utc, using: &rng)
     #expect(abs(Double(d.count) - expected) < 5 * expected.squareRoot())
     var byHour = [Double](repeating: 0, count: 24)

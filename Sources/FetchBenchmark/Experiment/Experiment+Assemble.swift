@@ -107,7 +107,7 @@ private func writePooled<A, Columns: FixedColumns>(
   let file = try AtomicTextFile(path: path)
   try file.write(experimentLeadingColumns + columns.headerLine)
   for (di, d) in e.datasets.enumerated() {
-    let capacityJ = e.world(of: d).batteryCapacityJ
+    let capacityJ = e.world(of: d).device.batteryCapacityJ
     for r in 0..<e.replications {
       for a in rows[di][r] {
         try file.write(CSV.field(d.name) + ",\(r)," + row(a, capacityJ) + "\n")

@@ -31,7 +31,7 @@ package struct CSVReportSink: RunSink {
   package init(directory: String, config: RunConfiguration) throws {
     self.directory = directory
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    capacityJ = config.world.batteryCapacityJ
+    capacityJ = config.world.device.batteryCapacityJ
     aggregates = config.policies.map { PolicyAggregate(policy: $0.description) }
     deviceAggregates = config.policies.map { DeviceAggregate(policy: $0.description) }
     files = try UserFile.open(in: directory, events: config.recordEvents)
@@ -58,7 +58,7 @@ package struct CSVReportSink: RunSink {
   ///
   /// - Complexity: O(apps × policies + opens + fetches).
   package static func format(_ r: UserResult, config: RunConfiguration) -> Records {
-    let capacityJ = config.world.batteryCapacityJ
+    let capacityJ = config.world.device.batteryCapacityJ
     let policies = config.policies.map { CSV.field($0.description) }
     let user = CSV.field(r.trace.user)
     let summaryColumns = SummaryColumn.allCases

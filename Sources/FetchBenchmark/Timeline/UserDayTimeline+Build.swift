@@ -52,7 +52,7 @@ extension UserDayTimeline {
       dataset: input.dataset, user: trace.user, app: test.apps[Int(app)], day: civil(dayNumber), timeZone: test.timeZone,
       dayStart: t0, dayEnd: t1, window: Span(start: test.start, end: test.end), tracePath: path, traceCheck: check,
       seed: run.seed, network: network, charging: charging, updates: content.updates.filter { $0 >= t0 && $0 < t1 },
-      backgroundBusy: busy, backgroundTails: tails, cellularTailS: run.world.radio(for: .cellular)?.tailDurationS ?? 0,
+      backgroundBusy: busy, backgroundTails: tails, cellularTailS: run.world.radios.radio(for: .cellular)?.tailDurationS ?? 0,
       lanes: lanes)
   }
 
@@ -188,7 +188,7 @@ extension UserDayTimeline {
     var busy: [Span] = [], tails: [Span] = []
     for cellular in [false, true] {
       let b = prepared.backgroundBusy(cellular: cellular)
-      let radio = (cellular ? world.radio(for: .cellular) : world.radio(for: .wifi))?.terms ?? RadioTerms()
+      let radio = (cellular ? world.radios.radio(for: .cellular) : world.radios.radio(for: .wifi))?.terms ?? RadioTerms()
       for (i, iv) in b.enumerated() where radio.tailEnd(after: iv.end) > lo && iv.start < hi {
         busy.append(Span(start: max(iv.start, lo), end: min(iv.end, hi)))
         let next = i + 1 < b.count ? b[i + 1].start : .infinity
@@ -224,7 +224,7 @@ extension UserDayTimeline {
   static func causedTail(
     _ f: FetchRecord, index k: Int, fetches: [FetchRecord], prepared: PreparedUser, world: WorldParameters
   ) -> Span {
-    guard f.failure != "offline", f.network != .offline, f.network != .wifi, let radio = world.radio(for: f.network)?.terms
+    guard f.failure != "offline", f.network != .offline, f.network != .wifi, let radio = world.radios.radio(for: f.network)?.terms
     else {
       return Span(start: f.end, end: f.end)
     }

@@ -29,8 +29,8 @@ struct SessionActivity {
   /// The window end: no activity is drawn past it.
   let end: Double
 
-  init(_ world: WorldParameters, seed: UInt64, trace: UserTrace, modelled: [Int32]) {
-    params = world.sessions
+  init(_ sessions: SessionNetworkParameters, seed: UInt64, trace: UserTrace, modelled: [Int32]) {
+    params = sessions
     self.seed = seed
     user = trace.user
     apps = trace.apps

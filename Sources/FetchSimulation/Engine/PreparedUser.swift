@@ -47,12 +47,12 @@ package final class PreparedUser: Sendable {
   package init(trace: UserTrace, world: WorldParameters, apps: [Int32] = [], modelled: [Int32] = [], seed: UInt64 = 1) {
     self.trace = trace
     self.world = world
-    let radios = ReplayRadios(world)
+    let radios = ReplayRadios(world.radios)
     self.radios = radios
     var times = [trace.start]
-    var kinds = [world.defaultNetwork]
+    var kinds = [world.radios.defaultNetwork]
     var busy: [[BusyInterval]] = [[], []]
-    var sessions = SessionActivity(world, seed: seed, trace: trace, modelled: modelled.isEmpty ? apps : modelled)
+    var sessions = SessionActivity(world.sessions, seed: seed, trace: trace, modelled: modelled.isEmpty ? apps : modelled)
     var charging: [BusyInterval] = []
     var pluggedAt: Double?
     var opens = [[TraceEvent]](repeating: [], count: trace.apps.count)
@@ -188,7 +188,7 @@ extension PreparedUser {
 // the replay itself.
 extension PreparedUser {
   /// The network timeline: each change with the time it takes effect; the
-  /// first entry is the window start (``WorldParameters/defaultNetwork``
+  /// first entry is the window start (``RadioSet/defaultNetwork``
   /// unless the trace sets a network there).
   package var networkChanges: [(time: Double, network: NetworkKind)] {
     Array(zip(netTimes, netKinds)).map { (time: $0.0, network: $0.1) }

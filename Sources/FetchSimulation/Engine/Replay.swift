@@ -25,7 +25,7 @@ package struct ReplayOptions: Sendable {
 ///
 /// The same engine as ``replayDevice(_:user:apps:contents:options:)`` with
 /// one app: the app's background fetches and foreground refreshes share the
-/// radio with the user's activity (when ``WorldParameters/shareUserRadio``),
+/// radio with the user's activity (when ``ReplaySwitches/shareUserRadio``),
 /// but not with other apps' fetches.
 ///
 /// - Complexity: O(events + fetches · log(background intervals)).
@@ -48,7 +48,7 @@ package func replay<P: FetchPolicy>(
 /// order (at equal times: fetch completions, then trace events, then the
 /// policies' timers; among apps, in the order of `apps`):
 /// - trace events: opens update the opened app's metrics and, when
-///   ``WorldParameters/foregroundRefresh`` is on, refresh its content in the
+///   ``ReplaySwitches/foregroundRefresh`` is on, refresh its content in the
 ///   foreground (a user-initiated fetch on the device radio, reported apart
 ///   from the policy's); network, battery and charging rows update the
 ///   device state; `update` rows are never shown to a policy;
@@ -59,10 +59,10 @@ package func replay<P: FetchPolicy>(
 /// the radio's promotion (if the radio is idle or in a late tail stage), the
 /// uplink request, the server latency, and the downlink response; it fails
 /// when the device is offline, when the network changes before it
-/// completes, when it overruns ``WorldParameters/fetchBudgetS``, or (with
-/// probability ``WorldParameters/failureProbability``) on the server. It
+/// completes, when it overruns ``FetchExchange/fetchBudgetS``, or (with
+/// probability ``FetchExchange/failureProbability``) on the server. It
 /// brings the content as of its completion (as of its start with
-/// ``WorldParameters/instantTransfers``). Its energy is the CPU wake plus
+/// ``ReplaySwitches/instantTransfers``). Its energy is the CPU wake plus
 /// the *marginal* radio energy given all radio activity on that interface
 /// known when it is planned: the user's sessions and other apps' wakes
 /// (when shared), and every earlier fetch of every app of the device,

@@ -184,7 +184,7 @@ extension ReplayEngine {
   mutating func recordOpen(_ j: Int, at t: Double) {
     // The lane's side (score, trace context, server version, a fresh
     // open's wait and sync) in one access to it.
-    let o = lanes[j].open(at: t, windowStart: u.trace.start, record: options.recordEvents, refresh: w.foregroundRefresh)
+    let o = lanes[j].open(at: t, windowStart: u.trace.start, record: options.recordEvents, refresh: w.refreshesAtOpen)
     if o.stale { refreshStale(j, o, at: t) }
   }
 }

@@ -54,9 +54,9 @@ extension ReplayEngine {
     guard let k = PreparedUser.interface(net) else { return t }
     let r = radio(net)
     let v = lanes[j].serverVersion(at: t)
-    let bytes = v > lanes[j].version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
-    let x = r.transferTime(downBytes: bytes, upBytes: w.requestBytes)
-    let base = x.up + w.serverLatencyS + x.down
+    let bytes = v > lanes[j].version ? lanes[j].newDataBytes(version: v) : w.fetch.noDataBytes
+    let x = r.transferTime(downBytes: bytes, upBytes: w.fetch.requestBytes)
+    let base = x.up + w.fetch.serverLatencyS + x.down
     let p0 = r.promotion(afterGap: quietGap(k, at: t - base)).timeS
     var s = t - base - p0
     let p1 = r.promotion(afterGap: quietGap(k, at: s)).timeS
@@ -73,15 +73,15 @@ extension ReplayEngine {
 
   /// Works out lane `j`'s fetch starting at `s`: its completion, failure,
   /// bytes and energy, and puts it on the device radio.
-  /// `budget` replaces ``WorldParameters/fetchBudgetS`` for this fetch.
+  /// `budget` replaces ``FetchExchange/fetchBudgetS`` for this fetch.
   mutating func plan(_ j: Int, start s: Double, completion forced: Double?, budget: Double? = nil) -> InFlight {
     let seg = u.networkIndex(at: s, hint: &netHint)
     let net = u.netKinds[seg]
-    let cpuWake = w.cpuWakeEnergyJ
+    let cpuWake = w.device.cpuWakeEnergyJ
     guard let k = PreparedUser.interface(net) else {
       return InFlight(start: s, end: s, failure: .offline, bytes: 0, energyJ: cpuWake, network: net, answeredAt: s)
     }
-    let instant = w.instantTransfers
+    let instant = w.replay.instantTransfers
     let r = radio(net)
     // A promotion under way (another fetch's, or a burst's that began on a
     // quiet radio) is not over for this one either.
@@ -92,44 +92,44 @@ extension ReplayEngine {
       promotingFrom[k] = s
       promotedAt[k] = s + promoS
     }
-    let x0 = r.transferTime(downBytes: 0, upBytes: w.requestBytes)
+    let x0 = r.transferTime(downBytes: 0, upBytes: w.fetch.requestBytes)
     // The server answers after the promotion, the request and its own
     // time, also for a fetch timed to finish at a given moment (which
     // then waits for its end, not for content published meanwhile).
-    let response = instant ? s : s + promoS + x0.up + w.serverLatencyS
+    let response = instant ? s : s + promoS + x0.up + w.fetch.serverLatencyS
     let version = lanes[j].version
     let v = lanes[j].serverVersion(at: response)
-    var respBytes = v > version ? lanes[j].newDataBytes(version: v) : w.noDataBytes
+    var respBytes = v > version ? lanes[j].newDataBytes(version: v) : w.fetch.noDataBytes
     // A large item goes to the background transfer queue: the handler gets
     // the feed (a no-data-sized response) and hands the item over.
     var handOff = 0
     if v > version, let ts = lanes[j].ctx.transfers, respBytes >= ts.minBytes {
       handOff = v
-      respBytes = w.noDataBytes
+      respBytes = w.fetch.noDataBytes
     }
-    let x = r.transferTime(downBytes: respBytes, upBytes: w.requestBytes)
-    var end = max(forced ?? 0, s + promoS + x.up + w.serverLatencyS + x.down)
+    let x = r.transferTime(downBytes: respBytes, upBytes: w.fetch.requestBytes)
+    var end = max(forced ?? 0, s + promoS + x.up + w.fetch.serverLatencyS + x.down)
     var failure = FetchFailure.none
     var downS = x.down
-    var bytes = w.requestBytes + respBytes
+    var bytes = w.fetch.requestBytes + respBytes
     let nextChange = seg + 1 < u.netTimes.count ? u.netTimes[seg + 1] : .infinity
-    let budgetEnd = s + (budget ?? w.fetchBudgetS)
+    let budgetEnd = s + (budget ?? w.fetch.fetchBudgetS)
     let cut = min(budgetEnd, nextChange)
     if cut < end && !instant {
       failure = cut == budgetEnd ? .budget : .networkChange
       let frac = max(0, min(1, (cut - (end - x.down)) / x.down))
       downS = x.down * frac
-      bytes = w.requestBytes + respBytes * frac
+      bytes = w.fetch.requestBytes + respBytes * frac
       end = cut
-    } else if w.failureProbability > 0 && lanes[j].rng.uniform() < w.failureProbability {
+    } else if w.fetch.failureProbability > 0 && lanes[j].rng.uniform() < w.fetch.failureProbability {
       failure = .server
-      bytes = w.requestBytes + w.noDataBytes
-      downS = r.transferTime(downBytes: w.noDataBytes, upBytes: 0).down
+      bytes = w.fetch.requestBytes + w.fetch.noDataBytes
+      downS = r.transferTime(downBytes: w.fetch.noDataBytes, upBytes: 0).down
     }
     let iv = BusyInterval(start: s, end: end)
     let radioJ = marginalEnergy(k, net, iv) + r.throughputEnergy(downS: downS, upS: x.up)
     addOwn(k, iv, now: lanes[j].ctx.now)
-    let energy = cpuWake + w.cpuActivePowerW * (end - s) + radioJ
+    let energy = cpuWake + w.device.cpuActivePowerW * (end - s) + radioJ
     return InFlight(
       start: s, end: instant ? s : end, failure: failure, bytes: bytes, energyJ: energy, network: net,
       answeredAt: response, handOff: failure == .none ? handOff : 0)
@@ -153,13 +153,13 @@ extension ReplayEngine {
       return
     }
     let r = radio(net)
-    let x = r.transferTime(downBytes: o.responseBytes, upBytes: w.requestBytes)
+    let x = r.transferTime(downBytes: o.responseBytes, upBytes: w.fetch.requestBytes)
     // The user's activity counts only when the radio is shared with it.
-    let quietSince = w.shareUserRadio ? c.quietSince : -.infinity
-    let coverEnd = w.shareUserRadio ? c.coverEnd : -.infinity
+    let quietSince = w.replay.shareUserRadio ? c.quietSince : -.infinity
+    let coverEnd = w.replay.shareUserRadio ? c.coverEnd : -.infinity
     let before = t.nextDown
     let gap = quietSince == before ? 0 : before - lastActivity(k, at: before, after: quietSince)
-    let wait = r.promotion(afterGap: gap).timeS + w.openSetupS[Int(net.rawValue)] + x.up + w.serverLatencyS + x.down
+    let wait = r.promotion(afterGap: gap).timeS + w.openSetupS[Int(net.rawValue)] + x.up + w.fetch.serverLatencyS + x.down
     let iv = BusyInterval(start: t, end: t + wait)
     var energy = r.throughputEnergy(downS: x.down, upS: x.up)
     // Inside the user's session that opened the app: no radio energy
@@ -169,7 +169,7 @@ extension ReplayEngine {
       addOwn(k, iv, now: t)
     }
     lanes[j].refreshed(
-      at: t, version: o.version, wait: wait, energyJ: energy, bytes: w.requestBytes + o.responseBytes,
+      at: t, version: o.version, wait: wait, energyJ: energy, bytes: w.fetch.requestBytes + o.responseBytes,
       cellular: net.isCellular)
   }
 
@@ -220,7 +220,7 @@ extension ReplayEngine {
   mutating func drainBattery(_ energyJ: Double, charging: Bool) {
     if !charging { energySinceSampleJ += energyJ }
     if let p = sampledPct {
-      let pct = max(0, p - 100 * energySinceSampleJ / w.batteryCapacityJ)
+      let pct = max(0, p - 100 * energySinceSampleJ / w.device.batteryCapacityJ)
       for m in lanes.indices { lanes[m].ctx.batteryPct = pct }
     }
   }

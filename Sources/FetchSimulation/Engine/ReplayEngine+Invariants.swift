@@ -12,7 +12,7 @@ extension ReplayEngine {
   ///   fetch ends no earlier than it starts.
   /// - Radio: no fetch in flight; each interface's list of device fetches
   ///   sorted by start.
-  /// - Budgets: no fetch runs longer than ``WorldParameters/fetchBudgetS``
+  /// - Budgets: no fetch runs longer than ``FetchExchange/fetchBudgetS``
   ///   (or the longest budget a policy asked for);
   ///   the fetch energy since the last battery sample is non-negative.
   /// - Charges: fetches = new data + no data + failed; the summary's energy
@@ -65,7 +65,7 @@ extension ReplayEngine {
       var energy = 0.0, bytes = 0.0
       for f in r.fetches {
         check(f.start >= last && f.end >= f.start, "lane \(j): fetch \(f.start)...\(f.end) out of order")
-        check(f.end - f.start <= max(w.fetchBudgetS, longestBudgetS) + timeSlack, "lane \(j): fetch at \(f.start) exceeds the fetch budget")
+        check(f.end - f.start <= max(w.fetch.fetchBudgetS, longestBudgetS) + timeSlack, "lane \(j): fetch at \(f.start) exceeds the fetch budget")
         last = f.start
         energy += f.energyJ
         bytes += f.bytes

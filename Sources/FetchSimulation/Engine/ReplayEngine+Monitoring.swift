@@ -13,7 +13,7 @@ extension ReplayEngine {
   /// Charges lane `j` the CPU wakes its policy recorded without a fetch,
   /// at the current time (against the battery unless charging).
   mutating func chargeWakes(_ j: Int) {
-    let energyJ = Double(lanes[j].ctx.wakesWithoutFetch) * w.cpuWakeEnergyJ
+    let energyJ = Double(lanes[j].ctx.wakesWithoutFetch) * w.device.cpuWakeEnergyJ
     lanes[j].ctx.wakesWithoutFetch = 0
     lanes[j].summary.energyJ += energyJ
     lanes[j].summary.monitoringEnergyJ += energyJ
@@ -27,7 +27,7 @@ extension ReplayEngine {
   ///
   /// - Complexity: O(charging intervals).
   mutating func chargeStandingMonitoring(_ j: Int) {
-    let p = w.locationMonitoringW
+    let p = w.device.locationMonitoringW
     guard p > 0 else { return }
     let start = u.trace.start, end = u.trace.end
     var chargingS = 0.0

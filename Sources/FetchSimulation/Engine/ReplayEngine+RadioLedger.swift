@@ -16,8 +16,8 @@ struct ReplayRadios: @unchecked Sendable {
   /// The longest look-around (``RadioTerms/lookAroundS``) of the radios, s.
   let maxWindow: Double
 
-  init(_ world: WorldParameters) {
-    let profiles = world.radiosByNetwork
+  init(_ radios: RadioSet) {
+    let profiles = radios.byNetwork
     table = RadioStageTable(profiles.flatMap { $0?.stages ?? [] })
     var models: [RadioModel] = []
     var first = 0

@@ -15,8 +15,7 @@ import FetchWorld
 /// `+Invariants`.
 struct ReplayEngine {
   let u: PreparedUser
-  /// The world's scalars the engine reads (a small value: a mutating
-  /// method reading a field of a stored `WorldParameters` copies all of it).
+  /// The pieces of the world the engine reads (``ReplayWorld``).
   let w: ReplayWorld
   let options: ReplayOptions
   /// The apps' lanes, in the order of `apps`.
@@ -26,7 +25,7 @@ struct ReplayEngine {
   /// The opens of the replayed apps, in time order (apps in lane order at equal times).
   let appOpens: [TraceEvent]
   /// Background radio activity (the user's sessions and other apps' wakes)
-  /// per interface; empty when ``WorldParameters/shareUserRadio`` is off.
+  /// per interface; empty when ``ReplaySwitches/shareUserRadio`` is off.
   let busy: [[BusyInterval]]
 
   // Device state.
@@ -67,10 +66,10 @@ struct ReplayEngine {
     self.options = options
     let t = user.trace
     var pct: Double?
-    if w.initialBatteryPct >= 0 { pct = w.initialBatteryPct }
+    if w.device.initialBatteryPct >= 0 { pct = w.device.initialBatteryPct }
     sampledPct = pct
     network = user.netKinds[0]
-    let failing = user.world.failureProbability > 0
+    let failing = user.world.fetch.failureProbability > 0
     lanes = LaneBuffer(count: apps.count) { i in
       let app = apps[i], content = contents[i]
       var ctx = PolicyContext(
@@ -96,7 +95,7 @@ struct ReplayEngine {
     self.laneOf = laneOf
     appOpens =
       apps.count == 1 ? user.opens(of: apps[0]) : apps == user.deviceApps ? user.deviceOpens : mergeOpens(apps.map { user.opens(of: $0) })
-    busy = w.shareUserRadio ? user.busy : [[], []]
+    busy = w.replay.shareUserRadio ? user.busy : [[], []]
     radios = user.radios
   }
 

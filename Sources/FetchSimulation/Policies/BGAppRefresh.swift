@@ -50,7 +50,7 @@ package struct BGAppRefreshParameters: SettingTable {
 ///   the system are awake for them, so the scheduler decides there too (as
 ///   at other apps' wakes and opens), besides its periodic checks.
 ///
-/// Each run has the engine's 30 s budget (``WorldParameters/fetchBudgetS``;
+/// Each run has the engine's 30 s budget (``FetchExchange/fetchBudgetS``;
 /// S: ~30 s per run).
 package struct BGAppRefreshPolicy: FetchPolicy {
   package static var observedEvents: ObservedEvents { .allWithLocation }

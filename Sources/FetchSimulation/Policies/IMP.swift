@@ -116,7 +116,8 @@ package struct IMPPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: IMPParameters
-  let world: WorldParameters
+  /// The radios, the exchange and the CPU a launch is priced on.
+  let launch: LaunchPricing
   /// The habit model (never refitted), the recency, the last sync and the
   /// update-rate estimate (its clock is this scheduler's).
   var habit: HabitTracker
@@ -161,12 +162,12 @@ package struct IMPPolicy: FetchPolicy {
         && params.initialEnergyPrice.isFinite && params.initialDataPrice.isFinite,
       "IMP needs a positive decision period and positive, finite initial prices")
     self.params = params
-    self.world = world
+    launch = LaunchPricing(world)
     habit = HabitTracker(
       training: training, app: app, population: population, fitter: fitter, fits: fits, refitHour: 24,
       priorUpdatesPerHour: params.priorUpdatesPerHour, refreshesAtOpen: world.refreshesAtOpen, sharesOpens: false)
     pace = UsagePacing.pacing(training: training, app: app, shared: pacing)
-    energyBudgetJ = params.energyBudgetPctPerDay / 100 * world.batteryCapacityJ
+    energyBudgetJ = params.energyBudgetPctPerDay / 100 * launch.device.batteryCapacityJ
     dataBudgetBytes = params.dataBudgetMBPerDay * 1e6
     let r = log(max(1, params.priceRange))
     let e0 = log(params.initialEnergyPrice), d0 = log(params.initialDataPrice)
@@ -268,23 +269,23 @@ package struct IMPPolicy: FetchPolicy {
 
   /// Expected response bytes given P(new).
   func expectedBytes(pNew: Double) -> Double {
-    world.requestBytes + pNew * world.newDataMedianBytes + (1 - pNew) * world.noDataBytes
+    launch.fetch.requestBytes + pNew * launch.fetch.newDataMedianBytes + (1 - pNew) * launch.fetch.noDataBytes
   }
 
   mutating func decide(_ ctx: inout PolicyContext) {
     let t = ctx.now
     rollDay(at: t)
-    guard !ctx.fetchInFlight, let radio = world.radio(for: ctx.network) else { return }
+    guard !ctx.fetchInFlight, let radio = launch.radios.radio(for: ctx.network) else { return }
     let since = max(0, t - habit.lastSync)
     let pNew = -expm1(-habit.rateEstimate * since)
     let bytes = expectedBytes(pNew: pNew)
-    let down = bytes - world.requestBytes
-    let x = radio.transferTime(downBytes: down, upBytes: world.requestBytes)
-    var energy = world.cpuWakeEnergyJ
-      + world.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + world.serverLatencyS)
+    let down = bytes - launch.fetch.requestBytes
+    let x = radio.transferTime(downBytes: down, upBytes: launch.fetch.requestBytes)
+    var energy = launch.device.cpuWakeEnergyJ
+      + launch.device.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + launch.fetch.serverLatencyS)
       + radio.marginalEnergyEstimate(
-        afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: world.requestBytes,
-        extraConnectedS: world.serverLatencyS)
+        afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: launch.fetch.requestBytes,
+        extraConnectedS: launch.fetch.serverLatencyS)
     let cellular = ctx.network.isCellular ? bytes : 0
     // Budgets exhausted: IMP's prohibitive price. The energy budget is the
     // battery's: energy from the charger neither counts nor costs.

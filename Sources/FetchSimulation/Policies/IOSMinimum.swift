@@ -132,8 +132,9 @@ package struct IOSMinimumPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: IOSMinimumParameters
-  let world: WorldParameters
-  /// `world.batteryCapacityJ`, kept for the budget gate.
+  /// The radios, the exchange and the CPU a launch is priced on.
+  let launch: LaunchPricing
+  /// `launch.device.batteryCapacityJ`, kept for the budget gate.
   let batteryCapacityJ: Double
   /// The habit model and its nightly refits, the open history, the last
   /// sync and the update-rate estimate (its clock is this scheduler's).
@@ -203,8 +204,8 @@ package struct IOSMinimumPolicy: FetchPolicy {
   ) {
     self.ledger = ledger
     self.params = params
-    self.world = world
-    batteryCapacityJ = world.batteryCapacityJ
+    launch = LaunchPricing(world)
+    batteryCapacityJ = launch.device.batteryCapacityJ
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.habit = habit
     pace = UsagePacing.pacing(training: habit.training, app: app, shared: pacing)
@@ -284,7 +285,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     case .noData: credit *= params.noDataFactor
     case .failed: credit *= params.failedFactor
     }
-    if outcome.end - outcome.start > world.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
+    if outcome.end - outcome.start > launch.fetch.fetchBudgetS - 1e-9 { credit *= params.failedFactor }
     credit = min(2, max(0.25, credit))
     habit.learn(from: outcome)
   }
@@ -323,7 +324,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
       decision.factor = gate
       return
     }
-    let expectedBytes = world.requestBytes + world.newDataMedianBytes
+    let expectedBytes = launch.fetch.requestBytes + launch.fetch.newDataMedianBytes
     if ctx.network.isCellular,
       !dataBudget.permits(
         bytes: expectedBytes, at: t, clock: &habit.clock, spentThisMonth: ledger?.cellularThisMonth ?? cellularThisMonth)
@@ -336,11 +337,10 @@ package struct IOSMinimumPolicy: FetchPolicy {
     // E[(t − X)⁺] for the first update X after the last sync, X − sync ~ Exp(λ̂).
     decision.expectedAgeS = max(0, since - decision.pNew / habit.rateEstimate)
     let value = decision.pNew * params.freshValueJ + decision.expectedAgeS / 3600 * params.ageValueJPerHour
-    let radio = world.radio(for: ctx.network)!
-    var cost = world.cpuWakeEnergyJ
-      + radio.marginalEnergyEstimate(
-        afterQuietGap: ctx.radioQuietGapS, downBytes: expectedBytes * decision.pNew + world.noDataBytes * (1 - decision.pNew),
-        upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
+    let radio = launch.radios.radio(for: ctx.network)!
+    var cost = launch.energyJ(
+      on: radio, afterQuietGap: ctx.radioQuietGapS,
+      downBytes: expectedBytes * decision.pNew + launch.fetch.noDataBytes * (1 - decision.pNew))
     // The energy budget holds the launch it would pay for: spent plus this
     // launch's estimate, so a day ends over it by at most one launch's
     // estimate error.

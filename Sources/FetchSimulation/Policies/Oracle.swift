@@ -19,6 +19,10 @@ package struct OraclePolicy: FetchPolicy {
   let user: PreparedUser
   let opens: [Double]
   let content: ContentTimeline
+  /// ``FetchExchange/fetchBudgetS``: a fetch is started two budgets before its open.
+  let fetchBudgetS: Double
+  /// ``WorldParameters/refreshesAtOpen``.
+  let refreshesAtOpen: Bool
   var next = 0
   var synced = 0
   var deadline = 0.0
@@ -32,6 +36,8 @@ package struct OraclePolicy: FetchPolicy {
   ///   - content: the app's update times.
   package init(user: PreparedUser, app: Int32, content: ContentTimeline) {
     self.user = user
+    fetchBudgetS = user.world.fetch.fetchBudgetS
+    refreshesAtOpen = user.world.refreshesAtOpen
     opens = user.opens(of: app).map(\.time)
     self.content = content
   }
@@ -54,7 +60,7 @@ package struct OraclePolicy: FetchPolicy {
     deadline = d
     // Wake early enough for any fetch (two budgets, room for stepping back
     // one network segment); the engine times the start exactly.
-    ctx.setTimer(at: max(ctx.now, d - 2 * user.world.fetchBudgetS))
+    ctx.setTimer(at: max(ctx.now, d - 2 * fetchBudgetS))
   }
 
   package mutating func start(_ ctx: inout PolicyContext) { schedule(&ctx) }
@@ -69,7 +75,7 @@ package struct OraclePolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     guard event.kind == .open, event.app == ctx.app else { return }
-    if user.world.refreshesAtOpen { synced = max(synced, serverVersion(at: event.time)) }
+    if refreshesAtOpen { synced = max(synced, serverVersion(at: event.time)) }
     while next < opens.count && opens[next] <= event.time { next += 1 }
     if !ctx.fetchInFlight { schedule(&ctx) }
   }

@@ -110,10 +110,10 @@ extension OracleBudgetPlanner {
   /// background radio activity alone.
   func tickFetch(at t: Double) -> (end: Double, version: Int, energyJ: Double)? {
     let net = user.network(at: t)
-    guard let k = PreparedUser.interface(net), let radio = w.radio(for: net) else { return nil }
+    guard let k = PreparedUser.interface(net), let radio = launch.radios.radio(for: net) else { return nil }
     let promotion = radio.promotion(afterGap: backgroundQuietGap(k, at: t)).timeS
-    let guess = radio.transferTime(downBytes: responseBytes(version: serverVersion(at: t)), upBytes: w.requestBytes)
-    let e = t + promotion + guess.up + w.serverLatencyS + guess.down
+    let guess = radio.transferTime(downBytes: responseBytes(version: serverVersion(at: t)), upBytes: launch.fetch.requestBytes)
+    let e = t + promotion + guess.up + launch.fetch.serverLatencyS + guess.down
     let v = serverVersion(at: e)
     return (e, v, budgetEnergy(start: t, end: e, version: v))
   }

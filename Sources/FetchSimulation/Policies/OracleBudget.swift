@@ -162,7 +162,7 @@ package struct OracleBudgetPolicy: FetchPolicy {
       chosen = planner.selectEnergy(totalBudget)
       isExact = false
     default:
-      chosen = planner.selectContentBlind(budget: budget, total: totalBudget, rate: planner.w.updateRate(app: user.trace.apps[Int(app)]))
+      chosen = planner.selectContentBlind(budget: budget, total: totalBudget, rate: user.world.content.updateRate(app: user.trace.apps[Int(app)]))
       isExact = false
     }
     chosen.sort()
@@ -216,7 +216,8 @@ struct OracleBudgetPlanner {
   }
 
   let user: PreparedUser
-  let w: WorldParameters
+  /// The radios, the exchange and the CPU a launch is priced on.
+  let launch: LaunchPricing
   let content: ContentTimeline
   let updates: [Double]
   let refresh: Bool
@@ -232,7 +233,7 @@ struct OracleBudgetPlanner {
   ///   first update (a content-blind oracle cannot tell them apart).
   init(user: PreparedUser, app: Int32, content: ContentTimeline, knowsContent: Bool = true) {
     self.user = user
-    w = user.world
+    launch = LaunchPricing(user.world)
     self.content = content
     updates = content.updates
     refresh = user.world.refreshesAtOpen
@@ -270,16 +271,16 @@ struct OracleBudgetPlanner {
   }
 
   func responseBytes(version v: Int) -> Double {
-    v > 0 ? content.newDataBytes(version: v) : w.noDataBytes
+    v > 0 ? content.newDataBytes(version: v) : launch.fetch.noDataBytes
   }
 
   /// The latest start from which a NewData fetch on `net` finishes by `t`.
   /// The promotion comes from the background-only gap, so it is at least the
   /// engine's and this start at most the engine's.
   func startToComplete(by t: Double, on net: NetworkKind) -> Double? {
-    guard let k = PreparedUser.interface(net), let radio = w.radio(for: net) else { return nil }
-    let x = radio.transferTime(downBytes: responseBytes(version: serverVersion(at: t)), upBytes: w.requestBytes)
-    let base = x.up + w.serverLatencyS + x.down
+    guard let k = PreparedUser.interface(net), let radio = launch.radios.radio(for: net) else { return nil }
+    let x = radio.transferTime(downBytes: responseBytes(version: serverVersion(at: t)), upBytes: launch.fetch.requestBytes)
+    let base = x.up + launch.fetch.serverLatencyS + x.down
     let p0 = radio.promotion(afterGap: backgroundQuietGap(k, at: t - base)).timeS
     var s = t - base - p0
     let p1 = radio.promotion(afterGap: backgroundQuietGap(k, at: s)).timeS
@@ -326,7 +327,7 @@ struct OracleBudgetPlanner {
   /// radio activity only: CPU + E(busy ∪ {f}) − E(busy) + throughput term.
   func energy(start s: Double, end e: Double, version v: Int) -> Double {
     let net = user.network(at: s)
-    guard let k = PreparedUser.interface(net), let profile = w.radio(for: net) else { return w.cpuWakeEnergyJ }
+    guard let k = PreparedUser.interface(net), let profile = launch.radios.radio(for: net) else { return launch.device.cpuWakeEnergyJ }
     return profile.withModel { radio in
       let d = radio.terms.lookAroundS
       let first = user.firstBusy(k, endingAtOrAfter: s - d)
@@ -335,8 +336,8 @@ struct OracleBudgetPlanner {
           of: BusyInterval(start: s, end: e), background: b, from: first, own: UnsafeBufferPointer(start: nil, count: 0),
           from: 0, lo: s - d, hi: e + d)
       }
-      let x = radio.transferTime(downBytes: responseBytes(version: v), upBytes: w.requestBytes)
-      return w.cpuWakeEnergyJ + w.cpuActivePowerW * (e - s) + marginal + radio.throughputEnergy(downS: x.down, upS: x.up)
+      let x = radio.transferTime(downBytes: responseBytes(version: v), upBytes: launch.fetch.requestBytes)
+      return launch.device.cpuWakeEnergyJ + launch.device.cpuActivePowerW * (e - s) + marginal + radio.throughputEnergy(downS: x.down, upS: x.up)
     }
   }
 

@@ -172,7 +172,7 @@ package final class PlannerBudget {
     }
     let mean = n > 0 ? total / n : 1
     let k = Double(max(1, apps.count))
-    return UsagePacing.cumulativeShares(zip(weights, WorldParameters.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean * k })
+    return UsagePacing.cumulativeShares(zip(weights, ContentUpdates.ubiqlogHourlyShare).map { $0 + $1 * 24 * mean * k })
   }
 
   /// The start of the local hour with the fewest opens (`pace`: cumulative

@@ -28,10 +28,10 @@ package struct PlannerTruth: Sendable {
   /// model's, per s.
   let modelRate: Double
 
-  package init(truth: SyntheticTruth, app: String, world: WorldParameters) {
+  package init(truth: SyntheticTruth, app: String, content: ContentUpdates) {
     self.truth = truth
     self.app = app
-    modelRate = world.updateRate(app: app)
+    modelRate = content.updateRate(app: app)
   }
 
   /// Intensity of the app's opens at `t`, per s.

@@ -63,7 +63,8 @@ package struct PlannerPolicy: FetchPolicy {
   package static var observesRadio: Bool { true }
 
   let params: PlannerParameters
-  let world: WorldParameters
+  /// The radios, the exchange and the CPU a launch is priced on.
+  let launch: LaunchPricing
   /// The habit model and its nightly refits, the open history and recency,
   /// the update-rate estimate and the last sync.
   var habit: HabitTracker
@@ -121,7 +122,7 @@ package struct PlannerPolicy: FetchPolicy {
     habit.openMemo = HabitOpenMemo(slots: 2 * bins, quantum: params.stepS)
     utilityMemo = UtilityMemo(slots: 2 * bins, quantum: params.stepS)
     self.params = params
-    self.world = world
+    launch = LaunchPricing(world)
     if params.useDeviceModels > 0, let m = deviceModels {
       outlook = DeviceOutlook(models: m, fallback: DeviceModels(), options: DeviceModelOptions(), history: training)
     }
@@ -276,10 +277,10 @@ extension PlannerPolicy {
     let lambda = max(truth?.updateRate(at: t) ?? habit.rateEstimate, 1e-12)
     let since = max(0, t - habit.lastSync)
     let pNew = -expm1(-lambda * since)
-    let down = (world.requestBytes + world.newDataMedianBytes) * pNew + world.noDataBytes * (1 - pNew)
+    let down = (launch.fetch.requestBytes + launch.fetch.newDataMedianBytes) * pNew + launch.fetch.noDataBytes * (1 - pNew)
     // The budget is the battery's: energy drawn while charging does not
     // count against it; the price sees it × `charging_cost`.
-    let energyNow = launchEnergy(world.radio(for: ctx.network)!, gap: ctx.radioQuietGapS, downBytes: down)
+    let energyNow = launch.energyJ(on: launch.radios.radio(for: ctx.network)!, afterQuietGap: ctx.radioQuietGapS, downBytes: down)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
     let budgeted = ctx.isCharging ? 0 : energyNow
     decision.costNowJ = costNow
@@ -291,16 +292,6 @@ extension PlannerPolicy {
     let price = budget.price(share: share)
     decision.price = price
     return FetchNow(share: share, lambda: lambda, since: since, pNew: pNew, downBytes: down, cost: costNow, price: price)
-  }
-
-  /// Estimated marginal energy of a launch, J: the CPU wake plus the
-  /// radio's marginal energy for `downBytes` down and the request up after
-  /// a quiet gap of `gap` s.
-  @inline(__always)
-  private func launchEnergy(_ radio: RadioProfile, gap: Double, downBytes down: Double) -> Double {
-    world.cpuWakeEnergyJ
-      + radio.marginalEnergyEstimate(
-        afterQuietGap: gap, downBytes: down, upBytes: world.requestBytes, extraConnectedS: world.serverLatencyS)
   }
 
   /// 1. The next open's distribution over the horizon's bins from `t`
@@ -359,10 +350,10 @@ extension PlannerPolicy {
   ) -> (net: Double, k: Int, value: Double, cost: Double) {
     let t = ctx.now, step = params.stepS, K = v.count
     let onWiFi = ctx.network == .wifi
-    let cellular = world.radio(for: ctx.network.isCellular ? ctx.network : .cellular)!
-    let cIdle = launchEnergy(cellular, gap: .infinity, downBytes: now.downBytes)
-    let cBusy = launchEnergy(cellular, gap: 0, downBytes: now.downBytes)
-    let cWiFi = launchEnergy(world.wifi, gap: .infinity, downBytes: now.downBytes)
+    let cellular = launch.radios.radio(for: ctx.network.isCellular ? ctx.network : .cellular)!
+    let cIdle = launch.energyJ(on: cellular, afterQuietGap: .infinity, downBytes: now.downBytes)
+    let cBusy = launch.energyJ(on: cellular, afterQuietGap: 0, downBytes: now.downBytes)
+    let cWiFi = launch.energyJ(on: launch.radios.wifi, afterQuietGap: .infinity, downBytes: now.downBytes)
     let odds = outlook?.probabilities(from: t)
     decision.pWiFi = odds?.wifi
     decision.pPlugged = odds?.plugged

@@ -98,7 +98,7 @@ package struct SilentPushStats: Sendable, Equatable {
 ///   ``SilentPushParameters/lowBatteryPct`` and not charging, the push is
 ///   dropped (no launch).
 /// - If the user opens the app while a push waits and the open refreshes
-///   the content (``WorldParameters/foregroundRefresh``), the push reaches
+///   the content (``ReplaySwitches/foregroundRefresh``), the push reaches
 ///   the running app and no background launch happens.
 ///
 /// Other services (``SilentPushParameters/service``): an

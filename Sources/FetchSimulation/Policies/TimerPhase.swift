@@ -21,7 +21,7 @@ extension DeviceReplayInput {
   ///
   /// - Complexity: O(length of the user id and app name).
   package func timerPhase(app: Int32) -> Double {
-    TimerPhase.fraction(seed: options.seed, user: user.trace.user, app: user.trace.apps[Int(app)], world: user.world)
+    TimerPhase.fraction(seed: options.seed, user: user.trace.user, app: user.trace.apps[Int(app)], replay: user.world.replay)
   }
 }
 
@@ -29,8 +29,8 @@ extension DeviceReplayInput {
 package enum TimerPhase {
   /// Uniform in (0, 1] from the stream keyed by `seed`, the user and the
   /// app's name; 1 under `replay.timer_phase=aligned`.
-  package static func fraction(seed: UInt64, user: String, app: String, world: WorldParameters) -> Double {
-    guard !world.alignedTimers else { return 1 }
+  package static func fraction(seed: UInt64, user: String, app: String, replay: ReplaySwitches) -> Double {
+    guard !replay.alignedTimers else { return 1 }
     var rng = SplitMix64(seed: seed, keys: "timer-phase", user, app)
     return rng.uniformPositive()
   }

@@ -102,7 +102,7 @@ extension FetchLab {
       guard var params = try minimumParameters(PolicySpec(parsing: policy)) else { fatalError("checked in validate()") }
       var world = WorldParameters()
       if let config { try world.apply(configPath: config) }
-      if let b = um.lastBattery, world.initialBatteryPct < 0 { world.initialBatteryPct = b.levelPct }
+      if let b = um.lastBattery, world.device.initialBatteryPct < 0 { world.device.initialBatteryPct = b.levelPct }
 
       // History (what the scheduler has seen) and the window to replay.
       var full = UserTrace(user: user, timeZone: um.timeZone, start: um.splitTime, end: t1)

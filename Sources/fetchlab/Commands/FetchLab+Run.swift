@@ -131,7 +131,7 @@ extension FetchLab {
       var world = WorldParameters()
       if let config { try world.apply(configPath: config) }
       try applyOverrides(overrides, to: &world)
-      if noForegroundRefresh { world.foregroundRefresh = false }
+      if noForegroundRefresh { world.replay.foregroundRefresh = false }
       let split = trainFraction ?? RunConfiguration.defaultTrainFraction
       log(
         split > 0
@@ -199,7 +199,7 @@ extension FetchLab {
       try writeScores(runDir: dir.staging, jobs: jobs, energy: basis)
       try dir.commit(removing: force ? ["parts", "datasets"] : [])
       print("\(sink.users) users, \(sink.aggregates.first?.pairs ?? 0) (user, app) pairs, \(specs.count) policies -> \(out)/")
-      print(ComparisonTable.render(sink.aggregates, capacityJ: world.batteryCapacityJ), terminator: "")
+      print(ComparisonTable.render(sink.aggregates, capacityJ: world.device.batteryCapacityJ), terminator: "")
       if sink.pairsWithoutOpens > 0 {
         log(
           "warning: \(sink.pairsWithoutOpens) (user, app, policy) pairs have no scored opens; their staleness is empty "
@@ -311,7 +311,7 @@ func finishExperiment(_ outcome: ExperimentOutcome, started: Date, jobs: Int, en
     let c = outcome.counts[i]
     let over = exp.replications > 1 ? ", pooled over \(exp.replications) replications" : ""
     print("\ndataset \(d.name): \(c.users) users, \(c.pairs) pairs\(over)")
-    print(ComparisonTable.render(outcome.pooled[i], capacityJ: exp.world(of: d).batteryCapacityJ), terminator: "")
+    print(ComparisonTable.render(outcome.pooled[i], capacityJ: exp.world(of: d).device.batteryCapacityJ), terminator: "")
     if c.opens == 0 {
       log(
         "warning: dataset \(d.name) has no scored opens (its users' opens all fall in the training part, "

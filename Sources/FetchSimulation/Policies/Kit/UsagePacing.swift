@@ -28,7 +28,7 @@ package enum UsagePacing {
     var row = [Int](repeating: -1, count: training.apps.count)
     for (k, a) in apps.enumerated() where a >= 0 && Int(a) < row.count { row[Int(a)] = k }
     var clock = LocalClock(training.timeZone)
-    var counts = [[Double]](repeating: WorldParameters.ubiqlogHourlyShare.map { $0 * 24 }, count: apps.count)
+    var counts = [[Double]](repeating: ContentUpdates.ubiqlogHourlyShare.map { $0 * 24 }, count: apps.count)
     for e in training.events where e.kind == .open && e.app >= 0 && Int(e.app) < row.count && row[Int(e.app)] >= 0 {
       counts[row[Int(e.app)]][min(23, Int(clock.hourOfDay(e.time)))] += 1
     }
