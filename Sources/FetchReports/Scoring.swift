@@ -313,10 +313,9 @@ public enum Scoring {
 ///   learning_loss_mean_age_s, foresight_loss_fresh_ratio, foresight_loss_mean_age_s`
 ///   (``OracleGapRow``; header only without an `oracle-budget:*`
 ///   configuration; the frontier is every budget of the oracle that knows
-///   opens and content, `know=` variants are rows). The four loss columns,
-///   on a learned planner's row when the run has its model oracle (and, for
-///   foresight, the content-blind oracle) at the same budget, are the
-///   paired mean losses of `loss_split.csv` (``Scoring/loss(_:_:of:dataset:in:)``).
+///   opens and content, `know=` variants are rows). The loss columns, on a
+///   learned planner's row with its references at its budget, are the paired
+///   mean losses of `loss_split.csv` (``Scoring/loss(_:_:of:dataset:in:)``).
 /// - `loss_split.csv`: the learning and foresight losses per budget
 ///   (``Scoring/lossSplit(_:resamples:)``; header only without a model oracle).
 ///
