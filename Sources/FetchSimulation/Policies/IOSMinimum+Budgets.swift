@@ -21,7 +21,7 @@ extension IOSMinimumPolicy {
   @inline(__always)
   func budgetGate(local: Double, day d: Int) -> DecisionFactor? {
     let share = released(atHour: (local - Double(d) * 86_400) / 3600)
-    if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * batteryCapacityJ {
+    if (ledger?.energyToday ?? energyToday) >= share * params.energyBudgetPctPerDay / 100 * launch.device.batteryCapacityJ {
       return .energyBudget
     }
     if Double(ledger?.launchesToday ?? launchesToday) >= share * params.launchesPerDay * credit { return .launchBudget }

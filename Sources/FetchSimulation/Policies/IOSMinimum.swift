@@ -134,8 +134,6 @@ package struct IOSMinimumPolicy: FetchPolicy {
   let params: IOSMinimumParameters
   /// The radios, the exchange and the CPU a launch is priced on.
   let launch: LaunchPricing
-  /// `launch.device.batteryCapacityJ`, kept for the budget gate.
-  let batteryCapacityJ: Double
   /// The habit model and its nightly refits, the open history, the last
   /// sync and the update-rate estimate (its clock is this scheduler's).
   var habit: HabitTracker
@@ -205,7 +203,6 @@ package struct IOSMinimumPolicy: FetchPolicy {
     self.ledger = ledger
     self.params = params
     launch = LaunchPricing(world)
-    batteryCapacityJ = launch.device.batteryCapacityJ
     dataBudget = DataBudget(monthlyBytes: params.monthlyCellularBytes, appShare: params.cellularShare)
     self.habit = habit
     pace = UsagePacing.pacing(training: habit.training, app: app, shared: pacing)
@@ -344,7 +341,7 @@ package struct IOSMinimumPolicy: FetchPolicy {
     // The energy budget holds the launch it would pay for: spent plus this
     // launch's estimate, so a day ends over it by at most one launch's
     // estimate error.
-    let allowance = released(atHour: (local - Double(d) * 86_400) / 3600) * params.energyBudgetPctPerDay / 100 * batteryCapacityJ
+    let allowance = released(atHour: (local - Double(d) * 86_400) / 3600) * params.energyBudgetPctPerDay / 100 * launch.device.batteryCapacityJ
     if (ledger?.energyToday ?? energyToday) + cost > allowance {
       decision.factor = .energyBudget
       return
