@@ -9,6 +9,24 @@ private func policyScript(_ dir: String, _ name: String, _ body: String) throws 
   try write(body, dir, name)
 }
 
+/// A policy that appends every message it receives to `log`, answers the
+/// handshake with `hello` and every decision with `{"fetch": <fetch>,
+/// "next": now + 1800}`, `fetch` a Python expression of the message `m`.
+private func recordingScript(_ dir: String, _ name: String, log: String, hello: String, fetch: String) throws -> String {
+  try policyScript(dir, name, """
+    import json, sys
+    log = open(\(jsonLiteral(log)), "a")
+    for line in sys.stdin:
+        log.write(line); log.flush()
+        m = json.loads(line)
+        if m["type"] == "hello":
+            print('\(hello)', flush=True)
+        elif m["type"] == "decide":
+            print(json.dumps({"fetch": \(fetch), "next": m["now"] + 1800}), flush=True)
+
+    """)
+}
+
 /// The rule "fetch when the last open is an hour old" through `fetchlab.policy`.
 private let staleAfterAnHour = """
   from fetchlab.policy import Policy, serve
@@ -225,18 +243,8 @@ struct ExternalPolicyTests {
     for (k, text) in [a, b].enumerated() {
       let t = try write(text, d, "t\(k).csv")
       let log = d + "/log\(k).jsonl"
-      let script = try policyScript(d, "rec\(k).py", """
-        import json, sys
-        log = open(\(jsonLiteral(log)), "a")
-        for line in sys.stdin:
-            log.write(line); log.flush()
-            m = json.loads(line)
-            if m["type"] == "hello":
-                print('{"version": 2, "ask": ["open"]}', flush=True)
-            elif m["type"] == "decide":
-                print(json.dumps({"fetch": True, "next": m["now"] + 1800}), flush=True)
-
-        """)
+      let script = try recordingScript(
+        d, "rec\(k).py", log: log, hello: #"{"version": 2, "ask": ["open"]}"#, fetch: "True")
       let r = try CLI.run(
         ["run", "--trace", t, "--policy", "external:cmd=python3 \(script)", "--out", d + "/o\(k)", "--jobs", "1",
          "--train-fraction", "0", "--set", "replay.scope=app"], environment: env)
@@ -306,18 +314,7 @@ struct ExternalPolicyTests {
     for (k, hello) in [#"{"version": 2, "ask": []}"#, #"{"version": 3, "ask": [], "tell": ["opens"]}"#].enumerated() {
       let log = d + "/log\(k).jsonl"
       // The same path for both, so that the policy strings are the same.
-      _ = try policyScript(d, "rec.py", """
-        import json, sys
-        log = open(\(jsonLiteral(log)), "a")
-        for line in sys.stdin:
-            log.write(line); log.flush()
-            m = json.loads(line)
-            if m["type"] == "hello":
-                print('\(hello)', flush=True)
-            elif m["type"] == "decide":
-                print(json.dumps({"fetch": m["now"] % 7200 < 3600, "next": m["now"] + 1800}), flush=True)
-
-        """)
+      _ = try recordingScript(d, "rec.py", log: log, hello: hello, fetch: #"m["now"] % 7200 < 3600"#)
       let r = try CLI.run(
         ["run", "--trace", t, "--policy", "external:cmd=python3 \(d)/rec.py", "--out", d + "/o\(k)", "--jobs", "1"],
         environment: env)
