@@ -132,8 +132,9 @@ package struct IMPPolicy: FetchPolicy {
   /// Local day in which the fetch in flight started; one that finishes
   /// after midnight is not charged to the new day.
   var launchDay = Int.min
-  /// Whether a decision skips the habit model when even P(open) = 1 would
-  /// not pay (exact; false, for tests, asks it every time).
+  /// Whether a decision skips the habit model when even P(open) = 1, or its
+  /// upper bound (``HabitTracker/probabilityOfOpenBound(at:within:)``),
+  /// would not pay (exact; false, for tests, asks it every time).
   package var skipsHopeless = true
 
   /// The current price of a joule, J-equivalent per J.
@@ -297,6 +298,13 @@ package struct IMPPolicy: FetchPolicy {
     // ≥ 0, rounding is monotone): at or below the cost, no need to ask the
     // habit model.
     if skipsHopeless && params.valueJ >= 0 && !(pNew * params.valueJ > cost) { return }
+    // Nor when it would not pay at P(open)'s upper bound (pNew ≥ 0, so the
+    // products are monotone in P(open)).
+    if skipsHopeless && params.valueJ >= 0
+      && !(habit.probabilityOfOpenBound(at: t, within: params.horizonS) * pNew * params.valueJ > cost)
+    {
+      return
+    }
     let pOpen = habit.probabilityOfOpen(at: t, within: params.horizonS)
     let benefit = pOpen * pNew * params.valueJ
     guard benefit > cost else { return }

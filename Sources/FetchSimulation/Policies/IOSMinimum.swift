@@ -352,6 +352,12 @@ package struct IOSMinimumPolicy: FetchPolicy {
     // for value ≥ 0 (rounding is monotone): below the cost, the habit model
     // need not be asked.
     if !logDecisions && value >= 0 && !(credit * value >= decision.costJ) { return }
+    // Nor when it would not pay at P(open)'s upper bound (credit > 0).
+    if !logDecisions && value >= 0
+      && !(habit.probabilityOfOpenBound(at: t, within: params.horizonS) * credit * value >= decision.costJ)
+    {
+      return
+    }
     decision.pOpen = habit.probabilityOfOpen(at: t, within: params.horizonS)
     decision.benefitJ = decision.pOpen * credit * value
     guard decision.benefitJ >= decision.costJ else { return }

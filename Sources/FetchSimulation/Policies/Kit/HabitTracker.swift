@@ -54,6 +54,8 @@ package struct HabitTracker {
   var refitBase: Double?
   /// The habit model's intensities at the last checks' points (reset at each refit).
   var openMemo = HabitOpenMemo()
+  /// Upper bounds of the current model's open probabilities (reset at each refit).
+  var openBound = HabitOpenBound()
   /// The current fit's open probabilities, shared with the other settings
   /// that ask for the same fit (nil: not shared).
   var sharedOpens: SharedOpenProbabilities?
@@ -204,7 +206,17 @@ package struct HabitTracker {
         ?? fitter.fit(sample, prior: population, start: model.coefficients)
     }
     openMemo.reset()
+    openBound.reset()
     scheduleRefit(after: now)
+  }
+
+  /// An upper bound of ``probabilityOfOpen(at:within:)`` with its rounding
+  /// (``HabitOpenBound``): a decision that does not pay at the bound does
+  /// not pay at the probability.
+  ///
+  /// - Complexity: O(1 + h / 300 s), one `exp` and one `expm1`.
+  mutating func probabilityOfOpenBound(at t: Double, within h: Double) -> Double {
+    openBound.probabilityOfOpen(model, within: h, from: t, clock: &clock, recency: recency(at: t))
   }
 
   /// P(an open of the app within `h` seconds of `t`) under the current
