@@ -281,12 +281,16 @@ package struct IMPPolicy: FetchPolicy {
     let pNew = -expm1(-habit.rateEstimate * since)
     let bytes = expectedBytes(pNew: pNew)
     let down = bytes - launch.fetch.requestBytes
-    let x = radio.transferTime(downBytes: down, upBytes: launch.fetch.requestBytes)
+    // One radio model for the three terms (the profile's methods each build it).
+    let gap = ctx.radioQuietGapS, up = launch.fetch.requestBytes, latency = launch.fetch.serverLatencyS
+    let (x, promotionS, radioJ) = radio.withModel { m in
+      (
+        m.transferTime(downBytes: down, upBytes: up), m.promotion(afterGap: gap).timeS,
+        m.marginalEnergyEstimate(afterQuietGap: gap, downBytes: down, upBytes: up, extraConnectedS: latency)
+      )
+    }
     var energy = launch.device.cpuWakeEnergyJ
-      + launch.device.cpuActivePowerW * (radio.promotion(afterGap: ctx.radioQuietGapS).timeS + x.up + x.down + launch.fetch.serverLatencyS)
-      + radio.marginalEnergyEstimate(
-        afterQuietGap: ctx.radioQuietGapS, downBytes: down, upBytes: launch.fetch.requestBytes,
-        extraConnectedS: launch.fetch.serverLatencyS)
+      + launch.device.cpuActivePowerW * (promotionS + x.up + x.down + latency) + radioJ
     let cellular = ctx.network.isCellular ? bytes : 0
     // Budgets exhausted: IMP's prohibitive price. The energy budget is the
     // battery's: energy from the charger neither counts nor costs.
