@@ -178,7 +178,9 @@ package enum PlannerFamily: PolicyFamily {
       PlannerPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
         fits: learning?.fits, deviceModels: models, pacing: learning?.pacing, budget: shared,
-        truth: truth.map { PlannerTruth(truth: $0, app: user.trace.apps[Int(app)], content: user.world.content) })
+        truth: truth.map {
+          PlannerTruth(truth: $0, training: training, app: user.trace.apps[Int(app)], content: user.world.content)
+        })
     }
   }
 }
