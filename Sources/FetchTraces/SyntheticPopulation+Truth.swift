@@ -11,8 +11,9 @@ import Foundation
 ///   daily curve, ``SyntheticPopulation/pickupRates``, times the apps per
 ///   pickup, repickups included at their mean), times the app's share of
 ///   the opens at that local hour (the balanced app shares of the pickups).
-///   It is the marginal intensity: the clustering of repickups a few
-///   minutes after a session is left out.
+///   It is the marginal intensity; ``ConditionalOpens`` adds the clustering
+///   of repickups a few minutes after a session and the repeats of the last
+///   apps opened, given the opens seen so far.
 /// - Updates: the app's daily mean rate (``SyntheticPopulation/App/updatesPerHour``)
 ///   times the update hourly shape, for the apps the generator writes
 ///   `update` rows for (the ``SyntheticPopulation/Parameters/updateTopApps``
@@ -28,6 +29,20 @@ public struct SyntheticTruth: Sendable {
   let hourShares: [String: [Double]]
   /// Content updates per s by local hour, per app name with `update` rows.
   let updateRates: [String: [Double]]
+  /// The pickup process's clustering and app-repeat parameters.
+  let clustering: Clustering
+
+  /// The generator's parameters of how pickups cluster and which app a
+  /// pickup starts with (``SyntheticPopulation/Parameters``).
+  struct Clustering: Sendable {
+    /// P(a pickup is followed by a repickup), and the repickup's delay after
+    /// the pickup's last session ended: log-normal median, s, and log-scale SD.
+    var repickup = 0.0, delayMedianS = 240.0, delaySigma = 1.5
+    /// P(a pickup starts with one of the last `repeatMemory` apps opened).
+    var repeatProbability = 0.0, repeatMemory = 1
+    /// Mean apps per pickup (geometric, ≥ 1).
+    var appsPerPickup = 1.0
+  }
 
   /// Hours since the window start, as the local hour 0–23 (the window
   /// starts at local midnight).
@@ -85,7 +100,11 @@ extension SyntheticPopulation {
     for a in tr.apps.prefix(p.updateTopApps) where p.apps[a].updatesPerHour > 0 {
       updates[p.apps[a].name] = updateShape.map { $0 * p.apps[a].updatesPerHour / 3600 }
     }
-    return SyntheticTruth(user: tr.id, start: tr.start, openRate: opens, hourShares: shares, updateRates: updates)
+    let clustering = SyntheticTruth.Clustering(
+      repickup: p.repickupProbability, delayMedianS: p.repickupDelayMedianSeconds, delaySigma: p.repickupDelaySigma,
+      repeatProbability: p.appRepeatProbability, repeatMemory: max(1, p.appRepeatMemory), appsPerPickup: p.appsPerPickupMean)
+    return SyntheticTruth(
+      user: tr.id, start: tr.start, openRate: opens, hourShares: shares, updateRates: updates, clustering: clustering)
   }
 
   /// The truth of the user with id `user` (`u00001`: index 0), nil for an id

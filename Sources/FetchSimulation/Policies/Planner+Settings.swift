@@ -139,7 +139,7 @@ package enum PlannerFamily: PolicyFamily {
   /// `models=learned|true`, among the table's settings.
   static let models = ChoiceSetting(
     name: "models", path: \PlannerParameters.models,
-    help: "learned: the fitted habit model and the learned update rate; true: the synthetic generator's open intensity and update rate (the model oracle; synthetic datasets only)")
+    help: "learned: the fitted habit model and the learned update rate; true: the synthetic generator's open intensity given the opens seen and its update rate (the model oracle; synthetic datasets only)")
 
   package static var settings: [PolicySettingInfo] { PlannerParameters.settingInfos + [models.info] }
 
@@ -178,7 +178,9 @@ package enum PlannerFamily: PolicyFamily {
       PlannerPolicy(
         params: p, world: user.world, training: training, app: app, population: learning?.population,
         fits: learning?.fits, deviceModels: models, pacing: learning?.pacing, budget: shared,
-        truth: truth.map { PlannerTruth(truth: $0, app: user.trace.apps[Int(app)], content: user.world.content) })
+        truth: truth.map {
+          PlannerTruth(truth: $0, training: training, app: user.trace.apps[Int(app)], content: user.world.content)
+        })
     }
   }
 }

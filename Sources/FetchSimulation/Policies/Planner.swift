@@ -70,7 +70,7 @@ package struct PlannerPolicy: FetchPolicy {
   var habit: HabitTracker
   /// The generator's truth in place of the habit model and the learned
   /// update rate (`models=true`), nil for the learned planner.
-  let truth: PlannerTruth?
+  var truth: PlannerTruth?
   /// The device models' view, nil without device rows in training.
   var outlook: DeviceOutlook?
   /// Other apps' opens and wakes per second, by local hour, from training.
@@ -158,6 +158,7 @@ package struct PlannerPolicy: FetchPolicy {
 
   package mutating func observe(_ event: TraceEvent, _ ctx: inout PolicyContext) {
     habit.record(event, app: ctx.app)
+    truth?.record(event)
     if event.kind == .open && event.app != ctx.app { otherOpen = (event.app, event.time) }
     outlook?.observe(event)
     if isDecisionOpportunity(event, ctx) { decide(&ctx) }
