@@ -54,6 +54,8 @@ package struct HabitTracker {
   var refitBase: Double?
   /// The habit model's intensities at the last checks' points (reset at each refit).
   var openMemo = HabitOpenMemo()
+  /// Upper bounds of the habit model's intensity (made on first use, dropped at each refit).
+  var intensityBound: HabitIntensityBound?
   /// The current fit's open probabilities, shared with the other settings
   /// that ask for the same fit (nil: not shared).
   var sharedOpens: SharedOpenProbabilities?
@@ -204,7 +206,19 @@ package struct HabitTracker {
         ?? fitter.fit(sample, prior: population, start: model.coefficients)
     }
     openMemo.reset()
+    intensityBound = nil
     scheduleRefit(after: now)
+  }
+
+  /// An upper bound of the habit model's intensity, opens per s, at
+  /// `t` + d for every d in [`first`, `last`] with no open in between
+  /// (``HabitIntensityBound/maxIntensity(from:first:last:clock:recency:)``).
+  ///
+  /// - Complexity: O(1 + (last − first)/5 min); O(576) once per fit.
+  mutating func maxIntensity(from t: Double, first: Double, last: Double) -> Double {
+    let bound = intensityBound ?? HabitIntensityBound(model)
+    intensityBound = bound
+    return bound.maxIntensity(from: t, first: first, last: last, clock: &clock, recency: recency(at: t))
   }
 
   /// P(an open of the app within `h` seconds of `t`) under the current
