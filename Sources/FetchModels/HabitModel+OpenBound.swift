@@ -59,37 +59,57 @@ package struct HabitOpenBound: Sendable {
       trivial += 1
       return 1
     }
-    let (offset, until) = clock.offsetSpan(at: t)
-    guard t + h + 1 < until else {
+    let rate = maxIntensity(model, from: t, first: 0, last: h, clock: &clock, recency: recency)
+    guard rate.isFinite else { return 1 }
+    let p = -expm1(-(rate * h * (1 + 1e-9))) * (1 + 1e-12)
+    return p.isNaN ? 1 : min(1, p)
+  }
+
+  /// An upper bound of the model's intensity, opens per s, at every
+  /// τ = `t` + d for d in [`first`, `last`] (0 ≤ first ≤ last) with the
+  /// recency `recency.advanced(by: d)`: at least what
+  /// ``HabitModel/intensity(at:clock:recency:)`` and ``HabitOpenMemo``
+  /// compute at each such point; ∞ for a span across a change of the UTC
+  /// offset or longer than a day.
+  ///
+  /// - Complexity: O(1 + (last − first) / 300 s): the span's slots and one `exp`.
+  package mutating func maxIntensity(
+    _ model: HabitModel, from t: Double, first: Double, last: Double, clock: inout LocalClock, recency: Recency
+  ) -> Double {
+    let c = model.coefficients
+    guard t.isFinite, first >= 0, last >= first, last - first <= 86_400, c.count == 12 else {
       trivial += 1
-      return 1
+      return .infinity
+    }
+    let (offset, until) = clock.offsetSpan(at: t)
+    guard t + last + 1 < until else {
+      trivial += 1
+      return .infinity
     }
     evaluated += 1
     if slots.isEmpty { slots = Array(repeating: .nan, count: 2 * 288) }
-    // Local seconds of the window's points, widened by a second for the
-    // rounding of t + mid + offset and of the day's start.
-    let l0 = t + offset - 1, l1 = t + h + offset + 1
+    // Local seconds of the span's points, widened by a second for the
+    // rounding of t + d + offset and of the day's start.
+    let l0 = t + first + offset - 1, l1 = t + last + offset + 1
     var time = -Double.infinity
     var d = Int((l0 / 86_400).rounded(.down))
-    let last = Int((l1 / 86_400).rounded(.down))
-    while d <= last {
+    let lastDay = Int((l1 / 86_400).rounded(.down))
+    while d <= lastDay {
       let start = Double(d) * 86_400
       let w = ((d + 3) % 7 + 7) % 7 >= 5 ? 1 : 0
-      let first = max(0, Int((max(0, l0 - start) / 300).rounded(.down)))
+      let from = max(0, Int((max(0, l0 - start) / 300).rounded(.down)))
       let end = min(287, Int((min(86_400, l1 - start) / 300).rounded(.down)))
-      if first <= end {
-        for k in first...end { time = max(time, slotBound(c, slot: k, weekend: w)) }
+      if from <= end {
+        for k in from...end { time = max(time, slotBound(c, slot: k, weekend: w)) }
       }
       d += 1
     }
     let sa = recency.sinceAppOpenS, sb = recency.sinceAnyOpenS
-    let ta = c[10] >= 0 ? c[10] * app.upper(sa + h) : c[10] * app.lower(sa)
-    let tb = c[11] >= 0 ? c[11] * any.upper(sb + h) : c[11] * any.lower(sb)
+    let ta = c[10] >= 0 ? c[10] * app.upper(sa + last) : c[10] * app.lower(sa + first)
+    let tb = c[11] >= 0 ? c[11] * any.upper(sb + last) : c[11] * any.lower(sb + first)
     var eta = time + ta + tb
     eta += 1e-9 * (1 + abs(time) + abs(ta) + abs(tb))
-    let rate = exp(HabitModel.clampEta(eta)) / model.binSeconds * (1 + 1e-12)
-    let p = -expm1(-(rate * h * (1 + 1e-9))) * (1 + 1e-12)
-    return p.isNaN ? 1 : min(1, p)
+    return exp(HabitModel.clampEta(eta)) / model.binSeconds * (1 + 1e-12)
   }
 
   /// The bound of T over slot `k` (hours k/12 to (k + 1)/12) on weekdays

@@ -18,6 +18,8 @@ struct ActivityTerms {
   let toMid: [Double]
   let credit: [Double]
   let busy: [Double]
+  /// Σ_j toMid[j] (K without activity).
+  let toMidSum: Double
 
   /// - Complexity: O(bins): four exponentials per bin.
   init(_ activity: [Double]?, bins K: Int) {
@@ -39,6 +41,7 @@ struct ActivityTerms {
     self.toMid = toMid
     self.credit = credit
     self.busy = busy
+    toMidSum = toMid.reduce(0, +)
   }
 }
 

@@ -23,6 +23,9 @@ package struct PlannerDecision: Sendable, Equatable {
   package var pWiFi: Double?
   package var pPlugged: Double?
   package var factor: DecisionFactor
+  /// The upper bound of ``valueNow`` a decision may stop on
+  /// (``PlannerPolicy/valueBound(at:_:terms:)``; nil: none, or not reached).
+  package var valueBound: Double? = nil
 }
 
 /// A scheduler that plans with the learned models: the learned counterpart
@@ -103,6 +106,12 @@ package struct PlannerPolicy: FetchPolicy {
   /// Whether decisions reuse what the decisions before them computed (the
   /// memos above; off only in tests, which check that it changes nothing).
   var remembers = true
+  /// Whether a decision stops before the look-ahead when the upper bound
+  /// of its value (``valueBound(at:_:terms:)``) shows that fetching now
+  /// does not pay (off only in tests, which check that it changes no
+  /// decision), and how many decisions it stopped.
+  var boundsValue = true
+  private(set) var boundStops = 0
   /// Decisions, when `logDecisions` is on.
   package private(set) var decisions: [PlannerDecision] = []
   package var logDecisions = false
@@ -196,7 +205,7 @@ package struct PlannerPolicy: FetchPolicy {
 
 /// What fetching now is expected to cost, once the gates and the budgets
 /// have let a decision through.
-private struct FetchNow {
+struct FetchNow {
   /// Share of the day's budgets released by now.
   let share: Double
   /// The update-rate estimate, per s (at least 10⁻¹²), and the time since
@@ -229,7 +238,15 @@ extension PlannerPolicy {
     // Upper bound of any gain per open: a whole fresh open and all the age since the sync.
     let bound = params.freshWeight * now.pNew + params.ageWeightPerHour * now.since / 3600
     if !logDecisions && !(bound > now.price * now.cost) { return false }
-    let look = lookAhead(at: ctx.now, now)
+    let terms = activityTerms(at: ctx.now, bins: bins)
+    let credited = params.sessionCredit > 0 ? terms : ActivityTerms(nil, bins: bins)
+    if logDecisions {
+      decision.valueBound = valueBound(at: ctx.now, now, terms: credited)
+    } else if boundsValue, let b = valueBound(at: ctx.now, now, terms: credited), b <= now.price * now.cost {
+      boundStops += 1
+      return false
+    }
+    let look = lookAhead(at: ctx.now, now, terms: terms, credited: credited)
     let K = look.p.count
     // 2. The expected utility of a fetch at each candidate.
     // Candidate 0 first: the others matter only when fetching now pays.
@@ -300,10 +317,13 @@ extension PlannerPolicy {
   /// bins' baselines (``base``) and activity factors, and the utilities
   /// after a fetch at the current update rate (``afterCache``).
   /// Consecutive periodic checks share all but one of their points
-  /// (intensities and baselines remembered, the same bits).
-  private mutating func lookAhead(at t: Double, _ now: FetchNow) -> LookAhead {
+  /// (intensities and baselines remembered, the same bits). `terms` and
+  /// `credited` are the bins' activity factors (``activityTerms(at:bins:)``).
+  private mutating func lookAhead(
+    at t: Double, _ now: FetchNow, terms: ActivityTerms, credited: ActivityTerms
+  ) -> LookAhead {
     let step = params.stepS
-    let K = max(1, Int((params.horizonS / step).rounded(.down)))
+    let K = bins
     let lambda = now.lambda, since = now.since
     let recency = habit.recency(at: t)
     if rho.count != K {
@@ -322,13 +342,7 @@ extension PlannerPolicy {
         sinceSync: since + mid, lambda: lambda, fresh: params.freshWeight, agePerHour: params.ageWeightPerHour)
     }
     var p = PlannerMath.nextOpenProbabilities(survivals: survivals)
-    if params.pairWindowS > 0, let o = otherOpen, o.time == t, t - habit.lastAppOpen >= TransitionModel.staleAfterS,
-      let q = transitions.probability(after: o.app)
-    {
-      PlannerMath.condition(&p, firstSeconds: params.pairWindowS, step: step, on: q)
-    }
-    let terms = activityTerms(at: t, bins: K)
-    let credited = params.sessionCredit > 0 ? terms : ActivityTerms(nil, bins: K)
+    if let q = transitionOdds(at: t) { PlannerMath.condition(&p, firstSeconds: params.pairWindowS, step: step, on: q) }
     if afterCache.lambda != lambda.bitPattern || afterCache.values.count != K {
       afterCache = (
         lambda.bitPattern,

@@ -54,7 +54,8 @@ package struct HabitTracker {
   var refitBase: Double?
   /// The habit model's intensities at the last checks' points (reset at each refit).
   var openMemo = HabitOpenMemo()
-  /// Upper bounds of the current model's open probabilities (reset at each refit).
+  /// Upper bounds of the current model's intensities and open
+  /// probabilities (reset at each refit).
   var openBound = HabitOpenBound()
   /// The current fit's open probabilities, shared with the other settings
   /// that ask for the same fit (nil: not shared).
@@ -217,6 +218,16 @@ package struct HabitTracker {
   /// - Complexity: O(1 + h / 300 s), one `exp` and one `expm1`.
   mutating func probabilityOfOpenBound(at t: Double, within h: Double) -> Double {
     openBound.probabilityOfOpen(model, within: h, from: t, clock: &clock, recency: recency(at: t))
+  }
+
+  /// An upper bound of the habit model's intensity, opens per s, at
+  /// `t` + d for every d in [`first`, `last`] with no open in between
+  /// (``HabitOpenBound/maxIntensity(_:from:first:last:clock:recency:)``; ∞
+  /// across a change of the UTC offset).
+  ///
+  /// - Complexity: O(1 + (last − first) / 300 s).
+  mutating func maxIntensity(from t: Double, first: Double, last: Double) -> Double {
+    openBound.maxIntensity(model, from: t, first: first, last: last, clock: &clock, recency: recency(at: t))
   }
 
   /// P(an open of the app within `h` seconds of `t`) under the current
