@@ -28,12 +28,12 @@ import Foundation
 /// starts within ``groupGapS`` of the last session's end continues that
 /// pickup (the generator's switch gaps between apps have median 4 s and
 /// 99.9 % below 40 s).
-public struct ConditionalOpens: Sendable {
+package struct ConditionalOpens: Sendable {
   /// Seconds after a session's end within which an open continues its pickup.
-  public static let groupGapS = 60.0
+  package static let groupGapS = 60.0
   /// Pickups older than this are left out (their repickup terms are below
   /// 10⁻⁴ of the mean at the generator's defaults), s.
-  public static let memoryS = 6 * 3600.0
+  package static let memoryS = 6 * 3600.0
   /// At most this many recent pickups are kept.
   static let maxPickups = 16
 
@@ -44,13 +44,14 @@ public struct ConditionalOpens: Sendable {
   private var recent: [String]
   private var seen = 0
 
-  public init(truth: SyntheticTruth) {
+  /// No opens recorded yet: the rhythm alone, no repickup pending.
+  package init(truth: SyntheticTruth) {
     self.truth = truth
     recent = Array(repeating: "", count: truth.clustering.repeatMemory)
   }
 
   /// Records an open of `app` at `t` whose session lasts `length` s.
-  public mutating func record(openAt t: Double, length: Double, app: String) {
+  package mutating func record(openAt t: Double, length: Double, app: String) {
     let end = t + max(0, length)
     if let last = pickupEnds.last, t <= last + Self.groupGapS {
       pickupEnds[pickupEnds.count - 1] = max(last, end)
@@ -68,7 +69,7 @@ public struct ConditionalOpens: Sendable {
   /// recorded (all before `t`) and none between the last of them and `t`.
   ///
   /// - Complexity: O(recent pickups + M).
-  public func intensity(app: String, at t: Double) -> Double {
+  package func intensity(app: String, at t: Double) -> Double {
     let c = truth.clustering
     let marginal = truth.openIntensity(app: app, at: t)
     let total = truth.totalOpenIntensity(at: t)
