@@ -54,11 +54,11 @@ package struct HabitOpenBound: Sendable {
     _ model: HabitModel, within h: Double, from t: Double, clock: inout LocalClock, recency: Recency,
     step: Double = HabitOpenMemo.defaultStep
   ) -> Double {
-    let c = model.coefficients
-    guard t.isFinite, h > 0, h <= 86_400, step > 0, step.isFinite, h / step <= 10_000, c.count == 12 else {
+    guard h > 0, h <= 86_400, step > 0, step.isFinite, h / step <= 10_000 else {
       trivial += 1
       return 1
     }
+    // maxIntensity checks t and the model, and gives ∞ where it cannot bound.
     let rate = maxIntensity(model, from: t, first: 0, last: h, clock: &clock, recency: recency)
     guard rate.isFinite else { return 1 }
     let p = -expm1(-(rate * h * (1 + 1e-9))) * (1 + 1e-12)

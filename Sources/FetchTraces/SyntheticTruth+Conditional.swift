@@ -31,8 +31,9 @@ import Foundation
 package struct ConditionalOpens: Sendable {
   /// Seconds after a session's end within which an open continues its pickup.
   package static let groupGapS = 60.0
-  /// Pickups older than this are left out (their repickup terms are below
-  /// 10⁻⁴ of the mean at the generator's defaults), s.
+  /// Pickups older than this are left out, s: at the generator's defaults
+  /// a repickup comes later than 6 h with probability 0.0014, and a pickup
+  /// 6 h old adds q·f(6 h) ≈ 3·10⁻⁴ pickups per hour.
   package static let memoryS = 6 * 3600.0
   /// At most this many recent pickups are kept.
   static let maxPickups = 16

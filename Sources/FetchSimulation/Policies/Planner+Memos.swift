@@ -89,7 +89,7 @@ extension PlannerPolicy {
   /// uses afresh (``remembers`` off: the tests' check that the memos change
   /// no result).
   mutating func forgetMemos() {
-    habit.openMemo = HabitOpenMemo(slots: 2 * max(1, Int((params.horizonS / params.stepS).rounded(.down))), quantum: params.stepS)
+    habit.openMemo = HabitOpenMemo(slots: 2 * bins, quantum: params.stepS)
     utilityMemo = UtilityMemo(slots: 2, quantum: params.stepS)
     survivalMemo = SurvivalMemo()
     activityMemo = [:]
