@@ -24,6 +24,9 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_means import TIMERS, family, timer_match  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 EXPORT = REPO / "notebooks-export"
 DOCS = ["README.md", "docs/results.md", "docs/planner.md", "docs/background-transfers.md", "docs/background-wakes.md"]
@@ -195,6 +198,48 @@ def render_planner_default(_):
     return "".join(out)
 
 
+def render_timer_matches(_):
+    data, order = pooled("planner-data")
+    out = [f"`experiments/planner.json` (`notebooks-export/planner-data/`): each timer and IMP setting against the "
+           "cheapest learning setting that spends no more battery energy and is at least as fresh and as young "
+           f"(mean age), per app, {AVERAGE}; where none is, the closest at or below its energy "
+           "(`scripts/timer_matches.py` adds the paired per-user differences with 95 % intervals).\n"]
+    for d, name in DATASETS.items():
+        timers = [p for p in policies_of(order, d) if family(p) in TIMERS]
+        body, matched = [], 0
+        for q in timers:
+            t = data[(d, q)]
+            match, closest = timer_match(data, d, q)
+            matched += match is not None
+            p = match or closest
+            row = [f"`{q}`", num(t["battery_energy_j_per_day"]), pct(t["fresh_ratio"]), minutes(t["mean_age_s"])]
+            if p is None:
+                body.append(row + ["none this cheap", "–", "–", "–"])
+                continue
+            v = data[(d, p)]
+            body.append(row + [f"`{p}`" if match else f"none (closest `{p}`)", num(v["battery_energy_j_per_day"]),
+                               pct(v["fresh_ratio"]), minutes(v["mean_age_s"])])
+        out.append(f"\n{name}: {matched} of {len(timers)} matched.\n\n" + table(
+            ["timer", "battery J/day", "fresh opens %", "mean age, min", "matched by", "battery J/day",
+             "fresh opens %", "mean age, min"], body))
+    return "".join(out)
+
+
+def render_oracle_gap(_):
+    gaps = [r for r in rows(EXPORT / "planner-data" / "oracle_gap.csv")
+            if r["budget_metric"] == "battery_energy_j_per_day" and family(r["policy"]) == "planner"]
+    out = ["`experiments/planner.json`'s `oracle_gap.csv`: each planner setting's per-user mean battery J/day and "
+           "fresh share, the budgeted oracle's fresh share at that energy (its whole frontier, linear between its "
+           "budgets, `never` at 0 J), and the share of the gap from `never` to it that the setting closes.\n"]
+    for d, name in DATASETS.items():
+        body = [[f"`{r['policy']}`", num(float(r["budget_value"])), pct(float(r["fresh_ratio"])),
+                 pct(float(r["budget_oracle_fresh_ratio"])), pct(float(r["fresh_gap_closed"])) + " %"]
+                for r in gaps if r["dataset"] == d]
+        out.append(f"\n{name}:\n\n" + table(
+            ["configuration", "battery J/day", "fresh opens %", "oracle's fresh opens %", "gap closed"], body))
+    return "".join(out)
+
+
 # ---- robustness (notebooks-export/robustness-data) ------------------------------
 
 def render_robustness(_):
@@ -326,6 +371,8 @@ RENDERERS = {
     "default-all": render_default_all,
     "default-charger": render_default_charger,
     "planner-default": render_planner_default,
+    "timer-matches": render_timer_matches,
+    "oracle-gap": render_oracle_gap,
     "robustness": render_robustness,
     "large-content": render_large_content,
 }

@@ -5,9 +5,10 @@
 #      notebooks-export/default-data/ (pooled.csv among them);
 #   2. experiments/robustness.json -> notebooks-export/robustness-data/
 #      (robustness.csv, policies.csv);
-#   3. experiments/large-content.json, background-wakes.json and
-#      model-oracle.json -> notebooks-export/<name>-data/ (pooled.csv,
-#      policies.csv, loss_split.csv);
+#   3. experiments/large-content.json, background-wakes.json,
+#      model-oracle.json and planner.json -> notebooks-export/<name>-data/
+#      (pooled.csv, policies.csv; model-oracle's loss_split.csv, planner's
+#      oracle_gap.csv);
 #   4. the README's chart (docs/images/staleness-energy-ubiqlog.svg): the
 #      default run's chart of the families the README discusses (report --policies
 #      on a copy of the three files its charts read, so results/default keeps its own report);
@@ -37,13 +38,17 @@ print(",".join(r["policy"] for r in rows if r["dataset"] == "ubiqlog" and (r["fa
       or (r["family"] == "oracle-budget" and r["policy"].endswith("J")))))')
 $fetchlab report "$chart/run" --no-timeline --policies "$readme_policies" > /dev/null
 cp "$chart/run/plots/staleness-energy-ubiqlog.svg" docs/images/
-for name in robustness large-content background-wakes model-oracle; do
+for name in robustness large-content background-wakes model-oracle planner; do
   $fetchlab run "experiments/$name.json" --out "results/$name" >&2
   data="notebooks-export/$name-data"
   rm -rf "$data"
   mkdir -p "$data"
-  for f in robustness.csv pooled.csv policies.csv loss_split.csv; do
-    if [ -f "results/$name/$f" ]; then cp "results/$name/$f" "$data/"; fi
-  done
+  case $name in
+    robustness) extra=robustness.csv ;;
+    model-oracle) extra=loss_split.csv ;;
+    planner) extra=oracle_gap.csv ;;
+    *) extra= ;;
+  esac
+  for f in pooled.csv policies.csv $extra; do cp "results/$name/$f" "$data/"; done
 done
 python3 scripts/doc-figures.py

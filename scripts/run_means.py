@@ -47,6 +47,36 @@ def oracle_gaps(run, axis_suffix="energy_j_per_day"):
         return {(r["dataset"], r["policy"]): r for r in csv.DictReader(f) if r["budget_metric"].endswith(axis_suffix)}
 
 
+TIMERS = ("periodic", "tailender", "android-workmanager", "imp")
+LEARNERS = ("planner", "ios-minimum", "ios-custom", "android-standby", "android-prefetch", "bg-app-refresh")
+
+
+def family(policy):
+    return policy.split(":")[0]
+
+
+def timer_match(means, dataset, timer, energy="battery_energy_j_per_day"):
+    """(match, closest) for a timer setting of `dataset` in `means`
+    (pooled_means with `energy`, fresh_ratio and mean_age_s): the cheapest
+    learning setting that spends at most the timer's `energy` and is at
+    least as fresh and as young (None if none is), and, when none is, the
+    setting at or below its energy with the smallest shortfall in fresh
+    share plus mean age, each as a share of the timer's (None if no
+    learning setting is that cheap)."""
+    t = means[(dataset, timer)]
+    below = [p for (d, p), v in means.items() if d == dataset and family(p) in LEARNERS and v[energy] <= t[energy]]
+    match = [p for p in below if means[(dataset, p)]["fresh_ratio"] >= t["fresh_ratio"]
+             and means[(dataset, p)]["mean_age_s"] <= t["mean_age_s"]]
+    if match:
+        return min(match, key=lambda p: means[(dataset, p)][energy]), None
+
+    def shortfall(p):
+        m = means[(dataset, p)]
+        return (max(0, t["fresh_ratio"] - m["fresh_ratio"]) / t["fresh_ratio"]
+                + max(0, m["mean_age_s"] - t["mean_age_s"]) / t["mean_age_s"])
+    return None, min(below, key=shortfall) if below else None
+
+
 def paired(run, fetchlab, baseline, metrics=("fresh_ratio", "mean_age_s")):
     """`fetchlab compare RUN --baseline BASELINE` on `metrics`:
     {(dataset, policy, metric): paired.csv row} (differences policy - baseline)."""

@@ -20,21 +20,15 @@ its energy with the smallest shortfall in fresh share plus age (each as a
 share of the timer's value).
 """
 import collections, json, os, sys
-from run_means import paired, pooled_means
+from run_means import TIMERS, family, paired, pooled_means, timer_match
 
 run = sys.argv[1]
 with open(os.path.join(run, "manifest.json"), encoding="utf-8") as f:
     E = "energy_j_per_day" if json.load(f).get("energy_basis") == "total" else "battery_energy_j_per_day"
 fetchlab = sys.argv[2] if len(sys.argv) > 2 else "fetchlab"
-TIMERS = ("periodic:", "tailender:", "android-workmanager:", "imp")
-LEARNERS = ("planner", "ios-minimum", "ios-custom", "android-standby", "android-prefetch", "bg-app-refresh")
 
 mean = pooled_means(run, ("energy_j_per_day", "battery_energy_j_per_day", "fresh_ratio", "mean_age_s"))
 datasets = sorted({d for d, _ in mean})
-
-
-def family_of(policy, prefixes):
-    return any(policy == p.rstrip(":") or policy.startswith(p.rstrip(":") + ":") for p in prefixes)
 
 
 def cell(r, fmt):
@@ -43,7 +37,7 @@ def cell(r, fmt):
     return f"{fmt.format(float(r['mean_diff']))} [{fmt.format(lo)}, {fmt.format(hi)}] {side}"
 
 
-timers = sorted({q for _, q in mean if family_of(q, TIMERS)})
+timers = sorted({q for _, q in mean if family(q) in TIMERS})
 print("| dataset | timer | J/day | fresh | mean age, s | matched by | J/day | fresh: learner - timer [95 % CI] | mean age, s: learner - timer [95 % CI] |")
 print("|---|---|---|---|---|---|---|---|---|")
 count = collections.Counter()
@@ -53,22 +47,14 @@ for q in timers:
         if (ds, q) not in mean:
             continue
         t = mean[(ds, q)]
-        below = [p for (d, p) in mean if d == ds and family_of(p, LEARNERS) and mean[(d, p)][E] <= t[E]]
-        match = [p for p in below if mean[(ds, p)]["fresh_ratio"] >= t["fresh_ratio"] and mean[(ds, p)]["mean_age_s"] <= t["mean_age_s"]]
-        count[(ds, bool(match))] += 1
+        match, closest = timer_match(mean, ds, q, E)
+        count[(ds, match is not None)] += 1
         head = f"| {ds} | `{q}` | {t[E]:.1f} | {t['fresh_ratio']:.3f} | {t['mean_age_s']:.0f} |"
-        if match:
-            p = min(match, key=lambda p: mean[(ds, p)][E])
-            label = f"`{p}`"
-        elif below:
-            def shortfall(p):
-                m = mean[(ds, p)]
-                return max(0, t["fresh_ratio"] - m["fresh_ratio"]) / t["fresh_ratio"] + max(0, m["mean_age_s"] - t["mean_age_s"]) / t["mean_age_s"]
-            p = min(below, key=shortfall)
-            label = f"none (closest `{p}`)"
-        else:
+        p = match or closest
+        if p is None:
             print(head + " none (no learning setting this cheap) | | | |")
             continue
+        label = f"`{p}`" if match else f"none (closest `{p}`)"
         print(head + f" {label} | {mean[(ds, p)][E]:.1f} | "
               + cell(diffs[(ds, p, "fresh_ratio")], "{:+.3f}") + " | " + cell(diffs[(ds, p, "mean_age_s")], "{:+.0f}") + " |")
 print()

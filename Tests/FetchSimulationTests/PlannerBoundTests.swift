@@ -30,9 +30,11 @@ struct PlannerBoundTests {
   }
 
   /// Planner settings whose bound differs: the defaults, a small and a
-  /// large budget, no session credit and no app-transition model, other weights.
+  /// large budget, a fixed price, no session credit and no app-transition
+  /// model, other weights.
   private static let settings: [String] = [
-    "planner", "planner:budget=2", "planner:budget=2500", "planner:session_credit=0,pair_window=0s",
+    "planner", "planner:budget=2", "planner:budget=2500", "planner:fixed_price=0.003",
+    "planner:session_credit=0,pair_window=0s",
     "planner:fresh_weight=3,age_weight=0.2", "planner:horizon=4h,step=10m",
   ]
 

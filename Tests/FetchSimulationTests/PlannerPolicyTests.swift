@@ -303,13 +303,33 @@ struct PlannerPolicyTests {
       return Self.run(params).0.summary.energyJ / 7
     }
     // Each budget is at least half spent, and each larger one buys more
-    // (before the fix, the now-or-later choice, 48 launches a day and 10 min
-    // spacing stopped it: 10.9, 22.5 and 39.5 J/day; then 18.6, 46.4, 127.4;
-    // with the pacing by gaps from the quiet hour, 19.3, 49.3, 146.3).
+    // (a now-or-later choice, 48 launches a day and 10 min spacing held it
+    // to 10.9, 22.5 and 39.5 J/day).
     #expect(perDay[1] > perDay[0] && perDay[2] > perDay[1], "\(perDay)")
     for (b, e) in zip([20.0, 60, 200], perDay) { #expect(e >= 0.5 * b, "\(perDay)") }
     // And stays within the budget (plus one isolated LTE fetch a day).
     for (b, e) in zip([20.0, 60, 200], perDay) { #expect(e <= b + 13, "\(perDay)") }
+  }
+
+  /// With a fixed price no budget binds: the same fetches at a budget of
+  /// 0 J (which alone would stop every fetch off the charger) and of 10⁶ J.
+  /// A price no open's value reaches stops every fetch, and a lower price
+  /// spends more for fresher opens.
+  @Test("a fixed price of a joule: no budget binds; a lower price spends more for fresher opens")
+  func fixedPrice() {
+    func run(price: Double, budget: Double = 0) -> AppReplay {
+      var params = PlannerParameters()
+      params.fixedPrice = price
+      params.budgetJPerDay = budget
+      return Self.run(params).0
+    }
+    let cheap = run(price: 0.01), dear = run(price: 0.1), rich = run(price: 0.01, budget: 1e6)
+    let same = cheap.fetches.map(\.start) == rich.fetches.map(\.start)
+    #expect(same, "\(cheap.fetches.count) fetches at 0 J, \(rich.fetches.count) at 10⁶ J")
+    #expect(dear.summary.fetches > 0 && cheap.summary.fetches > dear.summary.fetches)
+    #expect(cheap.summary.energyJ > dear.summary.energyJ)
+    #expect(cheap.summary.freshRatio > dear.summary.freshRatio)
+    #expect(run(price: 1e6).summary.fetches == 0)
   }
 
   @Test("a larger budget buys fresher opens")

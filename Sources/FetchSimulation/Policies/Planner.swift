@@ -283,12 +283,13 @@ extension PlannerPolicy {
     }
     let share = budget.released(at: t)
     let budgetJ = budget.budgetJ
+    let budgeted = params.fixedPrice <= 0
     // A spent budget stops nothing on the charger: the budget is the battery's.
-    if !ctx.isCharging && budget.committed >= share * budgetJ {
+    if budgeted && !ctx.isCharging && budget.committed >= share * budgetJ {
       decision.factor = .energyBudget
       return nil
     }
-    if Double(budget.launchesToday) >= share * budget.launches {
+    if budgeted && Double(budget.launchesToday) >= share * budget.launches {
       decision.factor = .launchBudget
       return nil
     }
@@ -300,14 +301,14 @@ extension PlannerPolicy {
     // count against it; the price sees it × `charging_cost`.
     let energyNow = launch.energyJ(on: launch.radios.radio(for: ctx.network)!, afterQuietGap: ctx.radioQuietGapS, downBytes: down)
     let costNow = ctx.isCharging ? energyNow * params.chargingCostFactor : energyNow
-    let budgeted = ctx.isCharging ? 0 : energyNow
+    let onBattery = ctx.isCharging ? 0 : energyNow
     decision.costNowJ = costNow
-    if budget.committed + budgeted > share * budgetJ {
+    if budgeted && budget.committed + onBattery > share * budgetJ {
       decision.factor = .energyBudget
       return nil
     }
-    launchEstimate = budgeted
-    let price = budget.price(share: share)
+    launchEstimate = onBattery
+    let price = budgeted ? budget.price(share: share) : params.fixedPrice
     decision.price = price
     return FetchNow(share: share, lambda: lambda, since: since, pNew: pNew, downBytes: down, cost: costNow, price: price)
   }
@@ -396,7 +397,8 @@ extension PlannerPolicy {
   /// candidate (``PlannerParameters/planBoth``; at 2 only while the
   /// budget is slack).
   private func fetchesBoth(later k: Int, _ look: LookAhead, _ now: FetchNow) -> Bool {
-    let slack = params.planBoth >= 2 ? budget.committed + now.cost <= (now.share - params.paceSlack) * budget.budgetJ : true
+    let slack = params.planBoth >= 2 && params.fixedPrice <= 0
+      ? budget.committed + now.cost <= (now.share - params.paceSlack) * budget.budgetJ : true
     guard params.planBoth > 0 && k > 0 && slack else { return false }
     let before = PlannerMath.nowValueBefore(
       openProbability: look.p, baseline: base, after: afterCache.values, activity: look.credited)
