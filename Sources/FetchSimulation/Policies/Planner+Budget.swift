@@ -122,8 +122,15 @@ package final class PlannerBudget {
     }
   }
 
-  /// The price of a joule when `share` of the day's budget is released.
+  /// Whether the day's energy and launch budgets bind: not at a fixed
+  /// price (``PlannerParameters/fixedPrice``), which has no budget and no
+  /// controller.
+  var binds: Bool { params.fixedPrice <= 0 }
+
+  /// The price of a joule when `share` of the day's budget is released
+  /// (the fixed price when there is one).
   func price(share: Double) -> Double {
+    guard binds else { return params.fixedPrice }
     let budget = budgetJ
     let e = budget > 0 ? (committed - share * budget) / budget : 0
     return exp(min(logBounds.upperBound, max(logBounds.lowerBound, logBase)) + params.damping * e)

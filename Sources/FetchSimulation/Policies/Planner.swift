@@ -283,7 +283,7 @@ extension PlannerPolicy {
     }
     let share = budget.released(at: t)
     let budgetJ = budget.budgetJ
-    let budgeted = params.fixedPrice <= 0
+    let budgeted = budget.binds
     // A spent budget stops nothing on the charger: the budget is the battery's.
     if budgeted && !ctx.isCharging && budget.committed >= share * budgetJ {
       decision.factor = .energyBudget
@@ -308,7 +308,7 @@ extension PlannerPolicy {
       return nil
     }
     launchEstimate = onBattery
-    let price = budgeted ? budget.price(share: share) : params.fixedPrice
+    let price = budget.price(share: share)
     decision.price = price
     return FetchNow(share: share, lambda: lambda, since: since, pNew: pNew, downBytes: down, cost: costNow, price: price)
   }
@@ -397,7 +397,7 @@ extension PlannerPolicy {
   /// candidate (``PlannerParameters/planBoth``; at 2 only while the
   /// budget is slack).
   private func fetchesBoth(later k: Int, _ look: LookAhead, _ now: FetchNow) -> Bool {
-    let slack = params.planBoth >= 2 && params.fixedPrice <= 0
+    let slack = params.planBoth >= 2 && budget.binds
       ? budget.committed + now.cost <= (now.share - params.paceSlack) * budget.budgetJ : true
     guard params.planBoth > 0 && k > 0 && slack else { return false }
     let before = PlannerMath.nowValueBefore(
